@@ -1,0 +1,93 @@
+"""The referee's seeded random generator: SplitMix64, specified bit for bit.
+
+Python's own :mod:`random` is not promised to give the same shuffle on every
+Python version, so every random choice the referee makes (deals, dealers,
+fallback moves, schedules) goes through this small generator instead. It is
+documented in ``docs/RULES.md`` so that anyone can reproduce a deal in another
+language.
+
+The algorithm (all arithmetic modulo 2**64)::
+
+    state = seed mod 2**64
+    next():  state += 0x9E3779B97F4A7C15
+             z = state
+             z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+             z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+             return z ^ (z >> 31)
+
+    below(n): draws r = next() until r < (2**64 // n) * n, returns r % n
+              (rejection sampling, so every value is exactly equally likely)
+
+    shuffle(xs): Fisher-Yates from the end: for i = len-1 down to 1:
+                 j = below(i + 1); swap xs[i], xs[j]
+
+Derived streams (for example the fallback player's, separate from the deal's)
+come from :func:`derive`, which hashes a parent seed with a label.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import MutableSequence, Sequence, TypeVar
+
+T = TypeVar("T")
+
+_MASK = (1 << 64) - 1
+_GOLDEN = 0x9E3779B97F4A7C15
+_M1 = 0xBF58476D1CE4E5B9
+_M2 = 0x94D049BB133111EB
+
+
+class Rng:
+    """SplitMix64. Deterministic on every machine and Python version."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, seed: int) -> None:
+        self.state = seed & _MASK
+
+    def next(self) -> int:
+        """Return the next 64-bit unsigned value."""
+        s = (self.state + _GOLDEN) & _MASK
+        self.state = s
+        z = ((s ^ (s >> 30)) * _M1) & _MASK
+        z = ((z ^ (z >> 27)) * _M2) & _MASK
+        return z ^ (z >> 31)
+
+    def below(self, n: int) -> int:
+        """Return a uniformly random integer in ``range(n)`` (``n >= 1``)."""
+        if n <= 0:
+            raise ValueError("below() needs n >= 1")
+        if n == 1:
+            return 0
+        limit = ((1 << 64) // n) * n
+        while True:
+            s = (self.state + _GOLDEN) & _MASK
+            self.state = s
+            z = ((s ^ (s >> 30)) * _M1) & _MASK
+            z = ((z ^ (z >> 27)) * _M2) & _MASK
+            r = z ^ (z >> 31)
+            if r < limit:
+                return r % n
+
+    def choice(self, xs: Sequence[T]) -> T:
+        """Return one element of a non-empty sequence, uniformly."""
+        return xs[self.below(len(xs))]
+
+    def shuffle(self, xs: MutableSequence[T]) -> None:
+        """Shuffle in place (Fisher-Yates from the end, as documented above)."""
+        for i in range(len(xs) - 1, 0, -1):
+            j = self.below(i + 1)
+            xs[i], xs[j] = xs[j], xs[i]
+
+
+def derive(seed: int, label: str) -> int:
+    """Derive an independent 64-bit seed from ``seed`` and a text label.
+
+    ``derive(s, label)`` is the first 8 bytes (big-endian) of
+    SHA-256 of ``f"{s}:{label}"``. Used for sub-streams: ``derive(seed,
+    "fallback")`` for the fallback player, ``derive(seed, "hand:3")`` for the
+    fourth hand of a match, and so on.
+    """
+    digest = hashlib.sha256(f"{seed}:{label}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
