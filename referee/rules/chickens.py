@@ -81,8 +81,10 @@ class ChickensRules:
     def from_params(cls, params: Mapping[str, Any]) -> "ChickensRules":
         """Build from ``{"game": "chickens"}`` or the full wire form.
 
-        Every key given must have the value of the wire form: chickens has no
-        custom parameters. Raises :class:`RulesError` naming the bad key.
+        Chickens has no custom parameters: ``name`` may be any non-empty label
+        (a league may call its chickens variant "chickens-6p"); every other key
+        given must have the value of the wire form. Raises :class:`RulesError`
+        naming the bad key.
         """
         if not isinstance(params, Mapping):
             raise RulesError('chickens rules must be a table such as {"game": "chickens"}')
@@ -92,9 +94,14 @@ class ChickensRules:
                 f"unknown chickens parameter(s): {', '.join(unknown)}; chickens has no custom "
                 f"parameters (allowed keys, all with their fixed values: {', '.join(_WIRE_KEYS)})"
             )
-        want = cls().to_wire()
+        name = params.get("name", "chickens")
+        if not isinstance(name, str) or not name.strip():
+            raise RulesError(f"chickens name must be a non-empty string, not {name!r}")
+        if "game" in params and params["game"] != "chickens":
+            raise RulesError(f"game must be \"chickens\" for chickens rules, not {params['game']!r}")
+        want = cls(name=name).to_wire()
         for key in _WIRE_KEYS:
-            if key not in params:
+            if key not in params or key in ("name", "game"):
                 continue
             got = params[key]
             if key == "players" and isinstance(got, (list, tuple)):
@@ -113,7 +120,7 @@ class ChickensRules:
                 )
             if not _same(got, want[key]):
                 raise RulesError(f"chickens {key} must be {want[key]!r}, not {got!r}")
-        return cls()
+        return cls(name=name)
 
     def new_game(self, players: int, *, seed: int | None = None, deal: Deal | None = None) -> "ChickensGame":
         """A fresh game for ``players`` seats.

@@ -290,6 +290,8 @@ def test_rules_record_wire_form_round_trip() -> None:
     assert get_variant(wire) == RULES and get_variant("chickens") == RULES
     assert get_variant({"game": "chickens"}) == RULES
     assert (RULES.name, RULES.kind, RULES.min_players, RULES.max_players) == ("chickens", "chickens", 3, 6)
+    named = ChickensRules.from_params({"game": "chickens", "name": "hens"})
+    assert named.name == "hens" and get_variant(named.to_wire()) == named
     assert list(CARD_VALUES) == list(CARDS) and NOBLES == CARDS[3:]
 
 
@@ -301,7 +303,9 @@ def test_rules_record_wire_form_round_trip() -> None:
         ({"game": "chickens", "cards": {**CARD_VALUES, "ace": 5}}, "cards must be exactly"),
         ({"game": "chickens", "players": [2, 6]}, "players must be"),
         ({"game": "chickens", "nobles": ["ace"]}, "nobles must be"),
-        ({"game": "chickens", "name": "hens"}, "name must be"),
+        ({"game": "chickens", "name": ""}, "name must be a non-empty string"),
+        ({"game": "ask", "name": "chickens"}, 'game must be "chickens"'),
+        (["chickens"], "must be a table"),
     ],
 )
 def test_rules_record_rejects_other_parameters(params: dict[str, Any], message: str) -> None:
