@@ -1,8 +1,8 @@
 """Chickens ("Nobody but Us Chickens" on ordinary cards): rules part B.
 
 Pure Python: no I/O, no trio, no randomness of its own (every seat holds the
-same cards, so there is nothing to deal; ``seed`` is accepted and kept only so
-that every engine is created the same way).
+same cards, so there is nothing to deal; ``seed`` only seeds the fallback
+player, ``Rng(derive(seed, "fallback"))``, exactly as in the ask games).
 
 The game in one paragraph (docs/RULES.md tells it in full): 3-6 seats, as many
 rounds as seats, 8 turns per round. Every round each seat holds ``robber``,
@@ -31,11 +31,12 @@ blocks or awaits, so cancellation never interrupts a half-applied action.
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 from .base import Deal, Event, GameState, IllegalAction, Play, RulesError, Take
-from .rng import Rng
+from .rng import Rng, derive
 
 #: the eight cards of a chickens hand, in canonical order
 CARDS: tuple[str, ...] = ("robber", "pickpocket", "police", "jack-black", "jack-red", "queen", "king", "ace")
@@ -126,8 +127,9 @@ class ChickensRules:
         """A fresh game for ``players`` seats.
 
         Raises :class:`RulesError` for a table size outside 3-6 or when a deal
-        is given (chickens has no deal). ``seed`` is accepted and ignored: the
-        game has no hidden randomness.
+        is given (chickens has no deal). ``seed`` only seeds the fallback
+        player (:meth:`ChickensGame.fallback_rng`); the game itself has no
+        randomness. ``None`` picks a fresh random seed (kept in ``game.seed``).
         """
         if isinstance(players, bool) or not isinstance(players, int):
             raise RulesError(f"the number of players must be an integer, not {players!r}")
@@ -139,6 +141,8 @@ class ChickensRules:
             raise RulesError(
                 "chickens has no deal: every seat holds the same 8 cards each round; remove the deal"
             )
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise RulesError(f"a seed must be a whole number, not {seed!r}")
         return ChickensGame(self, players, seed=seed)
 
 
@@ -154,7 +158,8 @@ def _same(a: Any, b: Any) -> bool:
 class ChickensGame(GameState):
     """One chickens game. See the module docstring for the decision flow.
 
-    Public attributes (read-only for callers): ``n``, ``round`` (1-based),
+    Public attributes (read-only for callers): ``n``, ``seed`` (seeds the
+    fallback player only), ``round`` (1-based),
     ``turn`` (1-8 within the round), ``leader``, ``commissioner``, ``dealer``
     (always 0, the round-1 leader; the protocol's ``start.dealer``).
     """
@@ -162,7 +167,7 @@ class ChickensGame(GameState):
     def __init__(self, rules: ChickensRules, players: int, *, seed: int | None = None) -> None:
         self._rules = rules
         self.n = players
-        self.seed = seed
+        self.seed = secrets.randbits(63) if seed is None else seed
         self.dealer = 0
         self.rounds = players
         self.round = 1
@@ -191,6 +196,10 @@ class ChickensGame(GameState):
     @property
     def rules(self) -> ChickensRules:
         return self._rules
+
+    def fallback_rng(self) -> Rng:
+        """The fallback player's generator: ``Rng(derive(seed, "fallback"))``."""
+        return Rng(derive(self.seed, "fallback"))
 
     def initial_events(self) -> list[Event]:
         """The ``round`` event of round 1 (leader 0, commissioner n-1, scores 0)."""

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given, strategies as st
 
-from referee.rules import IllegalAction, Play, Rng, RulesError, Take, get_variant
+from referee.rules import IllegalAction, Play, Rng, RulesError, Take, derive, get_variant
 from referee.rules.base import Deal
 from referee.rules.chickens import CARD_VALUES, CARDS, NOBLES, ChickensGame, ChickensRules
 
@@ -319,7 +319,12 @@ def test_new_game_rejects_deals_and_table_sizes() -> None:
             RULES.new_game(n)
     with pytest.raises(RulesError, match="no deal"):
         RULES.new_game(3, deal=Deal(dealer=0, hands=((), (), ())))
-    assert RULES.new_game(3, seed=5).n == 3
+    with pytest.raises(RulesError, match="seed must be a whole number"):
+        RULES.new_game(3, seed="x")  # type: ignore[arg-type]
+    g = RULES.new_game(3, seed=5)
+    assert g.n == 3 and g.seed == 5
+    assert g.fallback_rng().next() == Rng(derive(5, "fallback")).next()
+    assert isinstance(RULES.new_game(3).seed, int)
 
 
 # ---------------------------------------------------------------- properties
