@@ -1,0 +1,783 @@
+"""The ask games: Happy Families, its Jaques tradition, Authors, Kwartet, and custom variants.
+
+One engine with rule parameters (see ``docs/RULES.md`` part A):
+
+* :class:`AskRules` - the rules record (deck shape, ask mode, miss rule,
+  politeness, stock, first player, table sizes). :data:`ASK_PRESETS` holds the
+  four named variants; :meth:`AskRules.from_params` builds custom ones and
+  rejects every invalid combination with a :class:`RulesError` that says what
+  to change.
+* :class:`AskGame` - one game in progress (a :class:`GameState`).
+
+Pure Python: no I/O, no trio. Nothing here blocks or awaits, so cancellation
+never interrupts a half-applied action: :meth:`AskGame.apply` either applies
+an action completely or raises :class:`IllegalAction` and changes nothing.
+
+Internals (for speed): a card is the small int ``family * M + member``; each
+seat's holding is one member bitmask per family; name <-> index tables are
+built once per rules record. :meth:`AskGame.random_action` draws uniformly
+over the legal actions without listing them (it counts targets x options x
+politeness choices, draws one index and decodes it); :meth:`AskGame.legal_actions`
+lists the actions in exactly that index order, so
+``random_action(seat, rng) == legal_actions(seat)[Rng(same state).below(len)]``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from .base import Ask, Deal, Event, GameState, IllegalAction, RulesError
+from .rng import Rng, derive
+
+__all__ = ["ASK_PRESETS", "AskGame", "AskRules"]
+
+_ASK_MODES = ("card", "family")
+_MISS_RULES = ("asked", "next")
+_FIRST_RULES = ("left", "dealer")
+_PARAM_KEYS = ("name", "base", "game", "families", "members", "ask", "miss", "please", "stock", "first", "players")
+
+
+class _Tables:
+    """Name <-> index maps and bitmask tables of one rules record (built once)."""
+
+    __slots__ = (
+        "F", "M", "D", "full", "card_names", "card_index", "card_fam", "card_bit",
+        "family_names", "family_index", "members_of", "nmiss", "missing", "card_mode",
+        "please", "miss_next", "first_dealer", "stock",
+    )
+
+    def __init__(self, rules: "AskRules") -> None:
+        F = len(rules.families)
+        M = len(rules.members)
+        self.F = F
+        self.M = M
+        self.D = F * M
+        self.full = (1 << M) - 1
+        self.card_names = tuple(f + m for f in rules.families for m in rules.members)
+        self.card_index = {name: i for i, name in enumerate(self.card_names)}
+        self.card_fam = tuple(i // M for i in range(self.D))
+        self.card_bit = tuple(1 << (i % M) for i in range(self.D))
+        self.family_names = tuple(rules.families)
+        self.family_index = {name: i for i, name in enumerate(rules.families)}
+        self.card_mode = rules.ask == "card"
+        self.please = rules.please
+        self.miss_next = rules.miss == "next"
+        self.first_dealer = rules.first == "dealer"
+        self.stock = rules.stock
+        # per member bitmask: the member indices present / missing (in order)
+        if M <= 12:
+            self.members_of: Any = [tuple(m for m in range(M) if h >> m & 1) for h in range(1 << M)]
+            self.missing: Any = [tuple(m for m in range(M) if not h >> m & 1) for h in range(1 << M)]
+            self.nmiss: Any = [len(x) for x in self.missing]
+        else:  # large families: fill lazily
+            self.members_of = _LazyMaskTable(lambda h: tuple(m for m in range(M) if h >> m & 1))
+            self.missing = _LazyMaskTable(lambda h: tuple(m for m in range(M) if not h >> m & 1))
+            self.nmiss = _LazyMaskTable(lambda h: M - bin(h).count("1"))
+
+
+class _LazyMaskTable(dict):
+    """A dict that computes missing entries on first use (for members > 12)."""
+
+    def __init__(self, fn: Any) -> None:
+        super().__init__()
+        self._fn = fn
+
+    def __missing__(self, h: int) -> Any:
+        value = self[h] = self._fn(h)
+        return value
+
+
+@dataclass(frozen=True)
+class AskRules:
+    """The rules record of one ask variant (preset or custom).
+
+    Construction validates everything and raises :class:`RulesError` with a
+    message naming the problem (no families, fewer than 2 members, duplicated
+    or ambiguous card names, bad ``ask``/``miss``/``first`` values, bad table
+    sizes, a stock that leaves too few cards to deal...).
+    """
+
+    name: str
+    families: tuple[str, ...]
+    members: tuple[str, ...]
+    ask: str = "card"
+    miss: str = "asked"
+    please: bool = False
+    stock: int = 0
+    first: str = "left"
+    min_players: int = 2
+    max_players: int = 6
+    _t: _Tables = field(init=False, repr=False, compare=False, hash=False, default=None)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "families", tuple(self.families))
+        object.__setattr__(self, "members", tuple(self.members))
+        _validate(self)
+        object.__setattr__(self, "_t", _Tables(self))
+
+    @property
+    def kind(self) -> str:
+        return "ask"
+
+    @property
+    def deck(self) -> tuple[str, ...]:
+        """Every card name, in canonical order (families in order, members in order)."""
+        return self._t.card_names
+
+    def to_wire(self) -> dict[str, Any]:
+        """The protocol's ``start.rules`` form (also the game log header's rules)."""
+        return {
+            "game": "ask",
+            "name": self.name,
+            "families": list(self.families),
+            "members": list(self.members),
+            "ask": self.ask,
+            "miss": self.miss,
+            "please": self.please,
+            "stock": self.stock,
+            "first": self.first,
+            "players": [self.min_players, self.max_players],
+        }
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> "AskRules":
+        """Build a (custom) variant from a parameter mapping.
+
+        Keys: ``name``, ``base`` (a preset to start from), ``game`` (``"ask"``),
+        ``families`` (names, or a count: A, B, C...), ``members`` (names, or a
+        count: 1, 2, 3...), ``ask``, ``miss``, ``please``, ``stock``, ``first``,
+        ``players`` (``[min, max]`` or one number). Missing keys come from
+        ``base`` (default: happy-families). Raises :class:`RulesError` for
+        unknown keys, wrong types and invalid combinations.
+        """
+        if not isinstance(params, Mapping):
+            raise RulesError(f"a variant must be a preset name or a table of parameters, not {type(params).__name__}")
+        unknown = [k for k in params if k not in _PARAM_KEYS]
+        if unknown:
+            raise RulesError(
+                f"unknown variant parameter(s) {', '.join(repr(k) for k in unknown)}; "
+                f"allowed: {', '.join(_PARAM_KEYS)}"
+            )
+        game = params.get("game", "ask")
+        if game != "ask":
+            raise RulesError(f"variant parameter 'game' must be \"ask\" for an ask variant, not {game!r}")
+        base_name = params.get("base")
+        if base_name is None:
+            base = ASK_PRESETS["happy-families"]
+        else:
+            if not isinstance(base_name, str) or base_name not in ASK_PRESETS:
+                raise RulesError(
+                    f"unknown base variant {base_name!r}; 'base' must be one of {', '.join(ASK_PRESETS)}"
+                )
+            base = ASK_PRESETS[base_name]
+        name = params.get("name", base_name if base_name is not None else "custom")
+        if not isinstance(name, str) or not name:
+            raise RulesError("variant parameter 'name' must be a non-empty string")
+        families = _names(params["families"], "families", _letters) if "families" in params else base.families
+        members = _names(params["members"], "members", _numbers) if "members" in params else base.members
+        ask = params.get("ask", base.ask)
+        miss = params.get("miss", base.miss)
+        please = params.get("please", base.please)
+        if not isinstance(please, bool):
+            raise RulesError(f"variant {name!r}: 'please' must be true or false, not {please!r}")
+        stock = params.get("stock", base.stock)
+        if not isinstance(stock, int) or isinstance(stock, bool):
+            raise RulesError(f"variant {name!r}: 'stock' must be a whole number of cards, not {stock!r}")
+        first = params.get("first", base.first)
+        if "players" in params:
+            players = params["players"]
+            if _is_int(players):
+                lo = hi = players
+            elif isinstance(players, (list, tuple)) and len(players) == 2 and all(_is_int(p) for p in players):
+                lo, hi = players
+            else:
+                raise RulesError(
+                    f"variant {name!r}: 'players' must be [min, max] (e.g. [3, 6]) or one number, not {players!r}"
+                )
+        else:
+            lo, hi = base.min_players, base.max_players
+        return cls(
+            name=name, families=families, members=members, ask=ask, miss=miss, please=please,
+            stock=stock, first=first, min_players=lo, max_players=hi,
+        )
+
+    def new_game(self, players: int, *, seed: int | None = None, deal: Deal | None = None) -> "AskGame":
+        """Start a game for ``players`` seats.
+
+        With ``deal`` the hands, stock and dealer are given (``seed`` then only
+        seeds the fallback player; default 0). Otherwise the deal comes from
+        ``seed`` (a fresh random seed when ``None``; see :attr:`AskGame.seed`).
+        Raises :class:`RulesError` for a table size outside the variant's range
+        or an invalid deal (wrong number of hands, unknown, duplicated or
+        missing cards, wrong stock size, dealer out of range).
+        """
+        if not _is_int(players):
+            raise RulesError(f"the number of players must be a whole number, not {players!r}")
+        if not self.min_players <= players <= self.max_players:
+            raise RulesError(
+                f"{self.name} is for {self.min_players}-{self.max_players} players, not {players}"
+            )
+        return AskGame(self, players, seed=seed, deal=deal)
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _letters(k: int) -> list[str]:
+    if k > 26:
+        raise RulesError(f"'families' as a count gives names A..Z, so at most 26; list the {k} names instead")
+    return [chr(ord("A") + i) for i in range(k)]
+
+
+def _numbers(k: int) -> list[str]:
+    return [str(i + 1) for i in range(k)]
+
+
+def _names(value: Any, key: str, make: Any) -> tuple[str, ...]:
+    if _is_int(value):
+        if value < 0:
+            raise RulesError(f"'{key}' must be a list of names or a positive count, not {value}")
+        return tuple(make(value))
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise RulesError(f"'{key}' must be a list of names (e.g. [\"A\", \"B\"]) or a count, not {value!r}")
+
+
+def _validate(r: AskRules) -> None:
+    who = f"variant {r.name!r}"
+    if not isinstance(r.name, str) or not r.name:
+        raise RulesError("a variant needs a non-empty 'name'")
+    if not r.families:
+        raise RulesError(f"{who}: no families; give at least one family name")
+    if len(r.members) < 2:
+        raise RulesError(
+            f"{who}: each family needs at least 2 members, got {len(r.members)}; give 'members' as 2 or more names"
+        )
+    for key, names in (("families", r.families), ("members", r.members)):
+        for x in names:
+            if not isinstance(x, str) or not x or x != x.strip():
+                raise RulesError(f"{who}: {key} names must be non-empty strings without spaces around, got {x!r}")
+        dup = sorted({x for x in names if names.count(x) > 1})
+        if dup:
+            raise RulesError(f"{who}: {key} name(s) {', '.join(dup)} appear more than once")
+    seen: dict[str, tuple[str, str]] = {}
+    for f in r.families:
+        for m in r.members:
+            card = f + m
+            if card in seen:
+                f0, m0 = seen[card]
+                raise RulesError(
+                    f"{who}: card name {card!r} is ambiguous (family {f0!r} + member {m0!r} and family {f!r} + "
+                    f"member {m!r}); rename families or members so every card name is unique"
+                )
+            seen[card] = (f, m)
+    if r.ask not in _ASK_MODES:
+        raise RulesError(f"{who}: 'ask' must be \"card\" or \"family\", not {r.ask!r}")
+    if r.miss not in _MISS_RULES:
+        raise RulesError(f"{who}: 'miss' must be \"asked\" or \"next\", not {r.miss!r}")
+    if r.first not in _FIRST_RULES:
+        raise RulesError(f"{who}: 'first' must be \"left\" or \"dealer\", not {r.first!r}")
+    if not isinstance(r.please, bool):
+        raise RulesError(f"{who}: 'please' must be true or false, not {r.please!r}")
+    deck = len(r.families) * len(r.members)
+    if not _is_int(r.stock) or r.stock < 0:
+        raise RulesError(f"{who}: 'stock' must be 0 or more cards, not {r.stock!r}")
+    if r.stock >= deck:
+        raise RulesError(f"{who}: stock {r.stock} leaves no card to deal from a deck of {deck}; use at most {deck - 1}")
+    if not _is_int(r.min_players) or not _is_int(r.max_players):
+        raise RulesError(f"{who}: player counts must be whole numbers")
+    if r.min_players < 2:
+        raise RulesError(f"{who}: at least 2 players are needed, not {r.min_players}")
+    if r.max_players < r.min_players:
+        raise RulesError(f"{who}: players [{r.min_players}, {r.max_players}]: the maximum is below the minimum")
+    dealt = deck - r.stock
+    if r.max_players > dealt:
+        raise RulesError(
+            f"{who}: {r.max_players} players need at least {r.max_players} dealt cards, but the deck deals only "
+            f"{dealt} ({deck} cards, stock {r.stock}); lower the maximum players or enlarge the deck"
+        )
+
+
+_HF_FAMILIES = tuple("ABCDEFGHIJK")
+_HF_MEMBERS = ("1", "2", "3", "4")
+_SUITS = ("S", "H", "D", "C")
+
+#: the preset ask variants of RULES.md part A, by name
+ASK_PRESETS: dict[str, AskRules] = {
+    "happy-families": AskRules(
+        name="happy-families", families=_HF_FAMILIES, members=_HF_MEMBERS, ask="card", miss="asked",
+        please=False, stock=0, first="left", min_players=2, max_players=6,
+    ),
+    "happy-families-jaques": AskRules(
+        name="happy-families-jaques", families=_HF_FAMILIES, members=_HF_MEMBERS, ask="card", miss="next",
+        please=True, stock=0, first="left", min_players=2, max_players=6,
+    ),
+    "authors": AskRules(
+        name="authors", families=("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A"),
+        members=_SUITS, ask="family", miss="next", please=False, stock=0, first="left",
+        min_players=3, max_players=6,
+    ),
+    "kwartet": AskRules(
+        name="kwartet", families=("7", "8", "9", "10", "J", "Q", "K", "A"), members=_SUITS, ask="card",
+        miss="asked", please=False, stock=0, first="left", min_players=3, max_players=6,
+    ),
+}
+
+_PLEASE_BOTH = (True, False)
+_PLEASE_ONE = (False,)
+
+
+class AskGame(GameState):
+    """One ask game in progress. Create it with :meth:`AskRules.new_game`.
+
+    Public attributes: ``n`` (seats), ``seed`` (the game's seed: the deal's, or
+    the fallback's for an explicit deal), ``dealer``. The fallback player's
+    generator is :meth:`fallback_rng`.
+
+    Turn passing (the lead's resolutions, see ``docs/RULES.md``): when the
+    turn passes to a seat with an empty hand it draws one card if the stock
+    has any, otherwise it is passed over clockwise; an active seat that holds
+    cards while no other seat does draws instead of asking. Automatic draws
+    and lays are events of the ``apply`` call that caused them (or of
+    :meth:`initial_events`).
+    """
+
+    __slots__ = (
+        "_rules", "_t", "n", "seed", "dealer", "_held", "_counts", "_nfam", "_nonempty", "_owner",
+        "_laid_by", "_nlaid", "_stock", "_turn", "_initial",
+    )
+
+    def __init__(self, rules: AskRules, players: int, *, seed: int | None = None, deal: Deal | None = None) -> None:
+        t = rules._t
+        n = players
+        self._rules = rules
+        self._t = t
+        self.n = n
+        self._held = [[0] * t.F for _ in range(n)]
+        self._counts = [0] * n
+        self._nfam = [0] * n
+        self._nonempty = 0
+        self._owner = [-1] * t.F
+        self._laid_by: list[list[int]] = [[] for _ in range(n)]
+        self._nlaid = 0
+        self._turn = -1
+        if deal is not None:
+            hands, stock_top_first, dealer = _check_deal(rules, n, deal)
+            self.seed = 0 if seed is None else seed
+        else:
+            if seed is None:
+                seed = secrets.randbits(63)
+            if not _is_int(seed):
+                raise RulesError(f"a seed must be a whole number, not {seed!r}")
+            self.seed = seed
+            rng = Rng(seed)
+            dealer = rng.below(n)
+            deck = list(range(t.D))
+            rng.shuffle(deck)
+            dealt = t.D - t.stock
+            hands = [[] for _ in range(n)]
+            for i in range(dealt):
+                hands[(dealer + 1 + i) % n].append(deck[i])
+            stock_top_first = deck[dealt:]
+        self.dealer = dealer
+        self._stock = list(reversed(stock_top_first))  # pop() takes the top card
+        held = self._held
+        M = t.M
+        for s, cards in enumerate(hands):
+            hs = held[s]
+            for c in cards:
+                hs[c // M] |= 1 << (c % M)
+            self._counts[s] = len(cards)
+            self._nfam[s] = sum(1 for h in hs if h)
+            if cards:
+                self._nonempty += 1
+        # families complete straight from the deal (no laid events: the deal event lists them)
+        full = t.full
+        for s in range(n):
+            hs = held[s]
+            for f in range(t.F):
+                if hs[f] == full:
+                    self._lay(s, f)
+        events: list[Event] = [{"kind": "deal", "counts": list(self._counts),
+                                "laid": [[t.family_names[f] for f in fams] for fams in self._laid_by],
+                                "first": None}]
+        deal_event = events[0]
+        self._pass_to(dealer if t.first_dealer else (dealer + 1) % n, events)
+        deal_event["first"] = self._turn if self._turn >= 0 else None
+        self._initial = events
+
+    # ------------------------------------------------------------------ interface
+
+    @property
+    def rules(self) -> AskRules:
+        return self._rules
+
+    def fallback_rng(self) -> Rng:
+        """The fallback player's generator: ``Rng(derive(seed, "fallback"))``."""
+        return Rng(derive(self.seed, "fallback"))
+
+    def initial_events(self) -> list[Event]:
+        """The ``deal`` event, then any draws/lays before the first decision (copies)."""
+        return [dict(e) for e in self._initial]
+
+    def pending(self) -> tuple[int, ...]:
+        return (self._turn,) if self._turn >= 0 else ()
+
+    @property
+    def terminal(self) -> bool:
+        return self._turn < 0
+
+    @property
+    def turn(self) -> int | None:
+        """The seat to ask now, ``None`` once the game is over."""
+        return self._turn if self._turn >= 0 else None
+
+    def decision(self) -> str:
+        return "ask"
+
+    def hand(self, seat: int) -> list[str]:
+        t = self._t
+        names = t.card_names
+        M = t.M
+        out: list[str] = []
+        for f, h in enumerate(self._held[seat]):
+            if h:
+                base = f * M
+                out.extend(names[base + m] for m in t.members_of[h])
+        return out
+
+    def counts(self) -> list[int]:
+        """Cards held per seat (public)."""
+        return list(self._counts)
+
+    def laid(self) -> list[list[str]]:
+        """Family names laid per seat, in the order laid (public)."""
+        names = self._t.family_names
+        return [[names[f] for f in fams] for fams in self._laid_by]
+
+    def stock_size(self) -> int:
+        return len(self._stock)
+
+    def scores(self) -> list[int]:
+        return [len(fams) for fams in self._laid_by]
+
+    def view(self, seat: int) -> dict[str, Any]:
+        """``seat``'s private view: ``hand``, ``counts``, ``laid``, ``options``
+        and ``targets`` (the last two empty unless ``seat`` is to ask)."""
+        if seat == self._turn:
+            options = self._options(seat)
+            targets = self._targets(seat)
+        else:
+            options, targets = [], []
+        return {"hand": self.hand(seat), "counts": list(self._counts), "laid": self.laid(),
+                "options": options, "targets": targets}
+
+    def _targets(self, seat: int) -> list[int]:
+        counts = self._counts
+        return [s for s in range(self.n) if s != seat and counts[s]]
+
+    def _options(self, seat: int) -> list[str]:
+        t = self._t
+        hs = self._held[seat]
+        if not t.card_mode:
+            return [t.family_names[f] for f in range(t.F) if hs[f]]
+        names = t.card_names
+        M = t.M
+        out: list[str] = []
+        for f in range(t.F):
+            h = hs[f]
+            if h:
+                base = f * M
+                out.extend(names[base + m] for m in t.missing[h])
+        return out
+
+    def legal_actions(self, seat: int) -> list[Ask]:
+        """Every legal ask of ``seat``, ordered by target, then option (canonical
+        order), then ``please`` (True before False when politeness applies).
+        Empty if ``seat`` is not to ask."""
+        if seat != self._turn or self._turn < 0:
+            return []
+        t = self._t
+        pls = _PLEASE_BOTH if t.please else _PLEASE_ONE
+        opts = self._options(seat)
+        if t.card_mode:
+            return [Ask(tg, c, None, p) for tg in self._targets(seat) for c in opts for p in pls]
+        return [Ask(tg, None, fam, p) for tg in self._targets(seat) for fam in opts for p in pls]
+
+    def random_action(self, seat: int, rng: Rng) -> Ask:
+        """A uniformly random legal ask of ``seat``: one ``rng.below(count)``
+        draw decoded into ``legal_actions(seat)[index]`` without listing them.
+
+        Raises :class:`IllegalAction` if ``seat`` is not to ask.
+        """
+        if seat != self._turn or seat < 0:
+            raise IllegalAction(self._not_your_turn(seat))
+        t = self._t
+        counts = self._counts
+        hs = self._held[seat]
+        ntargets = self._nonempty - 1
+        if t.card_mode:
+            nopts = t.M * self._nfam[seat] - counts[seat]
+        else:
+            nopts = self._nfam[seat]
+        if t.please:
+            r = rng.below(ntargets * nopts * 2)
+            please = not (r & 1)
+            r >>= 1
+        else:
+            r = rng.below(ntargets * nopts)
+            please = False
+        o = r % nopts
+        ti = r // nopts
+        target = 0
+        for target in range(self.n):
+            if target != seat and counts[target]:
+                if not ti:
+                    break
+                ti -= 1
+        if t.card_mode:
+            nmiss = t.nmiss
+            for f in range(t.F):
+                h = hs[f]
+                if h:
+                    k = nmiss[h]
+                    if o < k:
+                        return Ask(target, t.card_names[f * t.M + t.missing[h][o]], None, please)
+                    o -= k
+            raise AssertionError("option index out of range")  # unreachable: nopts counts these options
+        for f in range(t.F):
+            if hs[f]:
+                if not o:
+                    return Ask(target, None, t.family_names[f], please)
+                o -= 1
+        raise AssertionError("option index out of range")  # unreachable
+
+    def apply(self, seat: int, action: Any) -> list[Event]:
+        """Apply ``seat``'s ask; return the ``ask`` event and the ``laid``/``draw``
+        events it caused, in order. ``next`` in the ask event names the seat to
+        ask after all of them (``None`` once the game is over).
+
+        Raises :class:`IllegalAction` (changing nothing) with a reason a bot
+        author understands when the ask is not legal now.
+        """
+        turn = self._turn
+        if seat != turn or turn < 0:
+            raise IllegalAction(self._not_your_turn(seat))
+        t = self._t
+        counts = self._counts
+        target = getattr(action, "target", None)
+        if type(target) is not int:
+            raise IllegalAction(f"'target' must be a seat number (0..{self.n - 1}), not {target!r}")
+        if not 0 <= target < self.n:
+            raise IllegalAction(f"there is no seat {target}: seats are 0..{self.n - 1}")
+        if target == seat:
+            raise IllegalAction("you cannot ask yourself: ask another seat that holds cards")
+        if not counts[target]:
+            raise IllegalAction(f"seat {target} has no cards")
+        please = getattr(action, "please", False)
+        if please is None:
+            please = False
+        elif please is not True and please is not False:
+            raise IllegalAction(f"'please' must be true or false, not {please!r}")
+        card = getattr(action, "card", None)
+        family = getattr(action, "family", None)
+        held = self._held
+        mine = held[seat]
+        if t.card_mode:
+            if card is None:
+                if family is not None:
+                    raise IllegalAction("this variant asks for exact cards: send 'card' (e.g. \"A3\"), not 'family'")
+                raise IllegalAction("your ask names no card: send 'card' (e.g. \"A3\")")
+            if family is not None:
+                raise IllegalAction("this variant asks for exact cards: send only 'card', not 'family'")
+            ci = t.card_index.get(card) if type(card) is str else None
+            if ci is None:
+                raise IllegalAction(f"unknown card {card!r}")
+            f = t.card_fam[ci]
+            if self._owner[f] >= 0:
+                raise IllegalAction(f"family {t.family_names[f]} is already laid")
+            h = mine[f]
+            if not h:
+                raise IllegalAction(f"you hold no card of family {t.family_names[f]}, so you may not ask for it")
+            bit = t.card_bit[ci]
+            if h & bit:
+                raise IllegalAction(f"you hold {card} yourself")
+            event: Event = {"kind": "ask", "seat": seat, "target": target, "card": card, "please": please,
+                            "cards": [], "rude": False, "next": None}
+            events = [event]
+            if t.please and not please:
+                event["rude"] = True
+                self._pass_to(target, events)
+            else:
+                theirs = held[target]
+                th = theirs[f]
+                if th & bit:  # hit
+                    th ^= bit
+                    theirs[f] = th
+                    c = counts[target] - 1
+                    counts[target] = c
+                    if not th:
+                        self._nfam[target] -= 1
+                    if not c:
+                        self._nonempty -= 1
+                    h |= bit
+                    mine[f] = h
+                    counts[seat] += 1
+                    event["cards"] = [card]
+                    if h == t.full:
+                        self._lay(seat, f)
+                        events.append({"kind": "laid", "seat": seat, "family": t.family_names[f]})
+                    self._pass_to(seat if counts[seat] else (seat + 1) % self.n, events)
+                else:  # miss
+                    if self._stock:
+                        self._draw(seat, events)
+                    self._pass_to((seat + 1) % self.n if t.miss_next else target, events)
+        else:
+            if family is None:
+                if card is not None:
+                    raise IllegalAction("this variant asks for whole families: send 'family', not 'card'")
+                raise IllegalAction("your ask names no family: send 'family' (e.g. \"Q\")")
+            if card is not None:
+                raise IllegalAction("this variant asks for whole families: send only 'family', not 'card'")
+            f = t.family_index.get(family) if type(family) is str else None
+            if f is None:
+                raise IllegalAction(f"unknown family {family!r}")
+            if self._owner[f] >= 0:
+                raise IllegalAction(f"family {family} is already laid")
+            h = mine[f]
+            if not h:
+                raise IllegalAction(f"you hold no card of family {family}, so you may not ask for it")
+            event = {"kind": "ask", "seat": seat, "target": target, "family": family, "please": please,
+                     "cards": [], "rude": False, "next": None}
+            events = [event]
+            if t.please and not please:
+                event["rude"] = True
+                self._pass_to(target, events)
+            else:
+                theirs = held[target]
+                th = theirs[f]
+                if th:  # hit: every card of the family moves
+                    moved = t.members_of[th]
+                    k = len(moved)
+                    theirs[f] = 0
+                    c = counts[target] - k
+                    counts[target] = c
+                    self._nfam[target] -= 1
+                    if not c:
+                        self._nonempty -= 1
+                    h |= th
+                    mine[f] = h
+                    counts[seat] += k
+                    base = f * t.M
+                    names = t.card_names
+                    event["cards"] = [names[base + m] for m in moved]
+                    if h == t.full:
+                        self._lay(seat, f)
+                        events.append({"kind": "laid", "seat": seat, "family": family})
+                    self._pass_to(seat if counts[seat] else (seat + 1) % self.n, events)
+                else:
+                    if self._stock:
+                        self._draw(seat, events)
+                    self._pass_to((seat + 1) % self.n if t.miss_next else target, events)
+        event["next"] = self._turn if self._turn >= 0 else None
+        return events
+
+    # ------------------------------------------------------------------ internals
+
+    def _not_your_turn(self, seat: int) -> str:
+        if self._turn < 0:
+            return "the game is over"
+        return f"it is not your turn: seat {self._turn} is to ask"
+
+    def _lay(self, seat: int, f: int) -> None:
+        """Lay ``seat``'s complete family ``f`` (it holds all members)."""
+        t = self._t
+        self._held[seat][f] = 0
+        c = self._counts[seat] - t.M
+        self._counts[seat] = c
+        self._nfam[seat] -= 1
+        if not c:
+            self._nonempty -= 1
+        self._owner[f] = seat
+        self._laid_by[seat].append(f)
+        self._nlaid += 1
+
+    def _draw(self, seat: int, events: list[Event]) -> None:
+        """``seat`` draws the top stock card (and lays a family it completes)."""
+        t = self._t
+        ci = self._stock.pop()
+        f = t.card_fam[ci]
+        hs = self._held[seat]
+        h = hs[f]
+        if not h:
+            self._nfam[seat] += 1
+        c = self._counts[seat]
+        if not c:
+            self._nonempty += 1
+        self._counts[seat] = c + 1
+        h |= t.card_bit[ci]
+        hs[f] = h
+        events.append({"kind": "draw", "seat": seat, "card": t.card_names[ci]})
+        if h == t.full:
+            self._lay(seat, f)
+            events.append({"kind": "laid", "seat": seat, "family": t.family_names[f]})
+
+    def _pass_to(self, x: int, events: list[Event]) -> None:
+        """Give the turn to seat ``x`` by the rules: an empty hand draws if the
+        stock has cards, else is passed over clockwise; a seat that is the only
+        one holding cards draws instead of asking. Sets ``_turn`` (-1 at the end)."""
+        counts = self._counts
+        F = self._t.F
+        n = self.n
+        while True:
+            if self._nlaid == F:
+                self._turn = -1
+                return
+            if counts[x]:
+                if self._nonempty >= 2:
+                    self._turn = x
+                    return
+                # x holds every card still in play outside the stock: it draws
+                if not self._stock:  # pragma: no cover - impossible: x would hold complete families only
+                    raise AssertionError("cards left in one hand only, with an empty stock")
+                self._draw(x, events)
+            elif self._stock:
+                self._draw(x, events)
+            else:
+                x = (x + 1) % n
+
+
+def _check_deal(rules: AskRules, n: int, deal: Any) -> tuple[list[list[int]], list[int], int]:
+    """Validate an explicit deal; return (hands as card ints, stock top first, dealer)."""
+    t = rules._t
+    if not isinstance(deal, Deal):
+        deal = Deal.from_json(deal)
+    if not _is_int(deal.dealer) or not 0 <= deal.dealer < n:
+        raise RulesError(f"deal: dealer {deal.dealer!r} is not a seat of this {n}-seat table (0..{n - 1})")
+    if len(deal.hands) != n:
+        raise RulesError(f"deal: {len(deal.hands)} hands given for {n} seats; give one hand per seat")
+    if len(deal.stock) != rules.stock:
+        raise RulesError(
+            f"deal: {rules.name} keeps {rules.stock} card(s) in the stock, the deal's stock has {len(deal.stock)}"
+        )
+    seen: dict[str, str] = {}
+    hands: list[list[int]] = []
+    for where, cards in [*((f"seat {s}'s hand", h) for s, h in enumerate(deal.hands)), ("the stock", deal.stock)]:
+        out: list[int] = []
+        for c in cards:
+            ci = t.card_index.get(c) if isinstance(c, str) else None
+            if ci is None:
+                raise RulesError(f"deal: unknown card {c!r} in {where}; {rules.name} cards look like {t.card_names[0]!r}")
+            if c in seen:
+                raise RulesError(f"deal: card {c} appears twice ({seen[c]} and {where})")
+            seen[c] = where
+            out.append(ci)
+        hands.append(out)
+    if len(seen) != t.D:
+        missing = [c for c in t.card_names if c not in seen]
+        raise RulesError(f"deal: {len(missing)} card(s) missing: {', '.join(missing[:12])}{' ...' if len(missing) > 12 else ''}")
+    stock = hands.pop()
+    return hands, stock, deal.dealer
