@@ -1,0 +1,550 @@
+"""League configuration: a TOML file decoded strictly into msgspec Structs.
+
+:func:`load_config` reads a league config and returns a resolved :class:`League`
+(paths made absolute, placeholders filled in, variants looked up through
+:func:`referee.rules.get_variant`). Every mistake raises
+:class:`referee.errors.UserError` whose message starts with the config file and
+the key path of the mistake, e.g.::
+
+    tournaments/x.toml: bots[2].command: expected a string or a list of strings, got an integer
+    tournaments/x.toml: bots[0]: unknown key 'comand' (did you mean 'command'?)
+
+The file format (all keys optional unless marked required)::
+
+    name = "demo"            # league name (default: the file name without .toml)
+    seed = 42                # master seed; every deal is derived from it
+    out = "out/demo"         # output directory, relative to this file
+    concurrency = 2          # tables played at once (default: number of CPU cores)
+    reuse = "session"        # "session": one process per seat for a whole table; "game": fresh per game
+    fill = "none"            # "repeat": seat several instances of the same bots when bots < seats
+
+    [clock]                  # move_ms, bank_ms, startup_ms, mode ("wall" | "cpu"), wall_ceiling_ms
+    [faults]                 # retries, max_line
+
+    [[bots]]
+    name = "alice"                                        # required, unique
+    command = ["{python}", "sample_bots/random_bot.py"]   # required: argv list or shell string
+    cwd = ".."               # working directory, relative to this file (default: this file's folder)
+    env = { LEVEL = "3" }    # extra environment variables
+    build = "make"           # run once before the league, in cwd
+    clock = { move_ms = 2000 }   # per-bot clock overrides
+    limits = { memory_mb = 512 } # passed through to the runtime's resource limits
+
+    [[variants]]
+    name = "kwartet"         # required: a preset name, or the name of a custom variant
+    rules = { ... }          # custom ask variant parameters (see referee.rules.get_variant)
+    sizes = [3, 4]           # table sizes: one integer or a list (default: every size the bots can fill)
+    deals = 2                # deals per table (each played in every seat rotation)
+    match = "single"         # or { kind = "fixed", hands = 3 } or { kind = "race", target = 10 }
+
+Placeholders in ``command`` and ``build``: ``{python}`` is the Python interpreter
+running the referee, ``{config_dir}`` the folder holding the config file.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import shlex
+import sys
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from referee.errors import UserError
+
+# --------------------------------------------------------------------------
+# the file format
+
+
+class _Cfg(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    pass
+
+
+class ClockConfig(_Cfg):
+    move_ms: int = 1000
+    bank_ms: int | None = None
+    startup_ms: int = 10000
+    mode: Literal["wall", "cpu"] = "wall"
+    wall_ceiling_ms: int | None = None
+
+
+class BotClockConfig(_Cfg):
+    move_ms: int | None = None
+    bank_ms: int | None = None
+    startup_ms: int | None = None
+    mode: Literal["wall", "cpu"] | None = None
+    wall_ceiling_ms: int | None = None
+
+
+class FaultConfig(_Cfg):
+    retries: int = 0
+    max_line: int = 65536
+
+
+class BotConfig(_Cfg):
+    name: str
+    command: str | list[str]
+    cwd: str | None = None
+    env: dict[str, str] = {}
+    build: str | list[str] | None = None
+    clock: BotClockConfig | None = None
+    limits: dict[str, Any] | None = None
+
+
+class MatchConfig(_Cfg):
+    kind: Literal["single", "fixed", "race"] = "single"
+    hands: int | None = None
+    target: int | None = None
+    max_hands: int = 50
+
+
+class VariantConfig(_Cfg):
+    name: str
+    rules: dict[str, Any] | None = None
+    sizes: int | list[int] | None = None
+    deals: int = 1
+    match: str | MatchConfig = "single"
+
+
+class LeagueConfig(_Cfg):
+    name: str | None = None
+    seed: int = 0
+    out: str | None = None
+    concurrency: int | None = None
+    reuse: Literal["session", "game"] = "session"
+    fill: Literal["none", "repeat"] = "none"
+    clock: ClockConfig = msgspec.field(default_factory=ClockConfig)
+    faults: FaultConfig = msgspec.field(default_factory=FaultConfig)
+    bots: list[BotConfig] = []
+    variants: list[VariantConfig] = []
+
+
+#: config keys that do not change any game's result; a resumed league may change them freely
+NON_RESULT_KEYS = frozenset({"out", "concurrency"})
+
+# --------------------------------------------------------------------------
+# the resolved league
+
+
+@dataclass(frozen=True)
+class Bot:
+    """One bot of the league, ready for the runtime."""
+
+    name: str
+    command: list[str] | str
+    cwd: str
+    env: dict[str, str] | None
+    build: list[str] | str | None
+    clock: dict[str, Any]          # overrides of the league clock (only the keys given)
+    limits: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class MatchSpec:
+    kind: str = "single"
+    hands: int = 1
+    target: int = 0
+    max_hands: int = 50
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One variant of the league: its rules record, table sizes, deals and match format."""
+
+    name: str
+    slug: str                      # the variant's part of game ids
+    rules: Any                     # referee.rules.Rules
+    sizes: tuple[int, ...]
+    deals: int
+    match: MatchSpec
+
+
+@dataclass(frozen=True)
+class League:
+    path: Path
+    config_dir: Path
+    name: str
+    seed: int
+    out: Path
+    concurrency: int
+    reuse: str
+    fill: str
+    clock: ClockConfig
+    faults: FaultConfig
+    bots: tuple[Bot, ...]
+    variants: tuple[Variant, ...]
+    raw: LeagueConfig = field(repr=False)
+
+    def canonical(self) -> dict[str, Any]:
+        """The config in canonical form (defaults filled in, keys sorted), without
+        the keys that cannot change a result (:data:`NON_RESULT_KEYS`)."""
+        return canonical_form(self.raw)
+
+
+def canonical_form(cfg: LeagueConfig) -> dict[str, Any]:
+    data = msgspec.to_builtins(cfg)
+    for key in NON_RESULT_KEYS:
+        data.pop(key, None)
+    return _sort_keys(data)
+
+
+def _sort_keys(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _sort_keys(x[k]) for k in sorted(x)}
+    if isinstance(x, list):
+        return [_sort_keys(v) for v in x]
+    return x
+
+
+def diff_canonical(old: Any, new: Any, path: str = "") -> list[str]:
+    """Key-by-key differences between two canonical configs, as readable lines
+    (``"bots[1].command: was [...], now [...]"``)."""
+    out: list[str] = []
+    label = path or "(config)"
+    if isinstance(old, dict) and isinstance(new, dict):
+        for k in sorted(set(old) | set(new)):
+            sub = f"{path}.{k}" if path else k
+            if k not in old:
+                out.append(f"{sub}: added ({_short(new[k])})")
+            elif k not in new:
+                out.append(f"{sub}: removed (was {_short(old[k])})")
+            else:
+                out.extend(diff_canonical(old[k], new[k], sub))
+    elif isinstance(old, list) and isinstance(new, list) and all(isinstance(v, dict) for v in old + new):
+        for i in range(max(len(old), len(new))):
+            sub = f"{path}[{i}]"
+            if i >= len(old):
+                out.append(f"{sub}: added ({_short(new[i])})")
+            elif i >= len(new):
+                out.append(f"{sub}: removed (was {_short(old[i])})")
+            else:
+                out.extend(diff_canonical(old[i], new[i], sub))
+    elif old != new:
+        out.append(f"{label}: was {_short(old)}, now {_short(new)}")
+    return out
+
+
+def _short(x: Any) -> str:
+    text = msgspec.json.encode(x).decode()
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+# --------------------------------------------------------------------------
+# loading
+
+
+_TYPE_WORDS = {
+    "str": "a string",
+    "int": "an integer",
+    "float": "a number",
+    "bool": "true or false",
+    "array": "a list",
+    "object": "a table",
+    "null": "nothing",
+}
+
+#: hints for fields whose generic type text would be unhelpful (path pattern -> wording)
+_HINTS = {
+    r"bots\[\d+\]\.command": "a string or a list of strings",
+    r"bots\[\d+\]\.build": "a string or a list of strings",
+    r"variants\[\d+\]\.sizes": "an integer or a list of integers",
+    r"variants\[\d+\]\.match": 'a string ("single") or a table such as { kind = "fixed", hands = 3 }',
+    r"bots\[\d+\]\.env": 'a table of strings, e.g. { LEVEL = "3" }',
+}
+
+_GOT_RE = re.compile(r"^Expected `(?P<exp>[^`]+)`, got `(?P<got>[^`]+)`(?: - at `\$(?P<path>[^`]*)`)?$")
+_UNKNOWN_RE = re.compile(r"^Object contains unknown field `(?P<key>[^`]+)`(?: - at `\$(?P<path>[^`]*)`)?$")
+_MISSING_RE = re.compile(r"^Object missing required field `(?P<key>[^`]+)`(?: - at `\$(?P<path>[^`]*)`)?$")
+_ENUM_RE = re.compile(r"^Invalid enum value (?P<val>.+?)(?: - at `\$(?P<path>[^`]*)`)?$")
+
+
+def _clean_path(p: str | None) -> str:
+    p = p or ""
+    return p[1:] if p.startswith(".") else p
+
+
+def _words(type_text: str) -> str:
+    return " or ".join(_TYPE_WORDS.get(t.strip(), t.strip()) for t in type_text.split("|"))
+
+
+def _segments(path: str) -> list[str | int]:
+    segs: list[str | int] = []
+    for m in re.finditer(r"\.([^.\[]+)|\[(\d+)\]", path):
+        segs.append(m.group(1) if m.group(1) is not None else int(m.group(2)))
+    return segs
+
+
+def _unwrap(tp: Any, want: str) -> Any:
+    """From a (possibly union) type, the member that is a Struct ('struct'),
+    a list ('list') or a Literal ('literal')."""
+    args = typing.get_args(tp) if typing.get_origin(tp) in (typing.Union, getattr(__import__("types"), "UnionType")) else (tp,)
+    for a in args:
+        if want == "struct" and isinstance(a, type) and issubclass(a, msgspec.Struct):
+            return a
+        if want == "list" and typing.get_origin(a) is list:
+            return typing.get_args(a)[0]
+        if want == "literal" and typing.get_origin(a) is Literal:
+            return typing.get_args(a)
+    return None
+
+
+def _type_at(segs: list[str | int]) -> Any:
+    tp: Any = LeagueConfig
+    for s in segs:
+        if isinstance(s, int):
+            tp = _unwrap(tp, "list")
+        else:
+            st = _unwrap(tp, "struct")
+            if st is None:
+                return None
+            tp = typing.get_type_hints(st).get(s)
+        if tp is None:
+            return None
+    return tp
+
+
+def _explain(exc: msgspec.ValidationError) -> str:
+    text = str(exc)
+    m = _UNKNOWN_RE.match(text)
+    if m:
+        path = _clean_path(m["path"])
+        st = _unwrap(_type_at(_segments(m["path"] or "")), "struct")
+        valid = list(st.__struct_fields__) if st else []
+        close = difflib.get_close_matches(m["key"], valid, n=1, cutoff=0.5)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        where = f"{path}: " if path else ""
+        return f"{where}unknown key '{m['key']}'{hint}; valid keys here: {', '.join(valid)}"
+    m = _MISSING_RE.match(text)
+    if m:
+        path = _clean_path(m["path"])
+        where = f"{path}: " if path else ""
+        return f"{where}missing required key '{m['key']}'"
+    m = _GOT_RE.match(text)
+    if m:
+        path = _clean_path(m["path"])
+        wanted = _words(m["exp"])
+        for pattern, hint in _HINTS.items():
+            if re.fullmatch(pattern, path):
+                wanted = hint
+        return f"{path or '(top level)'}: expected {wanted}, got {_words(m['got'])}"
+    m = _ENUM_RE.match(text)
+    if m:
+        path = _clean_path(m["path"])
+        allowed = _unwrap(_type_at(_segments(m["path"] or "")), "literal") or ()
+        val = m["val"].strip("'\"")
+        close = difflib.get_close_matches(val, [str(a) for a in allowed], n=1, cutoff=0.5)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        return f"{path}: invalid value {m['val']}; expected one of: {', '.join(map(str, allowed))}{hint}"
+    return text.replace(" - at `$", " - at `").replace("`$.", "`")
+
+
+def decode_config(data: bytes, source: str) -> LeagueConfig:
+    """Decode TOML bytes strictly; raise :class:`UserError` naming the key path."""
+    try:
+        return msgspec.toml.decode(data, type=LeagueConfig)
+    except msgspec.ValidationError as exc:
+        raise UserError(f"{source}: {_explain(exc)}") from None
+    except msgspec.DecodeError as exc:
+        raise UserError(f"{source}: not valid TOML: {exc}") from None
+
+
+def _fill_placeholders(x: str, config_dir: Path) -> str:
+    return x.replace("{python}", sys.executable).replace("{config_dir}", str(config_dir))
+
+
+def _command(cmd: str | list[str], config_dir: Path, where: str) -> str | list[str]:
+    if isinstance(cmd, str):
+        if not cmd.strip():
+            raise UserError(f"{where}: the command is empty")
+        return cmd.replace("{python}", shlex.quote(sys.executable)).replace(
+            "{config_dir}", shlex.quote(str(config_dir))
+        )
+    if not cmd or not cmd[0]:
+        raise UserError(f"{where}: the command is empty; give an argv list such as [\"{{python}}\", \"bot.py\"]")
+    return [_fill_placeholders(a, config_dir) for a in cmd]
+
+
+_SLUG_RE = re.compile(r"[^a-z0-9]+")
+
+
+def slugify(name: str) -> str:
+    return _SLUG_RE.sub("-", name.lower()).strip("-") or "variant"
+
+
+def load_config(path: str | os.PathLike[str], *, out: str | None = None) -> League:
+    """Read, decode and check a league config.
+
+    ``out`` overrides the config's output directory (relative to the current
+    directory, as a command-line path). Raises :class:`UserError` on any
+    mistake, naming the file and the key path.
+    """
+    p = Path(path)
+    source = str(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"{source}: no such config file") from None
+    except OSError as exc:
+        raise UserError(f"{source}: cannot read the config file: {exc.strerror}") from None
+    cfg = decode_config(data, source)
+    return resolve(cfg, p, source=source, out=out)
+
+
+def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: str | None = None) -> League:
+    """Check a decoded config and resolve it into a :class:`League`."""
+    from referee.rules import RulesError, get_variant
+
+    source = source or str(path)
+    config_dir = path.resolve().parent
+
+    def err(where: str, msg: str) -> UserError:
+        return UserError(f"{source}: {where}: {msg}")
+
+    if not cfg.bots:
+        raise UserError(f"{source}: no bots: add at least one [[bots]] table with a name and a command")
+    if not cfg.variants:
+        raise UserError(f'{source}: no variants: add at least one [[variants]] table, e.g. name = "kwartet"')
+    if cfg.concurrency is not None and cfg.concurrency < 1:
+        raise err("concurrency", "must be at least 1")
+    if cfg.clock.move_ms < 1:
+        raise err("clock.move_ms", "must be at least 1 (milliseconds)")
+    if cfg.clock.startup_ms < 1:
+        raise err("clock.startup_ms", "must be at least 1 (milliseconds)")
+    if cfg.clock.bank_ms is not None and cfg.clock.bank_ms < 1:
+        raise err("clock.bank_ms", "must be at least 1 (milliseconds), or left out for no bank")
+    if cfg.faults.retries < 0:
+        raise err("faults.retries", "must be 0 or more")
+    if cfg.faults.max_line < 64:
+        raise err("faults.max_line", "must be at least 64 (bytes)")
+
+    bots: list[Bot] = []
+    seen: dict[str, int] = {}
+    for i, b in enumerate(cfg.bots):
+        where = f"bots[{i}]"
+        if not b.name.strip():
+            raise err(f"{where}.name", "must not be empty")
+        if b.name in seen:
+            raise err(f"{where}.name", f"duplicate bot name '{b.name}' (also bots[{seen[b.name]}]); names must be unique")
+        seen[b.name] = i
+        cwd = (config_dir / b.cwd).resolve() if b.cwd is not None else config_dir
+        if not cwd.is_dir():
+            raise err(f"{where}.cwd", f"directory {cwd} does not exist (paths are relative to the config file)")
+        clock = {k: v for k, v in msgspec.to_builtins(b.clock).items()} if b.clock else {}
+        for k, v in clock.items():
+            if isinstance(v, int) and v < 1:
+                raise err(f"{where}.clock.{k}", "must be at least 1 (milliseconds)")
+        env = {**os.environ, **b.env} if b.env else None
+        bots.append(
+            Bot(
+                name=b.name,
+                command=_command(b.command, config_dir, f"{where}.command"),
+                cwd=str(cwd),
+                env=env,
+                build=_command(b.build, config_dir, f"{where}.build") if b.build is not None else None,
+                clock=clock,
+                limits=dict(b.limits) if b.limits else None,
+            )
+        )
+
+    nbots = len(bots)
+    variants: list[Variant] = []
+    slugs: dict[str, int] = {}
+    for i, v in enumerate(cfg.variants):
+        where = f"variants[{i}]"
+        try:
+            if v.rules is None:
+                rules = get_variant(v.name)
+            else:
+                params = dict(v.rules)
+                params.setdefault("name", v.name)
+                rules = get_variant(params)
+        except RulesError as exc:
+            msg = str(exc)
+            if v.rules is None:
+                from referee.rules import VARIANTS
+
+                close = difflib.get_close_matches(v.name, VARIANTS, n=1, cutoff=0.6)
+                if close:
+                    msg += f"; did you mean '{close[0]}'?"
+            raise err(f"{where}.rules" if v.rules is not None else f"{where}.name", msg) from None
+        slug = slugify(v.name)
+        if slug in slugs:
+            raise err(f"{where}.name", f"variant '{v.name}' appears twice (also variants[{slugs[slug]}]); give each a distinct name")
+        slugs[slug] = i
+        lo, hi = rules.min_players, rules.max_players
+        if v.sizes is None:
+            top = hi if cfg.fill == "repeat" else min(hi, nbots)
+            sizes = tuple(range(lo, top + 1))
+            if not sizes:
+                raise err(
+                    where,
+                    f"'{v.name}' needs at least {lo} players but the config has {nbots} bot(s); "
+                    'add bots or set fill = "repeat" to seat several instances of the same bots',
+                )
+        else:
+            raw_sizes = [v.sizes] if isinstance(v.sizes, int) else list(v.sizes)
+            if not raw_sizes:
+                raise err(f"{where}.sizes", "is empty; give one table size or a list")
+            for s in raw_sizes:
+                if not lo <= s <= hi:
+                    raise err(f"{where}.sizes", f"table size {s} is outside {v.name}'s {lo}..{hi} players")
+                if s > nbots and cfg.fill != "repeat":
+                    raise err(
+                        f"{where}.sizes",
+                        f"table size {s} needs {s} bots but the config has {nbots}; "
+                        'set fill = "repeat" (top level) to seat several instances of the same bots',
+                    )
+            if len(set(raw_sizes)) != len(raw_sizes):
+                raise err(f"{where}.sizes", "lists a table size twice")
+            sizes = tuple(sorted(raw_sizes))
+        if v.deals < 1:
+            raise err(f"{where}.deals", "must be at least 1")
+        variants.append(
+            Variant(name=v.name, slug=slug, rules=rules, sizes=sizes, deals=v.deals, match=_match(v.match, f"{where}.match", err))
+        )
+
+    if out is not None:
+        out_dir = Path(out).resolve()
+    elif cfg.out is not None:
+        out_dir = (config_dir / cfg.out).resolve()
+    else:
+        out_dir = (config_dir / "out" / path.stem).resolve()
+
+    return League(
+        path=path.resolve(),
+        config_dir=config_dir,
+        name=cfg.name or path.stem,
+        seed=cfg.seed,
+        out=out_dir,
+        concurrency=cfg.concurrency or os.cpu_count() or 1,
+        reuse=cfg.reuse,
+        fill=cfg.fill,
+        clock=cfg.clock,
+        faults=cfg.faults,
+        bots=tuple(bots),
+        variants=tuple(variants),
+        raw=cfg,
+    )
+
+
+def _match(m: str | MatchConfig, where: str, err: Any) -> MatchSpec:
+    if isinstance(m, str):
+        if m != "single":
+            raise err(where, f'unknown match format {m!r}; use "single", or a table such as {{ kind = "fixed", hands = 3 }} or {{ kind = "race", target = 10 }}')
+        return MatchSpec()
+    if m.kind == "single":
+        return MatchSpec()
+    if m.kind == "fixed":
+        if m.hands is None or m.hands < 1:
+            raise err(f"{where}.hands", "a fixed match needs hands = N (at least 1)")
+        return MatchSpec(kind="fixed", hands=m.hands, max_hands=m.max_hands)
+    if m.target is None or m.target < 1:
+        raise err(f"{where}.target", "a race match needs target = N (the total that wins, at least 1)")
+    if m.max_hands < 1:
+        raise err(f"{where}.max_hands", "must be at least 1")
+    return MatchSpec(kind="race", target=m.target, max_hands=m.max_hands)

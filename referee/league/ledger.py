@@ -1,0 +1,178 @@
+"""The results ledger: one SQLite file (WAL mode) per league output directory.
+
+``OUT/ledger.sqlite`` holds:
+
+* ``meta``: the league's canonical config (JSON) and the schema version.
+* ``games``: one row per finished game, keyed by the game id (the primary key,
+  so a game can never be recorded twice). Each row is committed in its own
+  transaction together with its log file name, scores, ranks, win shares,
+  forfeits, faults and think-time statistics.
+
+Crash safety: the runtime writes the game log first, then the league commits
+the row. A kill at any moment therefore loses at most the games in flight; on
+resume those are played again and their logs are overwritten.
+
+Errors: a file that is not a ledger, or a ledger of a newer schema, raises
+:class:`referee.errors.UserError`; ``sqlite3`` errors while writing propagate.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from referee.errors import UserError
+
+SCHEMA_VERSION = 1
+LEDGER_NAME = "ledger.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS games (
+    game_id   TEXT PRIMARY KEY,
+    variant   TEXT NOT NULL,
+    size      INTEGER NOT NULL,
+    tbl       INTEGER NOT NULL,
+    deal      INTEGER NOT NULL,
+    rotation  INTEGER NOT NULL,
+    seed      INTEGER,
+    bots      TEXT NOT NULL,      -- JSON: bot name per seat
+    scores    TEXT NOT NULL,      -- JSON: per seat
+    ranks     TEXT NOT NULL,
+    win_shares TEXT NOT NULL,
+    forfeits  TEXT NOT NULL,      -- JSON: seats
+    faults    TEXT NOT NULL,      -- JSON: [{seat, bot, fault, detail, decision}]
+    think     TEXT NOT NULL,      -- JSON: per seat {count, mean_ms, max_ms}
+    log_path  TEXT,               -- relative to the output directory
+    reason    TEXT NOT NULL,
+    wall_ms   REAL NOT NULL,
+    finished  REAL NOT NULL
+);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class GameRow:
+    game_id: str
+    variant: str
+    size: int
+    table: int
+    deal: int
+    rotation: int
+    seed: int | None
+    bots: list[str]
+    scores: list[float]
+    ranks: list[int]
+    win_shares: list[float]
+    forfeits: list[int]
+    faults: list[dict[str, Any]]
+    think: list[dict[str, Any]]
+    log_path: str | None
+    reason: str
+    wall_ms: float
+    finished: float = 0.0
+
+
+class Ledger:
+    """An open ledger. Use as a context manager or call :meth:`close`."""
+
+    def __init__(self, path: Path, *, create: bool = True) -> None:
+        self.path = Path(path)
+        if not create and not self.path.exists():
+            raise UserError(f"{self.path}: no ledger here; run a league first (referee run CONFIG)")
+        try:
+            self.db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA busy_timeout=5000")
+            if create:
+                self.db.executescript(_SCHEMA)
+            version = self.get_meta("schema")
+        except sqlite3.DatabaseError as exc:
+            raise UserError(f"{self.path}: not a league ledger ({exc})") from None
+        if version is None and create:
+            self.set_meta("schema", str(SCHEMA_VERSION))
+        elif version is None:
+            raise UserError(f"{self.path}: not a league ledger (no schema version)")
+        elif int(version) > SCHEMA_VERSION:
+            raise UserError(f"{self.path}: ledger schema {version} is newer than this referee's ({SCHEMA_VERSION}); upgrade the referee")
+
+    @classmethod
+    def in_dir(cls, out: Path, *, create: bool = True) -> "Ledger":
+        out = Path(out)
+        if not create and not (out / LEDGER_NAME).exists():
+            raise UserError(f"{out}: no {LEDGER_NAME} here; give the output directory of a league run")
+        return cls(out / LEDGER_NAME, create=create)
+
+    def __enter__(self) -> "Ledger":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- meta -----------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        except sqlite3.OperationalError:
+            return None
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def config(self) -> dict[str, Any] | None:
+        text = self.get_meta("config")
+        return json.loads(text) if text else None
+
+    def set_config(self, canonical: dict[str, Any]) -> None:
+        self.set_meta("config", json.dumps(canonical, sort_keys=True))
+
+    # -- games ----------------------------------------------------------
+    def done_ids(self) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT game_id FROM games")}
+
+    def has(self, game_id: str) -> bool:
+        return self.db.execute("SELECT 1 FROM games WHERE game_id = ?", (game_id,)).fetchone() is not None
+
+    def count(self) -> int:
+        return self.db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+
+    def record(self, row: GameRow) -> None:
+        """Commit one finished game in one transaction.
+
+        Raises ``sqlite3.IntegrityError`` if the game id is already recorded.
+        """
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            self.db.execute(
+                "INSERT INTO games VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    row.game_id, row.variant, row.size, row.table, row.deal, row.rotation, row.seed,
+                    json.dumps(row.bots), json.dumps(row.scores), json.dumps(row.ranks),
+                    json.dumps(row.win_shares), json.dumps(row.forfeits), json.dumps(row.faults),
+                    json.dumps(row.think), row.log_path, row.reason, row.wall_ms, row.finished or time.time(),
+                ),
+            )
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    def rows(self) -> Iterator[GameRow]:
+        """Every recorded game, in game-id order (deterministic)."""
+        cur = self.db.execute("SELECT * FROM games ORDER BY game_id")
+        for r in cur:
+            yield GameRow(
+                game_id=r[0], variant=r[1], size=r[2], table=r[3], deal=r[4], rotation=r[5], seed=r[6],
+                bots=json.loads(r[7]), scores=json.loads(r[8]), ranks=json.loads(r[9]),
+                win_shares=json.loads(r[10]), forfeits=json.loads(r[11]), faults=json.loads(r[12]),
+                think=json.loads(r[13]), log_path=r[14], reason=r[15], wall_ms=r[16], finished=r[17],
+            )

@@ -1,0 +1,104 @@
+"""The HTML report: one self-contained file (inline CSS, no scripts, no external assets).
+
+Sections: overall and per-variant standings, head-to-head tables, and the list of
+faults with links to the game logs (relative links into ``OUT/games/``).
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from pathlib import Path
+from typing import Any
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:2em;color:#222}
+table{border-collapse:collapse;margin:0.5em 0 1.5em}
+th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}
+th{background:#f0f0f0} td.l,th.l{text-align:left}
+h2{margin-top:1.5em} .muted{color:#777}
+"""
+
+
+def _e(x: Any) -> str:
+    return html.escape(str(x))
+
+
+def _standings_table(data: dict[str, Any]) -> str:
+    head = ["#", "bot", "games", "win share", "95% CI", "mean score", "mean rank", "mu", "sigma", "ordinal",
+            "forfeits", "faults", "think mean ms", "think max ms"]
+    rows = []
+    for r in data["bots"]:
+        faults = " ".join(f"{k}:{v}" for k, v in r["faults"].items()) or "-"
+        cells = [
+            r["place"], r["bot"], r["games"], f"{r['win_share']:.3f}", f"{r['win_lo']:.3f}&ndash;{r['win_hi']:.3f}",
+            f"{r['mean_score']:.2f}", f"{r['mean_rank']:.2f}", f"{r['mu']:.2f}", f"{r['sigma']:.2f}",
+            f"{r['ordinal']:.2f}", r["forfeits"], faults, f"{r['think_mean_ms']:.2f}", f"{r['think_max_ms']:.1f}",
+        ]
+        tds = "".join(
+            f'<td class="l">{_e(c)}</td>' if i in (1, 11) else f"<td>{c if i == 4 else _e(c)}</td>"
+            for i, c in enumerate(cells)
+        )
+        rows.append(f"<tr>{tds}</tr>")
+    ths = "".join(f'<th class="l">{h}</th>' if h in ("bot", "faults") else f"<th>{h}</th>" for h in head)
+    return f"<table><tr>{ths}</tr>{''.join(rows)}</table>"
+
+
+def _h2h_table(data: dict[str, Any]) -> str:
+    names = [r["bot"] for r in data["bots"]]
+    if len(names) < 2:
+        return ""
+    ths = '<th class="l">above &darr; / &rarr;</th>' + "".join(f"<th>{_e(n)}</th>" for n in names)
+    rows = []
+    for a in names:
+        cells = []
+        for b in names:
+            c = data["head_to_head"].get(a, {}).get(b)
+            if a == b or not c:
+                cells.append('<td class="muted">-</td>')
+            else:
+                pct = 100.0 * c["above"] / c["met"]
+                cells.append(f'<td title="{c["above"]} of {c["met"]}">{pct:.0f}% <span class="muted">({c["met"]})</span></td>')
+        rows.append(f'<tr><th class="l">{_e(a)}</th>{"".join(cells)}</tr>')
+    return (
+        "<p class=\"muted\">How often the row's bot finished above the column's bot at the same table "
+        "(times met in brackets).</p>"
+        f"<table><tr>{ths}</tr>{''.join(rows)}</table>"
+    )
+
+
+def render(st: dict[str, Any], out_dir: Path | None = None) -> str:
+    """The report as one HTML string."""
+    parts = [
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\">",
+        f"<title>{_e(st['league'] or 'league')} - standings</title><style>{_CSS}</style></head><body>",
+        f"<h1>{_e(st['league'] or 'league')}</h1><p>{st['games']} games.</p>",
+    ]
+    for scope, data in st["scopes"].items():
+        parts.append(f"<h2>{_e(scope)} <span class=\"muted\">({data['games']} games)</span></h2>")
+        parts.append(_standings_table(data))
+        parts.append(_h2h_table(data))
+    faults = st.get("faults", [])
+    parts.append(f"<h2>Faults <span class=\"muted\">({len(faults)})</span></h2>")
+    if faults:
+        parts.append('<table><tr><th class="l">game</th><th class="l">bot</th><th>seat</th><th class="l">fault</th><th class="l">detail</th></tr>')
+        for f in faults:
+            log = f.get("log")
+            game = f'<a href="{_e(log)}">{_e(f["game"])}</a>' if log else _e(f["game"])
+            parts.append(
+                f'<tr><td class="l">{game}</td><td class="l">{_e(f["bot"])}</td><td>{_e(f["seat"])}</td>'
+                f'<td class="l">{_e(f["fault"])}</td><td class="l">{_e(f["detail"])}</td></tr>'
+            )
+        parts.append("</table>")
+    else:
+        parts.append("<p>No faults.</p>")
+    parts.append("</body></html>\n")
+    return "".join(parts)
+
+
+def write_report(out_dir: Path, st: dict[str, Any]) -> Path:
+    p = Path(out_dir) / "report.html"
+    tmp = p.with_suffix(".html.tmp")
+    tmp.write_text(render(st, out_dir), encoding="utf-8")
+    os.replace(tmp, p)
+    return p

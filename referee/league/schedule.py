@@ -1,0 +1,140 @@
+"""The league schedule: a pure function of the config and the master seed.
+
+Round robin, duplicate format:
+
+* For every variant and table size, every combination of the bots sits at one
+  table (``itertools.combinations``). When there are fewer bots than seats and
+  the config says ``fill = "repeat"``, the tables are the combinations with
+  repetition that seat every bot at least once (for 2 bots at 4 seats:
+  ``aaab``, ``aabb``, ``abbb``).
+* Every table plays the same ``deals`` deals of its variant and size. Deal
+  ``d`` has the seed ``derive(master_seed, f"{variant}:{size}p:deal:{d}")``.
+* Every deal is played once in every cyclic seat rotation: in rotation ``r``
+  seat ``s`` is played by the table's bot ``lineup[(s + r) % size]``, so every
+  bot of the table holds every seat's hand of every deal once.
+
+Games per table = deals x size (rotations); every game has a stable id such as
+``kwartet-4p-t0003-d002-r1`` (variant, size, table, deal, rotation). Everything
+is generated lazily, so a huge schedule is never held in memory.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Iterator
+
+from referee.league.config import League, Variant
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    variant: Variant
+    size: int
+    index: int
+    lineup: tuple[int, ...]        # bot indices (into League.bots), sorted
+
+    @property
+    def key(self) -> str:
+        return f"{self.variant.slug}-{self.size}p-t{self.index:04d}"
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledGame:
+    game_id: str
+    variant: Variant
+    size: int
+    table: int
+    deal: int
+    rotation: int
+    seed: int
+    seats: tuple[int, ...]         # bot index per seat
+
+
+def lineups(nbots: int, size: int, fill: str) -> Iterator[tuple[int, ...]]:
+    """The bot lineups of one table size (see the module docstring)."""
+    if nbots >= size:
+        yield from itertools.combinations(range(nbots), size)
+    elif fill == "repeat":
+        for combo in itertools.combinations_with_replacement(range(nbots), size):
+            if len(set(combo)) == nbots:
+                yield combo
+
+
+def lineup_count(nbots: int, size: int, fill: str) -> int:
+    if nbots >= size:
+        return math.comb(nbots, size)
+    if fill == "repeat" and nbots >= 1:
+        return math.comb(size - 1, nbots - 1)
+    return 0
+
+
+def deal_seed(master_seed: int, variant: Variant, size: int, deal: int) -> int:
+    from referee.rules import derive
+
+    return derive(master_seed, f"{variant.slug}:{size}p:deal:{deal}")
+
+
+def tables(league: League) -> Iterator[Table]:
+    """Every table of the league, in schedule order (lazily)."""
+    n = len(league.bots)
+    for v in league.variants:
+        for size in v.sizes:
+            for t, lineup in enumerate(lineups(n, size, league.fill)):
+                yield Table(variant=v, size=size, index=t, lineup=lineup)
+
+
+def table_games(league: League, table: Table) -> Iterator[ScheduledGame]:
+    """The games of one table: every deal in every seat rotation."""
+    k = table.size
+    for d in range(table.variant.deals):
+        seed = deal_seed(league.seed, table.variant, k, d)
+        for r in range(k):
+            yield ScheduledGame(
+                game_id=f"{table.key}-d{d:03d}-r{r}",
+                variant=table.variant,
+                size=k,
+                table=table.index,
+                deal=d,
+                rotation=r,
+                seed=seed,
+                seats=tuple(table.lineup[(s + r) % k] for s in range(k)),
+            )
+
+
+def games(league: League) -> Iterator[ScheduledGame]:
+    """Every game of the league, in schedule order (lazily)."""
+    for table in tables(league):
+        yield from table_games(league, table)
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    variant: str
+    size: int
+    tables: int
+    deals: int
+    rotations: int
+
+    @property
+    def games(self) -> int:
+        return self.tables * self.deals * self.rotations
+
+
+def plan(league: League) -> list[PlanRow]:
+    """Table and game counts per variant and size, without generating anything."""
+    n = len(league.bots)
+    return [
+        PlanRow(v.name, size, lineup_count(n, size, league.fill), v.deals, size)
+        for v in league.variants
+        for size in v.sizes
+    ]
+
+
+def total_games(league: League) -> int:
+    return sum(r.games for r in plan(league))
+
+
+def total_tables(league: League) -> int:
+    return sum(r.tables for r in plan(league))

@@ -1,0 +1,319 @@
+"""Standings: per variant and overall, computed from ledger rows.
+
+For every bot and scope (``"overall"`` and each variant):
+
+* ``games``: seats played (a bot seated twice at one table counts twice);
+* ``wins``: the sum of win shares (k tied winners get 1/k each; a forfeited
+  seat gets 0), ``win_share = wins / games`` and its 95% Wilson interval;
+* ``mean_score`` and ``mean_rank`` (competition ranks, as played);
+* openskill Plackett-Luce ``mu``, ``sigma`` and the conservative ``ordinal``
+  (mu - 3 sigma). Every seat is a team of one; forfeited seats count as last.
+  A bot holding several seats of one game moves by the mean of its seats'
+  updates;
+* ``forfeits``, ``faults`` by type, mean and max think time per decision.
+
+The head-to-head table counts, for every ordered pair of different bots that
+met at a table, how often the first finished strictly above the second
+(forfeited seats count as last), and how often they met.
+
+:func:`compute` processes games in game-id order, so the result depends only
+on the ledger, never on the order in which games finished.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from referee.league.ledger import GameRow
+
+Z95 = 1.959963984540054
+
+
+def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval for ``successes`` out of ``n`` (``(0, 1)`` if n == 0)."""
+    if n <= 0:
+        return (0.0, 1.0)
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(max(0.0, p * (1 - p) / n + z * z / (4 * n * n))) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def effective_ranks(scores: list[float], ranks: list[int], forfeits: Iterable[int]) -> list[int]:
+    """Ranks with forfeited seats moved to the bottom (competition ranking)."""
+    ff = set(forfeits)
+    if not ff:
+        return list(ranks)
+    keys = [(1 if s in ff else 0, ranks[s]) for s in range(len(ranks))]
+    return [1 + sum(1 for o in keys if o < k) for k in keys]
+
+
+@dataclass
+class _BotTally:
+    games: int = 0
+    wins: float = 0.0
+    score_sum: float = 0.0
+    rank_sum: float = 0.0
+    forfeits: int = 0
+    faults: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    think_count: int = 0
+    think_total: float = 0.0
+    think_max: float = 0.0
+
+
+class _Scope:
+    def __init__(self) -> None:
+        from openskill.models import PlackettLuce
+
+        self.model = PlackettLuce()
+        self.bots: dict[str, _BotTally] = defaultdict(_BotTally)
+        self.ratings: dict[str, Any] = {}
+        self.above: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        self.met: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        self.games = 0
+
+    def add(self, row: GameRow, eff: list[int]) -> None:
+        self.games += 1
+        n = len(row.bots)
+        ff = set(row.forfeits)
+        for s, bot in enumerate(row.bots):
+            t = self.bots[bot]
+            t.games += 1
+            t.wins += 0.0 if s in ff else float(row.win_shares[s])
+            t.score_sum += float(row.scores[s])
+            t.rank_sum += float(row.ranks[s])
+            if s in ff:
+                t.forfeits += 1
+            th = row.think[s] if s < len(row.think) else None
+            if th:
+                c = int(th.get("count", 0))
+                t.think_count += c
+                t.think_total += c * float(th.get("mean_ms", 0.0))
+                t.think_max = max(t.think_max, float(th.get("max_ms", 0.0)))
+        for f in row.faults:
+            bot = f.get("bot") or row.bots[int(f.get("seat", 0))]
+            self.bots[bot].faults[str(f.get("fault", "unknown"))] += 1
+        for i in range(n):
+            for j in range(n):
+                a, b = row.bots[i], row.bots[j]
+                if i == j or a == b:
+                    continue
+                self.met[a][b] += 1
+                if eff[i] < eff[j]:
+                    self.above[a][b] += 1
+        # ratings
+        for bot in row.bots:
+            if bot not in self.ratings:
+                self.ratings[bot] = self.model.rating(name=bot)
+        teams = [[self.model.rating(mu=self.ratings[b].mu, sigma=self.ratings[b].sigma)] for b in row.bots]
+        new = self.model.rate(teams, ranks=eff)
+        per_bot: dict[str, list[Any]] = defaultdict(list)
+        for s, bot in enumerate(row.bots):
+            per_bot[bot].append(new[s][0])
+        for bot, rs in per_bot.items():
+            mu = sum(r.mu for r in rs) / len(rs)
+            sigma = sum(r.sigma for r in rs) / len(rs)
+            self.ratings[bot] = self.model.rating(mu=mu, sigma=sigma, name=bot)
+
+    def result(self) -> dict[str, Any]:
+        rows = []
+        for bot, t in self.bots.items():
+            r = self.ratings.get(bot)
+            mu = r.mu if r else 25.0
+            sigma = r.sigma if r else 25.0 / 3
+            lo, hi = wilson(t.wins, t.games)
+            rows.append(
+                {
+                    "bot": bot,
+                    "games": t.games,
+                    "wins": round(t.wins, 6),
+                    "win_share": round(t.wins / t.games, 6) if t.games else 0.0,
+                    "win_lo": round(lo, 6),
+                    "win_hi": round(hi, 6),
+                    "mean_score": round(t.score_sum / t.games, 6) if t.games else 0.0,
+                    "mean_rank": round(t.rank_sum / t.games, 6) if t.games else 0.0,
+                    "mu": round(mu, 6),
+                    "sigma": round(sigma, 6),
+                    "ordinal": round(mu - 3 * sigma, 6),
+                    "forfeits": t.forfeits,
+                    "faults": dict(sorted(t.faults.items())),
+                    "think_mean_ms": round(t.think_total / t.think_count, 3) if t.think_count else 0.0,
+                    "think_max_ms": round(t.think_max, 3),
+                }
+            )
+        rows.sort(key=lambda x: (-x["ordinal"], -x["win_share"], x["bot"]))
+        for i, x in enumerate(rows, 1):
+            x["place"] = i
+        names = [x["bot"] for x in rows]
+        h2h = {
+            a: {b: {"above": self.above[a][b], "met": self.met[a][b]} for b in names if b != a and self.met[a][b]}
+            for a in names
+        }
+        return {"games": self.games, "bots": rows, "head_to_head": h2h}
+
+
+class Tally:
+    """Incremental standings: :meth:`add` ledger rows, :meth:`result` the standings dict."""
+
+    def __init__(self, league: str = "") -> None:
+        self.league = league
+        self.overall = _Scope()
+        self.variants: dict[str, _Scope] = {}
+        self.fault_list: list[dict[str, Any]] = []
+
+    def add(self, row: GameRow) -> None:
+        eff = effective_ranks(row.scores, row.ranks, row.forfeits)
+        self.overall.add(row, eff)
+        if row.variant not in self.variants:
+            self.variants[row.variant] = _Scope()
+        self.variants[row.variant].add(row, eff)
+        for f in row.faults:
+            self.fault_list.append(
+                {
+                    "game": row.game_id,
+                    "variant": row.variant,
+                    "seat": f.get("seat"),
+                    "bot": f.get("bot") or row.bots[int(f.get("seat", 0))],
+                    "fault": f.get("fault"),
+                    "detail": f.get("detail", ""),
+                    "log": row.log_path,
+                }
+            )
+
+    def top(self, n: int = 5) -> list[dict[str, Any]]:
+        """The live top ``n`` overall, by win share (cheap, for progress displays)."""
+        rows = [
+            (t.wins / t.games if t.games else 0.0, bot, t) for bot, t in self.overall.bots.items()
+        ]
+        rows.sort(key=lambda x: (-x[0], x[1]))
+        return [{"bot": b, "games": t.games, "win_share": w, "faults": sum(t.faults.values())} for w, b, t in rows[:n]]
+
+    def result(self) -> dict[str, Any]:
+        return {
+            "league": self.league,
+            "games": self.overall.games,
+            "scopes": {
+                "overall": self.overall.result(),
+                **{v: self.variants[v].result() for v in sorted(self.variants)},
+            },
+            "faults": self.fault_list,
+        }
+
+
+def compute(rows: Iterable[GameRow], league: str = "") -> dict[str, Any]:
+    """Standings from ledger rows. Rows are sorted by game id first, so the
+    result never depends on completion order."""
+    tally = Tally(league)
+    for row in sorted(rows, key=lambda r: r.game_id):
+        tally.add(row)
+    return tally.result()
+
+
+def from_ledger(ledger: Any, league: str = "") -> dict[str, Any]:
+    """Standings from an open :class:`~referee.league.ledger.Ledger` (rows come in game-id order)."""
+    tally = Tally(league or (ledger.get_meta("league") or ""))
+    for row in ledger.rows():
+        tally.add(row)
+    return tally.result()
+
+
+# --------------------------------------------------------------------------
+# output
+
+CSV_FIELDS = [
+    "scope", "place", "bot", "games", "wins", "win_share", "win_lo", "win_hi", "mean_score", "mean_rank",
+    "mu", "sigma", "ordinal", "forfeits", "faults", "think_mean_ms", "think_max_ms",
+]
+
+
+def _faults_text(faults: dict[str, int]) -> str:
+    return " ".join(f"{k}:{v}" for k, v in faults.items())
+
+
+def to_json(st: dict[str, Any]) -> str:
+    return json.dumps(st, indent=2, sort_keys=False) + "\n"
+
+
+def to_csv(st: dict[str, Any]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
+    w.writeheader()
+    for scope, data in st["scopes"].items():
+        for row in data["bots"]:
+            w.writerow({**{k: row[k] for k in CSV_FIELDS if k in row}, "scope": scope, "faults": _faults_text(row["faults"])})
+    return buf.getvalue()
+
+
+def to_markdown(st: dict[str, Any]) -> str:
+    out = [f"# Standings: {st['league'] or 'league'}", "", f"{st['games']} games.", ""]
+    for scope, data in st["scopes"].items():
+        out += [f"## {scope} ({data['games']} games)", ""]
+        out.append("| # | bot | games | win share | 95% CI | mean score | mean rank | mu | sigma | ordinal | forfeits | faults | think mean ms | think max ms |")
+        out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for r in data["bots"]:
+            out.append(
+                f"| {r['place']} | {r['bot']} | {r['games']} | {r['win_share']:.3f} | {r['win_lo']:.3f}-{r['win_hi']:.3f} "
+                f"| {r['mean_score']:.2f} | {r['mean_rank']:.2f} | {r['mu']:.2f} | {r['sigma']:.2f} | {r['ordinal']:.2f} "
+                f"| {r['forfeits']} | {_faults_text(r['faults']) or '-'} | {r['think_mean_ms']:.2f} | {r['think_max_ms']:.1f} |"
+            )
+        out.append("")
+        names = [r["bot"] for r in data["bots"]]
+        if len(names) > 1:
+            out += ["Head to head (row finished above column / times met):", ""]
+            out.append("| | " + " | ".join(names) + " |")
+            out.append("|---" * (len(names) + 1) + "|")
+            for a in names:
+                cells = []
+                for b in names:
+                    cell = data["head_to_head"].get(a, {}).get(b)
+                    cells.append("-" if a == b or not cell else f"{cell['above']}/{cell['met']}")
+                out.append(f"| {a} | " + " | ".join(cells) + " |")
+            out.append("")
+    return "\n".join(out)
+
+
+def write_files(out_dir: Path, st: dict[str, Any]) -> list[Path]:
+    """Write standings.json, standings.csv and standings.md into ``out_dir``
+    (each via a temporary file and a rename, so a reader never sees half a file)."""
+    out_dir = Path(out_dir)
+    written = []
+    for name, text in (("standings.json", to_json(st)), ("standings.csv", to_csv(st)), ("standings.md", to_markdown(st))):
+        p = out_dir / name
+        tmp = p.with_suffix(p.suffix + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(p)
+        written.append(p)
+    return written
+
+
+def rich_tables(st: dict[str, Any], scopes: Iterable[str] | None = None) -> list[Any]:
+    from rich.table import Table
+
+    tables = []
+    for scope, data in st["scopes"].items():
+        if scopes is not None and scope not in scopes:
+            continue
+        t = Table(title=f"{scope} ({data['games']} games)", title_justify="left")
+        for col, just in (
+            ("#", "right"), ("bot", "left"), ("games", "right"), ("win share", "right"), ("95% CI", "right"),
+            ("score", "right"), ("rank", "right"), ("mu", "right"), ("sigma", "right"), ("ordinal", "right"),
+            ("faults", "left"), ("think ms", "right"),
+        ):
+            t.add_column(col, justify=just)  # type: ignore[arg-type]
+        for r in data["bots"]:
+            t.add_row(
+                str(r["place"]), r["bot"], str(r["games"]), f"{r['win_share']:.3f}",
+                f"{r['win_lo']:.2f}-{r['win_hi']:.2f}", f"{r['mean_score']:.2f}", f"{r['mean_rank']:.2f}",
+                f"{r['mu']:.1f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.1f}",
+                _faults_text(r["faults"]) or "-", f"{r['think_mean_ms']:.2f}/{r['think_max_ms']:.0f}",
+            )
+        tables.append(t)
+    return tables
