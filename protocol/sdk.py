@@ -83,7 +83,7 @@ __all__ = ["Ask", "Bot", "GameView", "PROTOCOL_VERSION", "log"]
 
 def log(*parts: Any) -> None:
     """Print a debug line to stderr (the referee keeps a bounded copy in the game log)."""
-    print(*parts, file=sys.__stderr__, flush=True)
+    print(*parts, file=sys.stderr, flush=True)
 
 
 @dataclass(frozen=True)
@@ -287,7 +287,8 @@ class GameView:
             elif kind == "draw":
                 s = ev["seat"]
                 self.counts[s] += 1
-                if s == self.seat and ev.get("card"):
+                if s == self.seat and ev.get("card") and ev["card"] not in self.hand:
+                    # (the start hand may already hold a card drawn before the first decision)
                     self.hand = self._sorted(self.hand + [ev["card"]])
             elif kind == "reveal":
                 self.centre = list(ev.get("centre") or [])

@@ -1,0 +1,213 @@
+"""The Python bot SDK: framing, session loop, state tracking, legal-move helpers.
+
+State tracking is checked against the real rules engines: a GameView fed only
+the events a seat receives must agree with the engine's own view of that seat
+at every decision.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from protocol.sdk import Ask, Bot, GameView
+from referee.rules import event_for_seat, get_variant
+from referee.rules.rng import Rng
+
+ROOT = Path(__file__).resolve().parents[2]
+
+CUSTOM_STOCK = {
+    "name": "three-gen", "families": ["X", "Y", "Z", "W", "V"], "members": ["1", "2", "3", "4", "5", "6"],
+    "ask": "card", "miss": "next", "please": True, "stock": 5, "players": [2, 6],
+}
+CUSTOM_FAMILY = {
+    "name": "tens", "families": ["10", "1", "2"], "members": ["a", "b", "c"],
+    "ask": "family", "miss": "asked", "please": False, "stock": 2, "players": [2, 4],
+}
+VARIANTS: list[Any] = ["happy-families", "happy-families-jaques", "authors", "kwartet", "chickens",
+                       CUSTOM_STOCK, CUSTOM_FAMILY]
+
+
+class Act:
+    """A decoded reply as the engine expects it (attribute access, missing = None)."""
+
+    def __init__(self, d: dict[str, Any]) -> None:
+        self.target = d.get("target")
+        self.card = d.get("card")
+        self.family = d.get("family")
+        self.please = d.get("please", False)
+
+
+class Recorder(Bot):
+    """The SDK's default decisions (random legal), with every reply captured."""
+
+    name = "Recorder"
+
+
+def _feed(bot: Bot, msg: dict[str, Any], out: io.BytesIO) -> dict[str, Any] | None:
+    """Hand one referee message to the bot; return its reply, if any."""
+    pos = out.tell()
+    bot._out = out
+    bot._handle(json.loads(json.dumps(msg)))
+    out.seek(pos)
+    data = out.read()
+    return json.loads(data) if data else None
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v if isinstance(v, str) else v["name"])
+def test_view_tracks_engine_state(variant: Any) -> None:
+    rules = get_variant(variant)
+    n = 3 if variant is CUSTOM_FAMILY else 4
+    for seed in (1, 2):
+        game = rules.new_game(n, seed=seed)
+        bots = [Recorder(seed=seed * 10 + s) for s in range(n)]
+        outs = [io.BytesIO() for _ in range(n)]
+        for s in range(n):
+            _feed(bots[s], {"type": "start", "game": "g", "variant": rules.name, "rules": rules.to_wire(),
+                            "seat": s, "seats": [f"p{i}" for i in range(n)], "dealer": 0,
+                            "hand": game.hand(s), "clock": {"move_ms": 1000}}, outs[s])
+
+        def emit(events: list[dict[str, Any]]) -> None:
+            for e in events:
+                for s in range(n):
+                    _feed(bots[s], {"type": "event", "game": "g", "seq": 0, **event_for_seat(e, s)}, outs[s])
+
+        emit(game.initial_events())
+        tid = 0
+        while not game.terminal:
+            decide = game.decision()
+            replies = {}
+            for s in game.pending():
+                truth = game.view(s)
+                view = bots[s].view
+                assert view is not None
+                if rules.kind == "ask":
+                    # tracked from events alone, before the turn refreshes anything
+                    assert view.hand == truth["hand"], (seed, s)
+                    assert view.counts == truth["counts"]
+                    assert view.laid == truth["laid"]
+                    view.hand = list(truth["hand"])
+                    view.counts = list(truth["counts"])
+                    assert sorted(view.compute_ask_options()) == sorted(truth["options"])
+                tid += 1
+                reply = _feed(bots[s], {"type": "turn", "game": "g", "id": tid, "decide": decide,
+                                        "clock": {"left_ms": 900}, **truth}, outs[s])
+                assert reply is not None and reply["id"] == tid and reply["type"] == decide
+                replies[s] = reply
+            for s, reply in replies.items():
+                emit(game.apply(s, Act(reply)))  # raises IllegalAction if the SDK chose badly
+        for b in bots:
+            assert b.view is not None and len(b.view.history) > 0
+            _feed(b, {"type": "end", "game": "g", "scores": game.scores(), "ranks": game.ranks(),
+                      "reason": "complete"}, io.BytesIO())
+            assert b.view is None
+
+
+def test_legal_asks_without_options_match_the_engine() -> None:
+    for variant in ("happy-families-jaques", "authors", CUSTOM_FAMILY):
+        rules = get_variant(variant)
+        game = rules.new_game(3, seed=7)
+        seat = game.pending()[0]
+        truth = game.view(seat)
+        view = GameView(rules=rules.to_wire(), seat=seat, seats=["a", "b", "c"], hand=truth["hand"],
+                        counts=truth["counts"], laid=truth["laid"])
+        legal = {(a.target, a.card, a.family) for a in game.legal_actions(seat) if a.please or not rules.please}
+        mine = {(a.target, a.card, a.family) for a in view.legal_asks()}
+        assert mine == legal
+        one = view.random_ask(Rng(1) and __import__("random").Random(1))
+        assert (one.target, one.card, one.family) in legal
+
+
+def test_family_of_with_multi_character_names() -> None:
+    view = GameView(rules={"families": ["10", "1"], "members": ["0", "S"]})
+    assert view.family_of("100") == "10"
+    assert view.family_of("10") == "1"
+    assert view.family_of("1S") == "1"
+    with pytest.raises(KeyError):
+        view.family_of("ZZ")
+
+
+class Crashy(Bot):
+    name = "Crashy"
+    version = "2"
+
+    def ask(self, view: GameView) -> Ask:
+        print("debug from ask")  # must land on stderr, not on the protocol stream
+        raise RuntimeError("boom")
+
+
+def test_session_loop_handshake_ids_errors_and_bye(capsys: pytest.CaptureFixture[str]) -> None:
+    rules = get_variant("kwartet").to_wire()
+    lines = [
+        {"type": "hello", "protocol": 1, "name": "alice"},
+        {"type": "start", "game": "g1", "variant": "kwartet", "rules": rules, "seat": 0,
+         "seats": ["a", "b", "c"], "dealer": 2, "hand": ["7S", "7H"], "clock": {"move_ms": 100}},
+        "not json at all",
+        {"type": "turn", "game": "g1", "id": 41, "decide": "ask", "hand": ["7S", "7H"],
+         "counts": [2, 3, 0], "laid": [[], [], []], "clock": {"left_ms": 50}},
+        {"type": "error", "game": "g1", "id": 41, "fault": "illegal", "detail": "you asked badly"},
+        {"type": "mystery"},
+        {"type": "end", "game": "g1", "scores": [1, 0, 0], "ranks": [1, 2, 2], "reason": "complete"},
+        {"type": "bye"},
+        {"type": "turn", "game": "g2", "id": 42, "decide": "ask", "hand": [], "counts": [], "laid": [],
+         "clock": {}},
+    ]
+    data = "".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines).encode()
+    out = io.BytesIO()
+    assert Crashy().run(io.BytesIO(data), out) == 0
+    replies = [json.loads(x) for x in out.getvalue().splitlines()]
+    assert replies[0] == {"type": "hello", "protocol": 1, "name": "Crashy", "version": "2"}
+    assert len(replies) == 2  # nothing after bye
+    ask = replies[1]
+    assert ask["id"] == 41 and ask["target"] == 1 and ask["card"] in {"7D", "7C"}
+    assert "please" not in ask  # kwartet has no politeness rule
+    err = capsys.readouterr().err
+    assert "debug from ask" in err and "boom" in err and "you asked badly" in err
+    assert "not json" in err and "mystery" in err
+
+
+def test_polite_variant_sends_please_and_rude_is_possible() -> None:
+    rules = get_variant("happy-families-jaques").to_wire()
+
+    class Rude(Bot):
+        def ask(self, view: GameView) -> Ask:
+            a = view.random_ask(self.rng)
+            return Ask(a.target, card=a.card, please=False)
+
+    for cls, expect in ((Bot, True), (Rude, False)):
+        bot = cls()
+        out = io.BytesIO()
+        _feed(bot, {"type": "start", "game": "g", "variant": "x", "rules": rules, "seat": 1,
+                    "seats": ["a", "b"], "dealer": 0, "hand": ["A1"], "clock": {"move_ms": 1}}, out)
+        reply = _feed(bot, {"type": "turn", "game": "g", "id": 3, "decide": "ask", "hand": ["A1"],
+                            "counts": [5, 1], "laid": [[], []], "clock": {}}, out)
+        assert reply == {"type": "ask", "id": 3, "target": 0, "card": reply["card"], "please": expect}
+        assert reply["card"] in {"A2", "A3", "A4"}
+
+
+def test_eof_ends_the_loop() -> None:
+    out = io.BytesIO()
+    assert Bot().run(io.BytesIO(b'{"type":"hello","protocol":1,"name":"r"}\n'), out) == 0
+    assert json.loads(out.getvalue())["type"] == "hello"
+
+
+def test_sample_runs_from_any_directory_without_msgspec(tmp_path: Path) -> None:
+    """`python sample_bots/random_bot.py` works from another cwd, and the SDK falls
+    back to the json module when msgspec is not importable."""
+    blocker = tmp_path / "block"
+    blocker.mkdir()
+    (blocker / "msgspec.py").write_text("raise ImportError('msgspec hidden for this test')\n")
+    env = dict(os.environ, PYTHONPATH=str(blocker))
+    feed = (json.dumps({"type": "hello", "protocol": 1, "name": "x"}) + "\n"
+            + json.dumps({"type": "bye"}) + "\n")
+    proc = subprocess.run([sys.executable, str(ROOT / "sample_bots" / "random_bot.py")], input=feed,
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == {"type": "hello", "protocol": 1, "name": "RandomBot", "version": "1.0"}
