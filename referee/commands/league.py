@@ -1,0 +1,263 @@
+"""League commands: ``run``, ``plan``, ``standings``, ``report``.
+
+* ``referee run CONFIG [--out DIR] [--new-out] [--concurrency N] [--quiet]``:
+  play the league (only the games missing from OUT/ledger.sqlite), then write
+  the standings (json, csv, md) and report.html into OUT and print the standings.
+* ``referee plan CONFIG``: tables and games per variant and size, and the total.
+* ``referee standings OUT``: recompute the standings from the ledger alone, write and print them.
+* ``referee report OUT``: recompute the standings and write OUT/report.html.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from referee.errors import UserError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run a league night from a TOML config (resumes an interrupted one)",
+        description=(
+            "Play every game of the league that OUT/ledger.sqlite does not hold yet, then write "
+            "standings.json/.csv/.md and report.html into OUT. Running the same config again resumes; "
+            "a changed config is refused unless --new-out or another --out is given."
+        ),
+    )
+    p.add_argument("config", help="league config (TOML)")
+    p.add_argument("--out", metavar="DIR", help="output directory (default: the config's `out`, relative to the config file)")
+    p.add_argument(
+        "--new-out", "--force-new", dest="new_out", action="store_true",
+        help="if the output directory already holds a league, use a fresh one next to it (OUT-2, OUT-3, ...)",
+    )
+    p.add_argument("--concurrency", "-j", type=int, metavar="N", help="tables played at once (default: config, else CPU cores)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    p.add_argument("--progress-every", type=float, default=2.0, metavar="SECONDS",
+                   help="plain-output progress interval when stdout is not a terminal (default 2)")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("plan", help="show the number of tables and games of a league without playing",
+                       description="Print tables and games per variant and table size, and the total, without playing.")
+    p.add_argument("config", help="league config (TOML)")
+    p.add_argument("--json", action="store_true", help="print as JSON")
+    p.set_defaults(func=cmd_plan)
+
+    p = sub.add_parser("standings", help="recompute and print the standings from a league's ledger",
+                       description="Recompute the standings from OUT/ledger.sqlite alone (game-id order), "
+                                   "write standings.json/.csv/.md into OUT and print them.")
+    p.add_argument("out", help="the league's output directory")
+    p.add_argument("--json", action="store_true", help="print the standings as JSON instead of tables")
+    p.set_defaults(func=cmd_standings)
+
+    p = sub.add_parser("report", help="write the HTML report of a league (OUT/report.html)",
+                       description="Recompute the standings from OUT/ledger.sqlite and write the self-contained OUT/report.html.")
+    p.add_argument("out", help="the league's output directory")
+    p.set_defaults(func=cmd_report)
+
+
+# --------------------------------------------------------------------------
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from referee.league.config import load_config
+    from referee.league.schedule import plan
+
+    league = load_config(args.config)
+    rows = plan(league)
+    if args.json:
+        import json
+
+        data = {
+            "league": league.name,
+            "rows": [{"variant": r.variant, "size": r.size, "tables": r.tables, "deals": r.deals,
+                      "rotations": r.rotations, "games": r.games} for r in rows],
+            "tables": sum(r.tables for r in rows),
+            "games": sum(r.games for r in rows),
+        }
+        print(json.dumps(data, indent=2))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"{league.name}: {len(league.bots)} bots, seed {league.seed}", title_justify="left")
+    for col in ("variant", "size", "tables", "deals", "rotations", "games"):
+        t.add_column(col, justify="left" if col == "variant" else "right")
+    per_variant: dict[str, list[int]] = {}
+    for r in rows:
+        t.add_row(r.variant, str(r.size), str(r.tables), str(r.deals), str(r.rotations), f"{r.games:,}")
+        acc = per_variant.setdefault(r.variant, [0, 0])
+        acc[0] += r.tables
+        acc[1] += r.games
+    if len(rows) > 1:
+        t.add_section()
+        for v, (tables, games) in per_variant.items():
+            t.add_row(f"{v} (all sizes)", "", str(tables), "", "", f"{games:,}")
+    t.add_section()
+    t.add_row("total", "", str(sum(r.tables for r in rows)), "", "", f"{sum(r.games for r in rows):,}")
+    Console(width=max(100, Console().width)).print(t)
+    print(f"output directory: {league.out}")
+    return 0
+
+
+def _print_standings(st: dict[str, Any]) -> None:
+    from rich.console import Console
+
+    from referee.league.standings import rich_tables
+
+    console = Console(width=max(120, Console().width))
+    for t in rich_tables(st):
+        console.print(t)
+
+
+def _open_existing(out: str) -> Any:
+    from referee.league.ledger import Ledger
+
+    p = Path(out)
+    if not p.is_dir():
+        raise UserError(f"{out}: no such directory; give the output directory of a league run")
+    return Ledger.in_dir(p, create=False)
+
+
+def cmd_standings(args: argparse.Namespace) -> int:
+    from referee.league.standings import from_ledger, to_json, write_files
+
+    with _open_existing(args.out) as ledger:
+        st = from_ledger(ledger)
+    write_files(Path(args.out), st)
+    if args.json:
+        sys.stdout.write(to_json(st))
+    else:
+        _print_standings(st)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from referee.league.report import write_report
+    from referee.league.standings import from_ledger
+
+    with _open_existing(args.out) as ledger:
+        st = from_ledger(ledger)
+    p = write_report(Path(args.out), st)
+    print(f"wrote {p}")
+    return 0
+
+
+# --------------------------------------------------------------------------
+# run
+
+
+class _Plain:
+    """One progress line every ``every`` seconds (and at the end) when stdout is not a terminal."""
+
+    def __init__(self, every: float) -> None:
+        self.every = every
+        self.last = 0.0
+
+    def __call__(self, stats: Any, tally: Any) -> None:
+        now = time.monotonic()
+        if now - self.last < self.every and stats.done < stats.total:
+            return
+        self.last = now
+        eta = f"{stats.eta_s:.0f}s" if stats.eta_s is not None else "?"
+        top = ", ".join(f"{r['bot']} {r['win_share']:.3f}" for r in tally.top(3))
+        print(
+            f"[{stats.done}/{stats.total}] {stats.rate:.1f} games/s, eta {eta}, faults {stats.faults}; top: {top}",
+            flush=True,
+        )
+
+
+class _Live:
+    """A rich live display: progress bar, rate, ETA, faults and the top of the standings."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.live import Live
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.console = Console()
+        self.progress = Progress(
+            TextColumn("[bold]games"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]:.1f}/s"), TextColumn("eta"), TimeRemainingColumn(),
+            TextColumn("faults {task.fields[faults]}"), console=self.console,
+        )
+        self.task = None
+        self.live = Live(console=self.console, auto_refresh=False, transient=False)
+        self.last = 0.0
+
+    def __enter__(self) -> "_Live":
+        self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.live.__exit__(*exc)
+
+    def __call__(self, stats: Any, tally: Any) -> None:
+        from rich.console import Group
+        from rich.table import Table
+
+        if self.task is None:
+            self.task = self.progress.add_task("games", total=stats.total, completed=stats.done_before, rate=0.0, faults=0)
+        self.progress.update(self.task, completed=stats.done, rate=stats.rate, faults=stats.faults)
+        now = time.monotonic()
+        if now - self.last < 0.1 and stats.done < stats.total:
+            return
+        self.last = now
+        t = Table(title="live standings (win share)", title_justify="left")
+        for c in ("bot", "games", "win share", "faults"):
+            t.add_column(c, justify="left" if c == "bot" else "right")
+        for r in tally.top(5):
+            t.add_row(r["bot"], str(r["games"]), f"{r['win_share']:.3f}", str(r["faults"]))
+        self.live.update(Group(self.progress, t), refresh=True)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import trio
+
+    from referee.league.config import load_config
+    from referee.league.runner import new_out_dir, open_ledger, run_league, write_outputs
+
+    league = load_config(args.config, out=args.out)
+    if args.concurrency is not None and args.concurrency < 1:
+        raise UserError("--concurrency must be at least 1")
+    if args.new_out and (league.out / "ledger.sqlite").exists():
+        from dataclasses import replace
+
+        league = replace(league, out=new_out_dir(league.out))
+        print(f"using a new output directory: {league.out}", file=sys.stderr)
+    ledger = open_ledger(league)
+    live = None
+    hook = None
+    if not args.quiet:
+        if sys.stdout.isatty():
+            live = _Live()
+            hook = live
+        else:
+            hook = _Plain(args.progress_every)
+    try:
+        if live is not None:
+            with live:
+                stats = trio.run(lambda: run_league(league, ledger, hook=hook, concurrency=args.concurrency))
+        else:
+            stats = trio.run(lambda: run_league(league, ledger, hook=hook, concurrency=args.concurrency))
+    except KeyboardInterrupt:
+        n = ledger.count()
+        ledger.close()
+        print(f"interrupted: {n} games are safely recorded in {league.out}; run the same command again to resume",
+              file=sys.stderr)
+        return 130
+    try:
+        st = write_outputs(league.out, ledger, league.name)
+    finally:
+        ledger.close()
+    if not args.quiet:
+        _print_standings(st)
+        print(
+            f"{stats.played} games played now, {stats.done}/{stats.total} in the ledger; "
+            f"standings and report.html in {league.out}"
+        )
+    return 0

@@ -1,0 +1,357 @@
+"""Playing a league: builds, tables, sessions, ledger, progress, resume.
+
+:func:`run_league` plays every scheduled game that the ledger does not hold
+yet. Tables run concurrently inside one trio nursery, at most ``concurrency``
+at a time (a :class:`trio.CapacityLimiter`); the table list is consumed lazily,
+a table only when a slot is free. When there are fewer tables than slots, each
+table's games are split into contiguous shards that run side by side (each
+shard with its own bot processes), so a one-table league still uses every core.
+
+Process reuse:
+
+* ``session`` (default): every member of a table's lineup gets one bot process
+  (:class:`BotSession`) that plays all the shard's games, whatever seat the
+  rotation gives it. A bot found dead after a game is closed and restarted
+  for its next game.
+* ``game``: fresh processes for every game.
+
+After each game the runtime has already written the game log (OUT/games/);
+then the league commits the ledger row in one transaction. A kill at any
+moment loses only games in flight; their logs are overwritten on resume.
+
+Cancellation (Ctrl-C): trio cancels every table; each table closes its bot
+sessions (``BotSession.close`` is shielded and always reaps the process
+group), so no bot process outlives the league. ``KeyboardInterrupt`` then
+propagates to the caller.
+
+Errors: a failing build raises :class:`UserError` with the tail of its output;
+a bot that cannot start raises :class:`UserError` naming the bot; a changed
+config against an existing ledger raises :class:`UserError` listing what differs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import trio
+
+from referee.errors import UserError
+from referee.league import schedule as sched
+from referee.league.config import League, diff_canonical
+from referee.league.ledger import GameRow, Ledger
+from referee.league.standings import Tally
+
+# --------------------------------------------------------------------------
+# output directory and ledger
+
+
+def new_out_dir(out: Path) -> Path:
+    """The first of ``OUT-2``, ``OUT-3``, ... that does not exist yet."""
+    i = 2
+    while True:
+        cand = out.with_name(f"{out.name}-{i}")
+        if not cand.exists():
+            return cand
+        i += 1
+
+
+def open_ledger(league: League) -> Ledger:
+    """Create the output directory and open its ledger; refuse a changed config.
+
+    Raises :class:`UserError` listing every key that differs from the config
+    stored in an existing ledger.
+    """
+    out = league.out
+    (out / "games").mkdir(parents=True, exist_ok=True)
+    ledger = Ledger.in_dir(out)
+    stored = ledger.config()
+    canonical = league.canonical()
+    if stored is None:
+        ledger.set_config(canonical)
+        ledger.set_meta("league", league.name)
+    elif stored != canonical:
+        diffs = diff_canonical(stored, canonical)
+        ledger.close()
+        shown = "\n  ".join(diffs[:20]) + (f"\n  ... and {len(diffs) - 20} more" if len(diffs) > 20 else "")
+        raise UserError(
+            f"{out}: this output directory holds a league played with a different config:\n  {shown}\n"
+            "Restore the old config to resume it, or start afresh with --new-out (a new directory next to it) "
+            "or --out DIR."
+        )
+    return ledger
+
+
+# --------------------------------------------------------------------------
+# builds
+
+
+async def run_builds(league: League) -> None:
+    """Run every bot's ``build`` command once, in its working directory.
+
+    Raises :class:`UserError` with the tail of the build's output if it fails
+    or cannot start. Cancellation kills the build.
+    """
+    for bot in league.bots:
+        if bot.build is None:
+            continue
+        argv = ["/bin/sh", "-c", bot.build] if isinstance(bot.build, str) else list(bot.build)
+        try:
+            proc = await trio.run_process(
+                argv, cwd=bot.cwd, env=bot.env, capture_stdout=True, stderr=trio.subprocess.STDOUT, check=False,
+                stdin=trio.subprocess.DEVNULL,
+            )
+        except OSError as exc:
+            raise UserError(f"bot '{bot.name}': build command {argv!r} could not start: {exc.strerror or exc}") from None
+        if proc.returncode != 0:
+            text = proc.stdout.decode(errors="replace").rstrip().splitlines()
+            tail = "\n    ".join(text[-15:]) or "(no output)"
+            raise UserError(
+                f"bot '{bot.name}': build command {bot.build!r} failed with exit status {proc.returncode} "
+                f"(in {bot.cwd}); last lines of its output:\n    {tail}"
+            )
+
+
+# --------------------------------------------------------------------------
+# runtime glue
+
+
+def _runtime() -> Any:
+    import referee.runtime as rt
+
+    return rt
+
+
+def _clock_spec(league: League, overrides: dict[str, Any] | None = None) -> Any:
+    rt = _runtime()
+    c = league.clock
+    data = {"move_ms": c.move_ms, "bank_ms": c.bank_ms, "startup_ms": c.startup_ms, "mode": c.mode,
+            "wall_ceiling_ms": c.wall_ceiling_ms}
+    if overrides:
+        data.update({k: v for k, v in overrides.items() if v is not None})
+    return rt.ClockSpec(**data)
+
+
+def _bot_spec(league: League, index: int) -> Any:
+    rt = _runtime()
+    b = league.bots[index]
+    limits = None
+    if b.limits:
+        try:
+            limits = rt.ResourceLimits(**b.limits)
+        except TypeError as exc:
+            raise UserError(f"bots[{index}].limits: {exc}; see referee.runtime.ResourceLimits for the valid keys") from None
+    return rt.BotSpec(name=b.name, command=b.command, cwd=b.cwd, env=b.env, limits=limits)
+
+
+def _match_format(v: Any) -> Any:
+    if v.match.kind == "single":
+        return None
+    from referee.rules.match import MatchFormat
+
+    return MatchFormat(kind=v.match.kind, hands=v.match.hands, target=v.match.target, max_hands=v.match.max_hands)
+
+
+def _game_spec(league: League, g: sched.ScheduledGame) -> Any:
+    rt = _runtime()
+    return rt.GameSpec(
+        game_id=g.game_id,
+        rules=g.variant.rules,
+        players=g.size,
+        seed=g.seed,
+        match=_match_format(g.variant),
+        clock=_clock_spec(league),
+        policy=rt.FaultPolicy(retries=league.faults.retries, max_line=league.faults.max_line),
+    )
+
+
+def _row(league: League, g: sched.ScheduledGame, res: Any, wall_ms: float) -> GameRow:
+    log = res.log_path
+    if log:
+        try:
+            log = os.path.relpath(log, league.out)
+        except ValueError:
+            pass
+    faults = [f.to_json() if hasattr(f, "to_json") else dict(f) for f in res.faults]
+    think = [t.to_json() if hasattr(t, "to_json") else dict(t) for t in res.think_ms]
+    return GameRow(
+        game_id=g.game_id, variant=g.variant.name, size=g.size, table=g.table, deal=g.deal, rotation=g.rotation,
+        seed=g.seed, bots=[league.bots[i].name for i in g.seats], scores=[float(s) for s in res.scores],
+        ranks=list(res.ranks), win_shares=[float(w) for w in res.win_shares], forfeits=list(res.forfeits),
+        faults=faults, think=think, log_path=log, reason=res.reason, wall_ms=wall_ms,
+    )
+
+
+# --------------------------------------------------------------------------
+# progress
+
+
+@dataclass
+class RunStats:
+    total: int                     # games in the schedule
+    done_before: int               # already in the ledger at start
+    played: int = 0                # played by this run
+    faults: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def done(self) -> int:
+        return self.done_before + self.played
+
+    @property
+    def rate(self) -> float:
+        dt = time.monotonic() - self.started
+        return self.played / dt if dt > 0 else 0.0
+
+    @property
+    def eta_s(self) -> float | None:
+        r = self.rate
+        return (self.total - self.done) / r if r > 0 else None
+
+
+ProgressHook = Callable[[RunStats, Tally], None]
+
+
+# --------------------------------------------------------------------------
+# the league
+
+
+@dataclass
+class _Unit:
+    table: sched.Table
+    games: list[sched.ScheduledGame]
+
+
+def _units(league: League, done: set[str], shards: int) -> Iterator[_Unit]:
+    for table in sched.tables(league):
+        todo = [g for g in sched.table_games(league, table) if g.game_id not in done]
+        if not todo:
+            continue
+        n = min(shards, len(todo))
+        size = math.ceil(len(todo) / n)
+        for i in range(0, len(todo), size):
+            yield _Unit(table, todo[i : i + size])
+
+
+async def _start(league: League, index: int, nursery: trio.Nursery) -> Any:
+    rt = _runtime()
+    b = league.bots[index]
+    try:
+        return await rt.BotSession.start(_bot_spec(league, index), _clock_spec(league, b.clock), nursery)
+    except rt.BotError as exc:
+        raise UserError(f"bot '{b.name}' could not start: {exc}\n(check the command and cwd; try: referee check-bot)") from None
+    except OSError as exc:
+        raise UserError(f"bot '{b.name}' could not start: {b.command!r} in {b.cwd}: {exc.strerror or exc}") from None
+
+
+async def _close_all(sessions: Sequence[Any]) -> None:
+    for s in sessions:
+        if s is not None:
+            await s.close()
+
+
+class _League:
+    def __init__(self, league: League, ledger: Ledger, stats: RunStats, tally: Tally, hook: ProgressHook | None):
+        self.league = league
+        self.ledger = ledger
+        self.stats = stats
+        self.tally = tally
+        self.hook = hook
+        self.log_dir = league.out / "games"
+
+    async def _play(self, g: sched.ScheduledGame, bots: Sequence[Any]) -> None:
+        rt = _runtime()
+        t0 = time.monotonic()
+        res = await rt.play_game(_game_spec(self.league, g), list(bots), self.log_dir)
+        row = _row(self.league, g, res, (time.monotonic() - t0) * 1000.0)
+        self.ledger.record(row)
+        self.stats.played += 1
+        self.stats.faults += len(row.faults)
+        self.tally.add(row)
+        if self.hook is not None:
+            self.hook(self.stats, self.tally)
+
+    async def run_unit(self, unit: _Unit) -> None:
+        lineup = unit.table.lineup
+        k = len(lineup)
+        async with trio.open_nursery() as nursery:
+            sessions: list[Any] = [None] * k
+            try:
+                for g in unit.games:
+                    r = g.rotation
+                    if self.league.reuse == "game":
+                        sessions = [None] * k
+                    for j in range(k):
+                        if sessions[j] is not None and not sessions[j].alive:
+                            await sessions[j].close()
+                            sessions[j] = None
+                        if sessions[j] is None:
+                            sessions[j] = await _start(self.league, lineup[j], nursery)
+                    bots = [sessions[(s + r) % k] for s in range(k)]
+                    try:
+                        await self._play(g, bots)
+                    finally:
+                        if self.league.reuse == "game":
+                            await _close_all(sessions)
+            finally:
+                await _close_all(sessions)
+                nursery.cancel_scope.cancel()
+
+
+async def run_league(league: League, ledger: Ledger, *, hook: ProgressHook | None = None,
+                     concurrency: int | None = None) -> RunStats:
+    """Play every scheduled game missing from ``ledger``; return the run's figures.
+
+    Builds run first. Raises :class:`UserError` for build and start failures;
+    ``KeyboardInterrupt``/cancellation stop every table promptly and close all
+    bot processes (finished games stay committed).
+    """
+    done = ledger.done_ids()
+    total = sched.total_games(league)
+    stats = RunStats(total=total, done_before=len(done))
+    tally = Tally(league.name)
+    for row in ledger.rows():
+        tally.add(row)
+    if stats.done >= total:
+        return stats
+    await run_builds(league)
+    slots = concurrency or league.concurrency
+    ntables = sched.total_tables(league)
+    shards = max(1, math.ceil(slots / max(1, ntables)))
+    runner = _League(league, ledger, stats, tally, hook)
+    limiter = trio.CapacityLimiter(slots)
+    stats.started = time.monotonic()
+
+    async def unit_task(unit: _Unit, token: object) -> None:
+        try:
+            await runner.run_unit(unit)
+        finally:
+            limiter.release_on_behalf_of(token)
+
+    async with trio.open_nursery() as nursery:
+        for unit in _units(league, done, shards):
+            token = object()
+            await limiter.acquire_on_behalf_of(token)
+            nursery.start_soon(unit_task, unit, token)
+    return stats
+
+
+def write_outputs(league_out: Path, ledger: Ledger, name: str) -> dict[str, Any]:
+    """Recompute standings from the ledger (game-id order) and write
+    standings.json/.csv/.md and report.html; return the standings."""
+    from referee.league.report import write_report
+    from referee.league.standings import from_ledger, write_files
+
+    st = from_ledger(ledger, name)
+    write_files(league_out, st)
+    write_report(league_out, st)
+    return st
+
+
+def summary_json(stats: RunStats) -> str:
+    return json.dumps({"total": stats.total, "done": stats.done, "played": stats.played, "faults": stats.faults})
