@@ -203,23 +203,37 @@ class AskRules:
             stock=stock, first=first, min_players=lo, max_players=hi,
         )
 
-    def new_game(self, players: int, *, seed: int | None = None, deal: Deal | None = None) -> "AskGame":
+    def new_game(
+        self, players: int, *, seed: int | None = None, deal: Deal | None = None,
+        dealer: int | None = None, tiebreak: bool = False,
+    ) -> "AskGame":
         """Start a game for ``players`` seats.
 
         With ``deal`` the hands, stock and dealer are given (``seed`` then only
         seeds the fallback player; default 0). Otherwise the deal comes from
         ``seed`` (a fresh random seed when ``None``; see :attr:`AskGame.seed`).
+        ``dealer`` (seeded deals only; used by matches, where the deal passes
+        clockwise) replaces the dealer drawn from the seed; the shuffle is the
+        same either way. ``tiebreak=True`` allows a table below the variant's
+        minimum (down to 2 seats) for a match's tie-break hand.
+
         Raises :class:`RulesError` for a table size outside the variant's range
         or an invalid deal (wrong number of hands, unknown, duplicated or
         missing cards, wrong stock size, dealer out of range).
         """
         if not _is_int(players):
             raise RulesError(f"the number of players must be a whole number, not {players!r}")
-        if not self.min_players <= players <= self.max_players:
+        lo = 2 if tiebreak else self.min_players
+        if not lo <= players <= self.max_players:
             raise RulesError(
-                f"{self.name} is for {self.min_players}-{self.max_players} players, not {players}"
+                f"{self.name} is for {lo}-{self.max_players} players, not {players}"
             )
-        return AskGame(self, players, seed=seed, deal=deal)
+        if dealer is not None:
+            if deal is not None:
+                raise RulesError("give either an explicit deal (which names its dealer) or a dealer, not both")
+            if not _is_int(dealer) or not 0 <= dealer < players:
+                raise RulesError(f"dealer {dealer!r} is not a seat of this {players}-seat table (0..{players - 1})")
+        return AskGame(self, players, seed=seed, deal=deal, dealer=dealer)
 
 
 def _is_int(x: Any) -> bool:
@@ -350,7 +364,10 @@ class AskGame(GameState):
         "_laid_by", "_nlaid", "_stock", "_turn", "_initial",
     )
 
-    def __init__(self, rules: AskRules, players: int, *, seed: int | None = None, deal: Deal | None = None) -> None:
+    def __init__(
+        self, rules: AskRules, players: int, *, seed: int | None = None, deal: Deal | None = None,
+        dealer: int | None = None,
+    ) -> None:
         t = rules._t
         n = players
         self._rules = rules
@@ -374,7 +391,9 @@ class AskGame(GameState):
                 raise RulesError(f"a seed must be a whole number, not {seed!r}")
             self.seed = seed
             rng = Rng(seed)
-            dealer = rng.below(n)
+            drawn = rng.below(n)
+            if dealer is None:
+                dealer = drawn
             deck = list(range(t.D))
             rng.shuffle(deck)
             dealt = t.D - t.stock
@@ -414,6 +433,26 @@ class AskGame(GameState):
     @property
     def rules(self) -> AskRules:
         return self._rules
+
+    def clone(self) -> "AskGame":
+        """An independent copy of this game (for search and tests)."""
+        g = object.__new__(AskGame)
+        g._rules = self._rules
+        g._t = self._t
+        g.n = self.n
+        g.seed = self.seed
+        g.dealer = self.dealer
+        g._held = [list(h) for h in self._held]
+        g._counts = list(self._counts)
+        g._nfam = list(self._nfam)
+        g._nonempty = self._nonempty
+        g._owner = list(self._owner)
+        g._laid_by = [list(x) for x in self._laid_by]
+        g._nlaid = self._nlaid
+        g._stock = list(self._stock)
+        g._turn = self._turn
+        g._initial = self._initial
+        return g
 
     def fallback_rng(self) -> Rng:
         """The fallback player's generator: ``Rng(derive(seed, "fallback"))``."""

@@ -1,0 +1,212 @@
+"""Matches of several hands: ``single``, ``fixed`` (N hands, totals add) and
+``race`` (hands until a seat reaches a target total).
+
+Pure bookkeeping: no I/O, no trio. The runtime drives a :class:`Match` like
+this::
+
+    match = Match(rules, players, fmt, seed)
+    while (hand := match.next_hand()) is not None:
+        game = match.new_game(hand)         # hand.seats[i] plays the hand's seat i
+        ... play game ...
+        match.record(game.scores())          # per hand seat
+    match.scores(), match.ranks(), match.win_shares()
+
+Rules of the bookkeeping (``docs/RULES.md``):
+
+* Hand ``h`` (0-based) uses seed ``derive(seed, f"hand:{h}")``, except a
+  ``single`` match, whose one hand is exactly the plain game of ``seed`` (same
+  seed, same dealer).
+* The first hand's dealer is ``dealer`` if given, else ``Rng(seed).below(players)``
+  (the dealer a plain game of ``seed`` would have). The deal passes one seat
+  clockwise each hand: hand ``h``'s dealer is match seat ``(first + h) % players``;
+  in a tie-break hand where that seat does not play, the next playing seat
+  clockwise from it deals.
+* ``fixed``: exactly ``hands`` hands; totals add; equal best totals share.
+* ``race``: hands until some seat's total reaches ``target``. If several
+  seats reach the best total in the same hand, only those seats play further
+  hands (a smaller table, seats renumbered in clockwise order, even below the
+  variant's minimum size) until one of them leads. After ``max_hands`` hands
+  in all the match stops and the seats with the best total share the win.
+
+Errors: invalid formats and misuse (recording without a pending hand, a score
+list of the wrong length) raise :class:`RulesError` with a clear message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from .base import GameState, RulesError, ranks_from_scores, win_shares
+from .rng import Rng, derive
+
+__all__ = ["HandSpec", "Match", "MatchFormat"]
+
+_KINDS = ("single", "fixed", "race")
+
+
+@dataclass(frozen=True)
+class MatchFormat:
+    """How many hands a match has: ``kind`` ``"single"``, ``"fixed"`` (``hands``)
+    or ``"race"`` (``target``, at most ``max_hands`` hands).
+
+    Raises :class:`RulesError` for an unknown kind or out-of-range numbers.
+    """
+
+    kind: str = "single"
+    hands: int = 1
+    target: int = 0
+    max_hands: int = 50
+
+    def __post_init__(self) -> None:
+        if self.kind not in _KINDS:
+            raise RulesError(f"unknown match kind {self.kind!r}; use single, fixed or race")
+        for key in ("hands", "target", "max_hands"):
+            v = getattr(self, key)
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise RulesError(f"match {key} must be a whole number, not {v!r}")
+        if self.kind == "single" and self.hands != 1:
+            raise RulesError("a single match has exactly 1 hand; use kind = \"fixed\" for several")
+        if self.kind == "fixed" and self.hands < 1:
+            raise RulesError(f"a fixed match needs at least 1 hand, not {self.hands}")
+        if self.kind == "race" and self.target < 1:
+            raise RulesError(f"a race match needs a target total of at least 1, not {self.target}")
+        if self.max_hands < 1:
+            raise RulesError(f"max_hands must be at least 1, not {self.max_hands}")
+
+    @classmethod
+    def from_params(cls, params: str | Mapping[str, Any] | None) -> "MatchFormat":
+        """From ``"single"``/``None`` or a mapping such as ``{"kind": "race", "target": 10}``."""
+        if params is None or params == "single":
+            return cls()
+        if isinstance(params, str):
+            raise RulesError(f"unknown match format {params!r}; use \"single\" or a table with kind, hands, target")
+        unknown = set(params) - {"kind", "hands", "target", "max_hands"}
+        if unknown:
+            raise RulesError(
+                f"unknown match key(s) {', '.join(sorted(unknown))}; allowed: kind, hands, target, max_hands"
+            )
+        return cls(**{k: v for k, v in params.items() if v is not None})
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "hands": self.hands, "target": self.target, "max_hands": self.max_hands}
+
+
+SINGLE = MatchFormat()
+
+
+@dataclass(frozen=True)
+class HandSpec:
+    """One hand to play: ``index`` (0-based), ``seats`` (the match seats that
+    play, clockwise; the hand's seat ``i`` is match seat ``seats[i]``),
+    ``dealer`` (in the hand's seat numbering), ``seed``, and ``tiebreak``."""
+
+    index: int
+    seats: tuple[int, ...]
+    dealer: int
+    seed: int
+    tiebreak: bool = False
+
+
+class Match:
+    """The state of one match. See the module docstring for the rules.
+
+    Raises :class:`RulesError` for a table size the variant does not allow,
+    a dealer that is not a seat, or a several-hand format for chickens (a
+    chickens game already plays one round per player).
+    """
+
+    def __init__(
+        self, rules: Any, players: int, fmt: MatchFormat | None = None, seed: int = 0,
+        dealer: int | None = None,
+    ) -> None:
+        fmt = SINGLE if fmt is None else fmt
+        if not isinstance(players, int) or isinstance(players, bool) or not (
+            rules.min_players <= players <= rules.max_players
+        ):
+            raise RulesError(f"{rules.name} is for {rules.min_players}-{rules.max_players} players, not {players!r}")
+        if fmt.kind != "single" and rules.kind != "ask":
+            raise RulesError(
+                f"{fmt.kind} matches are for the ask variants; {rules.name} plays single games "
+                "(a chickens game already has one round per player)"
+            )
+        if dealer is not None and (not isinstance(dealer, int) or not 0 <= dealer < players):
+            raise RulesError(f"match dealer {dealer!r} is not a seat of this {players}-seat table")
+        self.rules = rules
+        self.players = players
+        self.fmt = fmt
+        self.seed = seed
+        self.first_dealer = Rng(seed).below(players) if dealer is None else dealer
+        self.totals: list[int] = [0] * players
+        self.hands_played = 0
+        self.finished = False
+        self._seats: tuple[int, ...] = tuple(range(players))  # who plays the next hand
+        self._tiebreak = False
+        self._pending: HandSpec | None = None
+
+    def next_hand(self) -> HandSpec | None:
+        """The next hand to play, or ``None`` when the match is over.
+
+        Calling it again before :meth:`record` returns the same hand.
+        """
+        if self.finished:
+            return None
+        if self._pending is not None:
+            return self._pending
+        h = self.hands_played
+        seats = self._seats
+        match_dealer = (self.first_dealer + h) % self.players
+        while match_dealer not in seats:
+            match_dealer = (match_dealer + 1) % self.players
+        seed = self.seed if self.fmt.kind == "single" else derive(self.seed, f"hand:{h}")
+        self._pending = HandSpec(h, seats, seats.index(match_dealer), seed, self._tiebreak)
+        return self._pending
+
+    def new_game(self, hand: HandSpec) -> GameState:
+        """A fresh game for ``hand`` (its seed, its dealer, its table size)."""
+        if self.rules.kind != "ask":
+            return self.rules.new_game(len(hand.seats), seed=hand.seed)
+        return self.rules.new_game(len(hand.seats), seed=hand.seed, dealer=hand.dealer, tiebreak=hand.tiebreak)
+
+    def record(self, hand_scores: Sequence[int]) -> None:
+        """Record the pending hand's scores (one per hand seat) and decide what
+        comes next. Raises :class:`RulesError` without a pending hand or for a
+        score list of the wrong length."""
+        hand = self._pending
+        if hand is None:
+            raise RulesError("no hand is pending: call next_hand() before record()")
+        if len(hand_scores) != len(hand.seats):
+            raise RulesError(f"hand {hand.index} has {len(hand.seats)} seats but {len(hand_scores)} scores were given")
+        for i, s in enumerate(hand.seats):
+            self.totals[s] += hand_scores[i]
+        self._pending = None
+        self.hands_played += 1
+        fmt = self.fmt
+        if fmt.kind == "single":
+            self.finished = True
+        elif fmt.kind == "fixed":
+            self.finished = self.hands_played >= fmt.hands
+        else:
+            playing = hand.seats
+            best = max(self.totals[s] for s in playing)
+            if best >= fmt.target:
+                leaders = tuple(s for s in playing if self.totals[s] == best)
+                if len(leaders) == 1:
+                    self.finished = True
+                else:
+                    self._seats = leaders
+                    self._tiebreak = True
+            if self.hands_played >= fmt.max_hands:
+                self.finished = True
+
+    def scores(self) -> list[int]:
+        """Totals per match seat."""
+        return list(self.totals)
+
+    def ranks(self) -> list[int]:
+        """Competition ranks of the totals (1-based, ties share)."""
+        return ranks_from_scores(self.totals)
+
+    def win_shares(self) -> list[float]:
+        """1/k of a win to each of the k seats with the best total."""
+        return win_shares(self.totals)
