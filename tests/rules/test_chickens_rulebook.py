@@ -80,3 +80,18 @@ def test_rude_guest_example() -> None:
                 assert [g.hand(s) for s in range(3)] == before
                 return
     raise AssertionError("no deal with a rude ask for a held card found")
+
+
+def test_match_dealer_keeps_the_shuffle() -> None:
+    """RULES.md 5: a dealer set by the match changes who gets which card, not the shuffle."""
+    rules = get_variant("kwartet")
+    plain = rules.new_game(4, seed=9)
+    moved = rules.new_game(4, seed=9, dealer=(plain.dealer + 1) % 4)
+    assert [plain.hand(s) for s in range(4)] == [moved.hand((s + 1) % 4) for s in range(4)]
+
+
+def test_chickens_plays_single_matches_only() -> None:
+    from referee.rules.match import Match, MatchFormat
+
+    with pytest.raises(RulesError, match="single"):
+        Match(get_variant("chickens"), 4, MatchFormat(kind="fixed", hands=2), seed=1)
