@@ -318,6 +318,9 @@ def _explain(exc: msgspec.ValidationError) -> str:
         close = difflib.get_close_matches(m["key"], valid, n=1, cutoff=0.5)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         where = f"{path}: " if path else ""
+        if path and not close and m["key"] in LeagueConfig.__struct_fields__:
+            hint = (f" ('{m['key']}' is a top-level key: in TOML, put top-level keys before the first "
+                    "[table] or [[table]] header)")
         return f"{where}unknown key '{m['key']}'{hint}; valid keys here: {', '.join(valid)}"
     m = _MISSING_RE.match(text)
     if m:

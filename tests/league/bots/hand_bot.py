@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""A tiny protocol bot for league tests: plays the first legal option, and
+records what it was dealt.
+
+If HAND_LOG is set, every ``start`` appends one JSON line
+``{"bot": <league name>, "pid": ..., "game": ..., "seat": ..., "hand": [...]}`` to that file
+(one O_APPEND write per line, so concurrent bots never interleave).
+If PID_LOG is set, the bot appends its pid at start-up.
+It exits on ``bye`` or end of input.
+"""
+
+import json
+import os
+import sys
+
+
+def append(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def main() -> int:
+    hand_log = os.environ.get("HAND_LOG")
+    pid_log = os.environ.get("PID_LOG")
+    if pid_log:
+        append(pid_log, f"{os.getpid()}\n")
+    name = "?"
+    ask_mode = "card"
+    for line in sys.stdin:
+        msg = json.loads(line)
+        t = msg.get("type")
+        reply = None
+        if t == "hello":
+            name = msg.get("name", "?")
+            reply = {"type": "hello", "protocol": 1, "name": "hand-bot"}
+        elif t == "start":
+            ask_mode = msg.get("rules", {}).get("ask", "card")
+            if hand_log:
+                rec = {"bot": name, "pid": os.getpid(), "game": msg["game"], "seat": msg["seat"], "hand": msg["hand"]}
+                append(hand_log, json.dumps(rec) + "\n")
+        elif t == "turn":
+            decide = msg["decide"]
+            if decide == "ask":
+                key = "family" if ask_mode == "family" else "card"
+                reply = {"type": "ask", "id": msg["id"], "target": msg["targets"][0], key: msg["options"][0],
+                         "please": True}
+            else:
+                reply = {"type": decide, "id": msg["id"], "card": msg["options"][0]}
+        elif t == "bye":
+            break
+        if reply is not None:
+            sys.stdout.write(json.dumps(reply) + "\n")
+            sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

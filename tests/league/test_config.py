@@ -1,0 +1,106 @@
+"""Config errors name the key path; unknown keys suggest the closest valid key."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from referee.cli import main
+from referee.errors import UserError
+from referee.league.config import diff_canonical, load_config
+
+BOTS = """
+[[bots]]
+name = "a"
+command = ["{python}", "bot.py"]
+[[bots]]
+name = "b"
+command = "python3 bot.py"
+[[bots]]
+name = "c"
+command = ["{python}", "bot.py"]
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "x.toml"
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ('[[bots]]\nname = "a"\ncommand = 3\n[[bots]]\nname="b"\ncommand="x"\n[[bots]]\nname="c"\ncommand=["x", 1]\n',
+         "bots[0].command: expected a string or a list of strings, got an integer"),
+        (BOTS + '[[variants]]\nname = "kwartet"\ndeels = 2\n', "variants[0]: unknown key 'deels' (did you mean 'deals'?)"),
+        ('reuse = "sesion"\n' + BOTS, "reuse: invalid value 'sesion'; expected one of: session, game (did you mean 'session'?)"),
+        ('sead = 3\n' + BOTS, "unknown key 'sead' (did you mean 'seed'?)"),
+        (BOTS + '[[variants]]\nname = "kwartt"\n', "variants[0].name: unknown variant 'kwartt'"),
+        (BOTS + '[[variants]]\nname = "kwartet"\nsizes = 5\n', 'variants[0].sizes: table size 5 needs 5 bots but the config has 3; set fill = "repeat"'),
+        (BOTS + '[[variants]]\nname = "kwartet"\nsizes = 9\n', "variants[0].sizes: table size 9 is outside kwartet's 3..6 players"),
+        (BOTS + '[[variants]]\nname = "kwartet"\nmatch = { kind = "race" }\n', "variants[0].match.target: a race match needs target"),
+        (BOTS + '[[variants]]\nname = "odd"\nrules = { base = "kwartet", colour = 2 }\n', "variants[0].rules: unknown variant parameter"),
+        (BOTS + '[clock]\nmove_ms = "fast"\n', "clock.move_ms: expected an integer, got a string"),
+        (BOTS.replace('name = "b"', 'name = "a"') + '[[variants]]\nname = "kwartet"\n', "bots[1].name: duplicate bot name 'a'"),
+        ('[[bots]]\ncommand = "x"\n', "bots[0]: missing required key 'name'"),
+        (BOTS + 'seed = 4\n', "bots[2]: unknown key 'seed' ('seed' is a top-level key: in TOML, put top-level keys before"),
+        ('seed = [\n', "not valid TOML"),
+    ],
+)
+def test_config_errors_name_the_key_path(tmp_path: Path, text: str, expected: str) -> None:
+    p = write(tmp_path, text)
+    with pytest.raises(UserError) as info:
+        load_config(p)
+    assert str(info.value).startswith(f"{p}: ")
+    assert expected in str(info.value)
+
+
+def test_cli_prints_error_and_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = write(tmp_path, BOTS + '[[variants]]\nname = "kwartet"\nsizez = 3\n')
+    assert main(["plan", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {p}: variants[0]: unknown key 'sizez' (did you mean 'sizes'?)")
+    assert "Traceback" not in err
+
+
+def test_paths_and_placeholders_resolve_against_the_config_file(tmp_path: Path) -> None:
+    (tmp_path / "bots").mkdir()
+    p = write(tmp_path, """
+        out = "results"
+        [[bots]]
+        name = "a"
+        command = ["{python}", "{config_dir}/bot.py"]
+        cwd = "bots"
+        env = { LEVEL = "3" }
+        [[bots]]
+        name = "b"
+        command = "{python} bot.py"
+        [[bots]]
+        name = "c"
+        command = "x"
+        [[variants]]
+        name = "kwartet"
+    """)
+    league = load_config(p)
+    import sys
+
+    assert league.bots[0].command == [sys.executable, f"{tmp_path}/bot.py"]
+    assert league.bots[0].cwd == str(tmp_path / "bots")
+    assert league.bots[0].env is not None and league.bots[0].env["LEVEL"] == "3"
+    assert league.bots[1].cwd == str(tmp_path)
+    assert league.bots[1].env is None
+    assert league.out == tmp_path / "results"
+    assert league.variants[0].sizes == (3,)  # 3 bots, no fill: only 3-seat tables
+    assert load_config(p, out="elsewhere").out == Path("elsewhere").resolve()
+
+
+def test_canonical_diff_names_changed_keys() -> None:
+    old = {"seed": 1, "bots": [{"name": "a", "command": ["x"]}], "clock": {"move_ms": 1000}}
+    new = {"seed": 2, "bots": [{"name": "a", "command": ["y"]}, {"name": "b"}], "clock": {"move_ms": 1000}}
+    lines = diff_canonical(old, new)
+    assert 'seed: was 1, now 2' in lines
+    assert 'bots[0].command: was ["x"], now ["y"]' in lines
+    assert any(line.startswith("bots[1]: added") for line in lines)
