@@ -225,16 +225,18 @@ class ChickensGame(GameState):
     def legal_actions(self, seat: int) -> list[Any]:
         """Plays of every card in hand, or takes of every distinct noble in the
         centre (canonical order); ``[]`` if ``seat`` is not to decide now."""
-        return [Take(c) if self._taker >= 0 else Play(c) for c in self._options(seat)]
+        table = _TAKES if self._taker >= 0 else _PLAYS
+        return [table[c] for c in self._options(seat)]
 
     def random_action(self, seat: int, rng: Rng) -> Any:
         """A uniformly random legal action (one ``rng.below`` draw over
         :meth:`legal_actions`). Raises :class:`IllegalAction` if ``seat`` has
         nothing to decide now."""
-        actions = self.legal_actions(seat)
-        if not actions:
+        options = self._options(seat)
+        if not options:
             raise IllegalAction(self._not_yours(seat))
-        return actions[rng.below(len(actions))]
+        card = options[rng.below(len(options))]
+        return _TAKES[card] if self._taker >= 0 else _PLAYS[card]
 
     def apply(self, seat: int, action: Any) -> list[Event]:
         """Apply a play or a take of ``seat``; return the events it produced.
@@ -429,9 +431,18 @@ def _clockwise(start: int, n: int) -> list[int]:
     return [(start + k) % n for k in range(n)]
 
 
+#: card names per hand bit mask, and their counts (all 256 masks, built once)
+_MASK_NAMES: tuple[tuple[str, ...], ...] = tuple(
+    tuple(CARDS[i] for i in range(len(CARDS)) if mask >> i & 1) for mask in range(1 << len(CARDS))
+)
+_MASK_COUNT: tuple[int, ...] = tuple(len(names) for names in _MASK_NAMES)
+_PLAYS: dict[str, Play] = {c: Play(c) for c in CARDS}
+_TAKES: dict[str, Take] = {c: Take(c) for c in NOBLES}
+
+
 def _names(mask: int) -> list[str]:
-    return [CARDS[i] for i in range(len(CARDS)) if mask >> i & 1]
+    return list(_MASK_NAMES[mask])
 
 
 def _popcount(mask: int) -> int:
-    return bin(mask).count("1")
+    return _MASK_COUNT[mask]
