@@ -542,3 +542,13 @@ class Bot:
             log(f"sdk: your {fn.__name__}() raised; answering with a random legal move instead:\n"
                 f"{traceback.format_exc()}")
             return None
+
+
+if __name__ == "__main__":
+    # `python protocol/sdk.py` runs the SDK's default bot (uniformly random legal moves);
+    # `referee check-bot` uses it as the instant opponent in the other seats.
+    class InstantBot(Bot):
+        name = "InstantBot"
+        version = "1"
+
+    sys.exit(InstantBot(int(sys.argv[1]) if len(sys.argv) > 1 else None).run())

@@ -1,0 +1,96 @@
+"""``referee check-bot [--name N] -- COMMAND...``: is this bot ready for a league?
+
+Runs :func:`referee.checkbot.check_bot` and prints a checklist: one pass/fail
+line per check, and under each failure the fix. Exit status 0 when every check
+passes, 1 when any fails, 2 for bad usage (no command, bad option values).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import trio
+from rich.console import Console
+from rich.markup import escape
+
+from referee.checkbot import check_bot, parse_command
+from referee.errors import UserError
+
+EPILOG = """examples:
+  referee check-bot -- python sample_bots/random_bot.py
+  referee check-bot --name js -- node sample_bots/js_bot.js
+  referee check-bot -- ./c_bot
+  referee check-bot -- "cd mybot && ./run.sh"     (one quoted word: run by /bin/sh)
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "check-bot", help="put a bot through the handshake, every variant and the malformed-situation probes",
+        description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--name", default="candidate", help="the bot's name in the games (default: candidate)")
+    p.add_argument("--cwd", default=None, help="working directory to start the bot in")
+    p.add_argument("--move-ms", type=int, default=1000, help="time limit per decision (default 1000)")
+    p.add_argument("--startup-ms", type=int, default=10000, help="time limit for the hello reply (default 10000)")
+    p.add_argument("--grace-ms", type=int, default=500,
+                   help="how long the bot may take to exit after bye (default 500, as in a league)")
+    p.add_argument("--variant", action="append", default=None, metavar="NAME",
+                   help="check only this variant (repeatable; default: every preset and two custom variants)")
+    p.add_argument("--log-dir", default=None, help="keep the game logs here (default: a temporary directory)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="the bot's command, after --")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    command = parse_command(args.command)
+    for opt in ("move_ms", "startup_ms", "grace_ms"):
+        if getattr(args, opt) <= 0:
+            raise UserError(f"--{opt.replace('_', '-')} must be a positive number of milliseconds")
+    console = Console(highlight=False, soft_wrap=True)
+    err = Console(stderr=True, highlight=False)
+    status = err.status("check-bot: starting", spinner="dots") if err.is_terminal and not args.json else None
+
+    def progress(text: str) -> None:
+        if status is not None:
+            status.update(f"check-bot: {escape(text)}")
+
+    async def go(log_dir: Path):
+        return await check_bot(command, name=args.name, cwd=args.cwd, move_ms=args.move_ms,
+                               startup_ms=args.startup_ms, grace_ms=args.grace_ms, variants=args.variant,
+                               log_dir=log_dir, progress=progress)
+
+    with tempfile.TemporaryDirectory(prefix="checkbot-") as tmp:
+        log_dir = Path(args.log_dir) if args.log_dir else Path(tmp)
+        if args.log_dir:
+            log_dir.mkdir(parents=True, exist_ok=True)
+        if status is not None:
+            with status:
+                report = trio.run(go, log_dir)
+        else:
+            report = trio.run(go, log_dir)
+    if args.json:
+        json.dump(report.to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0 if report.ok else 1
+    shown = command if isinstance(command, str) else " ".join(command)
+    console.print(f"check-bot: {escape(shown)}")
+    for check in report.checks:
+        mark = "[green]PASS[/green]" if check.ok else "[bold red]FAIL[/bold red]"
+        console.print(f"  {mark} {escape(check.name)}: {escape(check.detail)}")
+        if check.fix:
+            console.print(f"       [yellow]fix:[/yellow] {escape(check.fix)}")
+    failed = sum(1 for c in report.checks if not c.ok)
+    if report.bot_name is None:
+        console.print("  [bold red]FAIL[/bold red] everything else: not run until the handshake works")
+    if report.ok:
+        console.print(f"[green]all {len(report.checks)} checks passed[/green] in {report.seconds:.1f} s: "
+                      f"{escape(report.bot_name or '')} is ready for a league")
+        return 0
+    console.print(f"[bold red]{failed} of {len(report.checks)} checks failed[/bold red]: fix the lines marked FAIL "
+                  "and run check-bot again")
+    return 1
