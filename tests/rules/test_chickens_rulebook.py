@@ -95,3 +95,18 @@ def test_chickens_plays_single_matches_only() -> None:
 
     with pytest.raises(RulesError, match="single"):
         Match(get_variant("chickens"), 4, MatchFormat(kind="fixed", hands=2), seed=1)
+
+
+def test_custom_variant_config_examples_are_valid() -> None:
+    import tomllib
+
+    text = RULEBOOK.read_text()
+    block = re.search(r"```toml\n(.*?)```", text, re.S)
+    assert block, "the custom-variant config example is missing from docs/RULES.md"
+    variants = tomllib.loads(block.group(1))["variants"]
+    assert len(variants) >= 3
+    for v in variants:
+        rules = get_variant({**v["rules"], "name": v["name"]})
+        lo = min(v.get("sizes", [rules.min_players]))
+        game = rules.new_game(lo, seed=3)
+        assert game.rules.name == v["name"]
