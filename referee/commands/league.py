@@ -216,10 +216,8 @@ class _Live:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    import trio
-
     from referee.league.config import load_config
-    from referee.league.runner import new_out_dir, open_ledger, run_league, write_outputs
+    from referee.league.runner import new_out_dir, open_ledger, play, write_outputs
 
     league = load_config(args.config, out=args.out)
     if args.concurrency is not None and args.concurrency < 1:
@@ -241,9 +239,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         if live is not None:
             with live:
-                stats = trio.run(lambda: run_league(league, ledger, hook=hook, concurrency=args.concurrency))
+                stats = play(league, ledger, hook=hook, concurrency=args.concurrency)
         else:
-            stats = trio.run(lambda: run_league(league, ledger, hook=hook, concurrency=args.concurrency))
+            stats = play(league, ledger, hook=hook, concurrency=args.concurrency)
     except KeyboardInterrupt:
         n = ledger.count()
         ledger.close()

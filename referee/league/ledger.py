@@ -39,7 +39,7 @@ CREATE TABLE IF NOT EXISTS games (
     tbl       INTEGER NOT NULL,
     deal      INTEGER NOT NULL,
     rotation  INTEGER NOT NULL,
-    seed      INTEGER,
+    seed      TEXT,               -- 64-bit unsigned, as decimal text
     bots      TEXT NOT NULL,      -- JSON: bot name per seat
     scores    TEXT NOT NULL,      -- JSON: per seat
     ranks     TEXT NOT NULL,
@@ -155,7 +155,7 @@ class Ledger:
             self.db.execute(
                 "INSERT INTO games VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
-                    row.game_id, row.variant, row.size, row.table, row.deal, row.rotation, row.seed,
+                    row.game_id, row.variant, row.size, row.table, row.deal, row.rotation, None if row.seed is None else str(row.seed),
                     json.dumps(row.bots), json.dumps(row.scores), json.dumps(row.ranks),
                     json.dumps(row.win_shares), json.dumps(row.forfeits), json.dumps(row.faults),
                     json.dumps(row.think), row.log_path, row.reason, row.wall_ms, row.finished or time.time(),
@@ -171,7 +171,7 @@ class Ledger:
         cur = self.db.execute("SELECT * FROM games ORDER BY game_id")
         for r in cur:
             yield GameRow(
-                game_id=r[0], variant=r[1], size=r[2], table=r[3], deal=r[4], rotation=r[5], seed=r[6],
+                game_id=r[0], variant=r[1], size=r[2], table=r[3], deal=r[4], rotation=r[5], seed=None if r[6] is None else int(r[6]),
                 bots=json.loads(r[7]), scores=json.loads(r[8]), ranks=json.loads(r[9]),
                 win_shares=json.loads(r[10]), forfeits=json.loads(r[11]), faults=json.loads(r[12]),
                 think=json.loads(r[13]), log_path=r[14], reason=r[15], wall_ms=r[16], finished=r[17],

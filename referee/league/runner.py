@@ -341,6 +341,43 @@ async def run_league(league: League, ledger: Ledger, *, hook: ProgressHook | Non
     return stats
 
 
+def leaves(exc: BaseException) -> list[BaseException]:
+    """The non-group exceptions inside a (possibly nested) exception group."""
+    if isinstance(exc, BaseExceptionGroup):
+        out: list[BaseException] = []
+        for e in exc.exceptions:
+            out.extend(leaves(e))
+        return out
+    return [exc]
+
+
+def simplify(exc: BaseException) -> BaseException:
+    """The exception a user should see for a trio exception group: a
+    ``KeyboardInterrupt`` if there is one, else the first :class:`UserError`,
+    else the group itself."""
+    found = leaves(exc)
+    for e in found:
+        if isinstance(e, KeyboardInterrupt):
+            return e
+    for e in found:
+        if isinstance(e, UserError):
+            return e
+    return exc
+
+
+def play(league: League, ledger: Ledger, *, hook: ProgressHook | None = None,
+         concurrency: int | None = None) -> RunStats:
+    """Synchronous entry: ``trio.run(run_league)``, with exception groups
+    reduced to the ``KeyboardInterrupt`` or :class:`UserError` inside them."""
+    try:
+        return trio.run(lambda: run_league(league, ledger, hook=hook, concurrency=concurrency))
+    except BaseExceptionGroup as eg:
+        exc = simplify(eg)
+        if exc is eg:
+            raise
+        raise exc from None
+
+
 def write_outputs(league_out: Path, ledger: Ledger, name: str) -> dict[str, Any]:
     """Recompute standings from the ledger (game-id order) and write
     standings.json/.csv/.md and report.html; return the standings."""
