@@ -149,7 +149,8 @@ class AskRules:
         ``families`` (names, or a count: A, B, C...), ``members`` (names, or a
         count: 1, 2, 3...), ``ask``, ``miss``, ``please``, ``stock``, ``first``,
         ``players`` (``[min, max]`` or one number). Missing keys come from
-        ``base`` (default: happy-families). Raises :class:`RulesError` for
+        ``base`` (default: happy-families); an inherited maximum table size is
+        lowered to the number of cards dealt. Raises :class:`RulesError` for
         unknown keys, wrong types and invalid combinations.
         """
         if not isinstance(params, Mapping):
@@ -196,8 +197,10 @@ class AskRules:
                 raise RulesError(
                     f"variant {name!r}: 'players' must be [min, max] (e.g. [3, 6]) or one number, not {players!r}"
                 )
-        else:
+        else:  # inherited from the base, limited to what the deck can deal
             lo, hi = base.min_players, base.max_players
+            if isinstance(stock, int) and isinstance(families, tuple) and isinstance(members, tuple):
+                hi = max(lo, min(hi, len(families) * len(members) - stock))
         return cls(
             name=name, families=families, members=members, ask=ask, miss=miss, please=please,
             stock=stock, first=first, min_players=lo, max_players=hi,
