@@ -1,0 +1,444 @@
+"""The bot sandbox: how a bot process is started so that it cannot outlive,
+starve or snoop on the referee.
+
+:func:`plan_spawn` turns a :class:`~referee.runtime.spec.BotSpec` into a
+:class:`SpawnPlan` - the argv, working directory, environment and
+``preexec_fn`` to hand to :func:`trio.lowlevel.open_process` (with
+``start_new_session=True``) - and :meth:`SpawnPlan.cleanup` removes what the
+plan created once the process group is dead.
+
+What a started bot looks like (when the machine allows it)::
+
+    referee ──pipe──> watcher (python -I -S, pid W, process group W, host namespaces)
+                        └── bot (pid 1 of its own PID namespace; own network
+                            namespace when network = false; rlimits; temp cwd;
+                            scrubbed environment; PR_SET_PDEATHSIG = SIGKILL)
+                              └── anything the bot forks (same PID namespace)
+
+* The **watcher** is the process the runtime sees (its pid is the process
+  group id). It holds no pipe of the bot (its stdio is /dev/null), waits for
+  the bot and exits with the bot's status (a bot killed by signal N makes the
+  watcher die of signal N too). It also holds the read end of the referee's
+  *lifeline* pipe, whose write end only the referee holds: when the referee
+  dies in any way - even SIGKILL - the kernel closes the write end, the
+  watcher sees end-of-file at once, kills the bot and removes its working
+  directory.
+* The **bot** is PID 1 of a fresh PID namespace: when it dies, the kernel
+  kills every process left in that namespace, including children that called
+  ``setsid()`` to leave the process group. Its parent-death signal is SIGKILL,
+  so killing the watcher (``killpg`` by the runtime) kills the bot, and so the
+  whole namespace.
+* Why not simply ``PR_SET_PDEATHSIG`` on the bot? The kernel sends that
+  signal when the parent *thread* exits, and trio forks in a worker thread
+  that exits after 10 s idle: bots would be killed at random. The lifeline
+  pipe does not depend on threads.
+
+Without PID namespaces (an unprivileged user with user namespaces disabled)
+the watcher still kills the bot's process group when the referee dies, but a
+child that leaves the process group with ``setsid()`` can survive.
+``network = false`` needs a network namespace: when the machine does not
+allow one, :func:`plan_spawn` (and :func:`check_limits`) raise
+:class:`~referee.errors.UserError` saying so - the referee never silently
+runs a bot with network access that was asked to have none.
+
+Errors: :func:`plan_spawn` raises ``UserError`` for impossible requests
+(network isolation unavailable). A failure inside the child before ``exec``
+(a limit the kernel refuses) makes the child exit before the bot starts; the
+runtime reports that as the bot failing to start. Nothing here blocks on I/O
+or is cancellable; cleanup never raises.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import functools
+import os
+import re
+import resource
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from referee.errors import UserError
+
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWPID = 0x20000000
+_CLONE_NEWNET = 0x40000000
+_PR_SET_PDEATHSIG = 1
+
+#: the environment every sandboxed bot gets (plus what the config passes)
+_LANG = "C.UTF-8"
+
+_libc: Any = None
+
+
+def _libc_handle() -> Any:
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    return _libc
+
+
+# --------------------------------------------------------------------------
+# the lifeline: a pipe whose write end only the referee holds
+
+_lifeline: tuple[int, int, int] | None = None  # (owner pid, read fd, write fd)
+
+
+def lifeline_fd() -> int:
+    """The read end of this process's lifeline pipe (created on first use).
+
+    Both ends are close-on-exec: only the watcher, which dups the read end to
+    fd 3 before ``exec``, keeps a copy; the write end lives only in the referee.
+    """
+    global _lifeline
+    if _lifeline is None or _lifeline[0] != os.getpid():
+        r, w = os.pipe2(os.O_CLOEXEC)
+        _lifeline = (os.getpid(), r, w)
+    return _lifeline[1]
+
+
+# --------------------------------------------------------------------------
+# the watcher (runs as ``python -I -S -c WATCHER bot_pid workdir``)
+
+WATCHER = r"""
+import os, select, signal, sys
+pid = int(sys.argv[1]); workdir = sys.argv[2]
+def rmtree(top):
+    if not top:
+        return
+    for root, dirs, files in os.walk(top, topdown=False):
+        for name in files:
+            try: os.unlink(os.path.join(root, name))
+            except OSError: pass
+        for name in dirs:
+            p = os.path.join(root, name)
+            try:
+                if os.path.islink(p): os.unlink(p)
+                else: os.rmdir(p)
+            except OSError: pass
+    try: os.rmdir(top)
+    except OSError: pass
+referee_gone = False
+try:
+    pidfd = os.pidfd_open(pid)
+except (AttributeError, OSError):
+    pidfd = None
+if pidfd is not None:
+    p = select.poll()
+    p.register(3, select.POLLIN | select.POLLHUP)
+    p.register(pidfd, select.POLLIN)
+    while True:
+        try:
+            ready = p.poll()
+        except InterruptedError:
+            continue
+        if any(fd == 3 for fd, ev in ready):
+            referee_gone = True
+        break
+else:
+    while True:
+        r, _, _ = select.select([3], [], [], 0.25)
+        if r:
+            referee_gone = True
+            break
+        if os.waitpid(pid, os.WNOHANG)[0]:
+            os._exit(0)
+if referee_gone:
+    try: os.kill(pid, signal.SIGKILL)
+    except OSError: pass
+while True:
+    try:
+        _, status = os.waitpid(pid, 0)
+        break
+    except InterruptedError:
+        continue
+    except ChildProcessError:
+        status = 0
+        break
+rmtree(workdir)
+if referee_gone:
+    os.killpg(0, signal.SIGKILL)
+if os.WIFSIGNALED(status):
+    sig = os.WTERMSIG(status)
+    try: signal.signal(sig, signal.SIG_DFL)
+    except (OSError, ValueError): pass
+    os.kill(os.getpid(), sig)
+os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
+"""
+
+
+# --------------------------------------------------------------------------
+# what the machine allows
+
+
+def _unshare(flags: int) -> None:
+    if _libc_handle().unshare(flags) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"unshare: {os.strerror(err)}")
+
+
+def _map_ids(uid: int, gid: int) -> None:
+    """Inside a fresh user namespace: map our own uid/gid to themselves."""
+    with open("/proc/self/setgroups", "w") as f:
+        f.write("deny")
+    with open("/proc/self/uid_map", "w") as f:
+        f.write(f"{uid} {uid} 1")
+    with open("/proc/self/gid_map", "w") as f:
+        f.write(f"{gid} {gid} 1")
+
+
+def _ns_flags(network: bool, user: bool) -> int:
+    flags = _CLONE_NEWPID
+    if not network:
+        flags |= _CLONE_NEWNET
+    if user:
+        flags |= _CLONE_NEWUSER
+    return flags
+
+
+@functools.lru_cache(maxsize=None)
+def namespace_support(network: bool) -> tuple[bool, str]:
+    """Can bots get their own PID namespace (and, with ``network=False``, their
+    own network namespace)? Returns ``(ok, how_or_why)``: ``how`` is "root" or
+    "user namespace"; ``why`` is the reason it is not possible. Probed once per
+    process by starting ``/bin/true`` the way a bot would be started."""
+    if not sys.platform.startswith("linux"):
+        return False, f"namespaces need Linux (this is {sys.platform})"
+    uid, gid = os.getuid(), os.getgid()
+    errors: list[str] = []
+    for user in ((False, True) if uid == 0 else (True,)):
+        flags = _ns_flags(network, user)
+
+        def probe(flags: int = flags, user: bool = user) -> None:
+            _unshare(flags)
+            if user:
+                _map_ids(uid, gid)
+
+        try:
+            rc = subprocess.run(["/bin/true"], preexec_fn=probe, timeout=10,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL).returncode
+        except (OSError, subprocess.SubprocessError) as exc:
+            errors.append(str(exc))
+            continue
+        if rc == 0:
+            return True, "user namespace" if user else "root"
+        errors.append(f"probe exited with {rc}")
+    why = "; ".join(errors) or "unknown"
+    return False, (
+        f"this machine does not allow new {'network and ' if not network else ''}PID namespaces "
+        f"for uid {uid} ({why}); run the referee as root, or enable unprivileged user namespaces "
+        "(e.g. sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces > 0)"
+    )
+
+
+def check_limits(limits: Any, where: str = "limits") -> None:
+    """Raise :class:`UserError` if ``limits`` asks for something this machine
+    cannot do (today: ``network = false`` without network namespaces)."""
+    if limits is not None and getattr(limits, "network", True) is False:
+        ok, why = namespace_support(False)
+        if not ok:
+            raise UserError(
+                f"{where}: network = false (run bots without network access) is not possible here: {why}; "
+                "set network = true to run the bots with network access"
+            )
+
+
+# --------------------------------------------------------------------------
+# the plan
+
+
+_SHELL_WORD = re.compile(r"(?<![^\s])([A-Za-z0-9_./+@%:,-]+)(?![^\s])")
+
+
+def _absolutize(arg: str, base: str) -> str:
+    if not arg or os.path.isabs(arg) or arg.startswith("-") or arg in (".", ".."):
+        return arg
+    path = os.path.join(base, arg)
+    if ("/" in arg or "." in arg) and os.path.exists(path):
+        return os.path.normpath(path)
+    return arg
+
+
+def resolve_command(command: list[str] | str, base: str) -> list[str]:
+    """The argv to run ``command`` from another working directory: every
+    argument naming an existing file or folder relative to ``base`` (e.g.
+    ``bots/mine.py``) is made absolute. A shell string gets the same treatment
+    for its plain words and runs as ``/bin/sh -c STRING``."""
+    if isinstance(command, str):
+        fixed = _SHELL_WORD.sub(lambda m: shlex.quote(_absolutize(m.group(1), base)), command)
+        return ["/bin/sh", "-c", fixed]
+    argv = list(command)
+    return [argv[0] if "/" not in argv[0] else _absolutize(argv[0], base)] + [_absolutize(a, base) for a in argv[1:]]
+
+
+def minimal_env(extra: dict[str, str] | None, home: str) -> dict[str, str]:
+    """The scrubbed environment: ``PATH`` (the referee's), ``HOME`` and
+    ``TMPDIR`` (the bot's working directory), ``LANG``/``LC_ALL`` C.UTF-8, then
+    ``extra`` (what the config passes) on top."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        "HOME": home,
+        "TMPDIR": home,
+        "LANG": _LANG,
+        "LC_ALL": _LANG,
+        "PYTHONUNBUFFERED": "1",
+    }
+    if extra:
+        env.update(extra)
+    return env
+
+
+@dataclass
+class SpawnPlan:
+    """Arguments for ``open_process`` and the clean-up owed afterwards."""
+
+    argv: list[str]
+    cwd: str | None
+    env: dict[str, str] | None
+    preexec: Callable[[], None] | None
+    workdir: str | None = None            # temporary directory this plan created
+    namespaces: str = "none"              # "pid", "pid+net" or "none"
+    notes: list[str] = field(default_factory=list)
+
+    def cleanup(self) -> None:
+        """Remove the temporary working directory (after the process group is
+        dead). Never raises; safe to call twice."""
+        if self.workdir is not None:
+            _force_rmtree(self.workdir)
+            self.workdir = None
+
+
+def _force_rmtree(path: str) -> None:
+    def onerror(func: Any, p: str, exc: Any) -> None:
+        try:
+            os.chmod(os.path.dirname(p), 0o700)
+            os.chmod(p, 0o700)
+            func(p)
+        except OSError:
+            pass
+
+    shutil.rmtree(path, onerror=onerror)
+
+
+def plan_spawn(spec: Any) -> SpawnPlan:
+    """How to start the bot of ``spec`` (a ``BotSpec``) in its sandbox.
+
+    With ``spec.limits`` None the defaults of
+    :class:`~referee.runtime.limits.ResourceLimits` apply. Creates the
+    temporary working directory (when asked for); the caller must call
+    :meth:`SpawnPlan.cleanup` once the process is gone, also when the start
+    fails. Raises :class:`UserError` for impossible requests.
+    """
+    from .limits import ResourceLimits
+
+    limits = spec.limits if spec.limits is not None else ResourceLimits()
+    if not limits.sandbox:
+        argv = spec.argv() if hasattr(spec, "argv") else resolve_command(spec.command, os.getcwd())
+        return SpawnPlan(argv=argv, cwd=spec.cwd, env=spec.env, preexec=_rlimits_only(limits.pairs()))
+    check_limits(limits, f"bot {spec.name!r}: limits")
+    base = os.path.abspath(spec.cwd) if spec.cwd else os.getcwd()
+    workdir = None
+    if limits.temp_workdir:
+        workdir = tempfile.mkdtemp(prefix=f"referee-bot-{re.sub(r'[^A-Za-z0-9_.-]', '_', spec.name)[:40]}-")
+        cwd = workdir
+        argv = resolve_command(spec.command, base)
+    else:
+        cwd = base
+        argv = spec.argv() if hasattr(spec, "argv") else resolve_command(spec.command, base)
+    if limits.clean_env:
+        env = minimal_env(spec.env, cwd)
+        env.setdefault("REFEREE_BOT_DIR", base)
+    else:
+        env = dict(os.environ) if spec.env is None else dict(spec.env)
+    ok, how = namespace_support(limits.network)
+    use_ns = ok and limits.pid_namespace
+    flags = _ns_flags(limits.network, how == "user namespace") if use_ns else 0
+    plan = SpawnPlan(
+        argv=argv, cwd=cwd, env=env, workdir=workdir,
+        preexec=_sandbox_preexec(limits.pairs(), flags, lifeline_fd(), workdir or ""),
+        namespaces=("pid" + ("" if limits.network else "+net")) if use_ns else "none",
+    )
+    if not use_ns:
+        plan.notes.append("no PID namespace: " + (how if not ok else "disabled by limits"))
+    return plan
+
+
+def _rlimits_only(pairs: list[tuple[int, int]]) -> Callable[[], None] | None:
+    if not pairs:
+        return None
+
+    def apply() -> None:
+        for which, value in pairs:
+            resource.setrlimit(which, (value, value))
+
+    return apply
+
+
+def _sandbox_preexec(pairs: list[tuple[int, int]], flags: int, lifeline: int, workdir: str) -> Callable[[], None]:
+    """The ``preexec_fn``: runs in the forked child, before ``exec``.
+
+    1. enter new namespaces (``unshare``), 2. fork: the child (PID 1 of the
+    new PID namespace) sets its parent-death signal and rlimits and returns
+    to ``exec`` the bot; the parent becomes the watcher (``exec`` of
+    ``python -I -S -c WATCHER``) and never returns.
+    """
+    uid, gid = os.getuid(), os.getgid()
+    python = sys.executable
+    libc = _libc_handle()
+
+    def preexec() -> None:
+        if flags:
+            _unshare(flags)
+            if flags & _CLONE_NEWUSER:
+                _map_ids(uid, gid)
+        pid = os.fork()
+        if pid == 0:
+            # the bot: dies with the watcher; limits apply to it and its children
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            for which, value in pairs:
+                try:
+                    resource.setrlimit(which, (value, value))
+                except (ValueError, OSError):
+                    # cannot raise a hard limit: keep the lower inherited one
+                    soft, hard = resource.getrlimit(which)
+                    if hard == resource.RLIM_INFINITY or value < hard:
+                        raise
+            return
+        # the watcher: no pipes of the bot, only the lifeline as fd 3
+        try:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            os.dup2(lifeline, 3)
+            os.closerange(4, 1 << 16)
+            os.execv(python, [python, "-I", "-S", "-c", WATCHER, str(pid), workdir])
+        finally:
+            # exec failed: do not leave an unwatched bot behind
+            try:
+                os.kill(pid, signal.SIGKILL)
+            finally:
+                os._exit(127)
+
+    return preexec
+
+
+def process_alive(pid: int) -> bool:
+    """True if ``pid`` exists and is not a zombie (Linux ``/proc``)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return False
+    return data[data.rfind(b")") + 2 : data.rfind(b")") + 3] != b"Z"
+
+
+_ = errno  # kept for callers matching errno values
