@@ -69,8 +69,8 @@ FIXES = {
     "stale": "echo the id of the turn you are answering, and answer each turn exactly once",
     "timeout": "answer each turn within move_ms, and flush stdout after every line "
                "(Python: print(..., flush=True); C: fflush(stdout))",
-    "crash": "the bot exited or closed stdout in the middle of a game; read its stderr below and keep "
-             "reading stdin until bye or end of input",
+    "crash": "the bot must not exit or close stdout before bye: read its stderr (shown above) for the "
+             "reason, and keep reading stdin until bye or end of input",
 }
 
 
@@ -175,7 +175,7 @@ class RawBot:
         try:
             await self.proc.stdin.send_all(json.dumps(msg, separators=(",", ":")).encode() + b"\n")
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            raise _ProbeFailure(f"the bot closed its stdin (exited?) before a {msg.get('type')!r} message"
+            raise _ProbeFailure(f"the bot closed its stdin (exited?) before the referee's {msg.get('type')!r} message"
                                 + self._stderr_hint(), FIXES["crash"]) from None
 
     async def read_line(self, timeout_s: float) -> bytes | None:
@@ -331,6 +331,24 @@ async def _handshake(bot: RawBot, report: Report, startup_s: float) -> bool:
     return True
 
 
+def _gone(bot: RawBot, report: Report, name: str) -> bool:
+    """True (and a "not run" line) when an earlier probe left the bot dead."""
+    if bot.eof or bot.proc.poll() is not None:
+        report.add(name, False, "not run: the bot is no longer running (see the failure above)",
+                   "fix the failure above first")
+        return True
+    return False
+
+
+async def _drain(bot: RawBot) -> None:
+    """Skip leftover lines of a failed probe (until 0.1 s of quiet)."""
+    try:
+        while await bot.read_line(0.1) is not None:
+            pass
+    except _ProbeFailure:
+        pass
+
+
 async def _probes(bot: RawBot, report: Report, move_s: float, grace_s: float) -> None:
     rules = get_variant("kwartet")
     game = rules.new_game(4, seed=20240601)
@@ -362,6 +380,9 @@ async def _probes(bot: RawBot, report: Report, move_s: float, grace_s: float) ->
     except _ProbeFailure as exc:
         report.add("probe: legal reply with the turn's id", False, exc.detail, exc.fix)
     # after an error: the next turn (a new id, same situation) is answered
+    if _gone(bot, report, "probe: keeps going after an error"):
+        return
+    await _drain(bot)
     try:
         await bot.send({"type": "error", "game": gid, "id": 1, "fault": "illegal",
                         "detail": "check-bot probe: pretend your reply was illegal; keep going"})
@@ -374,6 +395,9 @@ async def _probes(bot: RawBot, report: Report, move_s: float, grace_s: float) ->
         report.add("probe: keeps going after an error", False, exc.detail,
                    "an error message needs no answer: log it to stderr and keep reading; " + exc.fix)
     # current id: a timeout error, then a new turn: the last reply must carry the new id
+    if _gone(bot, report, "probe: answers only with the current id"):
+        return
+    await _drain(bot)
     try:
         turn3 = _turn_msg(gid, game, seat, 3)
         await bot.send(turn3)
@@ -397,6 +421,9 @@ async def _probes(bot: RawBot, report: Report, move_s: float, grace_s: float) ->
     except _ProbeFailure as exc:
         report.add("probe: answers only with the current id", False, exc.detail, exc.fix)
     # end: no reply expected; then bye with stdin left open
+    if _gone(bot, report, "probe: exits on bye"):
+        return
+    await _drain(bot)
     try:
         await bot.send({"type": "end", "game": gid, "scores": [0, 0, 0, 0], "ranks": [1, 1, 1, 1],
                         "reason": "aborted", "detail": "check-bot probe"})
@@ -438,8 +465,8 @@ def _describe_faults(faults: Sequence[Any], seat: int, tail: str) -> tuple[str, 
     if len(mine) > 1:
         detail += f" (+{len(mine) - 1} more)"
     fix = FIXES.get(first.fault, "see docs/PROTOCOL.md")
-    if first.fault == "crash" and tail:
-        fix += f"; stderr ends: {tail[-300:]!r}"
+    if first.fault == "crash" and tail and "stderr" not in detail:
+        detail += f"; its stderr ends: {tail.strip()[-300:]!r}"
     return detail, fix
 
 
