@@ -350,6 +350,10 @@ async def _drain(bot: RawBot) -> None:
 
 
 async def _probes(bot: RawBot, report: Report, move_s: float, grace_s: float) -> None:
+    async def drain_after_failure() -> None:
+        if not all(c.ok for c in report.checks):
+            await _drain(bot)
+
     rules = get_variant("kwartet")
     game = rules.new_game(4, seed=20240601)
     seat = game.pending()[0]
@@ -382,7 +386,7 @@ async def _probes(bot: RawBot, report: Report, move_s: float, grace_s: float) ->
     # after an error: the next turn (a new id, same situation) is answered
     if _gone(bot, report, "probe: keeps going after an error"):
         return
-    await _drain(bot)
+    await drain_after_failure()
     try:
         await bot.send({"type": "error", "game": gid, "id": 1, "fault": "illegal",
                         "detail": "check-bot probe: pretend your reply was illegal; keep going"})
@@ -397,7 +401,7 @@ async def _probes(bot: RawBot, report: Report, move_s: float, grace_s: float) ->
     # current id: a timeout error, then a new turn: the last reply must carry the new id
     if _gone(bot, report, "probe: answers only with the current id"):
         return
-    await _drain(bot)
+    await drain_after_failure()
     try:
         turn3 = _turn_msg(gid, game, seat, 3)
         await bot.send(turn3)
@@ -412,7 +416,7 @@ async def _probes(bot: RawBot, report: Report, move_s: float, grace_s: float) ->
             if m.get("id") not in (3, 4) or len(ids) > 2:
                 raise _ProbeFailure(f"turns 3 and 4 were answered with ids {ids}", FIXES["stale"])
         _check_reply(m, turn4, rules.new_game(4, seed=20240601), seat)
-        extra = await bot.read_line(0.2)
+        extra = await bot.read_line(0.1)
         if extra is not None:
             raise _ProbeFailure(f"an extra line after the reply to turn 4: {extra[:80]!r}",
                                 "answer each turn exactly once")
@@ -423,11 +427,11 @@ async def _probes(bot: RawBot, report: Report, move_s: float, grace_s: float) ->
     # end: no reply expected; then bye with stdin left open
     if _gone(bot, report, "probe: exits on bye"):
         return
-    await _drain(bot)
+    await drain_after_failure()
     try:
         await bot.send({"type": "end", "game": gid, "scores": [0, 0, 0, 0], "ranks": [1, 1, 1, 1],
                         "reason": "aborted", "detail": "check-bot probe"})
-        extra = await bot.read_line(0.2)
+        extra = await bot.read_line(0.1)
         if extra is not None:
             raise _ProbeFailure(f"the bot answered an end message with {extra[:80]!r}",
                                 "end (like start and event) gets no answer")
@@ -473,7 +477,7 @@ def _describe_faults(faults: Sequence[Any], seat: int, tail: str) -> tuple[str, 
 async def _games(command: list[str] | str, name: str, cwd: str | None, report: Report, variants: list[Any],
                  move_ms: int, startup_ms: int, grace_ms: int, log_dir: Path | None,
                  progress: Callable[[str], None]) -> None:
-    from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, play_game
+    from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, play_game, start_bots
     from referee.runtime.errors import BotError
 
     clock = ClockSpec(move_ms=move_ms, startup_ms=startup_ms, grace_ms=grace_ms)
@@ -486,8 +490,8 @@ async def _games(command: list[str] | str, name: str, cwd: str | None, report: R
     async with trio.open_nursery() as nursery:
         instants: list[Any] = []
         try:
-            instants = [await BotSession.start(BotSpec(name=f"instant-{i}", command=[*INSTANT_BOT, str(i)]),
-                                               clock, nursery) for i in range(max_seats - 1)]
+            instants = await start_bots([BotSpec(name=f"instant-{i}", command=[*INSTANT_BOT, str(i)])
+                                         for i in range(max_seats - 1)], clock, nursery)
             cand: Any = None
             game_no = 0
             for rules, sizes in plans:

@@ -1,0 +1,112 @@
+"""``referee check-bot``: the samples pass; each purpose-built broken bot fails
+with the right check and an actionable message. Real bot processes throughout."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from referee.commands import checkbot as checkbot_command
+from referee.errors import UserError
+from referee.rules import RulesError
+
+ROOT = Path(__file__).resolve().parents[2]
+BROKEN = ROOT / "tests" / "broken_bots"
+PY = sys.executable
+
+
+def check_bot(*argv: str) -> int:
+    """Run the check-bot command as the CLI does (parse, call, map UserError to 2)."""
+    parser = argparse.ArgumentParser(prog="referee")
+    checkbot_command.register(parser.add_subparsers())
+    args = parser.parse_args(["check-bot", *argv])
+    try:
+        return args.func(args)
+    except (UserError, RulesError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def sample_commands(tmp_path: Path) -> dict[str, list[str]]:
+    exe = tmp_path / "c_bot"
+    subprocess.run(["cc", "-O2", "-o", str(exe), str(ROOT / "sample_bots" / "c_bot.c")], check=True)
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node (Node.js) is not installed: the JavaScript sample cannot be checked; install Node.js")
+    return {
+        "random": [PY, str(ROOT / "sample_bots" / "random_bot.py")],
+        "tracker": [PY, str(ROOT / "sample_bots" / "tracker_bot.py")],
+        "js": [node, str(ROOT / "sample_bots" / "js_bot.js")],
+        "c": [str(exe)],
+    }
+
+
+def test_samples_pass_every_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for label, command in sample_commands(tmp_path).items():
+        status = check_bot("--", *command)
+        out = capsys.readouterr().out
+        assert status == 0, f"{label}:\n{out}"
+        assert "FAIL" not in out
+        for name in ("handshake", "probe: exits on bye", "game: kwartet", "game: chickens",
+                     "game: checkbot-generations", "game: checkbot-tens", "per-game mode"):
+            assert f"PASS {name}" in out, (label, name, out)
+        assert "is ready for a league" in out
+
+
+BROKEN_CASES = [
+    # bot, the check that must fail, words the message must contain
+    ("debug_stdout.py", "probe: quiet until its turn", ["line 2 is not JSON", "thinking about turn 1", "stderr"]),
+    ("wrong_id.py", "probe: legal reply with the turn's id", ["turn id 1 was answered with id 0", "echo the id"]),
+    ("ignores_bye.py", "probe: exits on bye", ["after bye", "exited only when stdin was closed", "exit as soon"]),
+    ("illegal_asks.py", "game: kwartet", ["illegal", "you cannot ask yourself", "turn.targets"]),
+    ("wrong_protocol.py", "handshake", ["protocol version 2", "protocol version 1", '"protocol": 1']),
+    ("crash_midgame.py", "game: kwartet", ["crash", "exit status 3", "giving up now"]),
+    ("quits_on_error.py", "probe: keeps going after an error", ["closed stdout", "keep reading"]),
+]
+
+
+@pytest.mark.parametrize("bot,check,words", BROKEN_CASES, ids=[c[0] for c in BROKEN_CASES])
+def test_broken_bot_fails_with_the_right_message(bot: str, check: str, words: list[str],
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    status = check_bot("--variant", "kwartet", "--", PY, str(BROKEN / bot))
+    out = capsys.readouterr().out
+    assert status == 1, out
+    lines = out.splitlines()
+    failing = [i for i, line in enumerate(lines) if line.strip().startswith(f"FAIL {check}:")]
+    assert failing, f"expected a failing {check!r} line:\n{out}"
+    i = failing[0]
+    text = lines[i] + "\n" + (lines[i + 1] if i + 1 < len(lines) else "")
+    for word in words:
+        assert word in text, f"{word!r} missing from:\n{text}"
+    assert "fix:" in text
+    assert "checks failed" in out
+
+
+def test_json_report_and_shell_string(capsys: pytest.CaptureFixture[str]) -> None:
+    # one argument with spaces is a shell command line
+    status = check_bot("--json", "--variant", "authors", "--", f"{PY} {ROOT / 'sample_bots' / 'random_bot.py'}")
+    report = json.loads(capsys.readouterr().out)
+    assert status == 0 and report["ok"] is True
+    assert report["bot"] == "RandomBot" and report["version"] == "1.0"
+    names = [c["name"] for c in report["checks"]]
+    assert names[0] == "handshake" and "game: authors" in names and "per-game mode" in names
+
+
+def test_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert check_bot() == 2
+    assert "give the bot's command after --" in capsys.readouterr().err
+    assert check_bot("--move-ms", "0", "--", "true") == 2
+    assert "--move-ms must be a positive" in capsys.readouterr().err
+    assert check_bot("--variant", "snap", "--", "true") == 2
+    assert "unknown variant 'snap'" in capsys.readouterr().err
+    missing = tmp_path / "no_such_bot"
+    assert check_bot("--", str(missing)) == 1
+    out = capsys.readouterr().out
+    assert "FAIL handshake" in out and "not found" in out
+    assert "not run until the handshake works" in out
