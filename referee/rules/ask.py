@@ -45,7 +45,7 @@ class _Tables:
     __slots__ = (
         "F", "M", "D", "full", "card_names", "card_index", "card_fam", "card_bit",
         "family_names", "family_index", "members_of", "nmiss", "missing", "card_mode",
-        "please", "miss_next", "first_dealer", "stock",
+        "please", "miss_next", "first_dealer", "stock", "ask_cache",
     )
 
     def __init__(self, rules: "AskRules") -> None:
@@ -66,6 +66,9 @@ class _Tables:
         self.miss_next = rules.miss == "next"
         self.first_dealer = rules.first == "dealer"
         self.stock = rules.stock
+        # random_action's Ask objects, built once: index (target * D + card) * 2 + please
+        # (family mode: (target * F + family) * 2 + please)
+        self.ask_cache: list[Ask | None] = [None] * (rules.max_players * (self.D if self.card_mode else F) * 2)
         # per member bitmask: the member indices present / missing (in order)
         if M <= 12:
             self.members_of: Any = [tuple(m for m in range(M) if h >> m & 1) for h in range(1 << M)]
@@ -397,36 +400,37 @@ class AskGame(GameState):
             drawn = rng.below(n)
             if dealer is None:
                 dealer = drawn
-            deck = list(range(t.D))
-            rng.shuffle(deck)
+            deck = _shuffled_deck(rng, t.D)
             dealt = t.D - t.stock
-            hands = [[] for _ in range(n)]
-            for i in range(dealt):
-                hands[(dealer + 1 + i) % n].append(deck[i])
+            # card i of the shuffled deck goes to seat (dealer + 1 + i) % n
+            hands = [deck[(s - dealer - 1) % n:dealt:n] for s in range(n)]
             stock_top_first = deck[dealt:]
         self.dealer = dealer
-        self._stock = list(reversed(stock_top_first))  # pop() takes the top card
+        self._stock = stock_top_first[::-1]  # pop() takes the top card
         held = self._held
-        M = t.M
+        counts = self._counts
+        nfam = self._nfam
+        card_fam = t.card_fam
+        card_bit = t.card_bit
         for s, cards in enumerate(hands):
             hs = held[s]
             for c in cards:
-                hs[c // M] |= 1 << (c % M)
-            self._counts[s] = len(cards)
-            self._nfam[s] = sum(1 for h in hs if h)
+                hs[card_fam[c]] |= card_bit[c]
+            counts[s] = len(cards)
+            nfam[s] = t.F - hs.count(0)
             if cards:
                 self._nonempty += 1
         # families complete straight from the deal (no laid events: the deal event lists them)
         full = t.full
         for s in range(n):
             hs = held[s]
-            for f in range(t.F):
-                if hs[f] == full:
-                    self._lay(s, f)
-        events: list[Event] = [{"kind": "deal", "counts": list(self._counts),
-                                "laid": [[t.family_names[f] for f in fams] for fams in self._laid_by],
-                                "first": None}]
-        deal_event = events[0]
+            if full in hs:
+                for f in range(t.F):
+                    if hs[f] == full:
+                        self._lay(s, f)
+        deal_event: Event = {"kind": "deal", "counts": list(counts),
+                             "laid": [[t.family_names[f] for f in fams] for fams in self._laid_by], "first": None}
+        events: list[Event] = [deal_event]
         self._pass_to(dealer if t.first_dealer else (dealer + 1) % n, events)
         deal_event["first"] = self._turn if self._turn >= 0 else None
         self._initial = events
@@ -463,7 +467,8 @@ class AskGame(GameState):
 
     def initial_events(self) -> list[Event]:
         """The ``deal`` event, then any draws/lays before the first decision (copies)."""
-        return [dict(e) for e in self._initial]
+        return [{k: ([list(x) for x in v] if k == "laid" else list(v)) if isinstance(v, list) else v
+                 for k, v in e.items()} for e in self._initial]
 
     def pending(self) -> tuple[int, ...]:
         return (self._turn,) if self._turn >= 0 else ()
@@ -560,41 +565,53 @@ class AskGame(GameState):
         t = self._t
         counts = self._counts
         hs = self._held[seat]
-        ntargets = self._nonempty - 1
-        if t.card_mode:
+        card_mode = t.card_mode
+        if card_mode:
             nopts = t.M * self._nfam[seat] - counts[seat]
         else:
             nopts = self._nfam[seat]
         if t.please:
-            r = rng.below(ntargets * nopts * 2)
-            please = not (r & 1)
+            r = rng.below((self._nonempty - 1) * nopts * 2)
+            please = 1 - (r & 1)
             r >>= 1
         else:
-            r = rng.below(ntargets * nopts)
-            please = False
-        o = r % nopts
+            r = rng.below((self._nonempty - 1) * nopts)
+            please = 0
         ti = r // nopts
+        o = r - ti * nopts
         target = 0
         for target in range(self.n):
             if target != seat and counts[target]:
                 if not ti:
                     break
                 ti -= 1
-        if t.card_mode:
+        if card_mode:
             nmiss = t.nmiss
-            for f in range(t.F):
-                h = hs[f]
+            f = 0
+            for h in hs:
                 if h:
                     k = nmiss[h]
                     if o < k:
-                        return Ask(target, t.card_names[f * t.M + t.missing[h][o]], None, please)
+                        ci = f * t.M + t.missing[h][o]
+                        key = ((target * t.D) + ci) * 2 + please
+                        a = t.ask_cache[key]
+                        if a is None:
+                            a = t.ask_cache[key] = Ask(target, t.card_names[ci], None, bool(please))
+                        return a
                     o -= k
+                f += 1
             raise AssertionError("option index out of range")  # unreachable: nopts counts these options
-        for f in range(t.F):
-            if hs[f]:
+        f = 0
+        for h in hs:
+            if h:
                 if not o:
-                    return Ask(target, None, t.family_names[f], please)
+                    key = ((target * t.F) + f) * 2 + please
+                    a = t.ask_cache[key]
+                    if a is None:
+                        a = t.ask_cache[key] = Ask(target, None, t.family_names[f], bool(please))
+                    return a
                 o -= 1
+            f += 1
         raise AssertionError("option index out of range")  # unreachable
 
     def apply(self, seat: int, action: Any) -> list[Event]:
@@ -605,27 +622,33 @@ class AskGame(GameState):
         Raises :class:`IllegalAction` (changing nothing) with a reason a bot
         author understands when the ask is not legal now.
         """
-        turn = self._turn
-        if seat != turn or turn < 0:
+        if seat != self._turn or seat < 0:
             raise IllegalAction(self._not_your_turn(seat))
-        t = self._t
+        try:
+            target = action.target
+            card = action.card
+            family = action.family
+            please = action.please
+        except AttributeError:
+            target = getattr(action, "target", None)
+            card = getattr(action, "card", None)
+            family = getattr(action, "family", None)
+            please = getattr(action, "please", False)
         counts = self._counts
-        target = getattr(action, "target", None)
+        n = self.n
         if type(target) is not int:
-            raise IllegalAction(f"'target' must be a seat number (0..{self.n - 1}), not {target!r}")
-        if not 0 <= target < self.n:
-            raise IllegalAction(f"there is no seat {target}: seats are 0..{self.n - 1}")
+            raise IllegalAction(f"'target' must be a seat number (0..{n - 1}), not {target!r}")
+        if not 0 <= target < n:
+            raise IllegalAction(f"there is no seat {target}: seats are 0..{n - 1}")
         if target == seat:
             raise IllegalAction("you cannot ask yourself: ask another seat that holds cards")
         if not counts[target]:
             raise IllegalAction(f"seat {target} has no cards")
-        please = getattr(action, "please", False)
-        if please is None:
+        if please is not True and please is not False:
+            if please is not None:
+                raise IllegalAction(f"'please' must be true or false, not {please!r}")
             please = False
-        elif please is not True and please is not False:
-            raise IllegalAction(f"'please' must be true or false, not {please!r}")
-        card = getattr(action, "card", None)
-        family = getattr(action, "family", None)
+        t = self._t
         held = self._held
         mine = held[seat]
         if t.card_mode:
@@ -639,44 +662,49 @@ class AskGame(GameState):
             if ci is None:
                 raise IllegalAction(f"unknown card {card!r}")
             f = t.card_fam[ci]
-            if self._owner[f] >= 0:
-                raise IllegalAction(f"family {t.family_names[f]} is already laid")
             h = mine[f]
             if not h:
+                if self._owner[f] >= 0:
+                    raise IllegalAction(f"family {t.family_names[f]} is already laid")
                 raise IllegalAction(f"you hold no card of family {t.family_names[f]}, so you may not ask for it")
             bit = t.card_bit[ci]
             if h & bit:
                 raise IllegalAction(f"you hold {card} yourself")
-            event: Event = {"kind": "ask", "seat": seat, "target": target, "card": card, "please": please,
-                            "cards": [], "rude": False, "next": None}
-            events = [event]
+            # legal from here on: change the state
             if t.please and not please:
-                event["rude"] = True
-                self._pass_to(target, events)
+                event: Event = {"kind": "ask", "seat": seat, "target": target, "card": card, "please": please,
+                                "cards": [], "rude": True, "next": None}
+                events = [event]
+                nxt = target
             else:
                 theirs = held[target]
                 th = theirs[f]
-                if th & bit:  # hit
+                if th & bit:  # hit: the named card moves
                     th ^= bit
                     theirs[f] = th
                     c = counts[target] - 1
                     counts[target] = c
                     if not th:
                         self._nfam[target] -= 1
-                    if not c:
-                        self._nonempty -= 1
+                        if not c:
+                            self._nonempty -= 1
                     h |= bit
                     mine[f] = h
                     counts[seat] += 1
-                    event["cards"] = [card]
+                    event = {"kind": "ask", "seat": seat, "target": target, "card": card, "please": please,
+                             "cards": [card], "rude": False, "next": None}
+                    events = [event]
                     if h == t.full:
                         self._lay(seat, f)
                         events.append({"kind": "laid", "seat": seat, "family": t.family_names[f]})
-                    self._pass_to(seat if counts[seat] else (seat + 1) % self.n, events)
+                    nxt = seat if counts[seat] else (seat + 1) % n
                 else:  # miss
+                    event = {"kind": "ask", "seat": seat, "target": target, "card": card, "please": please,
+                             "cards": [], "rude": False, "next": None}
+                    events = [event]
                     if self._stock:
                         self._draw(seat, events)
-                    self._pass_to((seat + 1) % self.n if t.miss_next else target, events)
+                    nxt = (seat + 1) % n if t.miss_next else target
         else:
             if family is None:
                 if card is not None:
@@ -687,17 +715,17 @@ class AskGame(GameState):
             f = t.family_index.get(family) if type(family) is str else None
             if f is None:
                 raise IllegalAction(f"unknown family {family!r}")
-            if self._owner[f] >= 0:
-                raise IllegalAction(f"family {family} is already laid")
             h = mine[f]
             if not h:
+                if self._owner[f] >= 0:
+                    raise IllegalAction(f"family {family} is already laid")
                 raise IllegalAction(f"you hold no card of family {family}, so you may not ask for it")
-            event = {"kind": "ask", "seat": seat, "target": target, "family": family, "please": please,
-                     "cards": [], "rude": False, "next": None}
-            events = [event]
+            # legal from here on: change the state
             if t.please and not please:
-                event["rude"] = True
-                self._pass_to(target, events)
+                event = {"kind": "ask", "seat": seat, "target": target, "family": family, "please": please,
+                         "cards": [], "rude": True, "next": None}
+                events = [event]
+                nxt = target
             else:
                 theirs = held[target]
                 th = theirs[f]
@@ -715,16 +743,26 @@ class AskGame(GameState):
                     counts[seat] += k
                     base = f * t.M
                     names = t.card_names
-                    event["cards"] = [names[base + m] for m in moved]
+                    event = {"kind": "ask", "seat": seat, "target": target, "family": family, "please": please,
+                             "cards": [names[base + m] for m in moved], "rude": False, "next": None}
+                    events = [event]
                     if h == t.full:
                         self._lay(seat, f)
                         events.append({"kind": "laid", "seat": seat, "family": family})
-                    self._pass_to(seat if counts[seat] else (seat + 1) % self.n, events)
-                else:
+                    nxt = seat if counts[seat] else (seat + 1) % n
+                else:  # miss
+                    event = {"kind": "ask", "seat": seat, "target": target, "family": family, "please": please,
+                             "cards": [], "rude": False, "next": None}
+                    events = [event]
                     if self._stock:
                         self._draw(seat, events)
-                    self._pass_to((seat + 1) % self.n if t.miss_next else target, events)
-        event["next"] = self._turn if self._turn >= 0 else None
+                    nxt = (seat + 1) % n if t.miss_next else target
+        if counts[nxt] and self._nonempty >= 2 and self._nlaid < t.F:  # the common case
+            self._turn = nxt
+            event["next"] = nxt
+        else:
+            self._pass_to(nxt, events)
+            event["next"] = self._turn if self._turn >= 0 else None
         return events
 
     # ------------------------------------------------------------------ internals
@@ -790,6 +828,40 @@ class AskGame(GameState):
                 self._draw(x, events)
             else:
                 x = (x + 1) % n
+
+
+_MASK = (1 << 64) - 1
+_GOLDEN = 0x9E3779B97F4A7C15
+_M1 = 0xBF58476D1CE4E5B9
+_M2 = 0x94D049BB133111EB
+_LIMITS: list[int] = [0, 0] + [((1 << 64) // k) * k for k in range(2, 1025)]
+
+
+def _shuffled_deck(rng: Rng, size: int) -> list[int]:
+    """``list(range(size))`` shuffled exactly as ``rng.shuffle`` does (Fisher-Yates
+    from the end with ``rng.below``), inlined for speed: deals are a large part
+    of a short game. ``tests/rules/test_ask.py`` checks it against ``Rng.shuffle``."""
+    if size >= len(_LIMITS):
+        deck = list(range(size))
+        rng.shuffle(deck)
+        return deck
+    deck = list(range(size))
+    state = rng.state
+    limits = _LIMITS
+    for i in range(size - 1, 0, -1):
+        k = i + 1
+        limit = limits[k]
+        while True:
+            state = (state + _GOLDEN) & _MASK
+            z = ((state ^ (state >> 30)) * _M1) & _MASK
+            z = ((z ^ (z >> 27)) * _M2) & _MASK
+            z ^= z >> 31
+            if z < limit:
+                break
+        j = z % k
+        deck[i], deck[j] = deck[j], deck[i]
+    rng.state = state
+    return deck
 
 
 def _check_deal(rules: AskRules, n: int, deal: Any) -> tuple[list[list[int]], list[int], int]:
