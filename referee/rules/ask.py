@@ -570,21 +570,41 @@ class AskGame(GameState):
             nopts = t.M * self._nfam[seat] - counts[seat]
         else:
             nopts = self._nfam[seat]
+        total = (self._nonempty - 1) * nopts
         if t.please:
-            r = rng.below((self._nonempty - 1) * nopts * 2)
+            total *= 2
+        if type(rng) is Rng and 1 < total < _NLIMITS:
+            # rng.below(total), inlined (the same SplitMix64 steps and rejection rule)
+            limit = _LIMITS[total]
+            state = rng.state
+            while True:
+                state = (state + _GOLDEN) & _MASK
+                z = ((state ^ (state >> 30)) * _M1) & _MASK
+                z = ((z ^ (z >> 27)) * _M2) & _MASK
+                z ^= z >> 31
+                if z < limit:
+                    break
+            rng.state = state
+            r = z % total
+        else:
+            r = rng.below(total)
+        if t.please:
             please = 1 - (r & 1)
             r >>= 1
         else:
-            r = rng.below((self._nonempty - 1) * nopts)
             please = 0
         ti = r // nopts
         o = r - ti * nopts
-        target = 0
-        for target in range(self.n):
-            if target != seat and counts[target]:
-                if not ti:
-                    break
-                ti -= 1
+        n = self.n
+        if self._nonempty == n:  # every seat holds cards (the common case)
+            target = ti + (ti >= seat)
+        else:
+            target = 0
+            for target in range(n):
+                if target != seat and counts[target]:
+                    if not ti:
+                        break
+                    ti -= 1
         if card_mode:
             nmiss = t.nmiss
             f = 0
@@ -834,7 +854,8 @@ _MASK = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15
 _M1 = 0xBF58476D1CE4E5B9
 _M2 = 0x94D049BB133111EB
-_LIMITS: list[int] = [0, 0] + [((1 << 64) // k) * k for k in range(2, 1025)]
+_NLIMITS = 4096
+_LIMITS: list[int] = [0, 0] + [((1 << 64) // k) * k for k in range(2, _NLIMITS)]
 
 
 def _shuffled_deck(rng: Rng, size: int) -> list[int]:
