@@ -1,11 +1,16 @@
 /* A random legal bot in C, in one file, with its own small JSON reader.
  *
- * How to build and run it:
- *     cc -O2 -o c_bot sample_bots/c_bot.c          (any C99 compiler: cc, gcc, clang)
- *     referee check-bot -- ./c_bot
- *     ./c_bot                                       (talks the protocol on stdin/stdout)
- * In a league config, give the bot a build step:
- *     build = "cc -O2 -o c_bot c_bot.c"   and   command = "./c_bot"
+ * How to build and run it (any C99 compiler: cc, gcc, clang; no libraries):
+ *     cc -O2 -o /tmp/c_bot sample_bots/c_bot.c
+ *     referee check-bot -- /tmp/c_bot
+ *     /tmp/c_bot                                    (talks the protocol on stdin/stdout)
+ * In a league config the league's build step compiles it once before the games
+ * (the *.bin name is git-ignored in sample_bots/):
+ *     [[bots]]
+ *     name = "c-random"
+ *     build = "cc -O2 -o c_bot.bin c_bot.c"
+ *     command = "./c_bot.bin"
+ *     cwd = "../sample_bots"
  *
  * The protocol in one breath: the referee writes one JSON object per line to
  * our stdin; we answer `hello` with our hello and every `turn` with one reply
