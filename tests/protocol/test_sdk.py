@@ -211,3 +211,25 @@ def test_sample_runs_from_any_directory_without_msgspec(tmp_path: Path) -> None:
                           capture_output=True, text=True, cwd=tmp_path, env=env, timeout=30)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == {"type": "hello", "protocol": 1, "name": "RandomBot", "version": "1.0"}
+
+
+def test_sdk_copied_next_to_a_bot(tmp_path: Path) -> None:
+    """The documented way to use the SDK outside this repository: copy sdk.py."""
+    (tmp_path / "sdk.py").write_text((ROOT / "protocol" / "sdk.py").read_text())
+    (tmp_path / "bot.py").write_text(
+        "import sys\nfrom sdk import Bot\n\nclass B(Bot):\n    name = 'Copied'\n\nsys.exit(B(1).run())\n")
+    rules = get_variant("authors").to_wire()
+    feed = "".join(json.dumps(m) + "\n" for m in [
+        {"type": "hello", "protocol": 1, "name": "x"},
+        {"type": "start", "game": "g", "variant": "authors", "rules": rules, "seat": 0, "seats": ["a", "b", "c"],
+         "dealer": 2, "hand": ["2S", "2H", "9C"], "clock": {"move_ms": 1000}},
+        {"type": "turn", "game": "g", "id": 9, "decide": "ask", "hand": ["2S", "2H", "9C"], "counts": [3, 4, 0],
+         "laid": [[], [], []], "options": ["2", "9"], "targets": [1], "clock": {"left_ms": 1000}},
+        {"type": "bye"},
+    ])
+    proc = subprocess.run([sys.executable, "bot.py"], input=feed, capture_output=True, text=True, cwd=tmp_path,
+                          timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    hello, ask = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert hello["name"] == "Copied"
+    assert ask["id"] == 9 and ask["target"] == 1 and ask["family"] in {"2", "9"} and "card" not in ask
