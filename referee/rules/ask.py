@@ -44,8 +44,8 @@ class _Tables:
 
     __slots__ = (
         "F", "M", "D", "full", "card_names", "card_index", "card_fam", "card_bit",
-        "family_names", "family_index", "members_of", "nmiss", "missing", "card_mode",
-        "please", "miss_next", "first_dealer", "stock", "ask_cache",
+        "family_names", "family_index", "nmiss", "missing", "card_mode",
+        "please", "miss_next", "first_dealer", "stock", "ask_cache", "held_names",
     )
 
     def __init__(self, rules: "AskRules") -> None:
@@ -66,22 +66,26 @@ class _Tables:
         self.miss_next = rules.miss == "next"
         self.first_dealer = rules.first == "dealer"
         self.stock = rules.stock
+        # held_names[f][mask]: the card names of family f in a member bitmask (filled on first use)
+        names = self.card_names
+        self.held_names: list[Any] = [
+            _LazyMaskTable(lambda h, base=f * M: tuple(names[base + m] for m in range(M) if h >> m & 1))
+            for f in range(F)
+        ]
         # random_action's Ask objects, built once: index (target * D + card) * 2 + please
         # (family mode: (target * F + family) * 2 + please)
         self.ask_cache: list[Ask | None] = [None] * (rules.max_players * (self.D if self.card_mode else F) * 2)
-        # per member bitmask: the member indices present / missing (in order)
+        # per member bitmask: the member indices missing (in order) and their number
         if M <= 12:
-            self.members_of: Any = [tuple(m for m in range(M) if h >> m & 1) for h in range(1 << M)]
             self.missing: Any = [tuple(m for m in range(M) if not h >> m & 1) for h in range(1 << M)]
             self.nmiss: Any = [len(x) for x in self.missing]
         else:  # large families: fill lazily
-            self.members_of = _LazyMaskTable(lambda h: tuple(m for m in range(M) if h >> m & 1))
             self.missing = _LazyMaskTable(lambda h: tuple(m for m in range(M) if not h >> m & 1))
             self.nmiss = _LazyMaskTable(lambda h: M - bin(h).count("1"))
 
 
 class _LazyMaskTable(dict):
-    """A dict that computes missing entries on first use (for members > 12)."""
+    """A dict that computes missing entries on first use."""
 
     def __init__(self, fn: Any) -> None:
         super().__init__()
@@ -486,14 +490,11 @@ class AskGame(GameState):
         return "ask"
 
     def hand(self, seat: int) -> list[str]:
-        t = self._t
-        names = t.card_names
-        M = t.M
+        held_names = self._t.held_names
         out: list[str] = []
         for f, h in enumerate(self._held[seat]):
             if h:
-                base = f * M
-                out.extend(names[base + m] for m in t.members_of[h])
+                out += held_names[f][h]
         return out
 
     def counts(self) -> list[int]:
@@ -750,7 +751,7 @@ class AskGame(GameState):
                 theirs = held[target]
                 th = theirs[f]
                 if th:  # hit: every card of the family moves
-                    moved = t.members_of[th]
+                    moved = t.held_names[f][th]
                     k = len(moved)
                     theirs[f] = 0
                     c = counts[target] - k
@@ -761,10 +762,8 @@ class AskGame(GameState):
                     h |= th
                     mine[f] = h
                     counts[seat] += k
-                    base = f * t.M
-                    names = t.card_names
                     event = {"kind": "ask", "seat": seat, "target": target, "family": family, "please": please,
-                             "cards": [names[base + m] for m in moved], "rude": False, "next": None}
+                             "cards": list(moved), "rude": False, "next": None}
                     events = [event]
                     if h == t.full:
                         self._lay(seat, f)

@@ -357,3 +357,15 @@ def test_clone_is_independent() -> None:
     c.apply(s, c.random_action(s, Rng(1)))
     assert g.pending() == (s,) and [g.hand(x) for x in range(4)] == [
         ASK_PRESETS["kwartet"].new_game(4, seed=1).hand(x) for x in range(4)]
+
+
+def test_protocol_replies_are_actions() -> None:
+    """The runtime passes decoded AskReply messages straight to apply()."""
+    from protocol.messages import BOT_DECODER
+
+    g = ASK_PRESETS["kwartet"].new_game(4, seed=42)  # seat 2 is to ask and holds 8H 8D 9S ...
+    reply = BOT_DECODER.decode(b'{"type":"ask","id":1,"target":0,"card":"8C"}')
+    assert g.apply(2, reply)[0] == {"kind": "ask", "seat": 2, "target": 0, "card": "8C", "please": False,
+                                    "cards": ["8C"], "rude": False, "next": 2}
+    with pytest.raises(IllegalAction, match="send only 'card', not 'family'"):
+        g.apply(2, BOT_DECODER.decode(b'{"type":"ask","id":2,"target":0,"card":"8S","family":"8"}'))
