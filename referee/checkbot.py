@@ -307,7 +307,16 @@ async def _handshake(bot: RawBot, report: Report, startup_s: float) -> bool:
         msg = await bot.read_message(startup_s, "hello reply")
         ms = (time.monotonic() - t0) * 1000
     except _ProbeFailure as exc:
-        report.add("handshake", False, exc.detail, exc.fix)
+        rc = await bot.wait_exit(0.3)
+        if rc is None:
+            report.add("handshake", False, exc.detail, exc.fix)
+        else:
+            tail = bot.stderr_tail()
+            report.add("handshake", False,
+                       f"the bot exited (status {rc}) before answering hello"
+                       + (f"; its stderr ends: {tail[-300:]!r}" if tail else " and wrote nothing to stderr"),
+                       "run the command by hand to see what goes wrong (a wrong path or a missing interpreter "
+                       "is common); a bot must keep running, answer hello and then read stdin until bye")
         return False
     if msg.get("type") != "hello":
         report.add("handshake", False, f"the first line was a {msg.get('type')!r} message, not a hello",
