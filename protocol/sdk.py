@@ -301,12 +301,21 @@ class GameView:
             elif kind == "take":
                 self.centre = list(ev.get("centre") or [])
                 s = ev["seat"]
-                if s < len(self.laid):
-                    self.laid[s].append(ev["card"])
+                self.laid[s].append(ev["card"])
+                values = self.rules.get("cards") or {}
+                if isinstance(values, dict) and s < len(self.scores):
+                    self.scores[s] += int(values.get(ev["card"], 0))
             elif kind == "round":
+                # a chickens round begins: every seat holds every card again
                 if ev.get("scores") is not None:
                     self.scores = list(ev["scores"])
                 self.round = ev.get("round", self.round)
+                cards = list(self.rules.get("cards") or [])
+                if cards:
+                    self.hand = cards
+                    self.counts = [len(cards)] * self.n
+                self.laid = [[] for _ in range(self.n)]
+                self.centre = []
         except (KeyError, IndexError, TypeError, ValueError) as exc:
             # the next turn carries the authoritative state; keep going
             log(f"sdk: could not follow event {ev!r}: {exc!r}")

@@ -96,6 +96,9 @@ def test_view_tracks_engine_state(variant: Any) -> None:
                     view.hand = list(truth["hand"])
                     view.counts = list(truth["counts"])
                     assert sorted(view.compute_ask_options()) == sorted(truth["options"])
+                else:
+                    for key in ("hand", "counts", "laid", "centre", "scores", "round"):
+                        assert getattr(view, key) == truth[key], (key, seed, s)
                 tid += 1
                 reply = _feed(bots[s], {"type": "turn", "game": "g", "id": tid, "decide": decide,
                                         "clock": {"left_ms": 900}, **truth}, outs[s])
