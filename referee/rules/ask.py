@@ -25,7 +25,7 @@ lists the actions in exactly that index order, so
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from .base import Ask, Deal, Event, GameState, IllegalAction, RulesError
@@ -45,10 +45,20 @@ class _Tables:
     __slots__ = (
         "F", "M", "D", "full", "card_names", "card_index", "card_fam", "card_bit",
         "family_names", "family_index", "nmiss", "missing", "card_mode",
-        "please", "miss_next", "first_dealer", "stock", "ask_cache", "held_names",
+        "please", "miss_next", "first_dealer", "stock", "ask_cache", "held_names", "rules",
     )
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (_Tables, (self.rules,))
+
+    def __copy__(self) -> "_Tables":
+        return self
+
+    def __deepcopy__(self, memo: Any) -> "_Tables":
+        return self
+
     def __init__(self, rules: "AskRules") -> None:
+        self.rules = rules
         F = len(rules.families)
         M = len(rules.members)
         self.F = F
@@ -116,13 +126,17 @@ class AskRules:
     first: str = "left"
     min_players: int = 2
     max_players: int = 6
-    _t: _Tables = field(init=False, repr=False, compare=False, hash=False, default=None)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "families", tuple(self.families))
         object.__setattr__(self, "members", tuple(self.members))
         _validate(self)
+        # not a dataclass field: the lookup tables are derived, never compared, copied or pickled
         object.__setattr__(self, "_t", _Tables(self))
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (AskRules, (self.name, self.families, self.members, self.ask, self.miss, self.please, self.stock,
+                           self.first, self.min_players, self.max_players))
 
     @property
     def kind(self) -> str:

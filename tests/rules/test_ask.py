@@ -369,3 +369,16 @@ def test_protocol_replies_are_actions() -> None:
                                     "cards": ["8C"], "rude": False, "next": 2}
     with pytest.raises(IllegalAction, match="send only 'card', not 'family'"):
         g.apply(2, BOT_DECODER.decode(b'{"type":"ask","id":2,"target":0,"card":"8S","family":"8"}'))
+
+
+def test_rules_and_games_pickle_and_copy() -> None:
+    import copy
+    import pickle
+
+    r = AskRules.from_params({"name": "gen", "families": 4, "members": 5, "stock": 4})
+    assert pickle.loads(pickle.dumps(r)) == r
+    g = r.new_game(3, seed=8)
+    for other in (pickle.loads(pickle.dumps(g)), copy.deepcopy(g), g.clone()):
+        s = g.pending()[0]
+        a = other.random_action(s, Rng(2))
+        assert other.apply(s, a) == g.clone().apply(s, a)
