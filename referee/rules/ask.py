@@ -238,8 +238,10 @@ class AskRules:
         ``seed`` (a fresh random seed when ``None``; see :attr:`AskGame.seed`).
         ``dealer`` (seeded deals only; used by matches, where the deal passes
         clockwise) replaces the dealer drawn from the seed; the shuffle is the
-        same either way. ``tiebreak=True`` allows a table below the variant's
-        minimum (down to 2 seats) for a match's tie-break hand.
+        same either way. A match hand may be a tie-break hand, played by the
+        tied seats only even below the variant's minimum table size: so with
+        ``dealer`` given (or ``tiebreak=True``) any table of 2 or more seats
+        up to the maximum is allowed.
 
         Raises :class:`RulesError` for a table size outside the variant's range
         or an invalid deal (wrong number of hands, unknown, duplicated or
@@ -247,7 +249,7 @@ class AskRules:
         """
         if not _is_int(players):
             raise RulesError(f"the number of players must be a whole number, not {players!r}")
-        lo = 2 if tiebreak else self.min_players
+        lo = 2 if tiebreak or dealer is not None else self.min_players
         if not lo <= players <= self.max_players:
             raise RulesError(
                 f"{self.name} is for {lo}-{self.max_players} players, not {players}"

@@ -134,3 +134,11 @@ def test_misuse_is_reported() -> None:
         Match(AUTHORS, 4, MatchFormat(), dealer=4)
     with pytest.raises(RulesError, match="fixed matches are for the ask variants"):
         Match(get_variant("chickens"), 4, MatchFormat("fixed", hands=2))
+
+
+def test_a_match_hand_with_its_dealer_may_be_a_small_table() -> None:
+    """The runtime starts hands with rules.new_game(n, seed=hand.seed, dealer=hand.dealer)."""
+    g = AUTHORS.new_game(2, seed=4, dealer=1)
+    assert g.n == 2 and g.dealer == 1 and g.pending() == (0,)
+    with pytest.raises(RulesError, match="authors is for 3-6 players, not 2"):
+        AUTHORS.new_game(2, seed=4)
