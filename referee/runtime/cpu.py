@@ -1,0 +1,44 @@
+"""CPU time of a bot's process group, read from ``/proc`` (Linux).
+
+:func:`group_cpu_seconds` sums user+sys time (including reaped children) of
+every live process whose process group is the bot's (each bot runs in its
+own session and group). It does no blocking waits; a process that vanishes
+mid-read is skipped. Without ``/proc`` it returns ``None`` and the runtime
+falls back to wall time.
+"""
+
+from __future__ import annotations
+
+import os
+
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+_HAVE_PROC = os.path.exists("/proc/self/stat")
+
+
+def _fields(pid: int | str) -> list[bytes] | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    # after "pid (comm) ": state, ppid, pgrp, ... utime, stime, cutime, cstime at 11..14
+    return data[data.rfind(b")") + 2 :].split()
+
+
+def group_cpu_seconds(pgid: int) -> float | None:
+    """CPU seconds used so far by the processes of group ``pgid``, or ``None``
+    when ``/proc`` is unavailable or the group has no live process."""
+    if not _HAVE_PROC:
+        return None
+    total = 0
+    found = False
+    want = str(pgid).encode()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        rest = _fields(name)
+        if rest is None or rest[2] != want:
+            continue
+        found = True
+        total += int(rest[11]) + int(rest[12]) + int(rest[13]) + int(rest[14])
+    return total / _TICK if found else None

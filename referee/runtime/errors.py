@@ -1,0 +1,69 @@
+"""One exception root for bot trouble: :class:`BotError`.
+
+Every message names the bot, the seat (when it plays one) and the offending
+line or decision, so it can be shown to the bot's author as is. ``fault`` is
+the protocol's fault name (``timeout``, ``crash``, ``malformed``,
+``illegal``, ``stale``); :class:`BotRefused` and :class:`BotStartError` are
+start-up failures (no seat yet).
+"""
+
+from __future__ import annotations
+
+
+class BotError(Exception):
+    """Something a bot did wrong. ``detail`` is the text sent to the bot in an
+    ``error`` message; ``str(exc)`` adds the bot's name and seat."""
+
+    fault: str = "crash"
+
+    def __init__(self, detail: str, *, bot: str = "?", seat: int | None = None, turn_id: int | None = None) -> None:
+        self.detail = detail
+        self.bot = bot
+        self.seat = seat
+        self.turn_id = turn_id
+        where = f"bot {bot!r}" + (f" (seat {seat})" if seat is not None else "")
+        super().__init__(f"{where}: {self.fault}: {detail}")
+
+
+class BotTimeout(BotError):
+    """No reply within the decision's limit (or the startup limit)."""
+
+    fault = "timeout"
+
+
+class BotCrashed(BotError):
+    """The process exited, or closed its stdin/stdout."""
+
+    fault = "crash"
+
+
+class BotMalformed(BotError):
+    """A line that is not a protocol message: invalid UTF-8, not JSON, wrong
+    schema, unknown message type, or longer than the line limit."""
+
+    fault = "malformed"
+
+
+class BotIllegal(BotError):
+    """A well-formed reply the rules do not allow now, or a reply of the wrong
+    type for the pending decision."""
+
+    fault = "illegal"
+
+
+class BotStale(BotError):
+    """A reply whose ``id`` is not the current turn's."""
+
+    fault = "stale"
+
+
+class BotRefused(BotError):
+    """The ``hello`` handshake failed (e.g. protocol major version mismatch)."""
+
+    fault = "malformed"
+
+
+class BotStartError(BotError):
+    """The bot's command could not be started at all (not found, not executable)."""
+
+    fault = "crash"

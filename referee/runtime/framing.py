@@ -1,0 +1,174 @@
+"""Line framing and reply decoding: the ONE place where bot bytes become messages.
+
+* :class:`LineReader` splits a trio byte stream on ``b"\\n"``. It never holds
+  more than ``max_line + 1`` bytes of an unfinished line: a longer line raises
+  :class:`LineTooLong` at once, and the rest of that line is discarded as it
+  arrives (the reader resynchronises at the next newline).
+* :func:`decode_line` turns one line into a protocol message with the single
+  decoder built at import (``protocol.messages.BOT_DECODER``), or raises
+  :class:`~referee.runtime.errors.BotMalformed` with a precise detail such as
+  ``line 3 is not JSON: 'debug x=3' - write debug output to stderr``.
+
+Cancellation: :meth:`LineReader.read_line` is a trio checkpoint; when it is
+cancelled no complete line is lost (partial data stays buffered).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+import trio
+
+from protocol.messages import BOT_DECODER
+
+from .errors import BotMalformed
+
+_CHUNK = 65536
+
+
+class LineTooLong(Exception):
+    """A line exceeded the limit; ``lineno`` is its number, ``head`` its first bytes."""
+
+    def __init__(self, lineno: int, head: bytes, limit: int) -> None:
+        self.lineno = lineno
+        self.head = head
+        self.limit = limit
+        super().__init__(
+            f"line {lineno} is longer than {limit} bytes (starts {_show(head)}) - "
+            f"a message must fit on one line of at most {limit} bytes"
+        )
+
+
+class StreamClosed(Exception):
+    """End of stream (the bot closed its stdout or exited)."""
+
+
+class LineReader:
+    """Bounded line splitter over a trio ``ReceiveStream``.
+
+    ``lineno`` counts the lines returned (and over-long lines), from 1.
+    """
+
+    __slots__ = ("_stream", "_buf", "_max", "lineno", "_skipping", "_scan")
+
+    def __init__(self, stream: trio.abc.ReceiveStream, max_line: int = 65536) -> None:
+        self._stream = stream
+        self._buf = bytearray()
+        self._max = max_line
+        self.lineno = 0
+        self._skipping = False
+        self._scan = 0  # bytes of _buf already known to hold no newline
+
+    def buffered(self) -> bool:
+        """True if a complete line may already be buffered."""
+        return b"\n" in self._buf
+
+    async def read_line(self) -> bytes:
+        """Return the next line without its ``\\n``.
+
+        Raises :class:`LineTooLong` (once per over-long line) and
+        :class:`StreamClosed` at end of stream (a final line without a newline
+        is returned first).
+        """
+        buf = self._buf
+        while True:
+            i = buf.find(b"\n", self._scan)
+            if i >= 0:
+                self._scan = 0
+                if self._skipping:
+                    del buf[: i + 1]
+                    self._skipping = False
+                    continue
+                line = bytes(buf[:i])
+                del buf[: i + 1]
+                self.lineno += 1
+                return line
+            if self._skipping:
+                buf.clear()
+                self._scan = 0
+            elif len(buf) > self._max:
+                self.lineno += 1
+                head = bytes(buf[:60])
+                buf.clear()
+                self._scan = 0
+                self._skipping = True
+                raise LineTooLong(self.lineno, head, self._max)
+            else:
+                self._scan = len(buf)
+            want = _CHUNK if self._skipping else max(1, min(_CHUNK, self._max + 1 - len(buf)))
+            try:
+                data = await self._stream.receive_some(want)
+            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                raise StreamClosed(str(exc)) from None
+            if not data:
+                if buf and not self._skipping:
+                    line = bytes(buf)
+                    buf.clear()
+                    self._scan = 0
+                    self.lineno += 1
+                    return line
+                raise StreamClosed("end of stream")
+            buf += data
+
+
+def _show(raw: bytes, limit: int = 60) -> str:
+    text = raw[:limit].decode("utf-8", "replace")
+    if len(raw) > limit:
+        text += "..."
+    return repr(text)
+
+
+_EXPECTED = re.compile(r"Expected `([^`]*)`, got `([^`]*)`(?: - at `\$\.?([^`]*)`)?")
+_MISSING = re.compile(r"missing required field `([^`]*)`(?: - at `\$\.?([^`]*)`)?")
+_INVALID = re.compile(r"Invalid value (.*?)(?: - at `\$\.?([^`]*)`)?$")
+
+
+def schema_detail(lineno: int, message: str) -> str:
+    """A msgspec validation message rewritten for a bot author:
+    ``line 3: field `target` expected int, got str``."""
+    m = _EXPECTED.search(message)
+    if m:
+        exp, got, path = m.groups()
+        if not path:
+            return f"line {lineno}: expected a JSON {exp} (one message object), got {got}"
+        return f"line {lineno}: field `{path}` expected {exp}, got {got}"
+    m = _MISSING.search(message)
+    if m:
+        field, path = m.groups()
+        if field == "type" and not path:
+            return f"line {lineno}: missing field `type` (every message needs one, e.g. \"type\":\"ask\")"
+        return f"line {lineno}: missing field `{(path + '.') if path else ''}{field}`"
+    m = _INVALID.search(message)
+    if m:
+        value, path = m.groups()
+        if path == "type":
+            return f"line {lineno}: unknown message type {value} (a bot sends hello, ask, play or take)"
+        return f"line {lineno}: field `{path}` has invalid value {value}"
+    return f"line {lineno}: {message}"
+
+
+def decode_line(line: bytes, lineno: int, *, bot: str = "?", seat: int | None = None, turn_id: int | None = None) -> Any:
+    """Decode one bot line, or raise :class:`BotMalformed` saying exactly why."""
+    try:
+        return BOT_DECODER.decode(line)
+    except msgspec.ValidationError as exc:
+        detail = schema_detail(lineno, str(exc))
+    except msgspec.DecodeError:
+        detail = malformed_detail(line, lineno)
+    raise BotMalformed(detail, bot=bot, seat=seat, turn_id=turn_id)
+
+
+def malformed_detail(line: bytes, lineno: int) -> str:
+    """Why ``line`` is not JSON at all (invalid UTF-8 or a JSON syntax error)."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return (
+            f"line {lineno} is not valid UTF-8 (byte 0x{line[exc.start]:02x} at offset {exc.start}): "
+            f"{_show(line)} - the protocol is UTF-8 JSON"
+        )
+    if not text.strip():
+        return f"line {lineno} is empty - every line on stdout must be one JSON message"
+    return f"line {lineno} is not JSON: {_show(line)} - write debug output to stderr"

@@ -1,0 +1,711 @@
+"""Play one game (or one match of several hands) with running bot sessions.
+
+:func:`play_game` drives a rules engine (``GameState``) and the bots:
+
+* sends ``start`` to every seat, then the engine's events, then a ``turn`` to
+  each seat whose decision is pending; a single pending seat is awaited alone,
+  several pending seats (a chickens ``play``) are awaited concurrently, each
+  under its own limit, and their plays are applied in seat order once all are
+  in (so nobody's choice is applied or revealed early and fallback draws stay
+  deterministic);
+* times each decision from the moment the ``turn`` line is written to the
+  moment the reply line is read (wall clock, or the bot's CPU time in "cpu"
+  mode with a wall ceiling), against ``move_ms`` and the optional bank;
+* turns every bot failure into a fault: the bot gets an ``error`` message if
+  its pipe is open, every seat gets a ``fault`` event, the seat is played by
+  the seeded fallback (``state.fallback_rng()``, i.e.
+  ``Rng(derive(seed, "fallback"))``, consumed in decision order, seat order
+  for simultaneous plays) until the end of the game (all remaining hands of a
+  match), and the bot forfeits the game. A faulted bot still receives events
+  and ``end`` while its pipe is open;
+* a bot that timed out is killed after the game (its output is out of sync):
+  until then its late lines are read and discarded as ``stale`` (logged and
+  recorded, not broadcast); a crashed or timed-out session is left with
+  ``alive == False`` and the caller starts a fresh one for its next game;
+* event lines for a seat are buffered and written together with that seat's
+  next turn or ``end`` (or when ``FaultPolicy.event_buffer`` bytes are queued);
+* logs everything to one JSON Lines file (see :mod:`referee.runtime.gamelog`).
+
+Cancellation (Ctrl-C): the log gets an ``aborted`` footer and is closed; the
+sessions are left to their owner, whose ``close()`` kills them (shielded).
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import msgspec
+import trio
+
+from protocol.messages import ENCODER, PROTOCOL_VERSION, REPLY_FOR_DECISION, BotHello
+from referee.rules import IllegalAction, Rng, derive, ranks_from_scores
+
+from .cpu import group_cpu_seconds
+from .errors import BotCrashed, BotError, BotIllegal, BotMalformed, BotStale, BotTimeout
+from .framing import LineTooLong, StreamClosed, decode_line
+from .gamelog import LOG_KIND, LOG_VERSION, GameLog
+from .session import BotSession
+from .spec import FaultRecord, GameResult, GameSpec, ThinkStats
+
+_RETRYABLE = ("malformed", "illegal")
+_NEWLINE = b"\n"
+
+
+def action_json(decide: str, action: Any) -> dict[str, Any]:
+    """The log form of an action (protocol reply field names, no ``type``/``id``)."""
+    if decide == "ask":
+        out: dict[str, Any] = {"target": action.target}
+        if action.card is not None:
+            out["card"] = action.card
+        if action.family is not None:
+            out["family"] = action.family
+        out["please"] = bool(action.please)
+        return out
+    return {"card": action.card}
+
+
+def share_wins(scores: Sequence[float], forfeits: Sequence[int]) -> list[float]:
+    """Forfeited seats get 0; the best score among the others shares one win."""
+    bad = set(forfeits)
+    ok = [s for i, s in enumerate(scores) if i not in bad]
+    if not ok:
+        return [0.0] * len(scores)
+    best = max(ok)
+    k = sum(1 for i, s in enumerate(scores) if i not in bad and s == best)
+    return [1.0 / k if i not in bad and s == best else 0.0 for i, s in enumerate(scores)]
+
+
+class _Seat:
+    """A match seat: its session and per-game bookkeeping."""
+
+    __slots__ = ("index", "name", "session", "faulted", "think", "out", "out_size", "hs", "bank_left",
+                 "drain_scope", "drain_done", "drain_until", "stale_recorded", "in_hand")
+
+    def __init__(self, index: int, session: BotSession) -> None:
+        self.index = index
+        self.name = session.name
+        self.session = session
+        self.faulted = False
+        self.think = ThinkStats()
+        self.out: list[bytes] = []
+        self.out_size = 0
+        self.hs = index
+        self.bank_left: float = 0.0
+        self.drain_scope: trio.CancelScope | None = None
+        self.drain_done: trio.Event | None = None
+        self.drain_until = 0.0
+        self.stale_recorded = False
+        self.in_hand = False
+
+    @property
+    def writable(self) -> bool:
+        return self.session.pipe_open and not self.session.closed
+
+
+class _Runner:
+    def __init__(self, spec: GameSpec, bots: Sequence[BotSession], log_dir: Path | None) -> None:
+        self.spec = spec
+        self.rules = spec.rules
+        self.seats = [_Seat(i, b) for i, b in enumerate(bots)]
+        self.clock = spec.clock
+        self.policy = spec.policy
+        self.faults: list[FaultRecord] = []
+        self.log: GameLog | None = None
+        self.log_dir = log_dir
+        self.t0 = trio.current_time()
+        self.nursery: trio.Nursery | None = None
+        # per hand
+        self.gid = spec.game_id
+        self.state: Any = None
+        self.hand_seats: list[_Seat] = []
+        self.seq = 0
+        self.fallback: Rng = Rng(0)
+        self._gid_frag = b""
+
+    # ------------------------------------------------------------------ run
+    async def run(self) -> GameResult:
+        spec = self.spec
+        if len(self.seats) != spec.players:
+            raise ValueError(f"play_game: {spec.players} players but {len(self.seats)} bot sessions")
+        self.clock.validate()
+        if self.log_dir is not None:
+            self.log = GameLog(Path(self.log_dir) / f"{spec.game_id}.jsonl", _monotonic())
+            self.log.record(self._header())
+        reason, detail = "complete", None
+        scores: list[float] = [0] * spec.players
+        ranks: list[int] = [1] * spec.players
+        finished = False
+        try:
+            async with trio.open_nursery() as nursery:
+                self.nursery = nursery
+                try:
+                    scores, ranks = await self._play_all()
+                except _Aborted as exc:
+                    reason, detail = "aborted", str(exc)
+                await self._finish_drains()
+                nursery.cancel_scope.cancel()
+            finished = True
+        finally:
+            if self.log is not None:
+                if not finished:
+                    reason, detail = "aborted", "the referee was interrupted"
+                self._write_tail(scores, ranks, reason, detail)
+                self.log.close()
+        # sessions whose output is out of sync (timeout) or that crashed are killed now
+        for seat in self.seats:
+            if not seat.session.alive and not seat.session.closed:
+                await seat.session.kill()
+        forfeits = sorted({f.seat for f in self.faults})
+        return GameResult(
+            game_id=spec.game_id,
+            scores=list(scores),
+            ranks=list(ranks),
+            win_shares=share_wins(scores, forfeits),
+            forfeits=forfeits,
+            faults=list(self.faults),
+            think_ms=[s.think for s in self.seats],
+            log_path=str(self.log.path) if self.log is not None else None,
+            reason=reason,
+            detail=detail,
+        )
+
+    def _header(self) -> dict[str, Any]:
+        spec = self.spec
+        fmt = spec.match
+        return {
+            "log": LOG_KIND, "log_version": LOG_VERSION, "protocol": PROTOCOL_VERSION,
+            "referee": _version(), "game": spec.game_id, "variant": self.rules.name,
+            "rules": self.rules.to_wire(), "players": spec.players, "seed": spec.seed,
+            "deal": spec.deal.to_json() if spec.deal is not None else None,
+            "match": _match_json(fmt),
+            "seats": [
+                {"seat": s.index, "bot": s.name, "command": s.session.spec.command,
+                 "hello": ({"name": s.session.hello.name, "version": s.session.hello.version}
+                           if isinstance(s.session.hello, BotHello) else None)}
+                for s in self.seats
+            ],
+            "clock": self.clock.to_json(), "policy": self.policy.to_json(),
+        }
+
+    def _write_tail(self, scores: list[float], ranks: list[int], reason: str, detail: str | None) -> None:
+        assert self.log is not None
+        for s in self.seats:
+            self.log.record({"stderr": {"seat": s.index, "bot": s.name, "tail": s.session.stderr_tail()}})
+        forfeits = sorted({f.seat for f in self.faults})
+        self.log.record({"footer": {
+            "scores": scores, "ranks": ranks, "win_shares": share_wins(scores, forfeits), "forfeits": forfeits,
+            "reason": reason, "detail": detail, "faults": [f.to_json() for f in self.faults],
+            "think_ms": [s.think.to_json() for s in self.seats],
+        }})
+
+    async def _play_all(self) -> tuple[list[float], list[int]]:
+        spec = self.spec
+        fmt = spec.match
+        if fmt is None or getattr(fmt, "kind", "single") == "single":
+            seed = spec.seed
+            try:
+                state = self.rules.new_game(spec.players, seed=seed, deal=spec.deal)
+            except Exception as exc:
+                raise _Aborted(f"cannot set up the game: {exc}") from exc
+            self._log_rec({"hand": {"index": 1, "game": spec.game_id, "seats": list(range(spec.players)),
+                                    "dealer": getattr(state, "dealer", 0), "seed": seed,
+                                    "deal": spec.deal.to_json() if spec.deal is not None else None}})
+            scores = await self._play_hand(spec.game_id, state, self.seats)
+            return list(scores), ranks_from_scores(scores)
+        from referee.rules.match import Match
+
+        match = Match(self.rules, spec.players, fmt, spec.seed if spec.seed is not None else 0)
+        while True:
+            hand = match.next_hand()
+            if hand is None:
+                break
+            gid = f"{spec.game_id}.h{hand.index + 1}"
+            seats = [self.seats[i] for i in hand.seats]
+            state = _new_hand_game(self.rules, len(seats), hand)
+            self._log_rec({"hand": {"index": hand.index, "game": gid, "seats": list(hand.seats),
+                                    "dealer": getattr(state, "dealer", 0), "seed": hand.seed, "deal": None}})
+            hand_scores = await self._play_hand(gid, state, seats)
+            match.record(hand_scores)
+        return list(match.scores()), list(match.ranks())
+
+    def _log_rec(self, rec: dict[str, Any]) -> None:
+        if self.log is not None:
+            self.log.record(rec)
+
+    # ------------------------------------------------------------------ one hand
+    async def _play_hand(self, gid: str, state: Any, seats: list[_Seat]) -> list[int]:
+        self.gid = gid
+        self._gid_frag = ENCODER.encode(gid)
+        self.state = state
+        self.seq = 0
+        self.hand_seats = seats
+        fb = getattr(state, "fallback_rng", None)
+        self.fallback = fb() if callable(fb) else Rng(derive(getattr(state, "seed", None) or 0, "fallback"))
+        for s in self.seats:
+            s.in_hand = False
+        bank = self.clock.bank_ms
+        for hs, seat in enumerate(seats):
+            seat.hs = hs
+            seat.in_hand = True
+            seat.bank_left = float(bank) if bank is not None else 0.0
+        names = [s.name for s in seats]
+        wire_rules = self.rules.to_wire()
+        clock_msg: dict[str, Any] = {"move_ms": self.clock.move_ms}
+        if bank is not None:
+            clock_msg["bank_ms"] = bank
+        if self.clock.mode != "wall":
+            clock_msg["mode"] = self.clock.mode
+        dealer = getattr(state, "dealer", 0)
+        for hs, seat in enumerate(seats):
+            if not seat.session.alive and not seat.faulted:
+                await self._fault(seat, BotCrashed("the bot process is not running at the start of the game",
+                                                   bot=seat.name, seat=seat.index))
+            self._queue(seat, ENCODER.encode({
+                "type": "start", "game": gid, "variant": self.rules.name, "rules": wire_rules, "seat": hs,
+                "seats": names, "dealer": dealer, "hand": state.hand(hs), "clock": clock_msg,
+            }))
+        try:
+            await self._broadcast(state.initial_events())
+            budget = self.policy.max_decisions
+            while True:
+                pending = state.pending()
+                if not pending:
+                    break
+                budget -= 1
+                if budget < 0:
+                    raise _Stalled(f"no end after {self.policy.max_decisions} decisions (FaultPolicy.max_decisions)")
+                decide = state.decision()
+                if len(pending) == 1:
+                    await self._sequential(seats[pending[0]], decide)
+                else:
+                    await self._simultaneous([seats[p] for p in pending], decide)
+            scores = list(state.scores())
+            ranks = ranks_from_scores(scores)
+            reason, detail = "complete", None
+        except _Aborted:
+            raise
+        except _Stalled as exc:
+            scores, ranks = [0] * len(seats), [1] * len(seats)
+            reason, detail = "aborted", str(exc)
+        except Exception as exc:  # an engine bug must not leave the bots hanging
+            scores, ranks = [0] * len(seats), [1] * len(seats)
+            reason, detail = "aborted", f"internal error: {type(exc).__name__}: {exc}"
+        forfeits = [s.hs for s in seats if s.faulted]
+        for seat in seats:
+            end: dict[str, Any] = {"type": "end", "game": gid, "scores": scores, "ranks": ranks, "reason": reason}
+            if detail:
+                end["detail"] = detail
+            if forfeits:
+                end["forfeits"] = forfeits
+            self._queue(seat, ENCODER.encode(end))
+        async with trio.open_nursery() as n:
+            for seat in seats:
+                n.start_soon(self._flush, seat)
+        self._log_rec({"hand_end": {"game": gid, "scores": scores, "ranks": ranks, "reason": reason}})
+        if reason != "complete":
+            raise _Aborted(detail or "aborted")
+        return scores
+
+    # ------------------------------------------------------------------ events
+    def _queue(self, seat: _Seat, line: bytes) -> None:
+        if seat.writable:
+            seat.out.append(line)
+            seat.out_size += len(line)
+
+    async def _broadcast(self, events: list[dict[str, Any]]) -> None:
+        if not events:
+            return
+        seats = self.hand_seats
+        prefix = b'{"type":"event","game":' + self._gid_frag + b',"seq":'
+        enc = ENCODER.encode
+        for ev in events:
+            self.seq += 1
+            head = prefix + str(self.seq).encode() + b","
+            if ev.get("kind") == "draw" and "card" in ev:
+                public = enc({k: v for k, v in ev.items() if k != "card"})
+                private = enc(ev)
+                who = ev.get("seat")
+                for s in seats:
+                    if s.writable:
+                        line = head + (private if s.hs == who else public)[1:]
+                        s.out.append(line)
+                        s.out_size += len(line)
+            else:
+                line = head + enc(ev)[1:]
+                n = len(line)
+                for s in seats:
+                    if s.writable:
+                        s.out.append(line)
+                        s.out_size += n
+        limit = self.policy.event_buffer
+        for s in seats:
+            if s.out_size > limit:
+                await self._flush(s)
+
+    async def _flush(self, seat: _Seat) -> bool:
+        """Write the seat's queued lines in one write. Returns False (after
+        reporting a crash/timeout fault if the seat had none) if it failed."""
+        lines = seat.out
+        if not lines:
+            return seat.writable
+        seat.out = []
+        seat.out_size = 0
+        if not seat.writable:
+            return False
+        if self.log is not None:
+            self.log.out(seat.index, lines)
+        data = _NEWLINE.join(lines) + _NEWLINE
+        session = seat.session
+        err: BotError | None = None
+        with trio.move_on_after(self.clock.ceiling_ms() / 1000 + 0.5) as scope:
+            try:
+                await session.send_bytes(data)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                session.pipe_open = False
+                session.alive = False
+                err = BotCrashed(f"its stdin is closed ({await session.exit_description()})",
+                                 bot=seat.name, seat=seat.index)
+        if scope.cancelled_caught:
+            session.pipe_open = False
+            session.alive = False
+            err = BotTimeout("it stopped reading its stdin (a write to it blocked past the move limit)",
+                             bot=seat.name, seat=seat.index)
+        if err is not None:
+            if not seat.faulted:
+                await self._fault(seat, err)
+            return False
+        return True
+
+    # ------------------------------------------------------------------ faults
+    async def _fault(self, seat: _Seat, err: BotError, turn_t0: float | None = None) -> None:
+        rec = FaultRecord(seat.index, seat.name, err.fault, err.detail, err.turn_id, self.gid)
+        self.faults.append(rec)
+        seat.faulted = True
+        if self.log is not None:
+            self.log.timed("fault", rec.to_json())
+        session = seat.session
+        if err.fault in ("timeout", "crash"):
+            session.alive = False
+        if session.pipe_open and not session.closed:
+            # immediately, not buffered: the bot should learn why at once
+            msg = {"type": "error", "game": self.gid, "fault": err.fault, "detail": err.detail}
+            if err.turn_id is not None:
+                msg["id"] = err.turn_id
+            self._queue(seat, ENCODER.encode(msg))
+            lines, seat.out, seat.out_size = seat.out, [], 0
+            if self.log is not None:
+                self.log.out(seat.index, lines)
+            with trio.move_on_after(0.5) as scope:
+                try:
+                    await session.send_bytes(_NEWLINE.join(lines) + _NEWLINE)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    session.pipe_open = False
+            if scope.cancelled_caught:
+                session.pipe_open = False
+        if err.fault == "timeout" and session.pipe_open and self.nursery is not None:
+            seat.drain_done = trio.Event()
+            seat.drain_until = trio.current_time() + min(max(self.clock.ceiling_ms(), 500), 2000) / 1000
+            self.nursery.start_soon(self._drain_stale, seat, err.turn_id, turn_t0 or trio.current_time())
+        await self._broadcast([{"kind": "fault", "seat": seat.hs, "fault": err.fault, "detail": err.detail}])
+
+    async def _drain_stale(self, seat: _Seat, turn_id: int | None, t_turn: float) -> None:
+        """Read and discard what a timed-out bot still writes (its late reply is stale)."""
+        session = seat.session
+        done = seat.drain_done
+        assert done is not None
+        with trio.CancelScope() as scope:
+            seat.drain_scope = scope
+            try:
+                while True:
+                    try:
+                        line = await session.reader.read_line()
+                    except LineTooLong:
+                        continue
+                    ms = (trio.current_time() - t_turn) * 1000
+                    if self.log is not None:
+                        self.log.inbound(seat.index, line, ms, False)
+                    if not seat.stale_recorded:
+                        seat.stale_recorded = True
+                        got = ""
+                        try:
+                            msg = msgspec.json.decode(line)
+                            if isinstance(msg, dict) and "id" in msg:
+                                got = f" (id {msg['id']!r})"
+                        except msgspec.DecodeError:
+                            pass
+                        detail = (f"line {session.reader.lineno}{got} arrived {ms:.0f} ms after turn {turn_id} "
+                                  f"was sent, after its timeout: discarded as stale")
+                        rec = FaultRecord(seat.index, seat.name, "stale", detail, turn_id, self.gid)
+                        self.faults.append(rec)
+                        if self.log is not None:
+                            self.log.timed("fault", rec.to_json())
+                        await session.send_error("stale", detail, self.gid, turn_id)
+                        done.set()
+            except StreamClosed:
+                pass
+            finally:
+                done.set()
+
+    async def _finish_drains(self) -> None:
+        for seat in self.seats:
+            if seat.drain_done is not None:
+                with trio.move_on_at(seat.drain_until):
+                    await seat.drain_done.wait()
+                if seat.drain_scope is not None:
+                    seat.drain_scope.cancel()
+
+    # ------------------------------------------------------------------ decisions
+    async def _sequential(self, seat: _Seat, decide: str) -> None:
+        state = self.state
+        hs = seat.hs
+        events: list[dict[str, Any]] | None = None
+        if not seat.faulted:
+            result = await self._ask_bot(seat, decide, lambda action: state.apply(hs, action))
+            if result is not None:
+                events = result
+        if events is None:
+            action = state.random_action(hs, self.fallback)
+            events = state.apply(hs, action)
+            self._log_act(seat, None, decide, action, True, 0.0)
+        await self._broadcast(events)
+
+    async def _simultaneous(self, seats: list[_Seat], decide: str) -> None:
+        state = self.state
+        got: dict[int, Any] = {}
+
+        def checker(hs: int) -> Callable[[Any], Any]:
+            def check(action: Any) -> Any:
+                card = action.card
+                for legal in state.legal_actions(hs):
+                    if legal.card == card:
+                        return action
+                trial = copy.deepcopy(state)
+                trial.apply(hs, action)  # raises IllegalAction with the engine's reason
+                raise IllegalAction(f"{card!r} is not one of your options now")
+            return check
+
+        async def one(seat: _Seat) -> None:
+            reply = await self._ask_bot(seat, decide, checker(seat.hs), apply=False)
+            if reply is not None:
+                got[seat.hs] = reply
+
+        async with trio.open_nursery() as n:
+            for seat in seats:
+                if not seat.faulted:
+                    n.start_soon(one, seat)
+        events: list[dict[str, Any]] = []
+        for seat in seats:
+            hs = seat.hs
+            if hs in got:
+                action, tid, ms = got[hs]
+                events.extend(state.apply(hs, action))
+                self._log_act(seat, tid, decide, action, False, ms)
+            else:
+                action = state.random_action(hs, self.fallback)
+                events.extend(state.apply(hs, action))
+                self._log_act(seat, None, decide, action, True, 0.0)
+        await self._broadcast(events)
+
+    def _log_act(self, seat: _Seat, turn_id: int | None, decide: str, action: Any, fallback: bool, ms: float) -> None:
+        if self.log is not None:
+            self.log.timed("act", {"seat": seat.index, "id": turn_id, "decide": decide,
+                                   "action": action_json(decide, action), "fallback": fallback, "ms": round(ms, 3)})
+
+    async def _ask_bot(self, seat: _Seat, decide: str, check: Callable[[Any], Any], apply: bool = True) -> Any:
+        """Send a ``turn`` and wait for a valid reply.
+
+        Returns ``check(reply)`` (the events, for sequential decisions) or the
+        reply itself (``apply=False``), or None after a fault (already handled).
+        """
+        state = self.state
+        session = seat.session
+        hs = seat.hs
+        clock = self.clock
+        tid = session.next_id
+        session.next_id = tid + 1
+        move_ms = clock.move_ms
+        limit_ms = float(move_ms)
+        if clock.bank_ms is not None:
+            limit_ms = max(0.0, min(limit_ms, seat.bank_left))
+            left = int(seat.bank_left)
+        else:
+            left = move_ms
+        turn = {"type": "turn", "game": self.gid, "id": tid, "decide": decide, **state.view(hs),
+                "clock": {"left_ms": left, "move_ms": move_ms}}
+        seat.out.append(ENCODER.encode(turn))
+        if not await self._flush(seat):
+            return None
+        t0 = trio.current_time()
+        cpu_mode = clock.mode == "cpu"
+        wall_limit = (clock.ceiling_ms() if cpu_mode else limit_ms) / 1000
+        deadline = t0 + wall_limit
+        cpu0 = group_cpu_seconds(session.pid) if cpu_mode else None
+        if cpu0 is None:
+            cpu_mode = False
+            deadline = t0 + limit_ms / 1000
+        retries = self.policy.retries
+        reader = session.reader
+        expected = REPLY_FOR_DECISION[decide]
+        while True:
+            err: BotError | None = None
+            line: bytes | None = None
+            timed_out = False
+            if cpu_mode:
+                # wake up at the earliest moment the CPU budget could be spent, re-check, repeat
+                while True:
+                    used = (group_cpu_seconds(session.pid) or 0.0) - cpu0  # type: ignore[operator]
+                    remaining = limit_ms / 1000 - used
+                    if remaining <= 0:
+                        timed_out = True
+                        break
+                    with trio.move_on_at(min(deadline, trio.current_time() + remaining)):
+                        try:
+                            line = await reader.read_line()
+                        except LineTooLong as exc:
+                            err = BotMalformed(str(exc), bot=seat.name, seat=seat.index, turn_id=tid)
+                        except StreamClosed:
+                            err = BotCrashed("", bot=seat.name, seat=seat.index, turn_id=tid)
+                        break
+                    if trio.current_time() >= deadline:
+                        timed_out = True
+                        break
+            else:
+                with trio.move_on_at(deadline):
+                    try:
+                        line = await reader.read_line()
+                    except LineTooLong as exc:
+                        err = BotMalformed(str(exc), bot=seat.name, seat=seat.index, turn_id=tid)
+                    except StreamClosed:
+                        err = BotCrashed("", bot=seat.name, seat=seat.index, turn_id=tid)
+                if line is None and err is None:
+                    timed_out = True
+            now = trio.current_time()
+            wall_ms = (now - t0) * 1000
+            if cpu_mode:
+                used_s = (group_cpu_seconds(session.pid) or 0.0) - cpu0  # type: ignore[operator]
+                ms = max(0.0, used_s * 1000)
+                if line is not None and ms > limit_ms:
+                    timed_out = True
+            else:
+                ms = wall_ms
+            if timed_out:
+                what = "CPU time" if cpu_mode else "time"
+                lim = f"{limit_ms:.0f} ms" + (" (bank)" if clock.bank_ms is not None and limit_ms < move_ms else "")
+                ceiling = f", wall ceiling {wall_limit * 1000:.0f} ms" if cpu_mode else ""
+                err = BotTimeout(f"no reply to turn {tid} ({decide}) within the {what} limit of {lim}{ceiling}",
+                                 bot=seat.name, seat=seat.index, turn_id=tid)
+                line = None
+            elif isinstance(err, BotCrashed):
+                err = BotCrashed(f"the bot closed its stdout during turn {tid} ({await session.exit_description()})"
+                                 f"{_hint(session)}", bot=seat.name, seat=seat.index, turn_id=tid)
+                session.pipe_open = False
+            action: Any = None
+            if line is not None:
+                try:
+                    msg = decode_line(line, reader.lineno, bot=seat.name, seat=seat.index, turn_id=tid)
+                except BotMalformed as exc:
+                    err = exc
+                    if self.log is not None:
+                        self.log.inbound(seat.index, line, ms, False)
+                else:
+                    if self.log is not None:
+                        self.log.inbound(seat.index, line, ms, True)
+                    mid = getattr(msg, "id", None)
+                    if mid is not None and mid != tid:
+                        err = BotStale(
+                            f"line {reader.lineno}: reply id {mid} is not the current turn's id {tid}"
+                            + (" (an earlier turn's reply)" if mid < tid else " (no such turn yet)"),
+                            bot=seat.name, seat=seat.index, turn_id=tid)
+                    elif type(msg) is not expected:
+                        err = BotIllegal(
+                            f"line {reader.lineno}: turn {tid} asks for a `{decide}` reply, got `{_tag(msg)}`",
+                            bot=seat.name, seat=seat.index, turn_id=tid)
+                    else:
+                        try:
+                            action = check(msg)
+                        except IllegalAction as exc:
+                            err = BotIllegal(f"turn {tid}: {exc.reason}", bot=seat.name, seat=seat.index, turn_id=tid)
+            if err is None:
+                seat.think.add(ms)
+                if clock.bank_ms is not None:
+                    seat.bank_left -= ms
+                if apply:
+                    self._log_act(seat, tid, decide, msg, False, ms)
+                    return action
+                return (action, tid, ms)
+            if err.fault in _RETRYABLE and retries > 0 and trio.current_time() < deadline:
+                retries -= 1
+                if self.log is not None:
+                    self.log.timed("retry", {"seat": seat.index, "id": tid, "fault": err.fault, "detail": err.detail,
+                                             "left": retries})
+                await session.send_error(err.fault, err.detail + f" (you may answer again: {retries} retries left)",
+                                         self.gid, tid)
+                continue
+            seat.think.add(ms)
+            if clock.bank_ms is not None:
+                seat.bank_left -= ms
+            await self._fault(seat, err, t0)
+            return None
+
+
+class _Aborted(Exception):
+    """The game cannot go on (engine failure); it ends with reason "aborted"."""
+
+
+class _Stalled(Exception):
+    """The hand exceeded ``FaultPolicy.max_decisions``."""
+
+
+def _tag(msg: Any) -> str:
+    cfg = getattr(type(msg), "__struct_config__", None)
+    return str(cfg.tag) if cfg is not None and cfg.tag is not None else type(msg).__name__
+
+
+def _hint(session: BotSession) -> str:
+    tail = session.stderr_tail().strip()
+    return f"; stderr ends: {tail[-300:]!r}" if tail else ""
+
+
+def _monotonic() -> float:
+    import time
+
+    return time.monotonic()
+
+
+def _version() -> str:
+    from referee import __version__
+
+    return __version__
+
+
+def _match_json(fmt: Any) -> dict[str, Any] | None:
+    if fmt is None:
+        return None
+    out = {}
+    for key in ("kind", "hands", "target", "max_hands"):
+        if hasattr(fmt, key):
+            out[key] = getattr(fmt, key)
+    return out
+
+
+def _new_hand_game(rules: Any, players: int, hand: Any) -> Any:
+    """A hand of a match: seeded from the hand's seed, dealt by the hand's dealer."""
+    try:
+        return rules.new_game(players, seed=hand.seed, dealer=hand.dealer)
+    except TypeError:
+        return rules.new_game(players, seed=hand.seed)
+
+
+async def play_game(spec: GameSpec, bots: Sequence[BotSession], log_dir: Path | str | None = None) -> GameResult:
+    """Play ``spec`` with ``bots[i]`` in seat ``i``; return the result.
+
+    Bot misbehaviour never raises: it becomes a fault in the result. Raises
+    ``ValueError`` if the number of sessions does not match ``spec.players``
+    and ``OSError`` if the log cannot be written. On cancellation the log is
+    closed with an ``aborted`` footer and the exception propagates; closing
+    the sessions is the caller's job (``BotSession.close`` is shielded).
+    """
+    runner = _Runner(spec, bots, Path(log_dir) if log_dir is not None else None)
+    return await runner.run()

@@ -1,0 +1,83 @@
+"""The game log: one JSON Lines file per game (or match), written buffered.
+
+Record shapes (one JSON object per line; ``t`` is seconds since the game
+started, from the monotonic clock):
+
+* first line, the header: ``{"log": "card-referee-game", "log_version": 1,
+  "protocol": 1, "referee": "0.1.0", "game": ..., "variant": ..., "rules":
+  {...}, "players": n, "seed": ..., "deal": ..., "match": ..., "seats":
+  [{"seat", "bot", "command", "hello"}], "clock": {...}, "policy": {...}}``
+* ``{"hand": {"index", "game", "seats", "dealer", "seed", "deal"}}`` - a hand
+  (a protocol game) starts; ``seats`` are the match seats playing it.
+* ``{"t", "to": seat, "out": [messages]}`` - lines written to a seat in one write
+  (events buffered with the seat's next turn/end, and turns, errors, ...).
+* ``{"t", "from": seat, "in": message, "ms": think}`` - a decoded reply; a
+  line that did not decode is ``{"t", "from", "bad": text, "ms"}``.
+* ``{"t", "act": {"seat", "id", "decide", "action", "fallback", "ms"}}`` -
+  an action applied to the game (``fallback`` true when the referee played it).
+* ``{"t", "fault": {"seat", "bot", "fault", "detail", "id", "game"}}``
+* ``{"t", "retry": {...}}`` - an illegal/malformed reply forgiven by the retry policy.
+* ``{"hand_end": {"index", "game", "scores", "ranks"}}``
+* ``{"stderr": {"seat", "bot", "tail"}}`` - each bot's stderr tail.
+* last line, the footer: ``{"footer": {"scores", "ranks", "win_shares",
+  "forfeits", "reason", "detail", "think_ms"}}``. A log without a footer is
+  truncated (the referee stopped mid-game).
+
+Errors: I/O errors while writing raise ``OSError`` to the caller (the game is
+then aborted); writes are synchronous and buffered (64 KiB), never awaited.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from protocol.messages import ENCODER
+
+LOG_KIND = "card-referee-game"
+LOG_VERSION = 1
+
+
+class GameLog:
+    """Append-only buffered JSON Lines writer."""
+
+    __slots__ = ("path", "_f", "_t0", "_now")
+
+    def __init__(self, path: Path, t0: float, now: Any = time.monotonic) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._f: BinaryIO | None = open(path, "wb", buffering=1 << 16)
+        self._t0 = t0
+        self._now = now
+
+    def t(self) -> str:
+        return f"{self._now() - self._t0:.6f}"
+
+    def record(self, rec: dict[str, Any]) -> None:
+        if self._f is not None:
+            self._f.write(ENCODER.encode(rec))
+            self._f.write(b"\n")
+
+    def timed(self, key: str, value: Any) -> None:
+        if self._f is not None:
+            self._f.write(b'{"t":' + self.t().encode() + b',"' + key.encode() + b'":' + ENCODER.encode(value) + b"}\n")
+
+    def out(self, seat: int, lines: list[bytes]) -> None:
+        """Log raw JSON lines (without newlines) written to ``seat``."""
+        if self._f is not None:
+            self._f.write(b'{"t":%s,"to":%d,"out":[%s]}\n' % (self.t().encode(), seat, b",".join(lines)))
+
+    def inbound(self, seat: int, raw: bytes, ms: float, ok: bool) -> None:
+        """Log a line read from ``seat``: ``raw`` is embedded as JSON when it decoded."""
+        if self._f is None:
+            return
+        if ok:
+            self._f.write(b'{"t":%s,"from":%d,"in":%s,"ms":%.3f}\n' % (self.t().encode(), seat, raw, ms))
+        else:
+            self.record({"t": float(self.t()), "from": seat, "bad": raw.decode("utf-8", "replace")[:2000], "ms": round(ms, 3)})
+
+    def close(self) -> None:
+        if self._f is not None:
+            self._f.close()
+            self._f = None

@@ -1,0 +1,301 @@
+"""One running bot process: start, hello handshake, framed I/O, shutdown.
+
+A :class:`BotSession` owns a subprocess started in its own session and
+process group (``start_new_session=True``) with pipes on stdin/stdout/stderr.
+A background task (in the nursery given to :meth:`BotSession.start`) drains
+stderr into a 64 KiB ring buffer, so a bot flooding stderr never blocks.
+
+Shutdown (:meth:`close`, :meth:`kill`) runs in a shielded cancel scope: it
+still completes when the caller is cancelled (Ctrl-C), sends SIGKILL to the
+whole process group and always reaps the process, so no process of a bot
+outlives its session.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from typing import Any
+
+import msgspec
+import trio
+
+from protocol.messages import ENCODER, PROTOCOL_VERSION, BotHello
+
+from .errors import BotCrashed, BotError, BotMalformed, BotRefused, BotStartError, BotTimeout
+from .framing import LineReader, LineTooLong, StreamClosed, decode_line
+from .limits import preexec_for
+from .spec import BotSpec, ClockSpec
+
+STDERR_TAIL = 65536
+
+
+def _referee_version() -> str:
+    from referee import __version__
+
+    return __version__
+
+
+class BotSession:
+    """A bot process that has passed the ``hello`` handshake.
+
+    Attributes: ``spec``, ``name`` (the league's name for it), ``hello`` (the
+    bot's own hello: its ``name`` and ``version``), ``pid`` (also its process
+    group id), ``alive`` (False once it crashed, timed out or was closed: the
+    caller starts a new session for the next game), ``next_id`` (turn ids
+    increase per connection).
+    """
+
+    def __init__(self, spec: BotSpec, clock: ClockSpec, process: trio.Process, max_line: int) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.clock = clock
+        self.process = process
+        self.pid: int = process.pid
+        self.alive = True
+        self.pipe_open = True
+        self.hello: BotHello | None = None
+        self.next_id = 1
+        self.reader = LineReader(process.stdout, max_line)  # type: ignore[arg-type]
+        self._stdin = process.stdin
+        self._stderr = bytearray()
+        self._stderr_scope: trio.CancelScope | None = None
+        self._stderr_done = trio.Event()
+        self._closed = False
+
+    # -- start ---------------------------------------------------------------
+    @classmethod
+    async def start(
+        cls, spec: BotSpec, clock: ClockSpec | None = None, nursery: trio.Nursery | None = None, *, max_line: int = 65536
+    ) -> "BotSession":
+        """Start the bot and do the ``hello`` handshake within ``clock.startup_ms``.
+
+        ``nursery`` hosts the stderr drain task (it must outlive the session;
+        if it is None, a system task is used). Raises :class:`BotStartError`
+        (command not found / not executable / bad cwd), :class:`BotTimeout`,
+        :class:`BotCrashed`, :class:`BotMalformed` or :class:`BotRefused`
+        (protocol version mismatch); in every failure case the process group
+        has been killed and reaped. If cancelled, the process is killed too.
+        """
+        clock = clock or ClockSpec()
+        argv = spec.argv()
+        try:
+            process = await trio.lowlevel.open_process(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=spec.cwd,
+                env=spec.env,
+                start_new_session=True,
+                preexec_fn=preexec_for(spec.limits),
+            )
+        except FileNotFoundError as exc:
+            missing = spec.cwd if spec.cwd and not os.path.isdir(spec.cwd) else (exc.filename or argv[0])
+            raise BotStartError(
+                f"cannot start: {missing!r} not found (command {argv!r}); check the path or use a shell string",
+                bot=spec.name,
+            ) from None
+        except PermissionError:
+            raise BotStartError(f"cannot start: {argv[0]!r} is not executable (chmod +x, or run it via its interpreter)",
+                                bot=spec.name) from None
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise BotStartError(f"cannot start {argv!r}: {exc}", bot=spec.name) from None
+        self = cls(spec, clock, process, max_line)
+        try:
+            if nursery is not None:
+                nursery.start_soon(self._drain_stderr)
+            else:
+                trio.lowlevel.spawn_system_task(self._drain_stderr)
+            await self._handshake(clock.startup_ms)
+        except BaseException:
+            await self.kill()
+            raise
+        return self
+
+    async def _handshake(self, startup_ms: int) -> None:
+        hello = ENCODER.encode({"type": "hello", "protocol": PROTOCOL_VERSION, "name": self.name,
+                                "referee": _referee_version()}) + b"\n"
+        with trio.move_on_after(startup_ms / 1000) as scope:
+            try:
+                await self.send_bytes(hello)
+                line = await self.reader.read_line()
+            except (trio.BrokenResourceError, trio.ClosedResourceError, StreamClosed):
+                status = await self._exit_status(0.5)
+                raise BotCrashed(
+                    f"exited ({status}) before answering hello{self._stderr_hint()}", bot=self.name
+                ) from None
+            except LineTooLong as exc:
+                raise BotMalformed(f"hello: {exc}", bot=self.name) from None
+        if scope.cancelled_caught:
+            raise BotTimeout(f"no hello within the startup limit of {startup_ms} ms{self._stderr_hint()}", bot=self.name)
+        msg = decode_line(line, self.reader.lineno, bot=self.name)
+        if not isinstance(msg, BotHello):
+            raise BotMalformed(
+                f"line {self.reader.lineno}: expected a hello reply, got {type(msg).__name__}", bot=self.name
+            )
+        if msg.protocol != PROTOCOL_VERSION:
+            detail = (f"bot speaks protocol version {msg.protocol}, this referee speaks protocol version "
+                      f"{PROTOCOL_VERSION}; update the bot to protocol {PROTOCOL_VERSION}")
+            await self.send_error("malformed", detail)
+            raise BotRefused(detail, bot=self.name)
+        self.hello = msg
+
+    # -- I/O -----------------------------------------------------------------
+    async def send_bytes(self, data: bytes) -> None:
+        """Write raw bytes. Raises trio.BrokenResourceError / ClosedResourceError
+        when the bot's stdin is closed (the caller reports a crash)."""
+        await self._stdin.send_all(data)  # type: ignore[union-attr]
+
+    async def send_error(self, fault: str, detail: str, game: str | None = None, turn_id: int | None = None) -> None:
+        """Best effort ``error`` message (ignored if the pipe is closed or the bot does not read)."""
+        msg: dict[str, Any] = {"type": "error", "fault": fault, "detail": detail}
+        if game is not None:
+            msg["game"] = game
+        if turn_id is not None:
+            msg["id"] = turn_id
+        if not self.pipe_open:
+            return
+        with trio.move_on_after(0.5):
+            try:
+                await self.send_bytes(ENCODER.encode(msg) + b"\n")
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                self.pipe_open = False
+
+    # -- stderr ----------------------------------------------------------------
+    async def _drain_stderr(self) -> None:
+        stream = self.process.stderr
+        buf = self._stderr
+        try:
+            with trio.CancelScope() as scope:
+                self._stderr_scope = scope
+                while True:
+                    try:
+                        data = await stream.receive_some(65536)  # type: ignore[union-attr]
+                    except (trio.BrokenResourceError, trio.ClosedResourceError):
+                        break
+                    if not data:
+                        break
+                    buf += data
+                    if len(buf) > STDERR_TAIL:
+                        del buf[: len(buf) - STDERR_TAIL]
+        finally:
+            self._stderr_done.set()
+
+    def stderr_tail(self) -> str:
+        """The last 64 KiB the bot wrote to stderr (decoded leniently)."""
+        return self._stderr.decode("utf-8", "replace")
+
+    def _stderr_hint(self) -> str:
+        tail = self.stderr_tail().strip()
+        if not tail:
+            return ""
+        return "; stderr ends: " + repr(tail[-300:])
+
+    async def _exit_status(self, wait_s: float) -> str:
+        with trio.move_on_after(wait_s):
+            await self.process.wait()
+        rc = self.process.returncode
+        await trio.sleep(0)
+        if rc is None:
+            return "still running, closed its stdout"
+        if rc < 0:
+            try:
+                return f"killed by signal {signal.Signals(-rc).name}"
+            except ValueError:
+                return f"killed by signal {-rc}"
+        return f"exit status {rc}"
+
+    async def exit_description(self) -> str:
+        """How the process ended (waits up to 0.2 s for it to exit)."""
+        return await self._exit_status(0.2)
+
+    # -- shutdown ----------------------------------------------------------------
+    async def close(self) -> None:
+        """Say ``bye``, close stdin, give the bot ``clock.grace_ms`` to exit, then
+        SIGKILL its whole process group and reap it. Idempotent; shielded from
+        cancellation; never raises for a bot that is already gone."""
+        if self._closed:
+            return
+        with trio.CancelScope(shield=True):
+            if self.alive and self.pipe_open:
+                with trio.move_on_after(self.clock.grace_ms / 1000):
+                    try:
+                        await self.send_bytes(b'{"type":"bye"}\n')
+                        await self._stdin.aclose()  # type: ignore[union-attr]
+                    except (trio.BrokenResourceError, trio.ClosedResourceError):
+                        pass
+                    await self.process.wait()
+            await self._terminate()
+
+    async def kill(self) -> None:
+        """SIGKILL the process group at once and reap it (no ``bye``). Shielded, idempotent."""
+        if self._closed:
+            return
+        with trio.CancelScope(shield=True):
+            await self._terminate()
+
+    async def _terminate(self) -> None:
+        self._closed = True
+        self.alive = False
+        self.pipe_open = False
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        await self.process.wait()
+        # the group may outlive its leader for a moment: kill again after reaping
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        with trio.move_on_after(0.5):
+            await self._stderr_done.wait()
+        if self._stderr_scope is not None:
+            self._stderr_scope.cancel()
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            if stream is not None:
+                try:
+                    await stream.aclose()
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                    pass
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __repr__(self) -> str:
+        return f"<BotSession {self.name!r} pid={self.pid} alive={self.alive}>"
+
+
+async def start_bots(specs: list[BotSpec], clock: ClockSpec, nursery: trio.Nursery, *, max_line: int = 65536) -> list[BotSession]:
+    """Start several bots concurrently. If any fails, the others are closed and
+    the first :class:`BotError` is raised."""
+    sessions: list[BotSession | None] = [None] * len(specs)
+    errors: list[BotError] = []
+
+    async def one(i: int) -> None:
+        try:
+            sessions[i] = await BotSession.start(specs[i], clock, nursery, max_line=max_line)
+        except BotError as exc:
+            errors.append(exc)
+
+    try:
+        async with trio.open_nursery() as n:
+            for i in range(len(specs)):
+                n.start_soon(one, i)
+    except BaseException:
+        for s in sessions:
+            if s is not None:
+                await s.kill()
+        raise
+    if errors:
+        for s in sessions:
+            if s is not None:
+                await s.close()
+        raise errors[0]
+    return [s for s in sessions if s is not None]
+
+
+_ = msgspec  # imported for type users
