@@ -407,14 +407,14 @@ class AskGame(GameState):
         self._laid_by: list[list[int]] = [[] for _ in range(n)]
         self._nlaid = 0
         self._turn = -1
+        if seed is not None and not _is_int(seed):
+            raise RulesError(f"a seed must be a whole number, not {seed!r}")
         if deal is not None:
             hands, stock_top_first, dealer = _check_deal(rules, n, deal)
             self.seed = 0 if seed is None else seed
         else:
             if seed is None:
                 seed = secrets.randbits(63)
-            if not _is_int(seed):
-                raise RulesError(f"a seed must be a whole number, not {seed!r}")
             self.seed = seed
             rng = Rng(seed)
             drawn = rng.below(n)
