@@ -117,7 +117,10 @@ class GameView:
     ``targets`` (seats you may ask), ``left_ms`` (clock), and for chickens
     ``centre``, ``scores``, ``round``.
 
-    Helpers: :meth:`family_of`, :meth:`cards_of`, :meth:`legal_asks`,
+    History helpers: :meth:`events`, :attr:`asks`, :attr:`misses`, :attr:`moves`
+    (``(card, from, to)``), :attr:`draws`, :attr:`reveals`, :attr:`takes`.
+
+    Rules helpers: :meth:`family_of`, :meth:`cards_of`, :meth:`legal_asks`,
     :meth:`random_ask`, :attr:`ask_mode`, :attr:`families`, :attr:`members`.
     """
 
@@ -201,6 +204,42 @@ class GameView:
         """Families of which you hold at least one card, in deck order."""
         held = {self.family_of(c) for c in self.hand}
         return [f for f in self.families if f in held]
+
+    # -- the public history -----------------------------------------------------
+
+    def events(self, kind: str) -> list[dict[str, Any]]:
+        """Every event of one kind so far (``"ask"``, ``"laid"``, ``"draw"``, ``"reveal"``, ...)."""
+        return [ev for ev in self.history if ev.get("kind") == kind]
+
+    @property
+    def asks(self) -> list[dict[str, Any]]:
+        """Every ask so far: ``seat`` asked ``target`` for ``card`` (or ``family``); ``cards`` moved."""
+        return self.events("ask")
+
+    @property
+    def misses(self) -> list[dict[str, Any]]:
+        """Polite asks that moved nothing: the target lacked that card (family mode: that family)."""
+        return [ev for ev in self.events("ask") if not ev.get("cards") and not ev.get("rude")]
+
+    @property
+    def moves(self) -> list[tuple[str, int, int]]:
+        """Every card that moved by an ask, as ``(card, from_seat, to_seat)``."""
+        return [(c, ev["target"], ev["seat"]) for ev in self.events("ask") for c in ev.get("cards") or []]
+
+    @property
+    def draws(self) -> list[dict[str, Any]]:
+        """Every draw from the stock (``seat``; ``card`` only in your own draws)."""
+        return self.events("draw")
+
+    @property
+    def reveals(self) -> list[dict[str, Any]]:
+        """Chickens: every reveal (``plays`` per seat, ``centre``)."""
+        return self.events("reveal")
+
+    @property
+    def takes(self) -> list[dict[str, Any]]:
+        """Chickens: every take (``seat``, ``card``, ``centre``)."""
+        return self.events("take")
 
     # -- legal asks ----------------------------------------------------------
 

@@ -108,6 +108,16 @@ def test_view_tracks_engine_state(variant: Any) -> None:
                 emit(game.apply(s, Act(reply)))  # raises IllegalAction if the SDK chose badly
         for b in bots:
             assert b.view is not None and len(b.view.history) > 0
+            v = b.view
+            if rules.kind == "ask":
+                asks = [e for e in v.history if e["kind"] == "ask"]
+                assert v.asks == asks and len(v.misses) + sum(1 for e in asks if e["cards"] or e["rude"]) == len(asks)
+                assert sum(len(e["cards"]) for e in asks) == len(v.moves)
+                assert all(card in v.deck() and src != dst for card, src, dst in v.moves)
+                own = [e for e in v.draws if e["seat"] == v.seat]
+                assert all("card" in e for e in own) and not any("card" in e for e in v.draws if e["seat"] != v.seat)
+            else:
+                assert v.reveals and all(len(e["plays"]) == n for e in v.reveals) and v.takes
             _feed(b, {"type": "end", "game": "g", "scores": game.scores(), "ranks": game.ranks(),
                       "reason": "complete"}, io.BytesIO())
             assert b.view is None
