@@ -507,9 +507,10 @@ def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: st
             sizes = tuple(sorted(raw_sizes))
         if v.deals < 1:
             raise err(f"{where}.deals", "must be at least 1")
-        variants.append(
-            Variant(name=v.name, slug=slug, rules=rules, sizes=sizes, deals=v.deals, match=_match(v.match, f"{where}.match", err))
-        )
+        match = _match(v.match, f"{where}.match", err)
+        if match.kind != "single" and getattr(rules, "kind", "ask") == "chickens":
+            raise err(f"{where}.match", 'chickens is played as single games only; remove match or set match = "single"')
+        variants.append(Variant(name=v.name, slug=slug, rules=rules, sizes=sizes, deals=v.deals, match=match))
 
     if out is not None:
         out_dir = Path(out).resolve()

@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,8 +104,8 @@ async def run_builds(league: League) -> None:
         argv = ["/bin/sh", "-c", bot.build] if isinstance(bot.build, str) else list(bot.build)
         try:
             proc = await trio.run_process(
-                argv, cwd=bot.cwd, env=bot.env, capture_stdout=True, stderr=trio.subprocess.STDOUT, check=False,
-                stdin=trio.subprocess.DEVNULL,
+                argv, cwd=bot.cwd, env=bot.env, capture_stdout=True, stderr=subprocess.STDOUT, check=False,
+                stdin=subprocess.DEVNULL,
             )
         except OSError as exc:
             raise UserError(f"bot '{bot.name}': build command {argv!r} could not start: {exc.strerror or exc}") from None

@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
-"""A tiny protocol bot for league tests: plays the first legal option, and
-records what it was dealt.
+"""A tiny protocol bot for league tests: plays a random legal option (always
+the first would loop forever in some ask games), and records what it was dealt.
 
 If HAND_LOG is set, every ``start`` appends one JSON line
 ``{"bot": <league name>, "pid": ..., "game": ..., "seat": ..., "hand": [...]}`` to that file
 (one O_APPEND write per line, so concurrent bots never interleave).
 If PID_LOG is set, the bot appends its pid at start-up.
+If CRASH_AFTER is set to N, the process exits with status 3 on its N-th turn
+(so a league must restart it).
 It exits on ``bye`` or end of input.
 """
 
 import json
 import os
+import random
 import sys
 
 
@@ -28,7 +31,10 @@ def main() -> int:
     if pid_log:
         append(pid_log, f"{os.getpid()}\n")
     name = "?"
+    rng = random.Random()
     ask_mode = "card"
+    crash_after = int(os.environ.get("CRASH_AFTER", "0"))
+    turns = 0
     for line in sys.stdin:
         msg = json.loads(line)
         t = msg.get("type")
@@ -42,13 +48,16 @@ def main() -> int:
                 rec = {"bot": name, "pid": os.getpid(), "game": msg["game"], "seat": msg["seat"], "hand": msg["hand"]}
                 append(hand_log, json.dumps(rec) + "\n")
         elif t == "turn":
+            turns += 1
+            if turns == crash_after:
+                return 3
             decide = msg["decide"]
             if decide == "ask":
                 key = "family" if ask_mode == "family" else "card"
-                reply = {"type": "ask", "id": msg["id"], "target": msg["targets"][0], key: msg["options"][0],
+                reply = {"type": "ask", "id": msg["id"], "target": rng.choice(msg["targets"]), key: rng.choice(msg["options"]),
                          "please": True}
             else:
-                reply = {"type": decide, "id": msg["id"], "card": msg["options"][0]}
+                reply = {"type": decide, "id": msg["id"], "card": rng.choice(msg["options"])}
         elif t == "bye":
             break
         if reply is not None:

@@ -1,0 +1,186 @@
+"""Real leagues with real bot subprocesses on small configs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from referee.league import schedule as sched
+from referee.league.config import load_config
+from referee.league.ledger import Ledger
+from referee.league.standings import from_ledger, to_json
+
+from .conftest import REFEREE, REPO, bots_toml, referee
+
+
+def _ledger_ids(out: Path) -> list[str]:
+    with Ledger.in_dir(out, create=False) as ledger:
+        return [r.game_id for r in ledger.rows()]
+
+
+def test_resume_after_sigkill_plays_exactly_the_planned_games(tmp_path: Path, make_config) -> None:
+    cfg = make_config(
+        'seed = 5\nconcurrency = 2\nout = "out"\n'
+        + bots_toml(["a", "b", "c", "d"])
+        + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 3\n'
+    )
+    league = load_config(cfg)
+    planned = [g.game_id for g in sched.games(league)]
+    assert len(planned) == 4 * 3 * 3
+    out = tmp_path / "out"
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        [*REFEREE, "run", str(cfg), "--progress-every", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=env,
+    )
+    assert proc.stdout is not None
+    seen = 0
+    for line in proc.stdout:           # one line per finished game (progress every 0 s)
+        if line.startswith("["):
+            seen += 1
+        if seen >= 8:
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    assert proc.returncode == -signal.SIGKILL
+    first = _ledger_ids(out)
+    assert 8 <= len(first) < len(planned)
+
+    done = referee("run", str(cfg), "--quiet")
+    assert done.returncode == 0, done.stderr
+    ids = _ledger_ids(out)
+    assert sorted(ids) == sorted(planned)          # exactly the plan, no duplicates (primary key)
+    assert set(first) <= set(ids)
+    logs = sorted(p.name for p in (out / "games").iterdir())
+    assert logs == sorted(f"{g}.jsonl" for g in planned)
+    again = referee("run", str(cfg), "--quiet")     # nothing left to play
+    assert again.returncode == 0 and len(_ledger_ids(out)) == len(planned)
+
+
+def test_duplicate_rotations_give_every_bot_every_hand(tmp_path: Path, make_config) -> None:
+    hand_log = tmp_path / "hands.jsonl"
+    cfg = make_config(
+        'seed = 11\nreuse = "game"\nfill = "repeat"\nout = "out"\n'
+        + bots_toml(["x", "y"], env={"HAND_LOG": str(hand_log)})
+        + '[[variants]]\nname = "happy-families"\nsizes = [2, 3]\ndeals = 2\n'
+    )
+    res = referee("run", str(cfg), "--quiet")
+    assert res.returncode == 0, res.stderr
+    league = load_config(cfg)
+    records = [json.loads(line) for line in hand_log.read_text().splitlines()]
+    assert len(records) == sum(g.size for g in sched.games(league))
+    # per table and deal: seat -> hand must be the same in every rotation, and every lineup
+    # member (process) must have held every seat's hand exactly once
+    by_game = {g.game_id: g for g in sched.games(league)}
+    seat_hand: dict[tuple[str, int], dict[int, tuple[str, ...]]] = defaultdict(dict)
+    held: dict[tuple[str, int], dict[int, list[tuple[str, ...]]]] = defaultdict(lambda: defaultdict(list))
+    for rec in records:
+        g = by_game[rec["game"]]
+        key = (f"{g.variant.slug}-{g.size}p-t{g.table}", g.deal)
+        hand = tuple(rec["hand"])
+        assert seat_hand[key].setdefault(rec["seat"], hand) == hand
+        member = (rec["seat"] + g.rotation) % g.size        # lineup position of this seat's bot
+        assert league.bots[g.seats[rec["seat"]]].name == rec["bot"]
+        held[key][member].append(hand)
+    for key, members in held.items():
+        hands = set(seat_hand[key].values())
+        for member, got in members.items():
+            assert sorted(got) == sorted(hands), (key, member)
+
+
+def test_standings_recomputed_from_ledger_equal_written_ones_and_faults_restart(tmp_path: Path, make_config) -> None:
+    pid_log = tmp_path / "pids"
+    cfg = make_config(
+        'seed = 3\nout = "out"\n'
+        + bots_toml(["p", "q"], env={"PID_LOG": str(pid_log)})
+        + f'[[bots]]\nname = "crashy"\ncommand = ["{{python}}", "{REPO}/tests/league/bots/hand_bot.py"]\n'
+        + f'env = {{ CRASH_AFTER = "7", PID_LOG = "{pid_log}" }}\n'
+        + '[[variants]]\nname = "authors"\nsizes = 3\ndeals = 2\n'
+        + '[[variants]]\nname = "chickens"\nsizes = 3\ndeals = 1\n'
+        + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\nmatch = { kind = "fixed", hands = 2 }\n'
+    )
+    res = referee("run", str(cfg))
+    assert res.returncode == 0, res.stderr
+    out = tmp_path / "out"
+    for name in ("standings.json", "standings.csv", "standings.md", "report.html", "ledger.sqlite"):
+        assert (out / name).is_file()
+    written = (out / "standings.json").read_text()
+    with Ledger.in_dir(out, create=False) as ledger:
+        assert to_json(from_ledger(ledger)) == written
+    recomputed = referee("standings", str(out), "--json")
+    assert recomputed.returncode == 0, recomputed.stderr
+    assert recomputed.stdout == written
+    st = json.loads(written)
+    assert st["games"] == 6 + 3 + 3
+    overall = {r["bot"]: r for r in st["scopes"]["overall"]["bots"]}
+    assert overall["crashy"]["faults"].get("crash", 0) >= 2 and overall["crashy"]["forfeits"] >= 2
+    assert overall["p"]["faults"] == {}
+    assert abs(sum(r["wins"] for r in overall.values()) - 12) < 1e-6 + sum(r["forfeits"] for r in overall.values())
+    # the crashing bot was restarted: more processes than seats
+    assert len(pid_log.read_text().split()) > 3
+    html = (out / "report.html").read_text()
+    assert "crashy" in html and "games/" in html and "<script" not in html and "http" not in html.split("<body>")[1]
+    rep = referee("report", str(out))
+    assert rep.returncode == 0 and "report.html" in rep.stdout
+
+
+def test_changed_config_is_refused_with_what_differs(tmp_path: Path, make_config) -> None:
+    body = 'seed = 1\nout = "out"\n' + bots_toml(["a", "b", "c"]) + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
+    cfg = make_config(body)
+    assert referee("run", str(cfg), "--quiet").returncode == 0
+    cfg.write_text(body.replace("seed = 1", "seed = 2").replace("deals = 1", "deals = 2"))
+    res = referee("run", str(cfg), "--quiet")
+    assert res.returncode == 2
+    assert "seed: was 1, now 2" in res.stderr and "variants[0].deals: was 1, now 2" in res.stderr
+    assert "--new-out" in res.stderr and "Traceback" not in res.stderr
+    fresh = referee("run", str(cfg), "--quiet", "--new-out")
+    assert fresh.returncode == 0, fresh.stderr
+    assert len(_ledger_ids(tmp_path / "out-2")) == 3 * 2
+    plan = referee("plan", str(cfg), "--json")
+    assert json.loads(plan.stdout)["games"] == 6
+
+
+def test_ctrl_c_stops_promptly_and_leaves_no_bot_behind(tmp_path: Path, make_config) -> None:
+    pid_log = tmp_path / "pids"
+    cfg = make_config(
+        'seed = 9\nout = "out"\n' + bots_toml(["a", "b", "c", "d"], env={"PID_LOG": str(pid_log)})
+        + '[[variants]]\nname = "authors"\nsizes = 4\ndeals = 50\n'
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([*REFEREE, "run", str(cfg), "--progress-every", "0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("[3/"):
+            break
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=10)
+    assert proc.returncode == 130, err
+    assert "run the same command again to resume" in err and "Traceback" not in err
+    pids = [int(p) for p in pid_log.read_text().split()]
+    assert pids
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        raise AssertionError(f"bot process {pid} is still running")
+    assert 3 <= len(_ledger_ids(tmp_path / "out")) < 200
+
+
+def test_failing_build_shows_its_output(tmp_path: Path, make_config) -> None:
+    cfg = make_config(
+        bots_toml(["a", "b"]) + '[[bots]]\nname = "c"\ncommand = "./c.bin"\n'
+        'build = "echo compiling c.c; echo c.c:3: syntax error >&2; exit 4"\n'
+        '[[variants]]\nname = "kwartet"\nsizes = 3\n'
+    )
+    res = referee("run", str(cfg), "--quiet")
+    assert res.returncode == 2
+    assert "bot 'c': build command" in res.stderr and "exit status 4" in res.stderr
+    assert "c.c:3: syntax error" in res.stderr and "Traceback" not in res.stderr
