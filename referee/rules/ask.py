@@ -25,6 +25,7 @@ lists the actions in exactly that index order, so
 from __future__ import annotations
 
 import secrets
+from bisect import insort
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -386,7 +387,7 @@ class AskGame(GameState):
     """
 
     __slots__ = (
-        "_rules", "_t", "n", "seed", "dealer", "_held", "_counts", "_nfam", "_nonempty", "_owner",
+        "_rules", "_t", "n", "seed", "dealer", "_held", "_counts", "_fams", "_nonempty", "_owner",
         "_laid_by", "_nlaid", "_stock", "_turn", "_initial",
     )
 
@@ -401,7 +402,7 @@ class AskGame(GameState):
         self.n = n
         self._held = [[0] * t.F for _ in range(n)]
         self._counts = [0] * n
-        self._nfam = [0] * n
+        self._fams: list[list[int]] = [[] for _ in range(n)]  # per seat: families held, ascending
         self._nonempty = 0
         self._owner = [-1] * t.F
         self._laid_by: list[list[int]] = [[] for _ in range(n)]
@@ -429,7 +430,7 @@ class AskGame(GameState):
         self._stock = stock_top_first[::-1]  # pop() takes the top card
         held = self._held
         counts = self._counts
-        nfam = self._nfam
+        fams = self._fams
         card_fam = t.card_fam
         card_bit = t.card_bit
         for s, cards in enumerate(hands):
@@ -437,7 +438,7 @@ class AskGame(GameState):
             for c in cards:
                 hs[card_fam[c]] |= card_bit[c]
             counts[s] = len(cards)
-            nfam[s] = t.F - hs.count(0)
+            fams[s] = [f for f, h in enumerate(hs) if h]
             if cards:
                 self._nonempty += 1
         # families complete straight from the deal (no laid events: the deal event lists them)
@@ -471,7 +472,7 @@ class AskGame(GameState):
         g.dealer = self.dealer
         g._held = [list(h) for h in self._held]
         g._counts = list(self._counts)
-        g._nfam = list(self._nfam)
+        g._fams = [list(x) for x in self._fams]
         g._nonempty = self._nonempty
         g._owner = list(self._owner)
         g._laid_by = [list(x) for x in self._laid_by]
@@ -581,23 +582,24 @@ class AskGame(GameState):
             raise IllegalAction(self._not_your_turn(seat))
         t = self._t
         counts = self._counts
-        hs = self._held[seat]
+        fams = self._fams[seat]
         card_mode = t.card_mode
         if card_mode:
-            nopts = t.M * self._nfam[seat] - counts[seat]
+            nopts = t.M * len(fams) - counts[seat]
         else:
-            nopts = self._nfam[seat]
+            nopts = len(fams)
         total = (self._nonempty - 1) * nopts
         if t.please:
             total *= 2
         if type(rng) is Rng and 1 < total < _NLIMITS:
-            # rng.below(total), inlined (the same SplitMix64 steps and rejection rule)
+            # rng.below(total), inlined: the same SplitMix64 steps and rejection rule
+            # (constants: golden gamma, 2**64 - 1, the two multipliers; see rng.py)
             limit = _LIMITS[total]
             state = rng.state
             while True:
-                state = (state + _GOLDEN) & _MASK
-                z = ((state ^ (state >> 30)) * _M1) & _MASK
-                z = ((z ^ (z >> 27)) * _M2) & _MASK
+                state = (state + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+                z = ((state ^ (state >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+                z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
                 z ^= z >> 31
                 if z < limit:
                     break
@@ -623,33 +625,26 @@ class AskGame(GameState):
                         break
                     ti -= 1
         if card_mode:
+            hs = self._held[seat]
             nmiss = t.nmiss
-            f = 0
-            for h in hs:
-                if h:
-                    k = nmiss[h]
-                    if o < k:
-                        ci = f * t.M + t.missing[h][o]
-                        key = ((target * t.D) + ci) * 2 + please
-                        a = t.ask_cache[key]
-                        if a is None:
-                            a = t.ask_cache[key] = Ask(target, t.card_names[ci], None, bool(please))
-                        return a
-                    o -= k
-                f += 1
-            raise AssertionError("option index out of range")  # unreachable: nopts counts these options
-        f = 0
-        for h in hs:
-            if h:
-                if not o:
-                    key = ((target * t.F) + f) * 2 + please
+            for f in fams:
+                h = hs[f]
+                k = nmiss[h]
+                if o < k:
+                    ci = f * t.M + t.missing[h][o]
+                    key = ((target * t.D) + ci) * 2 + please
                     a = t.ask_cache[key]
                     if a is None:
-                        a = t.ask_cache[key] = Ask(target, None, t.family_names[f], bool(please))
+                        a = t.ask_cache[key] = Ask(target, t.card_names[ci], None, bool(please))
                     return a
-                o -= 1
-            f += 1
-        raise AssertionError("option index out of range")  # unreachable
+                o -= k
+            raise AssertionError("option index out of range")  # unreachable: nopts counts these options
+        f = fams[o]
+        key = ((target * t.F) + f) * 2 + please
+        a = t.ask_cache[key]
+        if a is None:
+            a = t.ask_cache[key] = Ask(target, None, t.family_names[f], bool(please))
+        return a
 
     def apply(self, seat: int, action: Any) -> list[Event]:
         """Apply ``seat``'s ask; return the ``ask`` event and the ``laid``/``draw``
@@ -722,7 +717,7 @@ class AskGame(GameState):
                     c = counts[target] - 1
                     counts[target] = c
                     if not th:
-                        self._nfam[target] -= 1
+                        self._fams[target].remove(f)
                         if not c:
                             self._nonempty -= 1
                     h |= bit
@@ -772,7 +767,7 @@ class AskGame(GameState):
                     theirs[f] = 0
                     c = counts[target] - k
                     counts[target] = c
-                    self._nfam[target] -= 1
+                    self._fams[target].remove(f)
                     if not c:
                         self._nonempty -= 1
                     h |= th
@@ -813,7 +808,7 @@ class AskGame(GameState):
         self._held[seat][f] = 0
         c = self._counts[seat] - t.M
         self._counts[seat] = c
-        self._nfam[seat] -= 1
+        self._fams[seat].remove(f)
         if not c:
             self._nonempty -= 1
         self._owner[f] = seat
@@ -828,7 +823,7 @@ class AskGame(GameState):
         hs = self._held[seat]
         h = hs[f]
         if not h:
-            self._nfam[seat] += 1
+            insort(self._fams[seat], f)
         c = self._counts[seat]
         if not c:
             self._nonempty += 1
@@ -865,10 +860,6 @@ class AskGame(GameState):
                 x = (x + 1) % n
 
 
-_MASK = (1 << 64) - 1
-_GOLDEN = 0x9E3779B97F4A7C15
-_M1 = 0xBF58476D1CE4E5B9
-_M2 = 0x94D049BB133111EB
 _NLIMITS = 4096
 _LIMITS: list[int] = [0, 0] + [((1 << 64) // k) * k for k in range(2, _NLIMITS)]
 
@@ -888,9 +879,9 @@ def _shuffled_deck(rng: Rng, size: int) -> list[int]:
         k = i + 1
         limit = limits[k]
         while True:
-            state = (state + _GOLDEN) & _MASK
-            z = ((state ^ (state >> 30)) * _M1) & _MASK
-            z = ((z ^ (z >> 27)) * _M2) & _MASK
+            state = (state + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+            z = ((state ^ (state >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
             z ^= z >> 31
             if z < limit:
                 break
