@@ -382,3 +382,25 @@ def test_rules_and_games_pickle_and_copy() -> None:
         s = g.pending()[0]
         a = other.random_action(s, Rng(2))
         assert other.apply(s, a) == g.clone().apply(s, a)
+
+
+def test_random_action_with_any_generator_object_draws_the_same() -> None:
+    """random_action inlines Rng.below for speed; another generator object goes through .below()."""
+
+    class CountingRng(Rng):
+        calls = 0
+
+        def below(self, n: int) -> int:
+            CountingRng.calls += 1
+            return super().below(n)
+
+    for name in ("happy-families-jaques", "authors"):
+        a = ASK_PRESETS[name].new_game(4, seed=12)
+        b = ASK_PRESETS[name].new_game(4, seed=12)
+        ra, rb = a.fallback_rng(), CountingRng(a.fallback_rng().state)
+        while not a.terminal:
+            s = a.pending()[0]
+            x, y = a.random_action(s, ra), b.random_action(s, rb)
+            assert x == y and ra.state == rb.state
+            assert a.apply(s, x) == b.apply(s, y)
+        assert b.terminal and CountingRng.calls > 0

@@ -19,6 +19,8 @@ CUSTOM = [
     AskRules.from_params({"name": "dealer-first", "base": "kwartet", "first": "dealer", "stock": 3}),
     AskRules.from_params({"name": "polite-fish", "base": "authors", "members": 3, "stock": 7, "please": True,
                           "players": [2, 6]}),
+    AskRules.from_params({"name": "big-families", "families": ["Red", "Blue"], "members": 14, "stock": 4,
+                          "miss": "next", "players": [2, 3]}),
 ]
 VARIANTS = [*ASK_PRESETS.values(), *CUSTOM]
 TABLES = [(r, n) for r in VARIANTS for n in range(r.min_players, r.max_players + 1)]
