@@ -210,12 +210,14 @@ class _Runner:
             except Exception as exc:
                 raise _Aborted(f"cannot set up the game: {exc}") from exc
             self._log_rec({"hand": {"index": 1, "game": spec.game_id, "seats": list(range(spec.players)),
-                                    "dealer": getattr(state, "dealer", 0), "seed": seed,
+                                    "dealer": getattr(state, "dealer", 0), "seed": getattr(state, "seed", seed),
                                     "deal": spec.deal.to_json() if spec.deal is not None else None}})
             scores = await self._play_hand(spec.game_id, state, self.seats)
             return list(scores), ranks_from_scores(scores)
         from referee.rules.match import Match
 
+        if spec.deal is not None:
+            raise _Aborted("a match deals its own hands from the seed; an explicit deal is for single games")
         match = Match(self.rules, spec.players, fmt, spec.seed if spec.seed is not None else 0)
         while True:
             hand = match.next_hand()
@@ -223,9 +225,13 @@ class _Runner:
                 break
             gid = f"{spec.game_id}.h{hand.index + 1}"
             seats = [self.seats[i] for i in hand.seats]
-            state = _new_hand_game(self.rules, len(seats), hand)
+            try:
+                state = match.new_game(hand)
+            except Exception as exc:
+                raise _Aborted(f"cannot set up hand {hand.index + 1}: {exc}") from exc
             self._log_rec({"hand": {"index": hand.index, "game": gid, "seats": list(hand.seats),
-                                    "dealer": getattr(state, "dealer", 0), "seed": hand.seed, "deal": None}})
+                                    "dealer": getattr(state, "dealer", 0), "seed": hand.seed, "deal": None,
+                                    "tiebreak": hand.tiebreak}})
             hand_scores = await self._play_hand(gid, state, seats)
             match.record(hand_scores)
         return list(match.scores()), list(match.ranks())
@@ -683,19 +689,13 @@ def _version() -> str:
 def _match_json(fmt: Any) -> dict[str, Any] | None:
     if fmt is None:
         return None
+    if getattr(fmt, "kind", "single") == "single":
+        return None
     out = {}
     for key in ("kind", "hands", "target", "max_hands"):
         if hasattr(fmt, key):
             out[key] = getattr(fmt, key)
     return out
-
-
-def _new_hand_game(rules: Any, players: int, hand: Any) -> Any:
-    """A hand of a match: seeded from the hand's seed, dealt by the hand's dealer."""
-    try:
-        return rules.new_game(players, seed=hand.seed, dealer=hand.dealer)
-    except TypeError:
-        return rules.new_game(players, seed=hand.seed)
 
 
 async def play_game(spec: GameSpec, bots: Sequence[BotSession], log_dir: Path | str | None = None) -> GameResult:

@@ -123,6 +123,8 @@ class BotSession:
                 line = await self.reader.read_line()
             except (trio.BrokenResourceError, trio.ClosedResourceError, StreamClosed):
                 status = await self._exit_status(0.5)
+                with trio.move_on_after(0.2):
+                    await self._stderr_done.wait()
                 raise BotCrashed(
                     f"exited ({status}) before answering hello{self._stderr_hint()}", bot=self.name
                 ) from None

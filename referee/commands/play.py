@@ -1,0 +1,259 @@
+"""``referee play`` (one game with real bot processes) and ``referee replay`` (check a log)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import time
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from referee.errors import UserError
+
+_SHELL_CHARS = set("|&;<>()$`\\\"'*?[]#~%{}\n")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "play", help="play one game (or match) between bots and log it",
+        description="Play one game between bot processes, print the result table and write the game log. "
+                    "The number of --bot options is the table size (or use --players to repeat them).",
+    )
+    p.add_argument("variant", metavar="VARIANT",
+                   help="a preset (happy-families, happy-families-jaques, authors, kwartet, chickens) "
+                        "or a .json/.toml file defining a custom ask variant")
+    p.add_argument("--bot", action="append", default=[], metavar="NAME=COMMAND",
+                   help="a bot: its name and the command that starts it, e.g. alice='python bots/a.py' (repeat)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--seed", type=int, help="seed for the deal and the fallback player (default: random)")
+    g.add_argument("--deal", metavar="FILE", help='a JSON deal file: {"dealer": 0, "hands": [[...], ...], "stock": []}')
+    p.add_argument("--players", type=int, help="table size; the --bot options are repeated to fill it")
+    p.add_argument("--match", metavar="FORMAT", help="several hands: fixed:N or race:TARGET (ask variants)")
+    p.add_argument("--move-ms", type=int, default=1000, help="limit per decision in ms (default 1000)")
+    p.add_argument("--bank-ms", type=int, help="optional time bank per game in ms")
+    p.add_argument("--startup-ms", type=int, default=10000, help="limit for the hello handshake (default 10000)")
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                   help="wall: elapsed time; cpu: the bot's own CPU time with a wall ceiling of 3 x move-ms")
+    p.add_argument("--retries", type=int, default=0, help="extra tries for illegal/malformed replies (default 0)")
+    p.add_argument("--max-line", type=int, default=65536, help="longest reply line in bytes (default 65536)")
+    p.add_argument("--game-id", help="game id (default g-<seed>)")
+    p.add_argument("--log", default="logs", metavar="DIR", help="directory for the game log (default ./logs)")
+    p.set_defaults(func=run_play)
+
+    r = sub.add_parser("replay", help="re-simulate a game log and verify it",
+                       description="Re-simulate a game from its log with the rules engine only, check every event "
+                                   "and the result against the log, and print a transcript. Exit 1 on a mismatch.")
+    r.add_argument("log", metavar="LOG", help="a game log (.jsonl) written by referee play or a league")
+    r.add_argument("--quiet", "-q", action="store_true", help="no transcript, only the verdict")
+    r.set_defaults(func=run_replay)
+
+
+# ----------------------------------------------------------------------------- parsing
+
+
+def parse_bot(text: str) -> tuple[str, list[str] | str]:
+    """``NAME=COMMAND`` -> (name, argv list or shell string). Raises UserError."""
+    name, sep, command = text.partition("=")
+    name = name.strip()
+    if not sep or not name or not command.strip():
+        raise UserError(f"--bot {text!r}: expected NAME=COMMAND, e.g. --bot alice='python3 bots/alice.py'")
+    if any(c.isspace() for c in name):
+        raise UserError(f"--bot {text!r}: the bot name must not contain spaces")
+    command = command.strip()
+    if _SHELL_CHARS & set(command):
+        return name, command  # shell syntax: run with /bin/sh -c
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return name, command
+    return name, argv
+
+
+def load_variant(text: str) -> Any:
+    """A preset name or a JSON/TOML file with a custom variant's parameters."""
+    from referee.rules import get_variant
+
+    path = Path(text)
+    if text.endswith((".json", ".toml")) or path.is_file():
+        if not path.is_file():
+            raise UserError(f"variant file {text!r} not found")
+        raw = path.read_bytes()
+        try:
+            params = tomllib.loads(raw.decode()) if text.endswith(".toml") else json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise UserError(f"variant file {text!r} is not valid {'TOML' if text.endswith('.toml') else 'JSON'}: {exc}") from None
+        if isinstance(params, dict) and isinstance(params.get("variant"), dict):
+            params = params["variant"]
+        if not isinstance(params, dict):
+            raise UserError(f"variant file {text!r} must hold an object of rule parameters")
+        return get_variant(params)
+    return get_variant(text)
+
+
+def load_deal(path: str) -> Any:
+    from referee.rules import Deal
+
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise UserError(f"deal file {path!r} not found") from None
+    except (OSError, ValueError) as exc:
+        raise UserError(f"deal file {path!r} is not valid JSON: {exc}") from None
+    return Deal.from_json(data)
+
+
+def parse_match(text: str | None) -> Any:
+    if not text:
+        return None
+    from referee.rules.match import MatchFormat
+
+    kind, _, num = text.partition(":")
+    try:
+        value = int(num)
+    except ValueError:
+        raise UserError(f"--match {text!r}: expected fixed:N (N hands) or race:T (first to T families)") from None
+    if kind == "fixed":
+        return MatchFormat(kind="fixed", hands=value)
+    if kind == "race":
+        return MatchFormat(kind="race", target=value)
+    raise UserError(f"--match {text!r}: expected fixed:N or race:T")
+
+
+# ----------------------------------------------------------------------------- play
+
+
+def run_play(args: argparse.Namespace) -> int:
+    import trio
+
+    from referee.runtime import BotSpec, ClockSpec, FaultPolicy, GameSpec
+
+    rules = load_variant(args.variant)
+    if not args.bot:
+        raise UserError("no bots: give one --bot NAME=COMMAND per seat")
+    bots = [parse_bot(b) for b in args.bot]
+    players = args.players if args.players is not None else len(bots)
+    if players < len(bots):
+        raise UserError(f"--players {players} but {len(bots)} --bot options were given")
+    specs = []
+    seen: dict[str, int] = {}
+    for i in range(players):
+        name, command = bots[i % len(bots)]
+        seen[name] = seen.get(name, 0) + 1
+        specs.append(BotSpec(name if seen[name] == 1 else f"{name}#{seen[name]}", command))
+    match = parse_match(args.match)
+    if not (rules.min_players <= players <= rules.max_players):
+        raise UserError(f"{rules.name} is for {rules.min_players}-{rules.max_players} players, not {players}")
+    deal = load_deal(args.deal) if args.deal else None
+    if deal is not None and len(deal.hands) != players:
+        raise UserError(f"the deal has {len(deal.hands)} hands but there are {players} bots")
+    if deal is not None:
+        rules.new_game(players, deal=deal)  # validates the deal (RulesError -> exit 2)
+    seed = args.seed
+    if seed is None and deal is None:
+        seed = int.from_bytes(__import__("os").urandom(4), "big")
+    clock = ClockSpec(move_ms=args.move_ms, bank_ms=args.bank_ms, startup_ms=args.startup_ms, mode=args.clock)
+    try:
+        clock.validate()
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    if args.retries < 0 or args.max_line < 64:
+        raise UserError("--retries must be >= 0 and --max-line at least 64")
+    game_id = args.game_id or (f"g-{seed:06d}" if seed is not None else f"g-{time.strftime('%Y%m%d-%H%M%S')}")
+    spec = GameSpec(game_id=game_id, rules=rules, players=players, seed=seed, deal=deal, match=match,
+                    clock=clock, policy=FaultPolicy(retries=args.retries, max_line=args.max_line))
+    try:
+        result = trio.run(_play, specs, spec, Path(args.log))
+    except BaseExceptionGroup as group:
+        raise _unwrap(group) from None
+    if isinstance(result, BaseException):
+        raise UserError(f"a bot could not start: {result}")
+    _print_result(result, specs)
+    return 0
+
+
+def _unwrap(group: BaseExceptionGroup) -> BaseException:
+    """The exception to report from a trio exception group (Ctrl-C first)."""
+    leaves: list[BaseException] = []
+
+    def walk(exc: BaseException) -> None:
+        if isinstance(exc, BaseExceptionGroup):
+            for e in exc.exceptions:
+                walk(e)
+        else:
+            leaves.append(exc)
+
+    walk(group)
+    for kind in (KeyboardInterrupt, UserError, OSError):
+        for e in leaves:
+            if isinstance(e, kind):
+                return e
+    return leaves[0] if leaves else group
+
+
+async def _play(specs: list[Any], spec: Any, log_dir: Path) -> Any:
+    """Start the bots, play, close them (also on Ctrl-C). Returns the result,
+    or the BotError of a bot that could not start."""
+    import trio
+
+    from referee.runtime import BotError, play_game, start_bots
+
+    async with trio.open_nursery() as nursery:
+        try:
+            sessions = await start_bots(specs, spec.clock, nursery, max_line=spec.policy.max_line)
+        except BotError as exc:
+            nursery.cancel_scope.cancel()
+            return exc
+        try:
+            return await play_game(spec, sessions, log_dir)
+        finally:
+            for s in sessions:
+                await s.close()
+            nursery.cancel_scope.cancel()
+
+
+def _print_result(result: Any, specs: list[Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title=f"{result.game_id} ({result.reason})")
+    for col in ("seat", "bot", "score", "rank", "faults", "mean ms", "max ms"):
+        table.add_column(col, justify="left" if col == "bot" else "right")
+    for i, sp in enumerate(specs):
+        faults = [f.fault for f in result.faults if f.seat == i]
+        think = result.think_ms[i]
+        table.add_row(str(i), sp.name, f"{result.scores[i]:g}", str(result.ranks[i]), ", ".join(faults) or "-",
+                      f"{think.mean_ms:.2f}", f"{think.max_ms:.2f}")
+    console.print(table)
+    for f in result.faults:
+        console.print(f"[yellow]fault[/]: seat {f.seat} ({f.bot}) {f.fault}: {f.detail}", markup=True, highlight=False)
+    if result.detail:
+        console.print(f"detail: {result.detail}", highlight=False)
+    if result.log_path:
+        console.print(f"log: {result.log_path}", highlight=False)
+
+
+# ----------------------------------------------------------------------------- replay
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from referee.runtime.replay import replay
+
+    report = replay(args.log)
+    console = Console(highlight=False)
+    h = report.header
+    if not args.quiet:
+        console.print(f"[bold]{h.get('game')}[/]: {h.get('variant')}, {h.get('players')} players, seed {h.get('seed')}")
+        for line in report.transcript:
+            console.print(line, markup=False)
+    if report.ok:
+        console.print(f"[green]verified[/]: {report.hands} hand(s), {report.actions} actions, "
+                      f"scores {report.footer.get('scores')}, ranks {report.footer.get('ranks')}")
+        return 0
+    for m in report.mismatches:
+        console.print(f"[red]mismatch[/]: {m}", highlight=False)
+    return 1
