@@ -375,10 +375,16 @@ class AskGame(GameState):
     """One ask game in progress. Create it with :meth:`AskRules.new_game`.
 
     Public attributes: ``n`` (seats), ``seed`` (the game's seed: the deal's, or
-    the fallback's for an explicit deal), ``dealer``. The fallback player's
-    generator is :meth:`fallback_rng`.
+    the fallback's for an explicit deal), ``dealer``, ``turn`` (the seat to
+    ask, ``None`` at the end). The fallback player's generator is
+    :meth:`fallback_rng`. Public figures: :meth:`counts`, :meth:`laid`,
+    :meth:`stock_size`.
 
-    Turn passing (the lead's resolutions, see ``docs/RULES.md``): when the
+    The ``deal`` event's ``counts`` are the hand sizes after the families
+    laid straight from the deal; its ``first`` names the seat to ask after
+    any draws that follow it (``None`` if the deal already ended the game).
+
+    Turn passing (see ``docs/RULES.md``): when the
     turn passes to a seat with an empty hand it draws one card if the stock
     has any, otherwise it is passed over clockwise; an active seat that holds
     cards while no other seat does draws instead of asking. Automatic draws
@@ -450,7 +456,7 @@ class AskGame(GameState):
                     if hs[f] == full:
                         self._lay(s, f)
         deal_event: Event = {"kind": "deal", "counts": list(counts),
-                             "laid": [[t.family_names[f] for f in fams] for fams in self._laid_by], "first": None}
+                             "laid": [[t.family_names[f] for f in laid] for laid in self._laid_by], "first": None}
         events: list[Event] = [deal_event]
         self._pass_to(dealer if t.first_dealer else (dealer + 1) % n, events)
         deal_event["first"] = self._turn if self._turn >= 0 else None
