@@ -243,7 +243,8 @@ async def _start(league: League, index: int, nursery: trio.Nursery) -> Any:
     rt = _runtime()
     b = league.bots[index]
     try:
-        return await rt.BotSession.start(_bot_spec(league, index), _clock_spec(league, b.clock), nursery)
+        return await rt.BotSession.start(_bot_spec(league, index), _clock_spec(league, b.clock), nursery,
+                                         max_line=league.faults.max_line)
     except rt.BotError as exc:
         raise UserError(f"bot '{b.name}' could not start: {exc}\n(check the command and cwd; try: referee check-bot)") from None
     except OSError as exc:
@@ -251,9 +252,16 @@ async def _start(league: League, index: int, nursery: trio.Nursery) -> Any:
 
 
 async def _close_all(sessions: Sequence[Any]) -> None:
-    for s in sessions:
-        if s is not None:
-            await s.close()
+    """Close every session, concurrently. ``BotSession.close`` is shielded, so
+    this completes (and reaps every process) even when cancelled."""
+    live = [s for s in sessions if s is not None]
+    if len(live) == 1:
+        await live[0].close()
+    elif live:
+        with trio.CancelScope(shield=True):
+            async with trio.open_nursery() as nursery:
+                for s in live:
+                    nursery.start_soon(s.close)
 
 
 class _League:
@@ -277,6 +285,19 @@ class _League:
         if self.hook is not None:
             self.hook(self.stats, self.tally)
 
+    async def _start_many(self, sessions: list[Any], missing: list[int], lineup: tuple[int, ...],
+                          nursery: trio.Nursery) -> None:
+        """Start the missing sessions concurrently (fills ``sessions`` in place).
+        On failure the sessions already started stay in ``sessions`` for the
+        caller to close, and the first error propagates."""
+
+        async def one(j: int) -> None:
+            sessions[j] = await _start(self.league, lineup[j], nursery)
+
+        async with trio.open_nursery() as starters:
+            for j in missing:
+                starters.start_soon(one, j)
+
     async def run_unit(self, unit: _Unit) -> None:
         lineup = unit.table.lineup
         k = len(lineup)
@@ -291,8 +312,9 @@ class _League:
                         if sessions[j] is not None and not sessions[j].alive:
                             await sessions[j].close()
                             sessions[j] = None
-                        if sessions[j] is None:
-                            sessions[j] = await _start(self.league, lineup[j], nursery)
+                    missing = [j for j in range(k) if sessions[j] is None]
+                    if missing:
+                        await self._start_many(sessions, missing, lineup, nursery)
                     bots = [sessions[(s + r) % k] for s in range(k)]
                     try:
                         await self._play(g, bots)

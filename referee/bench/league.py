@@ -1,0 +1,128 @@
+"""``referee bench league``: a 4-bot league of 4-seat games with the Python sample bot.
+
+Measures games per second with process reuse ``session`` (one process per bot
+and table shard for all its games) and ``game`` (a fresh process per game),
+and the referee's peak memory (max RSS) at two league sizes, to show that it
+stays flat as the league grows (the schedule is generated lazily and results
+go straight to the ledger).
+
+Each measurement runs the real league runner (ledger, logs, standings) in a
+child process, so every figure is the referee process's own. Bot processes are
+not counted in the RSS figures. Nothing here is a test: figures depend on the
+machine and its load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+_REPO = Path(__file__).resolve().parents[2]
+_BOT = _REPO / "sample_bots" / "random_bot.py"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--variant", default="kwartet", help="variant to play (default kwartet)")
+    p.add_argument("--games", type=int, default=400, help="games in the session-mode run (default 400)")
+    p.add_argument("--game-mode-games", type=int, default=48, help="games in the per-game-mode run (default 48)")
+    p.add_argument("--sizes", default="200,1600", help="two league sizes (games) for the memory figures (default 200,1600)")
+    p.add_argument("--concurrency", type=int, default=None, help="tables/shards at once (default: CPU cores)")
+    p.add_argument("--bot", default=str(_BOT), help="bot script run with this Python (default: sample_bots/random_bot.py)")
+
+
+def _config(variant: str, games: int, reuse: str, concurrency: int | None, bot: str) -> str:
+    deals = max(1, round(games / 4))
+    lines = [f'name = "bench-{reuse}"', "seed = 1", f'reuse = "{reuse}"', 'out = "out"']
+    if concurrency:
+        lines.append(f"concurrency = {concurrency}")
+    lines.append("[clock]\nmove_ms = 5000\nstartup_ms = 20000")
+    for name in "abcd":
+        lines.append(f'[[bots]]\nname = "bot-{name}"\ncommand = ["{{python}}", {json.dumps(bot)}]')
+    lines.append(f'[[variants]]\nname = "{variant}"\nsizes = 4\ndeals = {deals}')
+    return "\n".join(lines) + "\n"
+
+
+def _child(spec_json: str) -> None:
+    """Run one league in this (child) process; print its figures as JSON."""
+    import resource
+
+    from referee.league.config import load_config
+    from referee.league.runner import open_ledger, play
+
+    spec = json.loads(spec_json)
+    with tempfile.TemporaryDirectory(prefix="referee-bench-") as tmp:
+        cfg = Path(tmp) / "bench.toml"
+        cfg.write_text(_config(spec["variant"], spec["games"], spec["reuse"], spec["concurrency"], spec["bot"]))
+        league = load_config(cfg)
+        ledger = open_ledger(league)
+        t0 = time.perf_counter()
+        stats = play(league, ledger)
+        dt = time.perf_counter() - t0
+        played = ledger.count()
+        ledger.close()
+    rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"games": played, "seconds": dt, "games_per_s": played / dt if dt else 0.0,
+                      "max_rss_mb": rss_kb / 1024.0, "faults": stats.faults, "reuse": spec["reuse"]}))
+
+
+def _measure(variant: str, games: int, reuse: str, concurrency: int | None, bot: str) -> dict[str, Any]:
+    spec = json.dumps({"variant": variant, "games": games, "reuse": reuse, "concurrency": concurrency, "bot": bot})
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_REPO), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys; from referee.bench.league import _child; _child(sys.argv[1])", spec],
+        capture_output=True, text=True, env=env,
+    )
+    if proc.returncode != 0:
+        from referee.errors import UserError
+
+        tail = "\n".join(proc.stderr.strip().splitlines()[-10:])
+        raise UserError(f"bench league: the {reuse}-mode run failed:\n{tail}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    try:
+        small, large = (int(x) for x in args.sizes.split(","))
+    except ValueError:
+        from referee.errors import UserError
+
+        raise UserError("--sizes takes two game counts, e.g. --sizes 200,1600") from None
+    conc = args.concurrency
+    session = _measure(args.variant, args.games, "session", conc, args.bot)
+    per_game = _measure(args.variant, args.game_mode_games, "game", conc, args.bot)
+    mem_small = _measure(args.variant, small, "session", conc, args.bot)
+    mem_large = _measure(args.variant, large, "session", conc, args.bot)
+    return {
+        "variant": args.variant,
+        "bots": 4,
+        "seats": 4,
+        "cpus": os.cpu_count(),
+        "concurrency": conc or os.cpu_count(),
+        "session": session,
+        "game": per_game,
+        "memory": [
+            {"games": mem_small["games"], "max_rss_mb": round(mem_small["max_rss_mb"], 1),
+             "games_per_s": round(mem_small["games_per_s"], 1)},
+            {"games": mem_large["games"], "max_rss_mb": round(mem_large["max_rss_mb"], 1),
+             "games_per_s": round(mem_large["games_per_s"], 1)},
+        ],
+        "target_session_games_per_s": 50,
+    }
+
+
+def print_result(r: dict[str, Any]) -> None:
+    s, g = r["session"], r["game"]
+    print(f"league bench: {r['bots']} bots, {r['seats']}-seat {r['variant']}, {r['cpus']} CPUs, concurrency {r['concurrency']}")
+    ok = "meets" if s["games_per_s"] >= r["target_session_games_per_s"] else "BELOW"
+    print(f"  session mode : {s['games_per_s']:7.1f} games/s  ({s['games']} games in {s['seconds']:.1f} s; "
+          f"{ok} the target of {r['target_session_games_per_s']}/s)")
+    print(f"  per-game mode: {g['games_per_s']:7.1f} games/s  ({g['games']} games in {g['seconds']:.1f} s)")
+    for m in r["memory"]:
+        print(f"  max RSS      : {m['max_rss_mb']:7.1f} MB at {m['games']} games ({m['games_per_s']} games/s)")
