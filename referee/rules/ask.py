@@ -171,8 +171,8 @@ class AskRules:
         ``families`` (names, or a count: A, B, C...), ``members`` (names, or a
         count: 1, 2, 3...), ``ask``, ``miss``, ``please``, ``stock``, ``first``,
         ``players`` (``[min, max]`` or one number). Missing keys come from
-        ``base`` (default: happy-families); an inherited maximum table size is
-        lowered to the number of cards dealt. Raises :class:`RulesError` for
+        ``base`` (default: happy-families). Without ``name`` the variant is
+        called after its base if it equals it, else ``"custom"``. Raises :class:`RulesError` for
         unknown keys, wrong types and invalid combinations.
         """
         if not isinstance(params, Mapping):
@@ -195,7 +195,8 @@ class AskRules:
                     f"unknown base variant {base_name!r}; 'base' must be one of {', '.join(ASK_PRESETS)}"
                 )
             base = ASK_PRESETS[base_name]
-        name = params.get("name", base_name if base_name is not None else "custom")
+        # without a name: the base's name if nothing differs from it, else "custom"
+        name = params.get("name", base.name)
         if not isinstance(name, str) or not name:
             raise RulesError("variant parameter 'name' must be a non-empty string")
         families = _names(params["families"], "families", _letters) if "families" in params else base.families
@@ -219,10 +220,13 @@ class AskRules:
                 raise RulesError(
                     f"variant {name!r}: 'players' must be [min, max] (e.g. [3, 6]) or one number, not {players!r}"
                 )
-        else:  # inherited from the base, limited to what the deck can deal
+        else:
             lo, hi = base.min_players, base.max_players
-            if isinstance(stock, int) and isinstance(families, tuple) and isinstance(members, tuple):
-                hi = max(lo, min(hi, len(families) * len(members) - stock))
+        if "name" not in params and (families, members, ask, miss, please, stock, first, lo, hi) != (
+            base.families, base.members, base.ask, base.miss, base.please, base.stock, base.first,
+            base.min_players, base.max_players,
+        ):
+            name = "custom"
         return cls(
             name=name, families=families, members=members, ask=ask, miss=miss, please=please,
             stock=stock, first=first, min_players=lo, max_players=hi,
@@ -338,7 +342,7 @@ def _validate(r: AskRules) -> None:
     if r.max_players > dealt:
         raise RulesError(
             f"{who}: {r.max_players} players need at least {r.max_players} dealt cards, but the deck deals only "
-            f"{dealt} ({deck} cards, stock {r.stock}); lower the maximum players or enlarge the deck"
+            f"{dealt} ({deck} cards, stock {r.stock}); set players = [{r.min_players}, {dealt}] or enlarge the deck"
         )
 
 

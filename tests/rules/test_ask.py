@@ -53,10 +53,14 @@ def test_custom_variant_from_counts_and_base() -> None:
     assert r.families == ("A", "B", "C") and r.members == ("1", "2", "3", "4", "5", "6")
     assert (r.ask, r.miss, r.please, r.stock, r.min_players, r.max_players) == ("card", "asked", False, 10, 2, 6)
     r = AskRules.from_params({"base": "authors", "players": 4})
-    assert r.name == "authors" and r.ask == "family" and (r.min_players, r.max_players) == (4, 4)
+    assert r.name == "custom" and r.ask == "family" and (r.min_players, r.max_players) == (4, 4)
+    assert AskRules.from_params({"base": "authors", "name": "au4", "players": 4}).name == "au4"
+    assert AskRules.from_params({"families": 11}).name == "happy-families"
     assert AskRules.from_params({"base": "kwartet"}) == ASK_PRESETS["kwartet"]
-    # an inherited maximum table size is lowered to the cards dealt; an explicit one is checked
-    assert AskRules.from_params({"name": "s", "families": 2, "members": 2}).max_players == 4
+    # the table sizes are checked against the cards dealt, inherited or not
+    with pytest.raises(RulesError, match=r"6 players need at least 6 dealt cards, .* set players = \[2, 4\]"):
+        AskRules.from_params({"name": "s", "families": 2, "members": 2})
+    assert AskRules.from_params({"name": "s", "families": 2, "members": 2, "players": [2, 4]}).max_players == 4
 
 
 @pytest.mark.parametrize(
@@ -162,7 +166,7 @@ def test_same_seed_same_deal_and_explicit_deal_seed_defaults_to_zero() -> None:
     r = ASK_PRESETS["happy-families"]
     a, b = r.new_game(5, seed=99), r.new_game(5, seed=99)
     assert [a.hand(s) for s in range(5)] == [b.hand(s) for s in range(5)] and a.dealer == b.dealer
-    small = AskRules.from_params({"name": "small", "families": 2, "members": 2})
+    small = AskRules.from_params({"name": "small", "families": 2, "members": 2, "players": 2})
     explicit = Deal(0, (("A1", "B1"), ("A2", "B2")))
     assert small.new_game(2, deal=explicit).seed == 0
     assert small.new_game(2, deal=explicit, seed=5).fallback_rng().state == Rng(derive(5, "fallback")).state
