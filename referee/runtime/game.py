@@ -646,8 +646,12 @@ class _Runner:
                 if self.log is not None:
                     self.log.timed("retry", {"seat": seat.index, "id": tid, "fault": err.fault, "detail": err.detail,
                                              "left": retries})
-                await session.send_error(err.fault, err.detail + f" (you may answer again: {retries} retries left)",
-                                         self.gid, tid)
+                msg = {"type": "error", "game": self.gid, "id": tid, "fault": err.fault,
+                       "detail": err.detail + f" (you may answer again: {retries} retries left)"}
+                line = ENCODER.encode(msg)
+                if self.log is not None:
+                    self.log.out(seat.index, [line])
+                await session.send_error(msg["fault"], msg["detail"], self.gid, tid)
                 continue
             seat.think.add(ms)
             if clock.bank_ms is not None:

@@ -1,0 +1,75 @@
+"""Helpers for the runtime tests: real bot processes, real games, replay checks."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import trio
+
+from referee.rules import get_variant
+from referee.runtime import BotSpec, ClockSpec, FaultPolicy, GameSpec, play_game, start_bots
+from referee.runtime.replay import replay
+
+ROOT = Path(__file__).resolve().parents[2]
+BOTS = ROOT / "tests" / "bots"
+RANDOM_BOT = ROOT / "sample_bots" / "random_bot.py"
+
+
+def bot(name: str, script: str | Path, **env: str) -> BotSpec:
+    path = script if isinstance(script, Path) else BOTS / script
+    return BotSpec(name, [sys.executable, str(path)], env={**os.environ, **env})
+
+
+def live_in_group(pgid: int) -> list[int]:
+    """Pids of live (non-zombie) processes whose process group is ``pgid``."""
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            data = open(f"/proc/{name}/stat", "rb").read()
+        except OSError:
+            continue
+        rest = data[data.rfind(b")") + 2 :].split()
+        if rest[0] != b"Z" and int(rest[2]) == pgid:
+            out.append(int(name))
+    return out
+
+
+def groups_from(pidfile: Path) -> set[int]:
+    return {int(line.split()[1]) for line in pidfile.read_text().split("\n") if line.strip()}
+
+
+async def play(specs: list[BotSpec], variant: str = "kwartet", *, seed: int = 1, log_dir: Path,
+               clock: ClockSpec | None = None, policy: FaultPolicy | None = None, match: Any = None,
+               game_id: str = "g-000001") -> Any:
+    """Start the bots, play one game, close them; return (result, replay report)."""
+    clock = clock or ClockSpec(move_ms=2000)
+    rules = get_variant(variant)
+    spec = GameSpec(game_id, rules, len(specs), seed=seed, clock=clock, policy=policy or FaultPolicy(), match=match)
+    async with trio.open_nursery() as nursery:
+        sessions = await start_bots(specs, clock, nursery)
+        try:
+            result = await play_game(spec, sessions, log_dir)
+        finally:
+            for s in sessions:
+                await s.close()
+    report = replay(result.log_path)
+    return result, report
+
+
+def log_records(path: str | Path) -> list[dict[str, Any]]:
+    return [msgspec.json.decode(line) for line in Path(path).read_bytes().splitlines()]
+
+
+def sent_to(path: str | Path, seat: int, msg_type: str) -> list[dict[str, Any]]:
+    """Messages of ``msg_type`` the log says were written to ``seat``."""
+    out = []
+    for rec in log_records(path):
+        if rec.get("to") == seat:
+            out.extend(m for m in rec["out"] if m.get("type") == msg_type)
+    return out

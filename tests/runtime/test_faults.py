@@ -1,0 +1,82 @@
+"""Every fault type, provoked by a purpose-built bad bot (real processes)."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+
+from referee.runtime import BotRefused, BotSession, ClockSpec, FaultPolicy
+
+from .helpers import bot, play, sent_to
+
+CASES = [
+    # script, fault, detail fragment, move_ms
+    ("silent_bot.py", "timeout", "within the time limit of 300 ms", 300),
+    ("crash_bot.py", "crash", "exit status 3", 2000),
+    ("nonjson_bot.py", "malformed", "is not JSON: 'debug x=3' - write debug output to stderr", 2000),
+    ("badutf8_bot.py", "malformed", "is not valid UTF-8 (byte 0xff", 2000),
+    ("longline_bot.py", "malformed", "is longer than 65536 bytes", 2000),
+    ("wrongshape_bot.py", "malformed", "field `target` expected int, got str", 2000),
+    ("unknowntype_bot.py", "malformed", "unknown message type 'pass'", 2000),
+    ("illegal_bot.py", "illegal", "turn ", 2000),
+    ("wrongtype_bot.py", "illegal", "asks for a `ask` reply, got `take`", 2000),
+    ("staleid_bot.py", "stale", "is not the current turn's id", 2000),
+]
+
+
+@pytest.mark.parametrize("script,fault,fragment,move_ms", CASES, ids=[c[0][:-7] for c in CASES])
+async def test_fault_is_recorded_game_finishes_and_replays(tmp_path, script, fault, fragment, move_ms):
+    specs = [bot("bad", script), bot("good1", "instant_bot.py", BOT_SEED="2"), bot("good2", "instant_bot.py")]
+    result, report = await play(specs, "kwartet", seed=3, log_dir=tmp_path, clock=ClockSpec(move_ms=move_ms))
+    assert result.reason == "complete"
+    faults = [f for f in result.faults if f.seat == 0]
+    assert faults and faults[0].fault == fault, result.faults
+    assert fragment in faults[0].detail
+    assert "bot" not in [f.bot for f in result.faults if f.seat != 0]
+    assert result.forfeits == [0] and result.win_shares[0] == 0.0
+    assert abs(sum(result.win_shares) - 1.0) < 1e-9
+    # every seat was told; the bad bot got an error while its pipe was open
+    for seat in range(3):
+        events = [m for m in sent_to(result.log_path, seat, "event") if m["kind"] == "fault"]
+        if seat != 0 or fault != "crash":
+            assert events and events[0]["fault"] == fault and events[0]["seat"] == 0
+    if fault != "crash":
+        errors = sent_to(result.log_path, 0, "error")
+        assert errors and errors[0]["fault"] == fault and fragment in errors[0]["detail"]
+        assert sent_to(result.log_path, 0, "end"), "a faulted bot still gets `end`"
+    assert report.ok, report.mismatches
+
+
+async def test_late_reply_is_timeout_then_stale(tmp_path):
+    specs = [bot("late", "late_bot.py", BOT_LATE_MS="500"), bot("good1", "instant_bot.py"),
+             bot("good2", "instant_bot.py", BOT_SEED="3")]
+    result, report = await play(specs, "kwartet", seed=4, log_dir=tmp_path, clock=ClockSpec(move_ms=300))
+    kinds = [f.fault for f in result.faults if f.seat == 0]
+    assert kinds == ["timeout", "stale"], result.faults
+    assert "discarded as stale" in result.faults[1].detail
+    assert report.ok, report.mismatches
+
+
+async def test_retries_forgive_a_malformed_reply(tmp_path):
+    specs = [bot("bad", "nonjson_bot.py", BOT_THEN_LEGAL="1"), bot("good1", "instant_bot.py"),
+             bot("good2", "instant_bot.py")]
+    result, report = await play(specs, "kwartet", seed=5, log_dir=tmp_path, policy=FaultPolicy(retries=1))
+    assert result.reason == "complete" and result.faults == [] and result.forfeits == []
+    errors = sent_to(result.log_path, 0, "error")
+    assert len(errors) == 1 and "you may answer again: 0 retries left" in errors[0]["detail"]
+    assert report.ok
+
+
+async def test_retries_used_up_is_a_fault(tmp_path):
+    specs = [bot("bad", "illegal_bot.py"), bot("good1", "instant_bot.py"), bot("good2", "instant_bot.py")]
+    result, report = await play(specs, "kwartet", seed=5, log_dir=tmp_path, policy=FaultPolicy(retries=0))
+    assert [f.fault for f in result.faults] == ["illegal"]
+    assert report.ok
+
+
+async def test_wrong_protocol_version_is_refused(tmp_path):
+    async with trio.open_nursery() as nursery:
+        with pytest.raises(BotRefused) as info:
+            await BotSession.start(bot("future", "oldproto_bot.py"), ClockSpec(), nursery)
+    text = str(info.value)
+    assert "protocol version 2" in text and "protocol version 1" in text and "future" in text
