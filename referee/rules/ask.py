@@ -129,8 +129,11 @@ class AskRules:
     max_players: int = 6
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "families", tuple(self.families))
-        object.__setattr__(self, "members", tuple(self.members))
+        for key in ("families", "members"):
+            value = getattr(self, key)
+            if isinstance(value, str) or not isinstance(value, (list, tuple)):
+                raise RulesError(f"variant {self.name!r}: '{key}' must be a list of names, not {value!r}")
+            object.__setattr__(self, key, tuple(value))
         _validate(self)
         # not a dataclass field: the lookup tables are derived, never compared, copied or pickled
         object.__setattr__(self, "_t", _Tables(self))
