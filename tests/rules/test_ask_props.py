@@ -201,3 +201,28 @@ def test_replay_from_seed_and_actions_gives_the_same_events(table: tuple[AskRule
     # the same seed gives the same deal, and the same fallback stream the same game
     g2, actions2, events2 = play(rules, n, seed)
     assert actions2 == actions and events2 == events
+
+
+_ANY = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 60), st.floats(allow_nan=False), st.text(max_size=4),
+    st.lists(st.text(max_size=3), max_size=6), st.lists(st.integers(0, 9), max_size=3),
+    st.sampled_from(["card", "family", "asked", "next", "left", "dealer", "kwartet", "ask", "chickens"]),
+)
+_KEYS = ["name", "base", "game", "families", "members", "ask", "miss", "please", "stock", "first", "players",
+         "colour"]
+
+
+@settings(max_examples=150)
+@given(st.dictionaries(st.sampled_from(_KEYS), _ANY, max_size=5))
+def test_any_parameter_mapping_gives_a_variant_or_a_rules_error(params: dict) -> None:
+    from referee.rules import RulesError
+
+    try:
+        r = AskRules.from_params(params)
+    except RulesError as exc:
+        assert str(exc)
+        return
+    assert AskRules.from_params(r.to_wire()) == r
+    assert r.max_players <= len(r.deck) - r.stock and len(set(r.deck)) == len(r.deck)
+    g = r.new_game(r.min_players, seed=1)
+    assert sum(len(g.hand(s)) for s in range(g.n)) + g.stock_size() + len(r.members) * sum(g.scores()) == len(r.deck)
