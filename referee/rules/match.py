@@ -29,7 +29,10 @@ Rules of the bookkeeping (``docs/RULES.md``):
   in all the match stops and the seats with the best total share the win.
 
 Errors: invalid formats and misuse (recording without a pending hand, a score
-list of the wrong length) raise :class:`RulesError` with a clear message.
+list of the wrong length) raise :class:`RulesError` with a clear message and
+change nothing. Nothing here awaits, so cancellation can only happen between
+calls; a hand that was handed out but never recorded is simply handed out
+again by the next :meth:`Match.next_hand`.
 """
 
 from __future__ import annotations
