@@ -245,7 +245,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         n = ledger.count()
         ledger.close()
-        print(f"interrupted: {n} games are safely recorded in {league.out}; run the same command again to resume",
+        print(f"interrupted: {n} games are safely recorded in {league.out}; run the same command again to resume "
+              f"(referee standings {league.out} shows the standings so far)",
               file=sys.stderr)
         return 130
     try:

@@ -158,9 +158,30 @@ def _match_format(v: Any) -> Any:
     return MatchFormat(kind=v.match.kind, hands=v.match.hands, target=v.match.target, max_hands=v.match.max_hands)
 
 
+def _seat_clocks_supported() -> bool:
+    import dataclasses
+
+    return any(f.name == "seat_clocks" for f in dataclasses.fields(_runtime().GameSpec))
+
+
+def check_bot_clocks(league: League) -> None:
+    """Per-bot ``startup_ms`` always works (it is the session's clock); per-bot
+    move/bank/mode limits need a runtime whose ``GameSpec`` has ``seat_clocks``.
+    Without it, raise :class:`UserError` rather than silently ignore them."""
+    if _seat_clocks_supported():
+        return
+    for i, b in enumerate(league.bots):
+        other = sorted(k for k, v in b.clock.items() if v is not None and k != "startup_ms")
+        if other:
+            raise UserError(
+                f"{league.path}: bots[{i}].clock.{other[0]}: this referee's runtime applies one clock to every seat "
+                "of a game; per-bot overrides are limited to startup_ms (set move and bank limits in [clock])"
+            )
+
+
 def _game_spec(league: League, g: sched.ScheduledGame) -> Any:
     rt = _runtime()
-    return rt.GameSpec(
+    spec = rt.GameSpec(
         game_id=g.game_id,
         rules=g.variant.rules,
         players=g.size,
@@ -169,6 +190,9 @@ def _game_spec(league: League, g: sched.ScheduledGame) -> Any:
         clock=_clock_spec(league),
         policy=rt.FaultPolicy(retries=league.faults.retries, max_line=league.faults.max_line),
     )
+    if any(league.bots[i].clock for i in g.seats) and _seat_clocks_supported():
+        spec.seat_clocks = [_clock_spec(league, league.bots[i].clock) for i in g.seats]  # type: ignore[attr-defined]
+    return spec
 
 
 def _row(league: League, g: sched.ScheduledGame, res: Any, wall_ms: float) -> GameRow:
@@ -342,6 +366,7 @@ async def run_league(league: League, ledger: Ledger, *, hook: ProgressHook | Non
         tally.add(row)
     if stats.done >= total:
         return stats
+    check_bot_clocks(league)
     await run_builds(league)
     slots = concurrency or league.concurrency
     ntables = sched.total_tables(league)
