@@ -412,7 +412,7 @@ class _Runner:
                 session.pipe_open = False
         if err.fault == "timeout" and session.pipe_open and self.nursery is not None:
             seat.drain_done = trio.Event()
-            seat.drain_until = trio.current_time() + min(max(self.clock.ceiling_ms(), 500), 2000) / 1000
+            seat.drain_until = trio.current_time() + min(max(self.clock.ceiling_ms(), 250), 1000) / 1000
             self.nursery.start_soon(self._drain_stale, seat, err.turn_id, turn_t0 or trio.current_time())
         await self._broadcast([{"kind": "fault", "seat": seat.hs, "fault": err.fault, "detail": err.detail}])
 

@@ -48,7 +48,7 @@ async def test_fault_is_recorded_game_finishes_and_replays(tmp_path, script, fau
 
 
 async def test_late_reply_is_timeout_then_stale(tmp_path):
-    specs = [bot("late", "late_bot.py", BOT_LATE_MS="500"), bot("good1", "instant_bot.py"),
+    specs = [bot("late", "late_bot.py", BOT_LATE_MS="380"), bot("good1", "instant_bot.py"),
              bot("good2", "instant_bot.py", BOT_SEED="3")]
     result, report = await play(specs, "kwartet", seed=4, log_dir=tmp_path, clock=ClockSpec(move_ms=300))
     kinds = [f.fault for f in result.faults if f.seat == 0]
