@@ -441,6 +441,8 @@ def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: st
         for k, v in clock.items():
             if isinstance(v, int) and v < 1:
                 raise err(f"{where}.clock.{k}", "must be at least 1 (milliseconds)")
+        if b.limits:
+            _check_limits(b.limits, f"{where}.limits", err)
         env = {**os.environ, **b.env} if b.env else None
         bots.append(
             Bot(
@@ -534,6 +536,22 @@ def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: st
         variants=tuple(variants),
         raw=cfg,
     )
+
+
+def _check_limits(limits: dict[str, Any], where: str, err: Any) -> None:
+    """Check per-bot resource limits against the runtime's ``ResourceLimits`` fields."""
+    import dataclasses
+
+    from referee.runtime.limits import ResourceLimits
+
+    valid = [f.name for f in dataclasses.fields(ResourceLimits)]
+    for key, value in limits.items():
+        if key not in valid:
+            close = difflib.get_close_matches(key, valid, n=1, cutoff=0.5)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise err(where, f"unknown key '{key}'{hint}; valid keys here: {', '.join(valid)}")
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise err(f"{where}.{key}", f"expected a whole number >= 0, got {value!r}")
 
 
 def _match(m: str | MatchConfig, where: str, err: Any) -> MatchSpec:

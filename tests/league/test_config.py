@@ -48,6 +48,8 @@ def write(tmp_path: Path, text: str) -> Path:
         ('[[bots]]\ncommand = "x"\n', "bots[0]: missing required key 'name'"),
         (BOTS + 'seed = 4\n', "bots[2]: unknown key 'seed' ('seed' is a top-level key: in TOML, put top-level keys before"),
         ('seed = [\n', "not valid TOML"),
+        (BOTS + 'limits = { cpu_secs = 5 }\n[[variants]]\nname = "kwartet"\n',
+         "bots[2].limits: unknown key 'cpu_secs' (did you mean 'cpu_seconds'?)"),
     ],
 )
 def test_config_errors_name_the_key_path(tmp_path: Path, text: str, expected: str) -> None:

@@ -84,3 +84,20 @@ def test_every_bot_holds_every_hand_of_every_deal(tmp_path: Path) -> None:
     # deals differ from each other, and every table plays the same deals
     seeds = {(g.deal, g.seed) for g in sched.games(league)}
     assert len(seeds) == 2
+
+
+def test_example_tournaments_load_and_plan() -> None:
+    root = Path(__file__).resolve().parents[2] / "tournaments"
+    configs = sorted(root.glob("*.toml"))
+    assert {"demo.toml", "full.toml", "custom-variant.toml"} <= {p.name for p in configs}
+    for p in configs:
+        league = load_config(p)
+        assert sched.total_games(league) == sum(1 for _ in sched.games(league))
+        for bot in league.bots:
+            assert Path(bot.cwd).is_dir()
+    demo = load_config(root / "demo.toml")
+    assert {v.rules.name for v in demo.variants} == {
+        "happy-families", "happy-families-jaques", "authors", "kwartet", "chickens"}
+    custom = load_config(root / "custom-variant.toml")
+    assert custom.variants[0].rules.members == ("G1", "G2", "P1", "P2", "C1", "C2")
+    assert custom.variants[0].rules.stock == 6
