@@ -15,7 +15,8 @@ The algorithm (all arithmetic modulo 2**64)::
              z = (z ^ (z >> 27)) * 0x94D049BB133111EB
              return z ^ (z >> 31)
 
-    below(n): draws r = next() until r < (2**64 // n) * n, returns r % n
+    below(n): for n == 1 returns 0 without drawing; otherwise draws
+              r = next() until r < (2**64 // n) * n, returns r % n
               (rejection sampling, so every value is exactly equally likely)
 
     shuffle(xs): Fisher-Yates from the end: for i = len-1 down to 1:
