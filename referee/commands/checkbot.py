@@ -20,6 +20,13 @@ from rich.markup import escape
 from referee.checkbot import check_bot, parse_command
 from referee.errors import UserError
 
+DESCRIPTION = """Is this bot ready for a league? check-bot starts the bot, checks the hello handshake,
+probes how it handles turn ids, error messages, unknown fields and bye, then plays real games:
+every variant (the presets and two custom ask variants) at several table sizes, against the
+referee's instant bot in the other seats, all in one process (session mode) and with a fresh
+process per game (per-game mode). It prints one PASS/FAIL line per check, with a fix under every
+failure. Exit status: 0 all passed, 1 something failed, 2 bad usage."""
+
 EPILOG = """examples:
   referee check-bot -- python sample_bots/random_bot.py
   referee check-bot --name js -- node sample_bots/js_bot.js
@@ -31,7 +38,7 @@ EPILOG = """examples:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "check-bot", help="put a bot through the handshake, every variant and the malformed-situation probes",
-        description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--name", default="candidate", help="the bot's name in the games (default: candidate)")
     p.add_argument("--cwd", default=None, help="working directory to start the bot in")
     p.add_argument("--move-ms", type=int, default=1000, help="time limit per decision (default 1000)")

@@ -3,7 +3,6 @@ with the right check and an actionable message. Real bot processes throughout.""
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import subprocess
@@ -12,9 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.commands import checkbot as checkbot_command
-from referee.errors import UserError
-from referee.rules import RulesError
+from referee.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKEN = ROOT / "tests" / "broken_bots"
@@ -22,15 +19,8 @@ PY = sys.executable
 
 
 def check_bot(*argv: str) -> int:
-    """Run the check-bot command as the CLI does (parse, call, map UserError to 2)."""
-    parser = argparse.ArgumentParser(prog="referee")
-    checkbot_command.register(parser.add_subparsers())
-    args = parser.parse_args(["check-bot", *argv])
-    try:
-        return args.func(args)
-    except (UserError, RulesError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    """Run ``referee check-bot ARGV...`` through the CLI entry point."""
+    return main(["check-bot", *argv])
 
 
 def sample_commands(tmp_path: Path) -> dict[str, list[str]]:
