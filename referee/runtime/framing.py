@@ -15,6 +15,7 @@ cancelled no complete line is lost (partial data stays buffered).
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -51,10 +52,13 @@ class LineReader:
     ``lineno`` counts the lines returned (and over-long lines), from 1.
     """
 
-    __slots__ = ("_stream", "_buf", "_max", "lineno", "_skipping", "_scan")
+    __slots__ = ("_stream", "_buf", "_max", "lineno", "_skipping", "_scan", "_fileno", "_hot")
 
     def __init__(self, stream: trio.abc.ReceiveStream, max_line: int = 65536) -> None:
         self._stream = stream
+        # fast path for pipes: read the fd directly, waiting only when it is empty
+        self._fileno = getattr(stream, "fileno", None)
+        self._hot = 0
         self._buf = bytearray()
         self._max = max_line
         self.lineno = 0
@@ -98,10 +102,7 @@ class LineReader:
             else:
                 self._scan = len(buf)
             want = _CHUNK if self._skipping else max(1, min(_CHUNK, self._max + 1 - len(buf)))
-            try:
-                data = await self._stream.receive_some(want)
-            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-                raise StreamClosed(str(exc)) from None
+            data = await self._receive(want)
             if not data:
                 if buf and not self._skipping:
                     line = bytes(buf)
@@ -111,6 +112,39 @@ class LineReader:
                     return line
                 raise StreamClosed("end of stream")
             buf += data
+
+
+    async def _receive(self, want: int) -> bytes:
+        """Up to ``want`` bytes (b"" at end of stream); raises StreamClosed if closed.
+
+        For a pipe the fd is read directly (one syscall when data is waiting);
+        it waits with ``trio.lowlevel.wait_readable`` when the pipe is empty,
+        and checkpoints at least every 32 reads so it never starves other tasks.
+        """
+        fileno = self._fileno
+        if fileno is None:
+            try:
+                return await self._stream.receive_some(want)
+            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                raise StreamClosed(str(exc)) from None
+        self._hot += 1
+        if self._hot >= 32:
+            self._hot = 0
+            await trio.lowlevel.checkpoint()
+        while True:
+            fd = fileno()
+            if fd < 0:
+                raise StreamClosed("stream closed")
+            try:
+                return os.read(fd, want)
+            except BlockingIOError:
+                self._hot = 0
+                try:
+                    await trio.lowlevel.wait_readable(fd)
+                except (trio.ClosedResourceError, trio.BrokenResourceError) as exc:
+                    raise StreamClosed(str(exc)) from None
+            except OSError as exc:
+                raise StreamClosed(str(exc)) from None
 
 
 def _show(raw: bytes, limit: int = 60) -> str:

@@ -365,9 +365,17 @@ class _Runner:
         data = _NEWLINE.join(lines) + _NEWLINE
         session = seat.session
         err: BotError | None = None
-        with trio.move_on_after(self.clock.ceiling_ms() / 1000 + 0.5) as scope:
+        try:
+            sent = session.try_send(data)  # the usual case: the pipe has room, no waiting
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            sent = -1
+        if sent == len(data):
+            return True
+        with trio.CancelScope(deadline=trio.current_time() + self.clock.ceiling_ms() / 1000 + 0.5) as scope:
             try:
-                await session.send_bytes(data)
+                if sent < 0:
+                    raise trio.BrokenResourceError
+                await session.send_bytes(memoryview(data)[sent:])
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 session.pipe_open = False
                 session.alive = False
@@ -578,7 +586,7 @@ class _Runner:
                         timed_out = True
                         break
             else:
-                with trio.move_on_at(deadline):
+                with trio.CancelScope(deadline=deadline):
                     try:
                         line = await reader.read_line()
                     except LineTooLong as exc:

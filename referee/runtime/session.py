@@ -145,10 +145,39 @@ class BotSession:
         self.hello = msg
 
     # -- I/O -----------------------------------------------------------------
+    def try_send(self, data: bytes) -> int:
+        """Write what fits into the pipe now, without waiting: returns the number
+        of bytes written. Raises trio.BrokenResourceError / ClosedResourceError
+        if the bot's stdin is closed."""
+        fd = self._stdin.fileno()  # type: ignore[union-attr]
+        if fd < 0:
+            raise trio.ClosedResourceError("the bot's stdin is closed")
+        try:
+            return os.write(fd, data)
+        except BlockingIOError:
+            return 0
+        except OSError as exc:
+            raise trio.BrokenResourceError(str(exc)) from None
+
     async def send_bytes(self, data: bytes) -> None:
         """Write raw bytes. Raises trio.BrokenResourceError / ClosedResourceError
-        when the bot's stdin is closed (the caller reports a crash)."""
-        await self._stdin.send_all(data)  # type: ignore[union-attr]
+        when the bot's stdin is closed (the caller reports a crash).
+
+        Fast path: one direct ``os.write`` on the non-blocking pipe; only when
+        the pipe is full does it wait (trio ``send_all``, cancellable). The fast
+        path does not yield to the scheduler (the reads that follow do)."""
+        stdin = self._stdin
+        fd = stdin.fileno()  # type: ignore[union-attr]
+        if fd < 0:
+            raise trio.ClosedResourceError("the bot's stdin is closed")
+        try:
+            n = os.write(fd, data)
+        except BlockingIOError:
+            n = 0
+        except OSError as exc:
+            raise trio.BrokenResourceError(str(exc)) from None
+        if n < len(data):
+            await stdin.send_all(memoryview(data)[n:])  # type: ignore[union-attr]
 
     async def send_error(self, fault: str, detail: str, game: str | None = None, turn_id: int | None = None) -> None:
         """Best effort ``error`` message (ignored if the pipe is closed or the bot does not read)."""
