@@ -296,6 +296,7 @@ class _League:
         self.tally = tally
         self.hook = hook
         self.log_dir = league.out / "games"
+        self.started_ok: set[int] = set()     # bots that started at least once in this run
 
     async def _play(self, g: sched.ScheduledGame, bots: Sequence[Any]) -> None:
         rt = _runtime()
@@ -312,39 +313,53 @@ class _League:
     async def _start_many(self, sessions: list[Any], missing: list[int], lineup: tuple[int, ...],
                           nursery: trio.Nursery) -> None:
         """Start the missing sessions concurrently (fills ``sessions`` in place).
-        On failure the sessions already started stay in ``sessions`` for the
-        caller to close, and the first error propagates."""
+
+        A bot that has never started in this league and fails to start stops
+        the league with a :class:`UserError` (a wrong command, a missing file).
+        A bot that did start before and fails to *restart* keeps its dead
+        session: the runtime then records a crash for its seat and the
+        fallback plays it, so one flaky bot cannot stop a league night.
+        """
 
         async def one(j: int) -> None:
-            sessions[j] = await _start(self.league, lineup[j], nursery)
+            bot = lineup[j]
+            try:
+                sessions[j] = await _start(self.league, bot, nursery)
+            except UserError:
+                if bot in self.started_ok and sessions[j] is not None:
+                    return
+                raise
+            self.started_ok.add(bot)
 
         async with trio.open_nursery() as starters:
             for j in missing:
                 starters.start_soon(one, j)
 
     async def run_unit(self, unit: _Unit) -> None:
+        """Play one table shard. Sessions are closed on the way out, also on
+        cancellation (closing is shielded)."""
         lineup = unit.table.lineup
         k = len(lineup)
+        per_game = self.league.reuse == "game"
         async with trio.open_nursery() as nursery:
             sessions: list[Any] = [None] * k
             try:
                 for g in unit.games:
                     r = g.rotation
-                    if self.league.reuse == "game":
-                        sessions = [None] * k
-                    for j in range(k):
-                        if sessions[j] is not None and not sessions[j].alive:
-                            await sessions[j].close()
-                            sessions[j] = None
-                    missing = [j for j in range(k) if sessions[j] is None]
+                    missing = []
+                    for j, sess in enumerate(sessions):
+                        if sess is None or not sess.alive:
+                            if sess is not None:
+                                await sess.close()      # reaps a crashed process; idempotent
+                            missing.append(j)
                     if missing:
                         await self._start_many(sessions, missing, lineup, nursery)
                     bots = [sessions[(s + r) % k] for s in range(k)]
                     try:
                         await self._play(g, bots)
                     finally:
-                        if self.league.reuse == "game":
-                            await _close_all(sessions)
+                        if per_game:
+                            await _close_all(sessions)  # closed sessions are not alive: restarted next game
             finally:
                 await _close_all(sessions)
                 nursery.cancel_scope.cancel()
@@ -361,9 +376,10 @@ async def run_league(league: League, ledger: Ledger, *, hook: ProgressHook | Non
     done = ledger.done_ids()
     total = sched.total_games(league)
     stats = RunStats(total=total, done_before=len(done))
-    tally = Tally(league.name)
-    for row in ledger.rows():
-        tally.add(row)
+    tally = Tally(league.name, live=True)
+    if hook is not None:
+        for row in ledger.rows():
+            tally.add(row)
     if stats.done >= total:
         return stats
     check_bot_clocks(league)

@@ -70,9 +70,10 @@ class _BotTally:
 
 
 class _Scope:
-    def __init__(self) -> None:
+    def __init__(self, ratings: bool = True) -> None:
         from openskill.models import PlackettLuce
 
+        self.with_ratings = ratings
         self.model = PlackettLuce()
         self.bots: dict[str, _BotTally] = defaultdict(_BotTally)
         self.ratings: dict[str, Any] = {}
@@ -109,6 +110,8 @@ class _Scope:
                 self.met[a][b] += 1
                 if eff[i] < eff[j]:
                     self.above[a][b] += 1
+        if not self.with_ratings:
+            return
         # ratings
         for bot in row.bots:
             if bot not in self.ratings:
@@ -161,17 +164,24 @@ class _Scope:
 
 
 class Tally:
-    """Incremental standings: :meth:`add` ledger rows, :meth:`result` the standings dict."""
+    """Incremental standings: :meth:`add` ledger rows, :meth:`result` the standings dict.
 
-    def __init__(self, league: str = "") -> None:
+    ``live=True`` keeps only what a progress display needs (no ratings, no
+    per-variant scopes, no fault list): cheap per game and constant in memory.
+    """
+
+    def __init__(self, league: str = "", *, live: bool = False) -> None:
         self.league = league
-        self.overall = _Scope()
+        self.live = live
+        self.overall = _Scope(ratings=not live)
         self.variants: dict[str, _Scope] = {}
         self.fault_list: list[dict[str, Any]] = []
 
     def add(self, row: GameRow) -> None:
         eff = effective_ranks(row.scores, row.ranks, row.forfeits)
         self.overall.add(row, eff)
+        if self.live:
+            return
         if row.variant not in self.variants:
             self.variants[row.variant] = _Scope()
         self.variants[row.variant].add(row, eff)

@@ -184,3 +184,31 @@ def test_failing_build_shows_its_output(tmp_path: Path, make_config) -> None:
     assert res.returncode == 2
     assert "bot 'c': build command" in res.stderr and "exit status 4" in res.stderr
     assert "c.c:3: syntax error" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_a_bot_that_cannot_restart_forfeits_and_the_league_goes_on(tmp_path: Path, make_config) -> None:
+    pid_log = tmp_path / "pids"
+    cfg = make_config(
+        'seed = 4\nout = "out"\nconcurrency = 1\n'
+        + bots_toml(["a", "b"])
+        + f'[[bots]]\nname = "flaky"\ncommand = ["{{python}}", "{REPO}/tests/league/bots/hand_bot.py"]\n'
+        + f'env = {{ CRASH_AFTER = "3", START_LIMIT = "2", PID_LOG = "{pid_log}" }}\n'
+        + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 2\n'
+    )
+    res = referee("run", str(cfg), "--quiet")
+    assert res.returncode == 0, res.stderr
+    out = tmp_path / "out"
+    assert len(_ledger_ids(out)) == 6
+    st = json.loads((out / "standings.json").read_text())
+    flaky = next(r for r in st["scopes"]["overall"]["bots"] if r["bot"] == "flaky")
+    assert flaky["forfeits"] == 6 and flaky["wins"] == 0 and flaky["faults"]["crash"] == 6
+
+
+def test_a_bot_that_never_starts_is_a_clear_error(tmp_path: Path, make_config) -> None:
+    cfg = make_config(
+        bots_toml(["a", "b"]) + '[[bots]]\nname = "ghost"\ncommand = ["./no-such-bot"]\n'
+        '[[variants]]\nname = "kwartet"\nsizes = 3\n'
+    )
+    res = referee("run", str(cfg), "--quiet")
+    assert res.returncode == 2
+    assert "bot 'ghost' could not start" in res.stderr and "Traceback" not in res.stderr

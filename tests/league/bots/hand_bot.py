@@ -7,7 +7,8 @@ If HAND_LOG is set, every ``start`` appends one JSON line
 (one O_APPEND write per line, so concurrent bots never interleave).
 If PID_LOG is set, the bot appends its pid at start-up.
 If CRASH_AFTER is set to N, the process exits with status 3 on its N-th turn
-(so a league must restart it).
+(so a league must restart it). If START_LIMIT is set to N (with PID_LOG), the
+process exits before ``hello`` once PID_LOG holds more than N pids.
 It exits on ``bye`` or end of input.
 """
 
@@ -30,6 +31,11 @@ def main() -> int:
     pid_log = os.environ.get("PID_LOG")
     if pid_log:
         append(pid_log, f"{os.getpid()}\n")
+        limit = int(os.environ.get("START_LIMIT", "0"))
+        if limit:
+            with open(pid_log) as f:
+                if len(f.read().split()) > limit:
+                    return 5            # refuse to start: exit before hello
     name = "?"
     rng = random.Random()
     ask_mode = "card"
