@@ -270,7 +270,14 @@ async def _start(league: League, index: int, nursery: trio.Nursery) -> Any:
         return await rt.BotSession.start(_bot_spec(league, index), _clock_spec(league, b.clock), nursery,
                                          max_line=league.faults.max_line)
     except rt.BotError as exc:
-        raise UserError(f"bot '{b.name}' could not start: {exc}\n(check the command and cwd; try: referee check-bot)") from None
+        detail = str(getattr(exc, "detail", exc))
+        if detail.startswith("cannot start: "):
+            detail = detail[len("cannot start: "):]
+        raise UserError(
+            f"bot '{b.name}' (bots[{index}]) could not start: {detail}\n"
+            f"  command: {b.command!r}, cwd: {b.cwd}\n"
+            "  (commands run in cwd, which is relative to the config file; try: referee check-bot -- COMMAND)"
+        ) from None
     except OSError as exc:
         raise UserError(f"bot '{b.name}' could not start: {b.command!r} in {b.cwd}: {exc.strerror or exc}") from None
 
