@@ -40,6 +40,28 @@ def live_in_group(pgid: int) -> list[int]:
     return out
 
 
+def live_with_token(token: str) -> list[int]:
+    """Pids of live (non-zombie) processes whose environment holds ``BOT_TOKEN=token``.
+
+    Robust whatever the sandbox does (a PID namespace hides the bot's real pid
+    and group from the bot itself; the environment is inherited by everything
+    it starts)."""
+    needle = f"BOT_TOKEN={token}".encode()
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            env = open(f"/proc/{name}/environ", "rb").read()
+            data = open(f"/proc/{name}/stat", "rb").read()
+        except OSError:
+            continue
+        state = data[data.rfind(b")") + 2 :].split()[0]
+        if state != b"Z" and needle in env.split(b"\0"):
+            out.append(int(name))
+    return out
+
+
 def groups_from(pidfile: Path) -> set[int]:
     return {int(line.split()[1]) for line in pidfile.read_text().split("\n") if line.strip()}
 
