@@ -80,3 +80,36 @@ async def test_wrong_protocol_version_is_refused(tmp_path):
             await BotSession.start(bot("future", "oldproto_bot.py"), ClockSpec(), nursery)
     text = str(info.value)
     assert "protocol version 2" in text and "protocol version 1" in text and "future" in text
+
+
+@pytest.mark.parametrize("script,fault", [("silent_bot.py", "timeout"), ("illegal_bot.py", "illegal"),
+                                          ("staleid_bot.py", "stale")])
+async def test_faults_during_simultaneous_chickens_plays(tmp_path, script, fault):
+    specs = [bot("a", "instant_bot.py"), bot("bad", script, BOT_FAULT_AT="3"), bot("c", "instant_bot.py", BOT_SEED="9")]
+    result, report = await play(specs, "chickens", seed=8, log_dir=tmp_path, clock=ClockSpec(move_ms=400))
+    assert [f.fault for f in result.faults if f.fault != "stale" or fault == "stale"][0] == fault
+    assert result.forfeits == [1] and result.reason == "complete"
+    assert report.ok, report.mismatches
+
+
+async def test_every_message_sent_matches_the_protocol_types(tmp_path):
+    """Strict decoding of everything the referee wrote, with the protocol's own Structs."""
+    from protocol.messages import REFEREE_DECODER, EventKind
+    import msgspec
+
+    from .helpers import log_records
+
+    event_decoder = msgspec.json.Decoder(EventKind)
+    for variant in ("happy-families-jaques", "chickens"):
+        specs = [bot(f"b{i}", "instant_bot.py", BOT_SEED=str(i)) for i in range(3)]
+        result, _ = await play(specs, variant, seed=3, log_dir=tmp_path / variant)
+        seen = set()
+        for rec in log_records(result.log_path):
+            for msg in rec.get("out", []):
+                raw = msgspec.json.encode(msg)
+                REFEREE_DECODER.decode(raw)
+                if msg["type"] == "event":
+                    event_decoder.decode(raw)
+                    seen.add(msg["kind"])
+                seen.add(msg["type"])
+        assert {"start", "turn", "end", "event"} <= seen
