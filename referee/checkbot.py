@@ -307,7 +307,7 @@ async def _handshake(bot: RawBot, report: Report, startup_s: float) -> bool:
         msg = await bot.read_message(startup_s, "hello reply")
         ms = (time.monotonic() - t0) * 1000
     except _ProbeFailure as exc:
-        rc = await bot.wait_exit(0.3)
+        rc = await bot.wait_exit(1.0)
         if rc is None:
             report.add("handshake", False, exc.detail, exc.fix)
         else:
@@ -405,8 +405,16 @@ async def _probes(bot: RawBot, report: Report, move_s: float, grace_s: float) ->
         _check_reply(msg2, turn2, rules.new_game(4, seed=20240601), seat)
         report.add("probe: keeps going after an error", True, "answered the next turn after an error message")
     except _ProbeFailure as exc:
-        report.add("probe: keeps going after an error", False, exc.detail,
-                   "an error message needs no answer: log it to stderr and keep reading; " + exc.fix)
+        rc = await bot.wait_exit(1.0)
+        if rc is not None:
+            tail = bot.stderr_tail()
+            report.add("probe: keeps going after an error", False,
+                       f"the bot exited (status {rc}) after an error message"
+                       + (f"; its stderr ends: {tail[-300:]!r}" if tail else ""),
+                       "an error message needs no answer: log it to stderr and keep reading stdin")
+        else:
+            report.add("probe: keeps going after an error", False, exc.detail,
+                       "an error message needs no answer: log it to stderr and keep reading; " + exc.fix)
     # current id: a timeout error, then a new turn: the last reply must carry the new id
     if _gone(bot, report, "probe: answers only with the current id"):
         return
