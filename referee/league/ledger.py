@@ -48,9 +48,10 @@ CREATE TABLE IF NOT EXISTS games (
     faults    TEXT NOT NULL,      -- JSON: [{seat, bot, fault, detail, decision}]
     think     TEXT NOT NULL,      -- JSON: per seat {count, mean_ms, max_ms}
     log_path  TEXT,               -- relative to the output directory
-    reason    TEXT NOT NULL,
+    reason    TEXT NOT NULL,      -- "complete" or "aborted"
     wall_ms   REAL NOT NULL,
-    finished  REAL NOT NULL
+    finished  REAL NOT NULL,
+    detail    TEXT                -- why an aborted game was aborted
 );
 """
 
@@ -75,6 +76,7 @@ class GameRow:
     reason: str
     wall_ms: float
     finished: float = 0.0
+    detail: str | None = None
 
 
 class Ledger:
@@ -153,12 +155,12 @@ class Ledger:
         self.db.execute("BEGIN IMMEDIATE")
         try:
             self.db.execute(
-                "INSERT INTO games VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO games VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     row.game_id, row.variant, row.size, row.table, row.deal, row.rotation, None if row.seed is None else str(row.seed),
                     json.dumps(row.bots), json.dumps(row.scores), json.dumps(row.ranks),
                     json.dumps(row.win_shares), json.dumps(row.forfeits), json.dumps(row.faults),
-                    json.dumps(row.think), row.log_path, row.reason, row.wall_ms, row.finished or time.time(),
+                    json.dumps(row.think), row.log_path, row.reason, row.wall_ms, row.finished or time.time(), row.detail,
                 ),
             )
         except BaseException:
@@ -174,5 +176,5 @@ class Ledger:
                 game_id=r[0], variant=r[1], size=r[2], table=r[3], deal=r[4], rotation=r[5], seed=None if r[6] is None else int(r[6]),
                 bots=json.loads(r[7]), scores=json.loads(r[8]), ranks=json.loads(r[9]),
                 win_shares=json.loads(r[10]), forfeits=json.loads(r[11]), faults=json.loads(r[12]),
-                think=json.loads(r[13]), log_path=r[14], reason=r[15], wall_ms=r[16], finished=r[17],
+                think=json.loads(r[13]), log_path=r[14], reason=r[15], wall_ms=r[16], finished=r[17], detail=r[18],
             )

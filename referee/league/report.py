@@ -92,6 +92,16 @@ def render(st: dict[str, Any], out_dir: Path | None = None) -> str:
         parts.append("</table>")
     else:
         parts.append("<p>No faults.</p>")
+    aborted = st.get("aborted", [])
+    if aborted:
+        parts.append(f"<h2>Aborted games <span class=\"muted\">({len(aborted)}, not counted in the standings)</span></h2>")
+        parts.append('<table><tr><th class="l">game</th><th class="l">bots</th><th class="l">detail</th></tr>')
+        for a in aborted:
+            log = a.get("log")
+            game = f'<a href="{_e(log)}">{_e(a["game"])}</a>' if log else _e(a["game"])
+            parts.append(f'<tr><td class="l">{game}</td><td class="l">{_e(", ".join(a["bots"]))}</td>'
+                         f'<td class="l">{_e(a["detail"])}</td></tr>')
+        parts.append("</table>")
     parts.append("</body></html>\n")
     return "".join(parts)
 

@@ -12,6 +12,10 @@ For every bot and scope (``"overall"`` and each variant):
   updates;
 * ``forfeits``, ``faults`` by type, mean and max think time per decision.
 
+Aborted games (reason other than ``complete``, e.g. a hand stopped after
+``max_decisions``) have no result: they are listed under ``aborted`` and
+count nowhere else.
+
 The head-to-head table counts, for every ordered pair of different bots that
 met at a table, how often the first finished strictly above the second
 (forfeited seats count as last), and how often they met.
@@ -44,7 +48,9 @@ def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(max(0.0, p * (1 - p) / n + z * z / (4 * n * n))) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    lo = 0.0 if successes <= 0 else max(0.0, centre - half)
+    hi = 1.0 if successes >= n else min(1.0, centre + half)
+    return (min(lo, p), max(hi, p))
 
 
 def effective_ranks(scores: list[float], ranks: list[int], forfeits: Iterable[int]) -> list[int]:
@@ -176,8 +182,16 @@ class Tally:
         self.overall = _Scope(ratings=not live)
         self.variants: dict[str, _Scope] = {}
         self.fault_list: list[dict[str, Any]] = []
+        self.aborted: list[dict[str, Any]] = []
 
     def add(self, row: GameRow) -> None:
+        if row.reason != "complete":
+            # an aborted game (e.g. bots asking in circles past max_decisions) has no result
+            self.aborted.append({"game": row.game_id, "variant": row.variant, "bots": row.bots,
+                                 "detail": row.detail or "", "log": row.log_path})
+            if self.live:
+                self.aborted = self.aborted[-1:]
+            return
         eff = effective_ranks(row.scores, row.ranks, row.forfeits)
         self.overall.add(row, eff)
         if self.live:
@@ -215,6 +229,7 @@ class Tally:
                 **{v: self.variants[v].result() for v in sorted(self.variants)},
             },
             "faults": self.fault_list,
+            "aborted": self.aborted,
         }
 
 
@@ -287,6 +302,10 @@ def to_markdown(st: dict[str, Any]) -> str:
                     cells.append("-" if a == b or not cell else f"{cell['above']}/{cell['met']}")
                 out.append(f"| {a} | " + " | ".join(cells) + " |")
             out.append("")
+    if st.get("aborted"):
+        out += [f"## Aborted games ({len(st['aborted'])}, not counted above)", ""]
+        out += [f"- {a['game']} ({', '.join(a['bots'])}): {a['detail']}" for a in st["aborted"]]
+        out.append("")
     return "\n".join(out)
 
 

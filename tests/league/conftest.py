@@ -23,13 +23,32 @@ def referee(*args: str, timeout: float = 60, **kw) -> subprocess.CompletedProces
     return subprocess.run([*REFEREE, *args], capture_output=True, text=True, timeout=timeout, env=env, **kw)
 
 
-def bots_toml(names: list[str], env: dict[str, str] | None = None) -> str:
+def bots_toml(names: list[str], env: dict[str, str] | None = None, tag: str = "") -> str:
+    """``[[bots]]`` tables running the hand bot; ``tag`` is an extra (ignored)
+    argument that lets a test find its bot processes in /proc."""
     out = []
+    extra = f', "{tag}"' if tag else ""
     for n in names:
-        out.append(f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "{HAND_BOT}"]\n')
+        out.append(f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "{HAND_BOT}"{extra}]\n')
         if env:
             out.append("env = { " + ", ".join(f'{k} = "{v}"' for k, v in env.items()) + " }\n")
     return "".join(out)
+
+
+def processes_with(tag: str) -> list[int]:
+    """Pids of running processes whose command line contains ``tag``."""
+    found = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        try:
+            cmdline = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = next((ln for ln in (d / "status").read_text().splitlines() if ln.startswith("State:")), "")
+        except OSError:
+            continue
+        if tag in cmdline and "zombie" not in state:
+            found.append(int(d.name))
+    return found
 
 
 @pytest.fixture

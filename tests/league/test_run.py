@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import time
+import uuid
 from collections import defaultdict
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from referee.league.config import load_config
 from referee.league.ledger import Ledger
 from referee.league.standings import from_ledger, to_json
 
-from .conftest import REFEREE, REPO, bots_toml, referee
+from .conftest import REFEREE, REPO, bots_toml, processes_with, referee
 
 
 def _ledger_ids(out: Path) -> list[str]:
@@ -147,9 +148,9 @@ def test_changed_config_is_refused_with_what_differs(tmp_path: Path, make_config
 
 
 def test_ctrl_c_stops_promptly_and_leaves_no_bot_behind(tmp_path: Path, make_config) -> None:
-    pid_log = tmp_path / "pids"
+    tag = f"league-ctrl-c-{uuid.uuid4().hex}"
     cfg = make_config(
-        'seed = 9\nout = "out"\n' + bots_toml(["a", "b", "c", "d"], env={"PID_LOG": str(pid_log)})
+        'seed = 9\nout = "out"\n' + bots_toml(["a", "b", "c", "d"], tag=tag)
         + '[[variants]]\nname = "authors"\nsizes = 4\ndeals = 50\n'
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -159,18 +160,12 @@ def test_ctrl_c_stops_promptly_and_leaves_no_bot_behind(tmp_path: Path, make_con
     for line in proc.stdout:
         if line.startswith("[3/"):
             break
+    assert processes_with(tag), "the bots should be running now"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=10)
     assert proc.returncode == 130, err
     assert "run the same command again to resume" in err and "Traceback" not in err
-    pids = [int(p) for p in pid_log.read_text().split()]
-    assert pids
-    for pid in pids:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            continue
-        raise AssertionError(f"bot process {pid} is still running")
+    assert processes_with(tag) == []
     assert 3 <= len(_ledger_ids(tmp_path / "out")) < 200
 
 
@@ -211,4 +206,4 @@ def test_a_bot_that_never_starts_is_a_clear_error(tmp_path: Path, make_config) -
     )
     res = referee("run", str(cfg), "--quiet")
     assert res.returncode == 2
-    assert "bot 'ghost' could not start" in res.stderr and "Traceback" not in res.stderr
+    assert "bot 'ghost' (bots[2]) could not start" in res.stderr and "Traceback" not in res.stderr

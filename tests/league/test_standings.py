@@ -1,0 +1,65 @@
+"""Standings arithmetic: Wilson intervals, forfeits, order independence."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from referee.league.ledger import GameRow
+from referee.league.standings import compute, effective_ranks, wilson
+from referee.rules import ranks_from_scores, win_shares
+
+
+@given(st.integers(min_value=1, max_value=500), st.data())
+def test_wilson_interval_contains_the_rate(n: int, data) -> None:
+    k = data.draw(st.integers(min_value=0, max_value=n))
+    lo, hi = wilson(k, n)
+    assert 0.0 <= lo <= k / n <= hi <= 1.0
+
+
+def test_wilson_known_value() -> None:
+    lo, hi = wilson(5, 10)
+    assert abs(lo - 0.2366) < 1e-3 and abs(hi - 0.7634) < 1e-3
+
+
+def test_forfeited_seats_rank_last() -> None:
+    assert effective_ranks([3, 2, 2, 1], [1, 2, 2, 4], []) == [1, 2, 2, 4]
+    assert effective_ranks([3, 2, 2, 1], [1, 2, 2, 4], [0]) == [4, 1, 1, 3]
+
+
+def _rows(seed: int, n: int) -> list[GameRow]:
+    rng = random.Random(seed)
+    bots = ["a", "b", "c", "d"]
+    rows = []
+    for i in range(n):
+        seats = rng.sample(bots, 3)
+        scores = [float(rng.randint(0, 4)) for _ in seats]
+        forfeits = [s for s in range(3) if rng.random() < 0.1]
+        shares = win_shares(scores)
+        shares = [0.0 if s in forfeits else w for s, w in enumerate(shares)]
+        faults = [{"seat": s, "bot": seats[s], "fault": "timeout", "detail": "slow"} for s in forfeits]
+        rows.append(GameRow(
+            game_id=f"kwartet-3p-t0000-d{i:03d}-r0", variant="kwartet" if i % 2 else "authors", size=3, table=0,
+            deal=i, rotation=0, seed=i, bots=seats, scores=scores, ranks=ranks_from_scores(scores),
+            win_shares=shares, forfeits=forfeits, faults=faults,
+            think=[{"count": 3, "mean_ms": 1.0 + s, "max_ms": 2.0 + s} for s in range(3)],
+            log_path=None, reason="complete", wall_ms=1.0,
+        ))
+    return rows
+
+
+@settings(max_examples=10)
+@given(st.integers(min_value=0, max_value=10_000))
+def test_standings_do_not_depend_on_completion_order(seed: int) -> None:
+    rows = _rows(seed, 30)
+    shuffled = rows[:]
+    random.Random(seed + 1).shuffle(shuffled)
+    a, b = compute(rows), compute(shuffled)
+    assert a == b
+    overall = {r["bot"]: r for r in a["scopes"]["overall"]["bots"]}
+    assert sum(r["games"] for r in overall.values()) == 90
+    assert abs(sum(r["wins"] for r in overall.values()) - sum(sum(x.win_shares) for x in rows)) < 1e-4
+    assert sum(r["forfeits"] for r in overall.values()) == sum(len(x.forfeits) for x in rows)
+    assert set(a["scopes"]) == {"overall", "authors", "kwartet"}
