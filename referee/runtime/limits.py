@@ -1,45 +1,76 @@
-"""Resource limits for bot processes (one small module, hardened later).
+"""Resource limits and sandbox switches for bot processes.
 
-:class:`ResourceLimits` lists optional POSIX rlimits; :func:`preexec_for`
-turns them into a ``preexec_fn`` that runs in the child between ``fork`` and
-``exec`` and applies them with :func:`resource.setrlimit`.
+:class:`ResourceLimits` is what a league config's ``[limits]`` table (for every
+bot) and a bot's ``limits = { ... }`` (for that bot, key by key on top) turn
+into; :func:`parse_limits` does that conversion with clear errors.
+:mod:`referee.runtime.sandbox` applies it when a bot starts (see
+docs/SECURITY.md for what each switch protects against).
 
-Errors: a limit the kernel refuses (e.g. raising a hard limit as an
-unprivileged user) makes ``setrlimit`` fail in the child; the child then
-exits before ``exec`` and the runtime reports that as the bot failing to
-start (``BotStartError``). Nothing here blocks or is cancellable.
+The POSIX rlimits are set as both soft and hard limit in the bot process (the
+bot cannot raise them); they are inherited by everything the bot starts.
+
+Errors: :func:`parse_limits` raises :class:`LimitsError` (a ``ValueError``
+naming the key) for unknown keys and bad values. A limit the kernel refuses
+(e.g. raising a hard limit as an unprivileged user) makes the child fail
+before ``exec``; the runtime reports that as the bot failing to start
+(``BotStartError``). Nothing here blocks or is cancellable.
 """
 
 from __future__ import annotations
 
+import difflib
 import resource
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, fields, replace
+from typing import Any, Callable, Mapping
+
+MiB = 1 << 20
 
 
 @dataclass(frozen=True)
 class ResourceLimits:
-    """Optional per-process limits; ``None`` leaves the inherited limit.
+    """Per-bot-process limits (``None`` leaves the inherited limit) and
+    sandbox switches. The defaults are the sane defaults every bot gets.
 
-    * ``address_space`` - bytes of virtual memory (RLIMIT_AS)
-    * ``cpu_seconds``   - CPU seconds for the whole process life (RLIMIT_CPU)
-    * ``processes``     - processes/threads of the user (RLIMIT_NPROC)
-    * ``file_size``     - largest file the bot may write, bytes (RLIMIT_FSIZE)
+    * ``address_space`` - bytes of virtual memory (RLIMIT_AS), default 2 GiB
+    * ``cpu_seconds``   - CPU seconds for the whole process life, i.e. a session
+      (RLIMIT_CPU; the kernel kills the bot at the limit), default 3600
+    * ``processes``     - processes/threads of the *user* (RLIMIT_NPROC; per user
+      id, not per bot, and ignored for root: see SECURITY.md), default 4096
+    * ``file_size``     - largest file the bot may write, bytes (RLIMIT_FSIZE), default 64 MiB
+    * ``open_files``    - open file descriptors (RLIMIT_NOFILE), default 1024
+    * ``network``       - False: run without network access (own empty network
+      namespace); refused with a clear error where the machine cannot do it
+    * ``pid_namespace`` - own PID namespace when the machine allows it, so that
+      everything the bot forks dies with it
+    * ``temp_workdir``  - a fresh temporary working directory (removed
+      afterwards) instead of the spec's ``cwd``; relative paths in the command
+      are resolved against ``cwd`` first
+    * ``clean_env``     - scrub the environment: only the spec's ``env`` plus a
+      minimal PATH/HOME/TMPDIR/LANG
+    * ``sandbox``       - False: none of the above switches, only the rlimits
+      (trusted bots, debugging)
     """
 
-    address_space: int | None = None
-    cpu_seconds: int | None = None
-    processes: int | None = None
-    file_size: int | None = None
+    address_space: int | None = 2048 * MiB
+    cpu_seconds: int | None = 3600
+    processes: int | None = 4096
+    file_size: int | None = 64 * MiB
+    open_files: int | None = 1024
+    network: bool = True
+    pid_namespace: bool = True
+    temp_workdir: bool = True
+    clean_env: bool = True
+    sandbox: bool = True
 
     def pairs(self) -> list[tuple[int, int]]:
-        """``(RLIMIT_*, value)`` for every limit that is set."""
+        """``(RLIMIT_*, value)`` for every rlimit that is set."""
         out: list[tuple[int, int]] = []
         for value, which in (
             (self.address_space, resource.RLIMIT_AS),
             (self.cpu_seconds, resource.RLIMIT_CPU),
             (self.processes, resource.RLIMIT_NPROC),
             (self.file_size, resource.RLIMIT_FSIZE),
+            (self.open_files, resource.RLIMIT_NOFILE),
         ):
             if value is not None:
                 if value < 0:
@@ -47,12 +78,17 @@ class ResourceLimits:
                 out.append((which, int(value)))
         return out
 
+    @classmethod
+    def unlimited(cls) -> "ResourceLimits":
+        """No rlimits and no sandbox: the process runs exactly as started."""
+        return cls(address_space=None, cpu_seconds=None, processes=None, file_size=None, open_files=None,
+                   sandbox=False)
+
 
 def preexec_for(limits: ResourceLimits | None) -> Callable[[], None] | None:
-    """A ``preexec_fn`` applying ``limits`` in the child, or ``None`` if there are none.
-
-    The soft and hard limit are both set to the value (a bot cannot raise it).
-    """
+    """A ``preexec_fn`` applying only the rlimits of ``limits`` in the child, or
+    ``None`` if there are none. (The full sandbox is
+    :func:`referee.runtime.sandbox.plan_spawn`.)"""
     if limits is None:
         return None
     pairs = limits.pairs()
@@ -64,3 +100,64 @@ def preexec_for(limits: ResourceLimits | None) -> Callable[[], None] | None:
             resource.setrlimit(which, (value, value))
 
     return apply
+
+
+# --------------------------------------------------------------------------
+# config keys
+
+
+class LimitsError(ValueError):
+    """A bad ``limits`` key or value; ``key`` names it (None: the whole table)."""
+
+    def __init__(self, key: str | None, message: str) -> None:
+        self.key = key
+        self.message = message
+        super().__init__(f"{key}: {message}" if key else message)
+
+
+_INT_FIELDS = ("address_space", "cpu_seconds", "processes", "file_size", "open_files")
+_BOOL_FIELDS = ("network", "pid_namespace", "temp_workdir", "clean_env", "sandbox")
+#: convenience keys in MiB
+_MIB_ALIASES = {"memory_mb": "address_space", "file_size_mb": "file_size"}
+
+#: every key a ``limits`` table accepts
+CONFIG_KEYS: tuple[str, ...] = (*_INT_FIELDS, *_MIB_ALIASES, *_BOOL_FIELDS)
+
+
+def parse_limits(*tables: Mapping[str, Any] | None, base: ResourceLimits | None = None) -> ResourceLimits:
+    """Build limits from config tables applied in order on top of ``base`` (the
+    defaults): e.g. ``parse_limits(league_table, bot_table)``.
+
+    Integer keys (``address_space``, ``cpu_seconds``, ``processes``,
+    ``file_size``, ``open_files``; ``memory_mb`` and ``file_size_mb`` in MiB)
+    take a whole number >= 1, or ``false`` for "no limit"; switch keys
+    (``network``, ``pid_namespace``, ``temp_workdir``, ``clean_env``,
+    ``sandbox``) take true/false. Raises :class:`LimitsError` naming the key.
+    """
+    limits = base if base is not None else ResourceLimits()
+    valid = {f.name for f in fields(ResourceLimits)}
+    for table in tables:
+        if not table:
+            continue
+        if not isinstance(table, Mapping):
+            raise LimitsError(None, f"expected a table such as {{ memory_mb = 512 }}, got {table!r}")
+        changes: dict[str, Any] = {}
+        for key, value in table.items():
+            name = _MIB_ALIASES.get(key, key)
+            if name not in valid:
+                close = difflib.get_close_matches(key, CONFIG_KEYS, n=1, cutoff=0.5)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                raise LimitsError(None, f"unknown key '{key}'{hint}; valid keys here: {', '.join(CONFIG_KEYS)}")
+            if name in _BOOL_FIELDS:
+                if not isinstance(value, bool):
+                    raise LimitsError(key, f"expected true or false, got {value!r}")
+                changes[name] = value
+                continue
+            if value is False:
+                changes[name] = None
+                continue
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise LimitsError(key, f"expected a whole number >= 1 (or false for no limit), got {value!r}")
+            changes[name] = value * MiB if key in _MIB_ALIASES else value
+        limits = replace(limits, **changes)
+    return limits

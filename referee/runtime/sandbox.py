@@ -240,16 +240,23 @@ def namespace_support(network: bool) -> tuple[bool, str]:
     )
 
 
-def check_limits(limits: Any, where: str = "limits") -> None:
-    """Raise :class:`UserError` if ``limits`` asks for something this machine
-    cannot do (today: ``network = false`` without network namespaces)."""
-    if limits is not None and getattr(limits, "network", True) is False:
+def limits_problem(limits: Any) -> str | None:
+    """Why this machine cannot do what ``limits`` asks (today: ``network =
+    false`` without network namespaces), or None."""
+    if limits is not None and getattr(limits, "sandbox", True) and getattr(limits, "network", True) is False:
         ok, why = namespace_support(False)
         if not ok:
-            raise UserError(
-                f"{where}: network = false (run bots without network access) is not possible here: {why}; "
-                "set network = true to run the bots with network access"
-            )
+            return (f"network = false (run bots without network access) is not possible here: {why}; "
+                    "set network = true to run the bots with network access")
+    return None
+
+
+def check_limits(limits: Any, where: str = "limits") -> None:
+    """Raise :class:`UserError` (``where: reason``) if ``limits`` asks for
+    something this machine cannot do (see :func:`limits_problem`)."""
+    problem = limits_problem(limits)
+    if problem:
+        raise UserError(f"{where}: {problem}")
 
 
 # --------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from protocol.messages import ENCODER, PROTOCOL_VERSION, BotHello
 
 from .errors import BotCrashed, BotError, BotMalformed, BotRefused, BotStartError, BotTimeout
 from .framing import LineReader, LineTooLong, StreamClosed, decode_line
-from .limits import preexec_for
+from .sandbox import plan_spawn
 from .spec import BotSpec, ClockSpec
 
 STDERR_TAIL = 65536
@@ -79,18 +79,25 @@ class BotSession:
         has been killed and reaped. If cancelled, the process is killed too.
         """
         clock = clock or ClockSpec()
-        argv = spec.argv()
+        # the sandbox (referee/runtime/sandbox.py): temp cwd, scrubbed env, rlimits,
+        # PID/network namespaces, a watcher that kills the bot if the referee dies
+        plan = plan_spawn(spec)
+        argv = plan.argv
         try:
-            process = await trio.lowlevel.open_process(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=spec.cwd,
-                env=spec.env,
-                start_new_session=True,
-                preexec_fn=preexec_for(spec.limits),
-            )
+            try:
+                process = await trio.lowlevel.open_process(
+                    argv,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    cwd=plan.cwd,
+                    env=plan.env,
+                    start_new_session=True,
+                    preexec_fn=plan.preexec,
+                )
+            except BaseException:
+                plan.cleanup()
+                raise
         except FileNotFoundError as exc:
             missing = spec.cwd if spec.cwd and not os.path.isdir(spec.cwd) else (exc.filename or argv[0])
             raise BotStartError(
@@ -103,6 +110,7 @@ class BotSession:
         except (OSError, subprocess.SubprocessError) as exc:
             raise BotStartError(f"cannot start {argv!r}: {exc}", bot=spec.name) from None
         self = cls(spec, clock, process, max_line)
+        self._plan = plan
         try:
             if nursery is not None:
                 nursery.start_soon(self._drain_stderr)
@@ -281,6 +289,9 @@ class BotSession:
             os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        plan = getattr(self, "_plan", None)
+        if plan is not None:
+            plan.cleanup()  # the bot's temporary working directory
         with trio.move_on_after(0.5):
             await self._stderr_done.wait()
         if self._stderr_scope is not None:
