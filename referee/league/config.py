@@ -24,11 +24,12 @@ The file format (all keys optional unless marked required)::
     [[bots]]
     name = "alice"                                        # required, unique
     command = ["{python}", "sample_bots/random_bot.py"]   # required: argv list or shell string
-    cwd = ".."               # working directory, relative to this file (default: this file's folder)
-    env = { LEVEL = "3" }    # extra environment variables
+    cwd = ".."               # working directory, relative to this file (default: a fresh temporary
+                             # folder; relative paths in the command are resolved against this file's folder)
+    env = { LEVEL = "3" }    # extra environment variables (the rest of the environment is scrubbed)
     build = "make"           # run once before the league, in cwd
     clock = { move_ms = 2000 }   # per-bot clock overrides
-    limits = { memory_mb = 512 } # passed through to the runtime's resource limits
+    limits = { memory_mb = 512 } # this bot's limits, key by key on top of [limits]
 
     [[variants]]
     name = "kwartet"         # required: a preset name, or the name of a custom variant
@@ -120,6 +121,7 @@ class LeagueConfig(_Cfg):
     fill: Literal["none", "repeat"] = "none"
     clock: ClockConfig = msgspec.field(default_factory=ClockConfig)
     faults: FaultConfig = msgspec.field(default_factory=FaultConfig)
+    limits: dict[str, Any] | None = None
     bots: list[BotConfig] = []
     variants: list[VariantConfig] = []
 
@@ -441,9 +443,8 @@ def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: st
         for k, v in clock.items():
             if isinstance(v, int) and v < 1:
                 raise err(f"{where}.clock.{k}", "must be at least 1 (milliseconds)")
-        if b.limits:
-            _check_limits(b.limits, f"{where}.limits", err)
-        env = {**os.environ, **b.env} if b.env else None
+        limits = _check_limits(cfg.limits, b.limits, b.cwd is not None, f"{where}.limits", err)
+        env = dict(b.env) if b.env else None  # extra variables; the runtime's sandbox adds a minimal base
         bots.append(
             Bot(
                 name=b.name,
@@ -452,7 +453,7 @@ def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: st
                 env=env,
                 build=_command(b.build, config_dir, f"{where}.build") if b.build is not None else None,
                 clock=clock,
-                limits=dict(b.limits) if b.limits else None,
+                limits=limits,
             )
         )
 
@@ -538,20 +539,28 @@ def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: st
     )
 
 
-def _check_limits(limits: dict[str, Any], where: str, err: Any) -> None:
-    """Check per-bot resource limits against the runtime's ``ResourceLimits`` fields."""
-    import dataclasses
+def _check_limits(league: dict[str, Any] | None, bot: dict[str, Any] | None, cwd_named: bool,
+                  where: str, err: Any) -> dict[str, Any]:
+    """Check the league's ``[limits]`` and a bot's ``limits`` (see
+    ``referee.runtime.limits.parse_limits``); return the bot's merged table
+    (a bot whose config names a ``cwd`` runs there, not in a temporary folder)."""
+    from referee.runtime.limits import LimitsError, parse_limits
+    from referee.runtime.sandbox import limits_problem
 
-    from referee.runtime.limits import ResourceLimits
-
-    valid = [f.name for f in dataclasses.fields(ResourceLimits)]
-    for key, value in limits.items():
-        if key not in valid:
-            close = difflib.get_close_matches(key, valid, n=1, cutoff=0.5)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise err(where, f"unknown key '{key}'{hint}; valid keys here: {', '.join(valid)}")
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise err(f"{where}.{key}", f"expected a whole number >= 0, got {value!r}")
+    try:
+        parse_limits(league)
+    except LimitsError as exc:
+        raise err(f"limits.{exc.key}" if exc.key else "limits", exc.message) from None
+    merged = {**(league or {}), **(bot or {})}
+    if cwd_named and "temp_workdir" not in (bot or {}):
+        merged["temp_workdir"] = False
+    try:
+        problem = limits_problem(parse_limits(merged))
+    except LimitsError as exc:
+        raise err(f"{where}.{exc.key}" if exc.key else where, exc.message) from None
+    if problem:
+        raise err(where, problem)
+    return merged
 
 
 def _match(m: str | MatchConfig, where: str, err: Any) -> MatchSpec:

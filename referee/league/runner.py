@@ -141,13 +141,16 @@ def _clock_spec(league: League, overrides: dict[str, Any] | None = None) -> Any:
 def _bot_spec(league: League, index: int) -> Any:
     rt = _runtime()
     b = league.bots[index]
-    limits = None
-    if b.limits:
-        try:
-            limits = rt.ResourceLimits(**b.limits)
-        except TypeError as exc:
-            raise UserError(f"bots[{index}].limits: {exc}; see referee.runtime.ResourceLimits for the valid keys") from None
-    return rt.BotSpec(name=b.name, command=b.command, cwd=b.cwd, env=b.env, limits=limits)
+    from referee.runtime.limits import LimitsError, parse_limits
+
+    try:
+        limits = parse_limits(b.limits)  # the sandbox defaults, then [limits], then the bot's own
+    except LimitsError as exc:
+        raise UserError(f"bots[{index}].limits: {exc}") from None
+    env = b.env
+    if env and not (limits.sandbox and limits.clean_env):
+        env = {**os.environ, **env}   # without the scrubbed environment, a dict would replace it all
+    return rt.BotSpec(name=b.name, command=b.command, cwd=b.cwd, env=env, limits=limits)
 
 
 def _match_format(v: Any) -> Any:
