@@ -476,8 +476,11 @@ class Bot:
                 if not isinstance(msg, dict):
                     log(f"sdk: ignoring a line that is not a JSON object: {line[:200]!r}")
                     continue
-                if self._handle(msg) is False:
-                    return 0
+                try:
+                    if self._handle(msg) is False:
+                        return 0
+                except Exception:  # a message the SDK cannot use: say so, keep going
+                    log(f"sdk: could not handle {line[:200]!r}:\n{traceback.format_exc()}")
         except KeyboardInterrupt:
             return 0
         finally:
@@ -553,6 +556,15 @@ class Bot:
             self.view.seats = [f"seat{i}" for i in range(n)]
         view = self.view
         view._apply_turn(msg)
+        try:
+            reply = self._reply(view, msg)
+        except Exception:  # even the fallback failed: say why, send nothing (the referee times the turn out)
+            log(f"sdk: cannot answer turn {msg.get('id')}:\n{traceback.format_exc()}")
+            return
+        if reply is not None:
+            self._send(reply)
+
+    def _reply(self, view: GameView, msg: dict[str, Any]) -> dict[str, Any] | None:
         decide = msg.get("decide")
         reply: dict[str, Any] = {"type": decide, "id": msg.get("id")}
         if decide == "ask":
@@ -580,8 +592,8 @@ class Bot:
             reply["card"] = choice
         else:
             log(f"sdk: unknown decision {decide!r}; not answering")
-            return
-        self._send(reply)
+            return None
+        return reply
 
     def _decide(self, fn: Callable[[GameView], Any], view: GameView) -> Any:
         try:

@@ -240,5 +240,6 @@ class TrackerBot(Bot):
 
 
 if __name__ == "__main__":
-    seed = int(sys.argv[1]) if len(sys.argv) > 1 else None
+    # optional first argument: a seed, for repeatable play (python sample_bots/random_bot.py 42)
+    seed = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].lstrip("-").isdigit() else None
     sys.exit(TrackerBot(seed).run())
