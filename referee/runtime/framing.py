@@ -85,9 +85,14 @@ class LineReader:
                     del buf[: i + 1]
                     self._skipping = False
                     continue
+                self.lineno += 1
+                if i > self._max:
+                    # a whole over-long line can arrive in the chunk read after a skipped one
+                    head = bytes(buf[:60])
+                    del buf[: i + 1]
+                    raise LineTooLong(self.lineno, head, self._max)
                 line = bytes(buf[:i])
                 del buf[: i + 1]
-                self.lineno += 1
                 return line
             if self._skipping:
                 buf.clear()
