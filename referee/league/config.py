@@ -19,7 +19,10 @@ The file format (all keys optional unless marked required)::
     fill = "none"            # "repeat": seat several instances of the same bots when bots < seats
 
     [clock]                  # move_ms, bank_ms, startup_ms, mode ("wall" | "cpu"), wall_ceiling_ms
-    [faults]                 # retries, max_line
+    [limits]                 # resource limits and sandbox switches for every bot (docs/SECURITY.md):
+                             # memory_mb, cpu_seconds, processes, file_size_mb, open_files, network,
+                             # pid_namespace, temp_workdir, clean_env, sandbox
+    [faults]                 # retries, max_line, max_decisions
 
     [[bots]]
     name = "alice"                                        # required, unique
@@ -85,6 +88,7 @@ class BotClockConfig(_Cfg):
 class FaultConfig(_Cfg):
     retries: int = 0
     max_line: int = 65536
+    max_decisions: int = 100000
 
 
 class BotConfig(_Cfg):
@@ -424,6 +428,8 @@ def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: st
         raise err("clock.bank_ms", "must be at least 1 (milliseconds), or left out for no bank")
     if cfg.faults.retries < 0:
         raise err("faults.retries", "must be 0 or more")
+    if cfg.faults.max_decisions < 1:
+        raise err("faults.max_decisions", "must be at least 1 (a hand still running after that many decisions is aborted)")
     if cfg.faults.max_line < 64:
         raise err("faults.max_line", "must be at least 64 (bytes)")
 

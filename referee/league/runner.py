@@ -69,8 +69,13 @@ def open_ledger(league: League) -> Ledger:
     stored in an existing ledger.
     """
     out = league.out
-    (out / "games").mkdir(parents=True, exist_ok=True)
+    try:
+        (out / "games").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"{out}: cannot create the output directory: {exc.strerror or exc}") from None
+    lock = _lock_out_dir(out)
     ledger = Ledger.in_dir(out)
+    ledger.lock_fd = lock  # type: ignore[attr-defined]  # released when the process exits
     stored = ledger.config()
     canonical = league.canonical()
     if stored is None:
@@ -86,6 +91,22 @@ def open_ledger(league: League) -> Ledger:
             "or --out DIR."
         )
     return ledger
+
+
+def _lock_out_dir(out: Path) -> int:
+    """Take an exclusive lock on ``OUT/.lock`` so that two runs never play into
+    the same ledger at once. Raises :class:`UserError` if another run holds it.
+    The lock is released when the process exits (also on kill -9)."""
+    import fcntl
+
+    fd = os.open(out / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise UserError(f"{out}: another `referee run` is playing into this output directory right now; "
+                        "wait for it, stop it, or use --out DIR") from None
+    return fd
 
 
 # --------------------------------------------------------------------------
@@ -191,7 +212,8 @@ def _game_spec(league: League, g: sched.ScheduledGame) -> Any:
         seed=g.seed,
         match=_match_format(g.variant),
         clock=_clock_spec(league),
-        policy=rt.FaultPolicy(retries=league.faults.retries, max_line=league.faults.max_line),
+        policy=rt.FaultPolicy(retries=league.faults.retries, max_line=league.faults.max_line,
+                              max_decisions=league.faults.max_decisions),
     )
     if any(league.bots[i].clock for i in g.seats) and _seat_clocks_supported():
         spec.seat_clocks = [_clock_spec(league, league.bots[i].clock) for i in g.seats]  # type: ignore[attr-defined]
@@ -212,6 +234,7 @@ def _row(league: League, g: sched.ScheduledGame, res: Any, wall_ms: float) -> Ga
         seed=g.seed, bots=[league.bots[i].name for i in g.seats], scores=[float(s) for s in res.scores],
         ranks=list(res.ranks), win_shares=[float(w) for w in res.win_shares], forfeits=list(res.forfeits),
         faults=faults, think=think, log_path=log, reason=res.reason, wall_ms=wall_ms,
+        detail=getattr(res, "detail", None),
     )
 
 

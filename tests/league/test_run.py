@@ -207,3 +207,20 @@ def test_a_bot_that_never_starts_is_a_clear_error(tmp_path: Path, make_config) -
     res = referee("run", str(cfg), "--quiet")
     assert res.returncode == 2
     assert "bot 'ghost' (bots[2]) could not start" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_aborted_games_are_recorded_but_not_counted(tmp_path: Path, make_config) -> None:
+    cfg = make_config(
+        'seed = 2\nout = "out"\n[faults]\nmax_decisions = 3\n' + bots_toml(["a", "b", "c"])
+        + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
+    )
+    res = referee("run", str(cfg), "--quiet")
+    assert res.returncode == 0, res.stderr
+    out = tmp_path / "out"
+    with Ledger.in_dir(out, create=False) as ledger:
+        rows = list(ledger.rows())
+    assert len(rows) == 3 and all(r.reason == "aborted" and r.detail for r in rows)
+    st = json.loads((out / "standings.json").read_text())
+    assert st["games"] == 0 and len(st["aborted"]) == 3
+    assert "max_decisions" in st["aborted"][0]["detail"]
+    assert "Aborted games" in (out / "report.html").read_text()
