@@ -513,9 +513,10 @@ class _Runner:
         for seat in seats:
             hs = seat.hs
             if hs in got:
-                action, tid, ms = got[hs]
+                action, tid, ms, raw = got[hs]
                 events.extend(state.apply(hs, action))
-                self._log_act(seat, tid, decide, action, False, ms)
+                if self.log is not None:
+                    self.log.act_raw(seat.index, tid, decide, raw, ms)
             else:
                 action = state.random_action(hs, self.fallback)
                 events.extend(state.apply(hs, action))
@@ -624,8 +625,6 @@ class _Runner:
                     if self.log is not None:
                         self.log.inbound(seat.index, line, ms, False)
                 else:
-                    if self.log is not None:
-                        self.log.inbound(seat.index, line, ms, True)
                     mid = getattr(msg, "id", None)
                     if mid is not None and mid != tid:
                         err = BotStale(
@@ -641,14 +640,17 @@ class _Runner:
                             action = check(msg)
                         except IllegalAction as exc:
                             err = BotIllegal(f"turn {tid}: {exc.reason}", bot=seat.name, seat=seat.index, turn_id=tid)
+                    if err is not None and self.log is not None:
+                        self.log.inbound(seat.index, line, ms, True)
             if err is None:
                 seat.think.add(ms)
                 if clock.bank_ms is not None:
                     seat.bank_left -= ms
                 if apply:
-                    self._log_act(seat, tid, decide, msg, False, ms)
+                    if self.log is not None:  # the reply as received is the action record
+                        self.log.act_raw(seat.index, tid, decide, line, ms)  # type: ignore[arg-type]
                     return action
-                return (action, tid, ms)
+                return (action, tid, ms, line)
             if err.fault in _RETRYABLE and retries > 0 and trio.current_time() < deadline:
                 retries -= 1
                 if self.log is not None:

@@ -11,10 +11,14 @@ started, from the monotonic clock):
   (a protocol game) starts; ``seats`` are the match seats playing it.
 * ``{"t", "to": seat, "out": [messages]}`` - lines written to a seat in one write
   (events buffered with the seat's next turn/end, and turns, errors, ...).
-* ``{"t", "from": seat, "in": message, "ms": think}`` - a decoded reply; a
-  line that did not decode is ``{"t", "from", "bad": text, "ms"}``.
 * ``{"t", "act": {"seat", "id", "decide", "action", "fallback", "ms"}}`` -
-  an action applied to the game (``fallback`` true when the referee played it).
+  an action applied to the game. For a bot's valid reply ``action`` is the
+  reply exactly as received (with its ``type`` and ``id``) and ``ms`` its
+  measured think time; ``fallback`` is true (and ``id`` null) when the
+  referee's fallback played it.
+* ``{"t", "from": seat, "in": message, "ms": think}`` - a reply that decoded
+  but was refused (stale id, wrong type, illegal); a line that did not decode
+  is ``{"t", "from", "bad": text, "ms"}``.
 * ``{"t", "fault": {"seat", "bot", "fault", "detail", "id", "game"}}``
 * ``{"t", "retry": {...}}`` - an illegal/malformed reply forgiven by the retry policy.
 * ``{"hand_end": {"index", "game", "scores", "ranks"}}``
@@ -76,6 +80,12 @@ class GameLog:
             self._f.write(b'{"t":%s,"from":%d,"in":%s,"ms":%.3f}\n' % (self.t().encode(), seat, raw, ms))
         else:
             self.record({"t": float(self.t()), "from": seat, "bad": raw.decode("utf-8", "replace")[:2000], "ms": round(ms, 3)})
+
+    def act_raw(self, seat: int, turn_id: int, decide: str, raw: bytes, ms: float) -> None:
+        """Log a bot's valid reply, as received, as the action applied."""
+        if self._f is not None:
+            self._f.write(b'{"t":%s,"act":{"seat":%d,"id":%d,"decide":"%s","fallback":false,"ms":%.3f,"action":%s}}\n'
+                          % (self.t().encode(), seat, turn_id, decide.encode(), ms, raw))
 
     def close(self) -> None:
         if self._f is not None:
