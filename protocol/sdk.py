@@ -37,8 +37,8 @@ What the SDK does for you:
 Errors: if your ``ask``/``play``/``take`` raises an exception or returns
 something unusable, the SDK prints the traceback to stderr and answers with a
 random legal move instead, so one bug does not lose you the game (but fix it:
-the log shows it). A line from the referee that is not JSON is logged to
-stderr and skipped. A referee ``hello`` with another protocol version is logged
+the log shows it). A line from the referee that is not JSON, or a message the
+SDK cannot use, is logged to stderr and skipped. A referee ``hello`` with another protocol version is logged
 and answered with ours (the referee then refuses the bot with a clear message).
 
 Dependencies: the standard library only. If :mod:`msgspec` is installed it is

@@ -32,6 +32,7 @@ function log(...parts) {
 }
 
 function pick(list) {
+  if (!Array.isArray(list) || list.length === 0) throw new Error("nothing to choose from");
   return list[Math.floor(Math.random() * list.length)];
 }
 
@@ -114,10 +115,15 @@ rl.on("line", (line) => {
     log(`ignoring a line that is not JSON: ${line.slice(0, 200)}`);
     return;
   }
+  if (msg === null || typeof msg !== "object" || Array.isArray(msg)) {
+    log(`ignoring a line that is not a JSON object: ${line.slice(0, 200)}`);
+    return;
+  }
   try {
     handle(msg);
   } catch (e) {
-    log(`error while handling ${msg.type}: ${e.stack}`);
+    // never die on one bad message: say what went wrong and keep reading
+    log(`error while handling a ${msg.type} message: ${e.stack}`);
   }
 });
 rl.on("close", () => process.exit(0));

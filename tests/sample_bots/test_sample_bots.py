@@ -85,3 +85,54 @@ def test_every_sample_starts_with_how_to_run_it() -> None:
             continue
         head = path.read_text()[:1500].lower()
         assert "how to" in head and "run" in head, f"{path.name} lacks a header saying how to run it"
+
+
+def garbage_lines() -> list[bytes]:
+    """Deterministic junk: truncated messages, wrong types, deep nesting, odd escapes, binary."""
+    import random
+
+    rng = random.Random(7)
+    turn = ('{"type":"turn","game":"g","id":5,"decide":"ask","hand":["A1"],"counts":[1,3],'
+            '"laid":[[],[]],"options":["A2"],"targets":[1],"clock":{"left_ms":5}}')
+    lines = [turn[:k] for k in range(0, len(turn), 7)]  # every truncation
+    lines += [
+        "[" * 5000 + "]" * 5000, '{"type":' + '"' + "x" * 70000 + '"}', '{"type":"turn"}', '{"type":5}',
+        '{"type":"turn","id":"seven","decide":"play"}', '"just a string"', "12", "null", "[]",
+        '{"type":"start","rules":7,"seat":"x"}', '{"type":"\\u00e9\\ud83d\\ude00","a":"\\"\\\\\\/"}',
+        '{"type":"event","kind":"ask","seat":99,"target":-1,"cards":"A1"}', '{"a":1e999999,"b":-0.0e-7}',
+        "{\"type\":\"hello\"", "\x00\x01\x02", "\t  \r",
+    ]
+    lines = [x.encode() for x in lines]
+    lines += [bytes(rng.randrange(256) for _ in range(rng.randrange(1, 80))).replace(b"\n", b" ") for _ in range(40)]
+    return lines
+
+
+@pytest.mark.parametrize("bot", ["python", "js", "c"])
+def test_samples_survive_garbage_lines(bot: str, tmp_path: Path) -> None:
+    """A sample bot skips lines it cannot use and still answers the next valid turn."""
+    if bot == "python":
+        command = [sys.executable, str(SAMPLES / "random_bot.py")]
+    elif bot == "js":
+        command = [node_path(), str(SAMPLES / "js_bot.js")]
+    else:
+        exe = tmp_path / "c_bot"
+        subprocess.run(["cc", "-O2", "-o", str(exe), str(SAMPLES / "c_bot.c")], check=True)
+        command = [str(exe)]
+    rules = get_variant({"name": "two", "families": ["A", "B"], "members": ["1", "2"], "players": [2, 2]})
+    import json
+
+    valid = [
+        {"type": "hello", "protocol": 1, "name": "x"},
+        {"type": "start", "game": "g", "variant": "two", "rules": rules.to_wire(), "seat": 0, "seats": ["a", "b"],
+         "dealer": 1, "hand": ["A1", "B1"], "clock": {"move_ms": 1000}},
+        {"type": "turn", "game": "g", "id": 8, "decide": "ask", "hand": ["A1", "B1"], "counts": [2, 2],
+         "laid": [[], []], "options": ["A2", "B2"], "targets": [1], "clock": {"left_ms": 900}},
+        {"type": "bye"},
+    ]
+    data = b"\n".join(garbage_lines()) + b"\n" + b"".join(json.dumps(m).encode() + b"\n" for m in valid)
+    proc = subprocess.run(command, input=data, capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    replies = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert replies[-2]["type"] == "hello" and replies[-2]["protocol"] == 1
+    assert replies[-1] == {**replies[-1], "type": "ask", "id": 8, "target": 1}
+    assert replies[-1]["card"] in {"A2", "B2"}
