@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import sys
 from typing import Any, Callable
 
@@ -32,15 +33,16 @@ def send_raw(data: bytes) -> None:
 
 
 def legal_reply(turn: dict[str, Any], rules: dict[str, Any]) -> dict[str, Any]:
-    """A legal reply to ``turn``: the first option, asked of the first target."""
+    """A legal reply to ``turn``: a random option, asked of a random target
+    (always the first would loop forever in miss-passes-to-the-asked games)."""
     options = turn.get("options") or turn.get("hand") or []
     if turn["decide"] in ("play", "take"):
-        return {"type": turn["decide"], "id": turn["id"], "card": options[0]}
-    reply: dict[str, Any] = {"type": "ask", "id": turn["id"], "target": (turn.get("targets") or [0])[0]}
+        return {"type": turn["decide"], "id": turn["id"], "card": random.choice(options)}
+    reply: dict[str, Any] = {"type": "ask", "id": turn["id"], "target": random.choice(turn.get("targets") or [0])}
     if rules.get("ask") == "family":
-        reply["family"] = options[0]
+        reply["family"] = random.choice(options)
     else:
-        reply["card"] = options[0]
+        reply["card"] = random.choice(options)
     if rules.get("please"):
         reply["please"] = True
     return reply

@@ -7,7 +7,7 @@ from _common import legal_reply, move_ms, play
 
 def on_turn(turn, rules, n):
     if n == 0:
-        time.sleep(move_ms(turn) * 2.5 / 1000)
+        time.sleep(move_ms(turn) * 1.5 / 1000)
     return legal_reply(turn, rules)
 
 

@@ -1,0 +1,69 @@
+"""Helpers for the hostile tests: zoo bot specs and the no-survivor check.
+
+Every zoo bot is started as ``python3 BOT.py TAG ...`` with a fresh random
+TAG; a process of that bot (or anything it forked without ``exec``) carries
+the TAG in ``/proc/PID/cmdline``, so :func:`survivors` finds them all.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+import trio
+
+ZOO = Path(__file__).parent / "bots"
+REPO = Path(__file__).resolve().parents[2]
+PYTHON = sys.executable
+
+
+def new_tag(label: str = "zoo") -> str:
+    return f"{label}-{uuid.uuid4().hex[:12]}"
+
+
+def zoo_command(bot: str, tag: str, *args: str) -> list[str]:
+    return [PYTHON, str(ZOO / f"{bot}.py"), tag, *args]
+
+
+def survivors(tag: str) -> list[int]:
+    """Pids of live (non-zombie) processes whose command line holds ``tag``."""
+    found = []
+    needle = tag.encode()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                if needle not in f.read():
+                    continue
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] != b"Z":
+            found.append(int(name))
+    return found
+
+
+async def assert_no_survivors(tag: str, within_s: float = 3.0) -> None:
+    """Wait (up to ``within_s``, for the kernel to finish killing) until no
+    process carries ``tag``; fail naming the survivors otherwise."""
+    with trio.move_on_after(within_s):
+        while survivors(tag):
+            await trio.sleep(0.05)
+    left = survivors(tag)
+    if left:
+        for pid in left:  # do not leak them into other tests
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+    assert not left, f"processes of {tag} survived: {left}"
+
+
+@pytest.fixture
+def tag() -> str:
+    return new_tag()
