@@ -3,6 +3,8 @@ the runtime (one game per variant per bot, four seats, no faults allowed)."""
 
 from __future__ import annotations
 
+import json
+import random
 import shutil
 import subprocess
 import sys
@@ -89,8 +91,6 @@ def test_every_sample_starts_with_how_to_run_it() -> None:
 
 def garbage_lines() -> list[bytes]:
     """Deterministic junk: truncated messages, wrong types, deep nesting, odd escapes, binary."""
-    import random
-
     rng = random.Random(7)
     turn = ('{"type":"turn","game":"g","id":5,"decide":"ask","hand":["A1"],"counts":[1,3],'
             '"laid":[[],[]],"options":["A2"],"targets":[1],"clock":{"left_ms":5}}')
@@ -119,8 +119,6 @@ def test_samples_survive_garbage_lines(bot: str, tmp_path: Path) -> None:
         subprocess.run(["cc", "-O2", "-o", str(exe), str(SAMPLES / "c_bot.c")], check=True)
         command = [str(exe)]
     rules = get_variant({"name": "two", "families": ["A", "B"], "members": ["1", "2"], "players": [2, 2]})
-    import json
-
     valid = [
         {"type": "hello", "protocol": 1, "name": "x"},
         {"type": "start", "game": "g", "variant": "two", "rules": rules.to_wire(), "seat": 0, "seats": ["a", "b"],
