@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,48 +40,45 @@ def _bot_argv(args: argparse.Namespace) -> list[str] | str:
 
 
 async def _raw(argv: list[str] | str, turn_line: bytes, n: int) -> dict[str, float]:
+    """Bare ping-pong over the pipes of a bot started exactly like the referee
+    starts it (BotSession: same sandbox), with plain trio ``send_all`` /
+    ``receive_some`` and no referee logic."""
     import trio
 
-    if isinstance(argv, str):
-        argv = ["/bin/sh", "-c", argv]
-    proc = await trio.lowlevel.open_process(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                            start_new_session=True)
-    stdin, stdout = proc.stdin, proc.stdout
-    assert stdin is not None and stdout is not None
-    buf = bytearray()
+    from referee.runtime import BotSession, BotSpec, ClockSpec
 
-    async def line() -> bytes:
-        while True:
-            i = buf.find(b"\n")
-            if i >= 0:
-                out = bytes(buf[:i])
-                del buf[: i + 1]
-                return out
-            data = await stdout.receive_some(65536)
-            if not data:
-                raise RuntimeError("bot exited")
-            buf.extend(data)
+    async with trio.open_nursery() as nursery:
+        session = await BotSession.start(BotSpec("raw", argv, env=dict(os.environ)), ClockSpec(), nursery)
+        stdin, stdout = session.process.stdin, session.process.stdout
+        assert stdin is not None and stdout is not None
+        buf = bytearray()
 
-    try:
-        await stdin.send_all(b'{"type":"hello","protocol":1,"name":"bench"}\n')
-        await line()
-        await stdin.send_all(b'{"type":"start","game":"g","variant":"x","rules":{"ask":"card"},"seat":0,'
-                             b'"seats":["a","b"],"dealer":0,"hand":[],"clock":{"move_ms":1000}}\n')
-        for _ in range(200):  # warm up
-            await stdin.send_all(turn_line)
-            await line()
-        c0, t0 = time.process_time(), time.perf_counter()
-        for _ in range(n):
-            await stdin.send_all(turn_line)
-            await line()
-        t1, c1 = time.perf_counter(), time.process_time()
-    finally:
-        with trio.CancelScope(shield=True):
-            try:
-                os.killpg(proc.pid, 9)
-            except ProcessLookupError:
-                pass
-            await proc.wait()
+        async def line() -> bytes:
+            while True:
+                i = buf.find(b"\n")
+                if i >= 0:
+                    out = bytes(buf[:i])
+                    del buf[: i + 1]
+                    return out
+                data = await stdout.receive_some(65536)
+                if not data:
+                    raise RuntimeError("bot exited")
+                buf.extend(data)
+
+        try:
+            await stdin.send_all(b'{"type":"start","game":"g","variant":"x","rules":{"ask":"card"},"seat":0,'
+                                 b'"seats":["a","b"],"dealer":0,"hand":[],"clock":{"move_ms":1000}}\n')
+            for _ in range(200):  # warm up
+                await stdin.send_all(turn_line)
+                await line()
+            c0, t0 = time.process_time(), time.perf_counter()
+            for _ in range(n):
+                await stdin.send_all(turn_line)
+                await line()
+            t1, c1 = time.perf_counter(), time.process_time()
+        finally:
+            await session.close()
+            nursery.cancel_scope.cancel()
     return {"round_trip_us": (t1 - t0) / n * 1e6, "cpu_us": (c1 - c0) / n * 1e6}
 
 
