@@ -1,0 +1,187 @@
+"""The sandbox a bot runs in: scrubbed environment, temporary working
+directory, rlimits, PID and network namespaces, and the watcher that kills a
+bot (and everything it forked) when the referee dies - even by SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import trio
+
+from referee.errors import UserError
+from referee.league.config import load_config
+from referee.rules import get_variant
+from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, ResourceLimits, play_game
+from referee.runtime import sandbox
+from referee.runtime.limits import MiB, LimitsError, parse_limits
+
+from .conftest import PYTHON, REPO, ZOO, assert_no_survivors, new_tag, survivors, zoo_command
+
+CLOCK = ClockSpec(move_ms=2000, startup_ms=8000, grace_ms=200)
+MINIMAL_ENV = {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "PYTHONUNBUFFERED", "REFEREE_BOT_DIR"}
+
+
+async def introspect(limits: ResourceLimits | None = None, *args: str, **spec_kw) -> tuple[dict, BotSession]:
+    tag = new_tag("introspect")
+    spec = BotSpec("introspect", [PYTHON, "introspect.py", tag, *args], cwd=str(ZOO), limits=limits, **spec_kw)
+    async with trio.open_nursery() as nursery:
+        session = await BotSession.start(spec, CLOCK, nursery)
+        report = json.loads(session.hello.version)
+        plan_dir = session._plan.workdir
+        await session.close()
+        nursery.cancel_scope.cancel()
+    assert plan_dir is None or not os.path.exists(plan_dir), "the temporary working directory was not removed"
+    if plan_dir:
+        assert not os.path.exists(report["cwd"])
+    await assert_no_survivors(tag)
+    return report, session
+
+
+async def test_defaults_scrub_env_temp_cwd_rlimits_pid_namespace(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REFEREE_TEST_SECRET", "s3cret")
+    report, _ = await introspect(None, env={"ZOO_EXTRA": "1"})
+    # environment: only the minimal base plus what the spec passes
+    assert "REFEREE_TEST_SECRET" not in report["env"]
+    assert set(report["env"]) <= MINIMAL_ENV | {"ZOO_EXTRA", "PWD", "SHLVL", "_"}, report["env"]
+    assert report["env_values"]["ZOO_EXTRA"] == "1"
+    # a fresh temporary working directory, the relative script path resolved against cwd
+    assert os.path.basename(report["cwd"]).startswith("referee-bot-introspect-")
+    assert report["env_values"]["HOME"] == report["cwd"] == report["env_values"]["TMPDIR"]
+    assert report["env_values"]["REFEREE_BOT_DIR"] == str(ZOO)
+    assert report["wrote"] == 2 << 20
+    defaults = ResourceLimits()
+    assert report["rlimits"] == {"RLIMIT_AS": defaults.address_space, "RLIMIT_CPU": defaults.cpu_seconds,
+                                 "RLIMIT_NPROC": defaults.processes, "RLIMIT_FSIZE": defaults.file_size,
+                                 "RLIMIT_NOFILE": defaults.open_files}
+    ok, _why = sandbox.namespace_support(True)
+    if ok:
+        assert report["pid"] == 1, "the bot should be PID 1 of its own PID namespace"
+
+
+async def test_file_size_limit_and_named_cwd() -> None:
+    report, _ = await introspect(ResourceLimits(file_size=1 * MiB, temp_workdir=False))
+    assert report["cwd"] == str(ZOO)
+    assert report["wrote"] != 2 << 20 and "too large" in str(report["wrote"]).lower(), report["wrote"]
+    big = ZOO / "big.bin"
+    assert big.stat().st_size <= 1 * MiB
+    big.unlink()
+
+
+async def test_sandbox_off_runs_the_command_as_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REFEREE_TEST_SECRET", "s3cret")
+    report, _ = await introspect(ResourceLimits(sandbox=False, file_size=4 * MiB), env=dict(os.environ))
+    assert report["cwd"] == str(ZOO) and "REFEREE_TEST_SECRET" in report["env"] and report["pid"] != 1
+    (ZOO / "big.bin").unlink()
+
+
+async def test_network_false_cuts_the_network() -> None:
+    ok, why = sandbox.namespace_support(False)
+    if not ok:  # the refusal itself is tested below; here the machine must allow it
+        with pytest.raises(UserError, match="network = false"):
+            sandbox.check_limits(ResourceLimits(network=False))
+        return
+    listener = trio.socket.socket()
+    await listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    port = str(listener.getsockname()[1])
+    try:
+        with_net, _ = await introspect(ResourceLimits(), port)
+        without, _ = await introspect(ResourceLimits(network=False), port)
+    finally:
+        listener.close()
+    assert with_net["net"] == "connected"
+    assert without["net"] != "connected" and "unreachable" in without["net"].lower(), without["net"]
+
+
+def test_network_refused_where_impossible(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Where the machine cannot make network namespaces, network = false is an
+    error naming the reason - never a silent run with network. (The machine's
+    answer is replaced here: this machine can do it.)"""
+    monkeypatch.setattr(sandbox, "namespace_support", lambda network: (network, "no namespaces on this box"))
+    with pytest.raises(UserError) as info:
+        sandbox.plan_spawn(BotSpec("b", ["true"], limits=ResourceLimits(network=False)))
+    assert "network = false" in str(info.value) and "no namespaces on this box" in str(info.value)
+    cfg = tmp_path / "l.toml"
+    cfg.write_text('[limits]\nnetwork = false\n[[bots]]\nname = "a"\ncommand = "true"\n'
+                   '[[bots]]\nname = "b"\ncommand = "true"\n[[bots]]\nname = "c"\ncommand = "true"\n'
+                   '[[variants]]\nname = "kwartet"\n')
+    with pytest.raises(UserError, match=r"bots\[0\]\.limits: network = false .* not possible here"):
+        load_config(cfg)
+
+
+def test_parse_limits_keys_and_errors(tmp_path: Path) -> None:
+    lim = parse_limits({"memory_mb": 512, "network": True}, {"memory_mb": 256, "cpu_seconds": False})
+    assert lim.address_space == 256 * MiB and lim.cpu_seconds is None and lim.file_size == ResourceLimits().file_size
+    with pytest.raises(LimitsError, match="did you mean 'memory_mb'"):
+        parse_limits({"memroy_mb": 1})
+    with pytest.raises(LimitsError, match="network: expected true or false"):
+        parse_limits({"network": "no"})
+    with pytest.raises(LimitsError, match="expected a whole number"):
+        parse_limits({"processes": -3})
+    cfg = tmp_path / "l.toml"
+    bots = "".join(f'[[bots]]\nname = "{n}"\ncommand = "true"\n' for n in "abc")
+    cfg.write_text('[limits]\nmemory_mb = "lots"\n' + bots + '[[variants]]\nname = "kwartet"\n')
+    with pytest.raises(UserError, match=r"l\.toml: limits\.memory_mb: expected a whole number"):
+        load_config(cfg)
+    cfg.write_text('[limits]\nmemory_mb = 512\n' + bots.replace('command = "true"\n', 'command = "true"\ncwd = "."\n', 1)
+                   + 'limits = { cpu_seconds = 5 }\n[[variants]]\nname = "kwartet"\n')
+    league = load_config(cfg)
+    assert league.bots[0].limits == {"memory_mb": 512, "temp_workdir": False}
+    assert league.bots[2].limits == {"memory_mb": 512, "cpu_seconds": 5}
+
+
+async def test_cpu_seconds_limit_kills_a_spinning_bot(tmp_path: Path) -> None:
+    """A bot that spins forever is killed by the kernel at its CPU-seconds limit: crash."""
+    tag = new_tag("spinner")
+    specs = [BotSpec(f"legal{i}", zoo_command("legal", new_tag("legal"))) for i in range(3)]
+    specs.insert(1, BotSpec("spinner", zoo_command("cpuburner", tag, "1000"), limits=ResourceLimits(cpu_seconds=1)))
+    clock = ClockSpec(move_ms=20000, startup_ms=8000, grace_ms=200)
+    async with trio.open_nursery() as nursery:
+        sessions = [await BotSession.start(s, clock, nursery) for s in specs]
+        try:
+            result = await play_game(GameSpec("cpu-limit", get_variant("kwartet"), 4, seed=5, clock=clock),
+                                     sessions, tmp_path)
+        finally:
+            for s in sessions:
+                await s.close()
+        nursery.cancel_scope.cancel()
+    assert [(f.seat, f.fault) for f in result.faults] == [(1, "crash")], result.faults
+    assert "SIGKILL" in result.faults[0].detail or "signal" in result.faults[0].detail
+    await assert_no_survivors(tag)
+
+
+REFEREE_SCRIPT = textwrap.dedent("""
+    import json, sys, trio
+    from referee.runtime import BotSession, BotSpec, ClockSpec
+    async def main():
+        async with trio.open_nursery() as nursery:
+            s = await BotSession.start(BotSpec("lingerer", json.loads(sys.argv[1])), ClockSpec(startup_ms=8000), nursery)
+            print(json.dumps({"pid": s.pid, "workdir": s._plan.workdir}), flush=True)
+            await trio.sleep_forever()
+    trio.run(main)
+""")
+
+
+def test_referee_sigkill_takes_every_bot_process_with_it() -> None:
+    """SIGKILL of the referee: the watcher notices (lifeline pipe), kills the
+    bot, its PID namespace (also the child that left the process group) and
+    removes the working directory."""
+    tag = new_tag("lingerer")
+    proc = subprocess.Popen([PYTHON, "-c", REFEREE_SCRIPT, json.dumps(zoo_command("lingerer", tag))],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        line = proc.stdout.readline()
+        info = json.loads(line or b"{}")
+        assert len(survivors(tag)) >= 3, "the bot and its two lingering children should be running"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    trio.run(assert_no_survivors, tag)
+    assert not os.path.exists(info["workdir"])
