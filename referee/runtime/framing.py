@@ -106,7 +106,7 @@ class LineReader:
                 raise LineTooLong(self.lineno, head, self._max)
             else:
                 self._scan = len(buf)
-            want = _CHUNK if self._skipping else max(1, min(_CHUNK, self._max + 1 - len(buf)))
+            want = min(_CHUNK, self._max + 1) if self._skipping else max(1, min(_CHUNK, self._max + 1 - len(buf)))
             data = await self._receive(want)
             if not data:
                 if buf and not self._skipping:

@@ -58,6 +58,9 @@ class GameLog:
     def t(self) -> str:
         return f"{self._now() - self._t0:.6f}"
 
+    def tb(self) -> bytes:
+        return b"%.6f" % (self._now() - self._t0)
+
     def record(self, rec: dict[str, Any]) -> None:
         if self._f is not None:
             self._f.write(ENCODER.encode(rec))
@@ -65,19 +68,19 @@ class GameLog:
 
     def timed(self, key: str, value: Any) -> None:
         if self._f is not None:
-            self._f.write(b'{"t":' + self.t().encode() + b',"' + key.encode() + b'":' + ENCODER.encode(value) + b"}\n")
+            self._f.write(b'{"t":' + self.tb() + b',"' + key.encode() + b'":' + ENCODER.encode(value) + b"}\n")
 
     def out(self, seat: int, lines: list[bytes]) -> None:
         """Log raw JSON lines (without newlines) written to ``seat``."""
         if self._f is not None:
-            self._f.write(b'{"t":%s,"to":%d,"out":[%s]}\n' % (self.t().encode(), seat, b",".join(lines)))
+            self._f.write(b'{"t":%s,"to":%d,"out":[%s]}\n' % (self.tb(), seat, b",".join(lines)))
 
     def inbound(self, seat: int, raw: bytes, ms: float, ok: bool) -> None:
         """Log a line read from ``seat``: ``raw`` is embedded as JSON when it decoded."""
         if self._f is None:
             return
         if ok:
-            self._f.write(b'{"t":%s,"from":%d,"in":%s,"ms":%.3f}\n' % (self.t().encode(), seat, raw, ms))
+            self._f.write(b'{"t":%s,"from":%d,"in":%s,"ms":%.3f}\n' % (self.tb(), seat, raw, ms))
         else:
             self.record({"t": float(self.t()), "from": seat, "bad": raw.decode("utf-8", "replace")[:2000], "ms": round(ms, 3)})
 
@@ -85,7 +88,7 @@ class GameLog:
         """Log a bot's valid reply, as received, as the action applied."""
         if self._f is not None:
             self._f.write(b'{"t":%s,"act":{"seat":%d,"id":%d,"decide":"%s","fallback":false,"ms":%.3f,"action":%s}}\n'
-                          % (self.t().encode(), seat, turn_id, decide.encode(), ms, raw))
+                          % (self.tb(), seat, turn_id, decide.encode(), ms, raw))
 
     def close(self) -> None:
         if self._f is not None:
