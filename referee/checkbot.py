@@ -300,9 +300,9 @@ def _check_reply(msg: dict[str, Any], turn: dict[str, Any], game: Any, seat: int
 # the checks
 
 
-async def _handshake(bot: RawBot, report: Report, startup_s: float) -> bool:
+async def _handshake(bot: RawBot, report: Report, startup_s: float, name: str) -> bool:
     try:
-        await bot.send({"type": "hello", "protocol": PROTOCOL_VERSION, "name": "check-bot"})
+        await bot.send({"type": "hello", "protocol": PROTOCOL_VERSION, "name": name})
         t0 = time.monotonic()
         msg = await bot.read_message(startup_s, "hello reply")
         ms = (time.monotonic() - t0) * 1000
@@ -621,7 +621,7 @@ async def check_bot(command: list[str] | str, *, name: str = "candidate", cwd: s
             except _ProbeFailure as exc:
                 report.add("handshake", False, exc.detail, exc.fix)
                 return report
-            if await _handshake(bot, report, startup_ms / 1000):
+            if await _handshake(bot, report, startup_ms / 1000, name):
                 progress("probes")
                 await _probes(bot, report, max(move_ms, 1000) / 1000, grace_ms / 1000)
         finally:
