@@ -125,7 +125,7 @@ async def run_builds(league: League) -> None:
         argv = ["/bin/sh", "-c", bot.build] if isinstance(bot.build, str) else list(bot.build)
         try:
             proc = await trio.run_process(
-                argv, cwd=bot.cwd, env=bot.env, capture_stdout=True, stderr=subprocess.STDOUT, check=False,
+                argv, cwd=bot.cwd, env={**os.environ, **bot.env} if bot.env else None, capture_stdout=True, stderr=subprocess.STDOUT, check=False,
                 stdin=subprocess.DEVNULL,
             )
         except OSError as exc:

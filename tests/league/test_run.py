@@ -224,3 +224,18 @@ def test_aborted_games_are_recorded_but_not_counted(tmp_path: Path, make_config)
     assert st["games"] == 0 and len(st["aborted"]) == 3
     assert "max_decisions" in st["aborted"][0]["detail"]
     assert "Aborted games" in (out / "report.html").read_text()
+
+
+def test_build_runs_once_before_the_league(tmp_path: Path, make_config) -> None:
+    from .conftest import HAND_BOT
+
+    cfg = make_config(
+        'out = "out"\n' + bots_toml(["a", "b"])
+        + '[[bots]]\nname = "built"\ncwd = "."\ncommand = ["{python}", "built_bot.py"]\nenv = { MARK = "x" }\n'
+        + f'build = "echo built >> build.log && cp {HAND_BOT} built_bot.py && test -n \\"$PATH\\" && test $MARK = x"\n'
+        + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
+    )
+    res = referee("run", str(cfg), "--quiet")
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "build.log").read_text() == "built\n"
+    assert len(_ledger_ids(tmp_path / "out")) == 3
