@@ -60,6 +60,10 @@ def test_resume_after_sigkill_plays_exactly_the_planned_games(tmp_path: Path, ma
     assert set(first) <= set(ids)
     logs = sorted(p.name for p in (out / "games").iterdir())
     assert logs == sorted(f"{g}.jsonl" for g in planned)
+    with Ledger.in_dir(out, create=False) as ledger:
+        for row in ledger.rows():                    # each log is complete and agrees with its row
+            last = json.loads((out / row.log_path).read_text().splitlines()[-1])
+            assert last["footer"]["scores"] == row.scores and last["footer"]["reason"] == "complete"
     again = referee("run", str(cfg), "--quiet")     # nothing left to play
     assert again.returncode == 0 and len(_ledger_ids(out)) == len(planned)
 
