@@ -217,9 +217,10 @@ class _Live:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from referee.league.config import load_config
-    from referee.league.runner import new_out_dir, open_ledger, play, write_outputs
+    from referee.league.runner import check_bot_clocks, new_out_dir, open_ledger, play, write_outputs
 
     league = load_config(args.config, out=args.out)
+    check_bot_clocks(league)
     if args.concurrency is not None and args.concurrency < 1:
         raise UserError("--concurrency must be at least 1")
     if args.new_out and (league.out / "ledger.sqlite").exists():

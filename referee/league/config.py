@@ -445,7 +445,7 @@ def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: st
         cwd = (config_dir / b.cwd).resolve() if b.cwd is not None else config_dir
         if not cwd.is_dir():
             raise err(f"{where}.cwd", f"directory {cwd} does not exist (paths are relative to the config file)")
-        clock = {k: v for k, v in msgspec.to_builtins(b.clock).items()} if b.clock else {}
+        clock = {k: v for k, v in msgspec.to_builtins(b.clock).items() if v is not None} if b.clock else {}
         for k, v in clock.items():
             if isinstance(v, int) and v < 1:
                 raise err(f"{where}.clock.{k}", "must be at least 1 (milliseconds)")
