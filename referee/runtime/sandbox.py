@@ -56,6 +56,7 @@ import functools
 import os
 import re
 import resource
+import secrets
 import shlex
 import shutil
 import signal
@@ -340,10 +341,11 @@ def plan_spawn(spec: Any) -> SpawnPlan:
     """How to start the bot of ``spec`` (a ``BotSpec``) in its sandbox.
 
     With ``spec.limits`` None the defaults of
-    :class:`~referee.runtime.limits.ResourceLimits` apply. Creates the
-    temporary working directory (when asked for); the caller must call
-    :meth:`SpawnPlan.cleanup` once the process is gone, also when the start
-    fails. Raises :class:`UserError` for impossible requests.
+    :class:`~referee.runtime.limits.ResourceLimits` apply. The temporary
+    working directory (when asked for) is named here but created by the child
+    itself, so a referee killed before the fork leaves nothing behind; the
+    caller must call :meth:`SpawnPlan.cleanup` once the process is gone, also
+    when the start fails. Raises :class:`UserError` for impossible requests.
     """
     from .limits import ResourceLimits
 
@@ -355,7 +357,8 @@ def plan_spawn(spec: Any) -> SpawnPlan:
     base = os.path.abspath(spec.cwd) if spec.cwd else os.getcwd()
     workdir = None
     if limits.temp_workdir:
-        workdir = tempfile.mkdtemp(prefix=f"referee-bot-{re.sub(r'[^A-Za-z0-9_.-]', '_', spec.name)[:40]}-")
+        label = re.sub(r"[^A-Za-z0-9_.-]", "_", spec.name)[:40]
+        workdir = os.path.join(tempfile.gettempdir(), f"referee-bot-{label}-{secrets.token_hex(6)}")
         cwd = workdir
         argv = resolve_command(spec.command, base)
     else:
@@ -370,7 +373,7 @@ def plan_spawn(spec: Any) -> SpawnPlan:
     use_ns = ok and limits.pid_namespace
     flags = _ns_flags(limits.network, how == "user namespace") if use_ns else 0
     plan = SpawnPlan(
-        argv=argv, cwd=cwd, env=env, workdir=workdir,
+        argv=argv, cwd=None if workdir else cwd, env=env, workdir=workdir,
         preexec=_sandbox_preexec(limits.pairs(), flags, lifeline_fd(), workdir or ""),
         namespaces=("pid" + ("" if limits.network else "+net")) if use_ns else "none",
     )
@@ -403,6 +406,8 @@ def _sandbox_preexec(pairs: list[tuple[int, int]], flags: int, lifeline: int, wo
     libc = _libc_handle()
 
     def preexec() -> None:
+        if workdir:
+            os.mkdir(workdir, 0o700)
         if flags:
             _unshare(flags)
             if flags & _CLONE_NEWUSER:
@@ -411,6 +416,8 @@ def _sandbox_preexec(pairs: list[tuple[int, int]], flags: int, lifeline: int, wo
         if pid == 0:
             # the bot: dies with the watcher; limits apply to it and its children
             libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            if workdir:
+                os.chdir(workdir)
             for which, value in pairs:
                 try:
                     resource.setrlimit(which, (value, value))

@@ -1,0 +1,145 @@
+"""The zoo in real leagues (``referee run`` on configs in a tmp dir), and the
+referee's own crash safety: SIGKILL of ``python -m referee run`` at random
+moments, resumed until done, must give exactly the planned ledger, and no bot
+process may outlive a killed referee."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+import trio
+
+from referee.cli import main
+from referee.league import schedule as sched
+from referee.league.config import load_config
+from referee.league.ledger import Ledger
+
+from .conftest import PYTHON, REPO, ZOO, assert_no_survivors, new_tag, survivors
+
+# the faults each hostile bot must show over its league (4 games, session mode:
+# a bot that crashed or timed out is restarted for the next game; a malformed
+# or illegal one keeps its process: the illegal bot's answers to the referee's
+# error messages then arrive as stale lines in its next game)
+EXPECTED = {
+    "silent": {"timeout"}, "sleepy": {"timeout", "stale"}, "crasher": {"crash"},
+    "spew": {"malformed", "timeout"}, "giantline": {"malformed"}, "badutf8": {"malformed"},
+    "nonjson": {"malformed"}, "wrongshape": {"malformed"}, "illegal": {"illegal", "stale"}, "staleid": {"stale"},
+    "stderrflood": set(), "memhog": {"crash"}, "forker": {"crash"}, "closer": {"crash"},
+    "byeignorer": set(), "lingerer": set(),
+}
+LEAGUES = [("silent", "crasher"), ("sleepy", "spew"), ("giantline", "badutf8"), ("nonjson", "wrongshape"),
+           ("illegal", "staleid"), ("stderrflood", "memhog"), ("forker", "closer"), ("byeignorer", "lingerer")]
+ARGS = {"crasher": ["0"], "stderrflood": ["300"]}
+
+
+def bot_toml(name: str, script: str, tag: str, extra: list[str] = (), limits: str = "") -> str:
+    args = ", ".join(f'"{a}"' for a in [str(ZOO / f"{script}.py"), tag, *extra])
+    return f'[[bots]]\nname = "{name}"\ncommand = ["{{python}}", {args}]\n' + (f"limits = {limits}\n" if limits else "")
+
+
+@pytest.mark.parametrize("pair", LEAGUES, ids=["+".join(p) for p in LEAGUES])
+def test_zoo_in_a_league(pair: tuple[str, str], tmp_path: Path) -> None:
+    tags = {name: new_tag(name) for name in (*pair, "legal1", "legal2")}
+    memhog = "memhog" in pair
+    body = (f'seed = 7\nconcurrency = 1\nout = "out"\n[clock]\nmove_ms = {2000 if memhog else 300}\n'
+            'startup_ms = 8000\n')
+    body += bot_toml("legal1", "legal", tags["legal1"]) + bot_toml("legal2", "legal", tags["legal2"])
+    for name in pair:
+        body += bot_toml(name, name, tags[name], ARGS.get(name, []),
+                         "{ memory_mb = 160 }" if name == "memhog" else "")
+    body += '[[variants]]\nname = "kwartet"\nsizes = 4\n'
+    cfg = tmp_path / "league.toml"
+    cfg.write_text(body)
+    assert main(["run", str(cfg), "--quiet"]) == 0
+    league = load_config(cfg)
+    planned = sorted(g.game_id for g in sched.games(league))
+    with Ledger.in_dir(tmp_path / "out", create=False) as ledger:
+        rows = list(ledger.rows())
+    assert sorted(r.game_id for r in rows) == planned
+    seen: dict[str, set[str]] = defaultdict(set)
+    for row in rows:
+        assert row.reason == "complete", row.detail
+        for f in row.faults:
+            seen[row.bots[f["seat"]]].add(f["fault"])
+        assert abs(sum(row.win_shares) - 1) < 1e-9 or row.forfeits, row
+        assert main(["replay", str(tmp_path / "out" / row.log_path)]) == 0
+    assert not seen["legal1"] and not seen["legal2"], dict(seen)
+    for name in pair:
+        assert seen[name] == EXPECTED[name], (name, dict(seen))
+    for tag in tags.values():
+        trio.run(assert_no_survivors, tag)
+
+
+def test_bot_that_never_says_hello_stops_the_league_with_a_clear_error(tmp_path: Path, capsys) -> None:
+    tag = new_tag("nohello")
+    body = 'out = "out"\n' + bot_toml("legal1", "legal", new_tag("l")) + bot_toml("legal2", "legal", new_tag("l"))
+    body += bot_toml("nohello", "nohello", tag) + '[[variants]]\nname = "kwartet"\nsizes = 3\n'
+    cfg = tmp_path / "league.toml"
+    cfg.write_text(body)
+    assert main(["run", str(cfg), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "nohello" in err and "before answering hello" in err and "Traceback" not in err
+    trio.run(assert_no_survivors, tag)
+
+
+def _ledger_ids(out: Path) -> list[str]:
+    if not (out / "ledger.sqlite").exists():
+        return []
+    with Ledger.in_dir(out, create=False) as ledger:
+        return [r.game_id for r in ledger.rows()]
+
+
+def test_referee_sigkill_at_random_moments_then_resume(tmp_path: Path) -> None:
+    """Kill ``referee run`` with SIGKILL several times at random moments (some
+    while bots that ignore EOF and fork lingering children are running),
+    resume each time; the final ledger is exactly the plan, and after every
+    kill no bot process survives the watcher's clean-up."""
+    rng = random.Random(20261130)
+    tag = new_tag("crashsafe")
+    body = 'seed = 3\nconcurrency = 2\nout = "out"\n[clock]\nmove_ms = 500\n'
+    names = [f"{tag}-{n}" for n in "abcd"]  # unique names: unique temporary folder names
+    body += bot_toml(names[0], "legal", tag) + bot_toml(names[1], "legal", tag)
+    body += bot_toml(names[2], "lingerer", tag) + bot_toml(names[3], "byeignorer", tag)
+    body += '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 6\n'
+    cfg = tmp_path / "league.toml"
+    cfg.write_text(body)
+    planned = sorted(g.game_id for g in sched.games(load_config(cfg)))
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    kills = 0
+    for attempt in range(20):
+        proc = subprocess.Popen([PYTHON, "-m", "referee", "run", str(cfg), "--quiet"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        delay = rng.uniform(0.3, 0.8)
+        try:
+            proc.wait(timeout=delay)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            kills += 1
+            trio.run(assert_no_survivors, tag, 2.0)   # the watchers clean up within the grace time
+            ids = _ledger_ids(out)
+            assert len(ids) == len(set(ids))
+            continue
+        assert proc.returncode == 0, proc.stderr.read().decode()
+        break
+    else:
+        done = subprocess.run([PYTHON, "-m", "referee", "run", str(cfg), "--quiet"], env=env,
+                              capture_output=True, timeout=120)
+        assert done.returncode == 0, done.stderr.decode()
+    assert kills >= 3, "the league finished too fast to be killed several times; make it bigger"
+    ids = _ledger_ids(out)
+    assert sorted(ids) == planned, "the ledger must hold exactly the planned games, each once"
+    logs = sorted(p.name for p in (out / "games").iterdir() if p.suffix == ".jsonl")
+    assert set(f"{g}.jsonl" for g in planned) <= set(logs)
+    assert not list(Path(tempfile.gettempdir()).glob(f"referee-bot-{tag}-*")), "temporary folders left behind"
+    trio.run(assert_no_survivors, tag)
