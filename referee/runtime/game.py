@@ -639,7 +639,8 @@ class _Runner:
                         try:
                             action = check(msg)
                         except IllegalAction as exc:
-                            err = BotIllegal(f"turn {tid}: {exc.reason}", bot=seat.name, seat=seat.index, turn_id=tid)
+                            err = BotIllegal(f"line {reader.lineno}: turn {tid}: {exc.reason}", bot=seat.name,
+                                            seat=seat.index, turn_id=tid)
                     if err is not None and self.log is not None:
                         self.log.inbound(seat.index, line, ms, True)
             if err is None:

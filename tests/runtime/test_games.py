@@ -60,3 +60,20 @@ async def test_race_match_replays(tmp_path):
                                 match=MatchFormat(kind="race", target=5))
     assert report.ok, report.mismatches
     assert max(result.scores) >= 5
+
+
+async def test_race_tie_break_hand_is_played_by_the_tied_seats_only(tmp_path):
+    from .helpers import log_records, sent_to
+
+    specs = [bot(f"i{i}", "instant_bot.py", BOT_SEED=str(i + 5)) for i in range(4)]
+    result, report = await play(specs, "kwartet", seed=7, log_dir=tmp_path, game_id="g-000007",
+                                match=MatchFormat(kind="race", target=3))
+    assert report.ok, report.mismatches
+    hands = [r["hand"] for r in log_records(result.log_path) if "hand" in r]
+    assert [h["game"] for h in hands] == ["g-000007.h1", "g-000007.h2"]
+    assert hands[1]["tiebreak"] and hands[1]["seats"] == [0, 3]  # a 2-seat kwartet table, below the minimum
+    for seat in (1, 2):
+        assert not [m for m in sent_to(result.log_path, seat, "start") if m["game"] == "g-000007.h2"]
+    start = [m for m in sent_to(result.log_path, 3, "start") if m["game"] == "g-000007.h2"][0]
+    assert start["seat"] == 1 and start["seats"] == ["i0", "i3"]
+    assert result.ranks[3] == 1 and result.win_shares[3] == 1.0
