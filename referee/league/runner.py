@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sqlite3
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -334,9 +335,17 @@ class _League:
     async def _play(self, g: sched.ScheduledGame, bots: Sequence[Any]) -> None:
         rt = _runtime()
         t0 = time.monotonic()
-        res = await rt.play_game(_game_spec(self.league, g), list(bots), self.log_dir)
+        try:
+            res = await rt.play_game(_game_spec(self.league, g), list(bots), self.log_dir)
+        except OSError as exc:
+            raise UserError(f"{self.log_dir}: cannot write the log of {g.game_id}: {exc.strerror or exc}; "
+                            "the games recorded so far are safe: fix this and run again to resume") from None
         row = _row(self.league, g, res, (time.monotonic() - t0) * 1000.0)
-        self.ledger.record(row)
+        try:
+            self.ledger.record(row)
+        except sqlite3.Error as exc:
+            raise UserError(f"{self.ledger.path}: cannot record {g.game_id}: {exc}; the games recorded so far "
+                            "are safe: fix this and run again to resume") from None
         self.stats.played += 1
         self.stats.faults += len(row.faults)
         self.tally.add(row)
