@@ -459,14 +459,15 @@ def leaves(exc: BaseException) -> list[BaseException]:
 
 def simplify(exc: BaseException) -> BaseException:
     """The exception a user should see for a trio exception group: a
-    ``KeyboardInterrupt`` if there is one, else the first :class:`UserError`,
-    else the group itself."""
+    ``KeyboardInterrupt`` if there is one, else the first :class:`UserError`
+    (or ``BrokenPipeError``: output piped into a closed reader), else the
+    group itself."""
     found = leaves(exc)
     for e in found:
         if isinstance(e, KeyboardInterrupt):
             return e
     for e in found:
-        if isinstance(e, UserError):
+        if isinstance(e, (UserError, BrokenPipeError)):
             return e
     return exc
 
