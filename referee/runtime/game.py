@@ -321,32 +321,35 @@ class _Runner:
             seat.out_size += len(line)
 
     async def _broadcast(self, events: list[dict[str, Any]]) -> None:
+        """Queue the events for every seat of the hand whose pipe is open (a
+        ``draw`` event's card only for the drawer); write out a seat's queue
+        when it exceeds ``FaultPolicy.event_buffer`` bytes."""
         if not events:
             return
-        seats = self.hand_seats
+        targets = [s for s in self.hand_seats if s.writable]
         prefix = b'{"type":"event","game":' + self._gid_frag + b',"seq":'
         enc = ENCODER.encode
+        seq = self.seq
         for ev in events:
-            self.seq += 1
-            head = prefix + str(self.seq).encode() + b","
+            seq += 1
+            head = prefix + b"%d," % seq
             if ev.get("kind") == "draw" and "card" in ev:
-                public = enc({k: v for k, v in ev.items() if k != "card"})
-                private = enc(ev)
+                public = head + enc({k: v for k, v in ev.items() if k != "card"})[1:]
+                private = head + enc(ev)[1:]
                 who = ev.get("seat")
-                for s in seats:
-                    if s.writable:
-                        line = head + (private if s.hs == who else public)[1:]
-                        s.out.append(line)
-                        s.out_size += len(line)
+                for s in targets:
+                    line = private if s.hs == who else public
+                    s.out.append(line)
+                    s.out_size += len(line)
             else:
                 line = head + enc(ev)[1:]
                 n = len(line)
-                for s in seats:
-                    if s.writable:
-                        s.out.append(line)
-                        s.out_size += n
+                for s in targets:
+                    s.out.append(line)
+                    s.out_size += n
+        self.seq = seq
         limit = self.policy.event_buffer
-        for s in seats:
+        for s in targets:
             if s.out_size > limit:
                 await self._flush(s)
 
