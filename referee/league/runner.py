@@ -290,6 +290,16 @@ def _units(league: League, done: set[str], shards: int) -> Iterator[_Unit]:
             yield _Unit(table, todo[i : i + size])
 
 
+def _open_tables(league: League, done: set[str], total: int) -> int:
+    """How many tables still have games to play (for sharding). Counted exactly
+    for a resumed league of up to a million games; otherwise the table count."""
+    if not done or total > 1_000_000:
+        return sched.total_tables(league)
+    return sum(
+        1 for t in sched.tables(league) if any(g.game_id not in done for g in sched.table_games(league, t))
+    )
+
+
 async def _start(league: League, index: int, nursery: trio.Nursery) -> Any:
     rt = _runtime()
     b = league.bots[index]
@@ -427,7 +437,7 @@ async def run_league(league: League, ledger: Ledger, *, hook: ProgressHook | Non
     check_bot_clocks(league)
     await run_builds(league)
     slots = concurrency or league.concurrency
-    ntables = sched.total_tables(league)
+    ntables = _open_tables(league, done, total)
     shards = max(1, math.ceil(slots / max(1, ntables)))
     runner = _League(league, ledger, stats, tally, hook)
     limiter = trio.CapacityLimiter(slots)
