@@ -242,3 +242,15 @@ def test_build_runs_once_before_the_league(tmp_path: Path, make_config) -> None:
     assert res.returncode == 0, res.stderr
     assert (tmp_path / "build.log").read_text() == "built\n"
     assert len(_ledger_ids(tmp_path / "out")) == 3
+
+
+def test_a_second_run_on_the_same_output_is_refused(tmp_path: Path, make_config) -> None:
+    import fcntl
+
+    cfg = make_config('out = "out"\n' + bots_toml(["a", "b", "c"]) + '[[variants]]\nname = "kwartet"\nsizes = 3\n')
+    (tmp_path / "out").mkdir()
+    with open(tmp_path / "out" / ".lock", "w") as held:     # as a running `referee run` holds it
+        fcntl.flock(held, fcntl.LOCK_EX)
+        res = referee("run", str(cfg), "--quiet")
+    assert res.returncode == 2 and "another `referee run` is playing into this output directory" in res.stderr
+    assert referee("run", str(cfg), "--quiet").returncode == 0
