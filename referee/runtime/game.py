@@ -566,6 +566,7 @@ class _Runner:
         retries = self.policy.retries
         reader = session.reader
         expected = REPLY_FOR_DECISION[decide]
+        fresh = True  # the turn was just written: the reply cannot be there yet
         while True:
             err: BotError | None = None
             line: bytes | None = None
@@ -580,7 +581,7 @@ class _Runner:
                         break
                     with trio.move_on_at(min(deadline, trio.current_time() + remaining)):
                         try:
-                            line = await reader.read_line()
+                            line = await reader.read_line(fresh)
                         except LineTooLong as exc:
                             err = BotMalformed(str(exc), bot=seat.name, seat=seat.index, turn_id=tid)
                         except StreamClosed:
@@ -592,13 +593,14 @@ class _Runner:
             else:
                 with trio.CancelScope(deadline=deadline):
                     try:
-                        line = await reader.read_line()
+                        line = await reader.read_line(fresh)
                     except LineTooLong as exc:
                         err = BotMalformed(str(exc), bot=seat.name, seat=seat.index, turn_id=tid)
                     except StreamClosed:
                         err = BotCrashed("", bot=seat.name, seat=seat.index, turn_id=tid)
                 if line is None and err is None:
                     timed_out = True
+            fresh = False
             now = trio.current_time()
             wall_ms = (now - t0) * 1000
             if cpu_mode:
