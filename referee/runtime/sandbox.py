@@ -50,6 +50,7 @@ or is cancellable; cleanup never raises.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import errno
 import functools
@@ -322,7 +323,20 @@ class SpawnPlan:
         dead). Never raises; safe to call twice."""
         if self.workdir is not None:
             _force_rmtree(self.workdir)
+            _LIVE_WORKDIRS.discard(self.workdir)
             self.workdir = None
+
+
+#: temporary folders of bots not cleaned up yet; whatever is left when the
+#: referee exits normally (e.g. Ctrl-C interrupted a shutdown) is removed at exit
+_LIVE_WORKDIRS: set[str] = set()
+
+
+@atexit.register
+def _remove_leftover_workdirs() -> None:
+    for path in list(_LIVE_WORKDIRS):
+        _force_rmtree(path)
+    _LIVE_WORKDIRS.clear()
 
 
 def _force_rmtree(path: str) -> None:
@@ -334,7 +348,8 @@ def _force_rmtree(path: str) -> None:
         except OSError:
             pass
 
-    shutil.rmtree(path, onerror=onerror)
+    if os.path.lexists(path):
+        shutil.rmtree(path, onerror=onerror)
 
 
 def plan_spawn(spec: Any) -> SpawnPlan:
@@ -359,6 +374,7 @@ def plan_spawn(spec: Any) -> SpawnPlan:
     if limits.temp_workdir:
         label = re.sub(r"[^A-Za-z0-9_.-]", "_", spec.name)[:40]
         workdir = os.path.join(tempfile.gettempdir(), f"referee-bot-{label}-{secrets.token_hex(6)}")
+        _LIVE_WORKDIRS.add(workdir)
         cwd = workdir
         argv = resolve_command(spec.command, base)
     else:
