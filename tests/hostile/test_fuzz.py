@@ -165,3 +165,55 @@ def test_line_reader_megabytes_without_newline(megs: int, chunk: int) -> None:
 
 
 _ = BotError
+
+
+# --------------------------------------------------------------------------
+# a real bot process writing hypothesis-chosen bytes as its reply
+
+_pieces = st.one_of(
+    st.binary(max_size=64),
+    st.sampled_from([b"\n", b"\r\n", b"\xff\xfe", b"{", b"}", b'"', b"\x00"]),
+    st.builds(lambda v: json.dumps(v).encode() + b"\n", st.one_of(json_values, message_like, typed)),
+    st.builds(lambda n: b"a" * n, st.integers(200, 5000)),
+)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(_pieces, max_size=8).map(b"".join))
+def test_fuzz_bot_bytes(data: bytes) -> None:
+    """A bot answers its first turn with arbitrary bytes, then exits: the game
+    completes, only that seat has faults, all of them protocol fault names,
+    and nothing of the bot survives."""
+    import tempfile
+    from pathlib import Path
+
+    from referee.rules import get_variant
+    from referee.runtime import BotSession, BotSpec, ClockSpec, FaultPolicy, GameSpec, play_game
+
+    from .conftest import assert_no_survivors, new_tag, zoo_command
+
+    clock = ClockSpec(move_ms=300, startup_ms=8000, grace_ms=200)
+    policy = FaultPolicy(max_line=256, retries=1)
+
+    async def main() -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            payload = Path(tmp) / "payload.hex"
+            payload.write_text(data.hex())
+            tag = new_tag("bytes")
+            specs = [BotSpec(f"legal{i}", zoo_command("legal", new_tag("legal"))) for i in range(2)]
+            specs.insert(1, BotSpec("bytes", zoo_command("bytes", tag, str(payload))))
+            async with trio.open_nursery() as nursery:
+                sessions = [await BotSession.start(s, clock, nursery, max_line=256) for s in specs]
+                try:
+                    result = await play_game(GameSpec("fuzz", get_variant("kwartet"), 3, seed=9, clock=clock,
+                                                      policy=policy), sessions, Path(tmp))
+                finally:
+                    for s in sessions:
+                        await s.close()
+                nursery.cancel_scope.cancel()
+            assert result.reason == "complete"
+            assert {f.seat for f in result.faults} <= {1}
+            assert {f.fault for f in result.faults} <= {"timeout", "crash", "malformed", "illegal", "stale"}
+            await assert_no_survivors(tag)
+
+    trio.run(main)
