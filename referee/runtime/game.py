@@ -33,6 +33,7 @@ sessions are left to their owner, whose ``close()`` kills them (shielded).
 from __future__ import annotations
 
 import copy
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -50,6 +51,7 @@ from .session import BotSession
 from .spec import FaultRecord, GameResult, GameSpec, ThinkStats
 
 _RETRYABLE = ("malformed", "illegal")
+_DECIDE_FRAG = {d: b',"decide":"%s",' % d.encode() for d in ("ask", "play", "take")}
 _NEWLINE = b"\n"
 
 
@@ -123,6 +125,7 @@ class _Runner:
         self.seq = 0
         self.fallback: Rng = Rng(0)
         self._gid_frag = b""
+        self._turn_frag = b""
 
     # ------------------------------------------------------------------ run
     async def run(self) -> GameResult:
@@ -244,6 +247,7 @@ class _Runner:
     async def _play_hand(self, gid: str, state: Any, seats: list[_Seat]) -> list[int]:
         self.gid = gid
         self._gid_frag = ENCODER.encode(gid)
+        self._turn_frag = b'{"type":"turn","game":' + self._gid_frag + b',"id":'
         self.state = state
         self.seq = 0
         self.hand_seats = seats
@@ -365,7 +369,8 @@ class _Runner:
             return False
         if self.log is not None:
             self.log.out(seat.index, lines)
-        data = _NEWLINE.join(lines) + _NEWLINE
+        lines.append(b"")
+        data = _NEWLINE.join(lines)
         session = seat.session
         err: BotError | None = None
         try:
@@ -479,7 +484,7 @@ class _Runner:
         hs = seat.hs
         events: list[dict[str, Any]] | None = None
         if not seat.faulted:
-            result = await self._ask_bot(seat, decide, lambda action: state.apply(hs, action))
+            result = await self._ask_bot(seat, decide, partial(state.apply, hs))
             if result is not None:
                 events = result
         if events is None:
@@ -550,9 +555,10 @@ class _Runner:
             left = int(seat.bank_left)
         else:
             left = move_ms
-        turn = {"type": "turn", "game": self.gid, "id": tid, "decide": decide, **state.view(hs),
-                "clock": {"left_ms": left, "move_ms": move_ms}}
-        seat.out.append(ENCODER.encode(turn))
+        # pre-encoded fragments: {"type":"turn","game":G,"id":N,"decide":D, <view>, "clock":{...}}
+        body = ENCODER.encode(state.view(hs))
+        seat.out.append(b"".join((self._turn_frag, b"%d" % tid, _DECIDE_FRAG[decide], body[1:-1],
+                                  b',"clock":{"left_ms":%d,"move_ms":%d}}' % (left, move_ms))))
         if not await self._flush(seat):
             return None
         t0 = trio.current_time()
