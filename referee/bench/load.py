@@ -1,0 +1,144 @@
+"""``referee bench load`` (also ``python -m referee.bench.load``): false timeouts under CPU load.
+
+Plays kwartet tables of CPU-busy bots (``tests/hostile/bots/cpuburner.py``:
+each decision burns ``--fraction`` of the move time in CPU, then answers
+legally) at a concurrency of ``--tables`` (default: twice the CPU cores), once
+with the wall clock and once with the CPU-time clock (``mode = "cpu"``, wall
+ceiling 3 x move time). Every bot stays within its move time in CPU terms, so
+every timeout is a *false* timeout caused by the machine being overloaded.
+
+Figures per mode: decisions answered by the bots, false timeouts (a seat
+that timed out is played by the fallback for the rest of its game, so this
+counts at most one per seat and game), the rate per 1000 decisions, the
+measured think times, and the wall time. Nothing here is a test: the figures
+depend on the machine and its load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+_BURNER = Path(__file__).resolve().parents[2] / "tests" / "hostile" / "bots" / "cpuburner.py"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    cores = os.cpu_count() or 1
+    p.add_argument("--tables", type=int, default=2 * cores, help=f"tables played at once (default 2 x cores = {2 * cores})")
+    p.add_argument("--games", type=int, default=1, help="games per table and clock mode (default 1)")
+    p.add_argument("--move-ms", type=int, default=100, help="move time in ms (default 100)")
+    p.add_argument("--fraction", type=float, default=0.7,
+                   help="share of the move time each decision burns in CPU (default 0.7)")
+    p.add_argument("--modes", default="wall,cpu", help="clock modes to measure (default wall,cpu)")
+    p.add_argument("--seed", type=int, default=1, help="first deal seed (default 1)")
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    import trio
+
+    if not _BURNER.exists():
+        from referee.errors import UserError
+
+        raise UserError(f"the CPU-burning bot {_BURNER} is missing (it lives in the source tree's tests/hostile/bots)")
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    out: dict[str, Any] = {
+        "cores": os.cpu_count(), "tables": args.tables, "games_per_table": args.games, "move_ms": args.move_ms,
+        "fraction": args.fraction, "modes": {},
+    }
+    for mode in modes:
+        out["modes"][mode] = trio.run(_measure, args, mode)
+    return out
+
+
+async def _measure(args: argparse.Namespace, mode: str) -> dict[str, Any]:
+    import trio
+
+    from referee.rules import get_variant
+    from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, play_game
+
+    clock = ClockSpec(move_ms=args.move_ms, mode=mode, startup_ms=20000, grace_ms=200)
+    rules = get_variant("kwartet")
+    totals = {"decisions": 0, "timeouts": 0, "other_faults": 0, "seat_games": 0, "think_ms_max": 0.0,
+              "think_ms_sum": 0.0}
+
+    async def table(t: int) -> None:
+        for g in range(args.games):
+            specs = [BotSpec(f"burner{t}-{s}", [sys.executable, str(_BURNER), "bench", str(args.fraction)])
+                     for s in range(4)]
+            async with trio.open_nursery() as nursery:
+                sessions = [await BotSession.start(s, clock, nursery) for s in specs]
+                try:
+                    res = await play_game(GameSpec(f"load-{mode}-t{t}-g{g}", rules, 4, seed=args.seed + 1000 * t + g,
+                                                   clock=clock), sessions, None)
+                finally:
+                    for s in sessions:
+                        await s.close()
+                nursery.cancel_scope.cancel()
+            totals["seat_games"] += 4
+            for f in res.faults:
+                if f.fault == "timeout":
+                    totals["timeouts"] += 1
+                elif f.fault != "stale":
+                    totals["other_faults"] += 1
+            for st in res.think_ms:
+                totals["decisions"] += st.count
+                totals["think_ms_sum"] += st.total_ms
+                totals["think_ms_max"] = max(totals["think_ms_max"], st.max_ms)
+
+    t0 = time.monotonic()
+    async with trio.open_nursery() as nursery:
+        for t in range(args.tables):
+            nursery.start_soon(table, t)
+    wall_s = time.monotonic() - t0
+    n = totals["decisions"]
+    return {
+        "decisions": n,
+        "false_timeouts": totals["timeouts"],
+        "seat_games": totals["seat_games"],
+        "false_timeouts_per_1000_decisions": round(1000 * totals["timeouts"] / n, 2) if n else None,
+        "other_faults": totals["other_faults"],
+        "think_ms_mean": round(totals["think_ms_sum"] / n, 1) if n else None,
+        "think_ms_max": round(totals["think_ms_max"], 1),
+        "wall_s": round(wall_s, 1),
+    }
+
+
+def print_result(result: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    title = (f"False timeouts under load: {result['tables']} tables at once on {result['cores']} cores, "
+             f"bots burn {result['fraction']:.0%} of move_ms={result['move_ms']} in CPU")
+    table = Table(title=title)
+    for col in ("clock", "decisions", "false timeouts", "per 1000 decisions", "seat-games", "think mean ms",
+                "think max ms", "other faults", "wall s"):
+        table.add_column(col, justify="right")
+    for mode, m in result["modes"].items():
+        table.add_row(mode, str(m["decisions"]), str(m["false_timeouts"]), str(m["false_timeouts_per_1000_decisions"]),
+                      str(m["seat_games"]), str(m["think_ms_mean"]), str(m["think_ms_max"]), str(m["other_faults"]),
+                      str(m["wall_s"]))
+    Console().print(table)
+    print("think time is the clock's measure: wall ms in wall mode, the bot's CPU ms in cpu mode")
+
+
+def main(argv: list[str] | None = None) -> int:
+    import json
+
+    p = argparse.ArgumentParser(prog="python -m referee.bench.load", description=__doc__.split("\n\n")[0])
+    p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    add_arguments(p)
+    args = p.parse_args(argv)
+    result = run(args)
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print_result(result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
