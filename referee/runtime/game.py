@@ -367,8 +367,8 @@ class _Runner:
         seat.out_size = 0
         if not seat.writable:
             return False
-        if self.log is not None:
-            self.log.out(seat.index, lines)
+        log = self.log
+        n = len(lines)
         lines.append(b"")
         data = _NEWLINE.join(lines)
         session = seat.session
@@ -377,6 +377,9 @@ class _Runner:
             sent = session.try_send(data)  # the usual case: the pipe has room, no waiting
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             sent = -1
+        if log is not None:  # after the write: the bot is already reading while we log
+            del lines[n]
+            log.out(seat.index, lines)
         if sent == len(data):
             return True
         with trio.CancelScope(deadline=trio.current_time() + self.clock.ceiling_ms() / 1000 + 0.5) as scope:

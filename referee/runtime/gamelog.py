@@ -44,9 +44,14 @@ LOG_VERSION = 1
 
 
 class GameLog:
-    """Append-only buffered JSON Lines writer."""
+    """Append-only buffered JSON Lines writer.
 
-    __slots__ = ("path", "_f", "_t0", "_now")
+    The record of a bot's action is formatted lazily: it is kept until the
+    next record is written (so the referee can send the next turn first and
+    format the log while the bot thinks); file order is unchanged.
+    """
+
+    __slots__ = ("path", "_f", "_t0", "_now", "_act")
 
     def __init__(self, path: Path, t0: float, now: Any = time.monotonic) -> None:
         self.path = path
@@ -54,6 +59,7 @@ class GameLog:
         self._f: BinaryIO | None = open(path, "wb", buffering=1 << 16)
         self._t0 = t0
         self._now = now
+        self._act: tuple[float, int, int, str, bytes, float] | None = None
 
     def t(self) -> str:
         return f"{self._now() - self._t0:.6f}"
@@ -61,24 +67,39 @@ class GameLog:
     def tb(self) -> bytes:
         return b"%.6f" % (self._now() - self._t0)
 
+    def _write_act(self) -> None:
+        t, seat, turn_id, decide, raw, ms = self._act  # type: ignore[misc]
+        self._act = None
+        self._f.write(  # type: ignore[union-attr]
+            b'{"t":%.6f,"act":{"seat":%d,"id":%d,"decide":"%s","fallback":false,"ms":%.3f,"action":%s}}\n'
+            % (t, seat, turn_id, decide.encode(), ms, raw))
+
     def record(self, rec: dict[str, Any]) -> None:
         if self._f is not None:
+            if self._act is not None:
+                self._write_act()
             self._f.write(ENCODER.encode(rec))
             self._f.write(b"\n")
 
     def timed(self, key: str, value: Any) -> None:
         if self._f is not None:
+            if self._act is not None:
+                self._write_act()
             self._f.write(b'{"t":' + self.tb() + b',"' + key.encode() + b'":' + ENCODER.encode(value) + b"}\n")
 
     def out(self, seat: int, lines: list[bytes]) -> None:
         """Log raw JSON lines (without newlines) written to ``seat``."""
         if self._f is not None:
+            if self._act is not None:
+                self._write_act()
             self._f.write(b'{"t":%s,"to":%d,"out":[%s]}\n' % (self.tb(), seat, b",".join(lines)))
 
     def inbound(self, seat: int, raw: bytes, ms: float, ok: bool) -> None:
         """Log a line read from ``seat``: ``raw`` is embedded as JSON when it decoded."""
         if self._f is None:
             return
+        if self._act is not None:
+            self._write_act()
         if ok:
             self._f.write(b'{"t":%s,"from":%d,"in":%s,"ms":%.3f}\n' % (self.tb(), seat, raw, ms))
         else:
@@ -87,10 +108,13 @@ class GameLog:
     def act_raw(self, seat: int, turn_id: int, decide: str, raw: bytes, ms: float) -> None:
         """Log a bot's valid reply, as received, as the action applied."""
         if self._f is not None:
-            self._f.write(b'{"t":%s,"act":{"seat":%d,"id":%d,"decide":"%s","fallback":false,"ms":%.3f,"action":%s}}\n'
-                          % (self.tb(), seat, turn_id, decide.encode(), ms, raw))
+            if self._act is not None:
+                self._write_act()
+            self._act = (self._now() - self._t0, seat, turn_id, decide, raw, ms)
 
     def close(self) -> None:
         if self._f is not None:
+            if self._act is not None:
+                self._write_act()
             self._f.close()
             self._f = None
