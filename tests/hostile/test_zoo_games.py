@@ -29,7 +29,7 @@ CASES: dict[str, tuple[set[str], tuple[str, ...], ResourceLimits | None, int]] =
     "silent": ({"timeout"}, (), None, 0),
     "sleepy": ({"timeout", "stale"}, (), None, 0),
     "crasher": ({"crash"}, ("2",), None, 0),
-    "spew": ({"malformed"}, ("64",), None, 0),
+    "spew": ({"malformed"}, ("1024",), None, 0),  # 64 MiB without a newline
     "giantline": ({"malformed"}, (), None, 0),
     "badutf8": ({"malformed"}, (), None, 0),
     "nonjson": ({"malformed"}, (), None, 0),
@@ -74,6 +74,26 @@ async def play_with(hostile: str, args: tuple[str, ...], limits: ResourceLimits 
     return result, tag
 
 
+def _status_kib(key: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) * 1024
+    raise KeyError(key)
+
+
+def _reset_peak_rss() -> int | None:
+    """Reset this process's peak RSS (Linux: clear_refs 5); return the current RSS."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return _status_kib("VmRSS")
+    except (OSError, KeyError):
+        return None
+
+
+def _peak_rss() -> int:
+    return _status_kib("VmHWM")
+
+
 def check_replay(log_path: str) -> None:
     assert main(["replay", log_path]) == 0, f"referee replay failed on {log_path}"
 
@@ -81,7 +101,11 @@ def check_replay(log_path: str) -> None:
 @pytest.mark.parametrize("hostile", list(CASES))
 async def test_zoo_bot_in_a_game(hostile: str, tmp_path: Path) -> None:
     expected, args, limits, retries = CASES[hostile]
+    base_rss = _reset_peak_rss()
     result, tag = await play_with(hostile, args, limits, retries, tmp_path)
+    if hostile == "spew" and base_rss is not None:
+        growth = _peak_rss() - base_rss
+        assert growth < 24 << 20, f"the referee's peak memory grew by {growth >> 20} MiB while a bot spewed 64 MiB"
     assert result.reason == "complete", result.detail
     at_seat = {f.fault for f in result.faults if f.seat == 1}
     elsewhere = [f for f in result.faults if f.seat != 1]
