@@ -252,7 +252,7 @@ def decode_probe_line(line: bytes, lineno: int) -> dict[str, Any]:
     """Decode one bot line; :class:`_ProbeFailure` says why it is not a message."""
     try:
         msg = json.loads(line)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # deeply nested JSON: RecursionError
         shown = line[:60].decode("utf-8", "replace")
         raise _ProbeFailure(f"line {lineno} is not JSON: {shown!r}", FIXES["malformed"]) from None
     if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):

@@ -209,6 +209,10 @@ def decode_line(line: bytes, lineno: int, *, bot: str = "?", seat: int | None = 
         detail = schema_detail(lineno, str(exc))
     except msgspec.DecodeError:
         detail = malformed_detail(line, lineno)
+    except RecursionError:
+        # msgspec recurses into nested values it skips: a few KiB of {"a":{"a":... would escape
+        detail = (f"line {lineno} nests JSON objects or arrays too deeply ({_show(line)}) - "
+                  "a message is one flat JSON object")
     raise BotMalformed(detail, bot=bot, seat=seat, turn_id=turn_id)
 
 

@@ -458,7 +458,7 @@ class _Runner:
                             msg = msgspec.json.decode(line)
                             if isinstance(msg, dict) and "id" in msg:
                                 got = f" (id {msg['id']!r})"
-                        except msgspec.DecodeError:
+                        except (msgspec.DecodeError, RecursionError):
                             pass
                         detail = (f"line {session.reader.lineno}{got} arrived {ms:.0f} ms after turn {turn_id} "
                                   f"was sent, after its timeout: discarded as stale")

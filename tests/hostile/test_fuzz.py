@@ -68,6 +68,15 @@ def test_decode_arbitrary_json(value: object) -> None:
         assert not ok
 
 
+@settings(max_examples=60)
+@given(st.integers(1, 20000), st.sampled_from([(b'{"a":', b"}"), (b"[", b"]"), (b'{"a":[', b"]}")]),
+       st.sampled_from([b'{"type":"ask","id":1,"target":0,"x":', b'{"type":"hello","protocol":1,"name":"n","v":', b""]))
+def test_decode_deep_nesting(depth: int, brackets: tuple[bytes, bytes], prefix: bytes) -> None:
+    """Deeply nested JSON (the decoder recurses into what it skips) is malformed, never a RecursionError."""
+    open_, close = brackets
+    _check_decode(prefix + open_ * depth + b"1" + close * depth + (b"}" if prefix else b""))
+
+
 @settings(max_examples=100)
 @given(st.binary(min_size=1, max_size=40), st.integers(0, 2))
 def test_decode_long_garbage_detail_bounded(chunk: bytes, rep: int) -> None:

@@ -34,6 +34,8 @@ CASES: dict[str, tuple[set[str], tuple[str, ...], ResourceLimits | None, int]] =
     "badutf8": ({"malformed"}, (), None, 0),
     "nonjson": ({"malformed"}, (), None, 0),
     "wrongshape": ({"malformed"}, (), None, 0),
+    "deepjson": ({"malformed"}, (), None, 0),
+    "deepjson-late": ({"timeout", "stale"}, ("late",), None, 0),
     "illegal": ({"illegal"}, (), None, 0),
     "illegal-retries": ({"illegal"}, (), None, 2),
     "staleid": ({"stale"}, (), None, 0),
@@ -61,6 +63,8 @@ async def play_with(hostile: str, args: tuple[str, ...], limits: ResourceLimits 
             specs.append(BotSpec(f"legal{i}", cmd or zoo_command("legal", new_tag("legal"))))
     # the memory hog gets time to fill its address space: its fault must be the crash, not a timeout
     clock = ClockSpec(move_ms=3000, startup_ms=8000, grace_ms=300) if bot == "memhog" else CLOCK
+    if bot == "sleepy" or hostile == "deepjson-late":  # answers at 1.5 x move_ms: 200 ms after the limit, well inside the stale window
+        clock = ClockSpec(move_ms=400, startup_ms=8000, grace_ms=300)
     spec = GameSpec(game_id=f"zoo-{hostile}", rules=get_variant(variant), players=4, seed=1234 + seat,
                     clock=clock, policy=FaultPolicy(retries=retries))
     async with trio.open_nursery() as nursery:
