@@ -32,12 +32,13 @@ from .conftest import PYTHON, REPO, ZOO, assert_no_survivors, new_tag, survivors
 EXPECTED = {
     "silent": {"timeout"}, "sleepy": {"timeout", "stale"}, "crasher": {"crash"},
     "spew": {"malformed", "timeout"}, "giantline": {"malformed"}, "badutf8": {"malformed"},
-    "nonjson": {"malformed"}, "wrongshape": {"malformed"}, "illegal": {"illegal", "stale"}, "staleid": {"stale"},
+    "nonjson": {"malformed"}, "deepjson": {"malformed"}, "wrongshape": {"malformed"}, "illegal": {"illegal", "stale"}, "staleid": {"stale"},
     "stderrflood": set(), "memhog": {"crash"}, "forker": {"crash"}, "closer": {"crash"},
     "byeignorer": set(), "lingerer": set(),
 }
 LEAGUES = [("silent", "crasher"), ("sleepy", "spew"), ("giantline", "badutf8"), ("nonjson", "wrongshape"),
-           ("illegal", "staleid"), ("stderrflood", "memhog"), ("forker", "closer"), ("byeignorer", "lingerer")]
+           ("illegal", "deepjson"), ("staleid", "stderrflood"), ("memhog", "forker"), ("closer", "byeignorer"),
+           ("lingerer", "crasher")]
 ARGS = {"crasher": ["0"], "stderrflood": ["300"]}
 
 
