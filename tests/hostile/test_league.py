@@ -92,6 +92,25 @@ def test_bot_that_never_says_hello_stops_the_league_with_a_clear_error(tmp_path:
     trio.run(assert_no_survivors, tag)
 
 
+def test_bot_text_is_escaped_in_the_html_report(tmp_path: Path) -> None:
+    """A bot's own words (hello name/version, stderr, an illegal card name) reach
+    the fault details; the HTML report must show them as text, not markup."""
+    body = 'seed = 2\nout = "out"\n[clock]\nmove_ms = 300\n'
+    body += "".join(bot_toml(n, s, new_tag(n)) for n, s in
+                    [("legal1", "legal"), ("legal2", "legal"), ("markup", "markup")])
+    body += '[[variants]]\nname = "kwartet"\nsizes = 3\n'
+    cfg = tmp_path / "league.toml"
+    cfg.write_text(body)
+    assert main(["run", str(cfg), "--quiet"]) == 0
+    with Ledger.in_dir(tmp_path / "out", create=False) as ledger:
+        faults = [f for r in ledger.rows() for f in r.faults]
+    assert faults and all(f["fault"] == "illegal" for f in faults)
+    assert any("<script>" in f["detail"] for f in faults), "the detail should quote the bot's card"
+    report = (tmp_path / "out" / "report.html").read_text()
+    assert "<script>alert" not in report and "<img src=x" not in report
+    assert "&lt;script&gt;" in report
+
+
 def _ledger_ids(out: Path) -> list[str]:
     if not (out / "ledger.sqlite").exists():
         return []
