@@ -48,7 +48,7 @@ from .errors import BotCrashed, BotError, BotIllegal, BotMalformed, BotStale, Bo
 from .framing import LineTooLong, StreamClosed, decode_line
 from .gamelog import LOG_KIND, LOG_VERSION, GameLog
 from .session import BotSession
-from .spec import FaultRecord, GameResult, GameSpec, ThinkStats
+from .spec import ClockSpec, FaultRecord, GameResult, GameSpec, ThinkStats
 
 _RETRYABLE = ("malformed", "illegal")
 _DECIDE_FRAG = {d: b',"decide":"%s",' % d.encode() for d in ("ask", "play", "take")}
@@ -83,10 +83,11 @@ class _Seat:
     """A match seat: its session and per-game bookkeeping."""
 
     __slots__ = ("index", "name", "session", "faulted", "think", "out", "out_size", "hs", "bank_left",
-                 "drain_scope", "drain_done", "drain_until", "stale_recorded", "in_hand")
+                 "drain_scope", "drain_done", "drain_until", "stale_recorded", "in_hand", "clock")
 
-    def __init__(self, index: int, session: BotSession) -> None:
+    def __init__(self, index: int, session: BotSession, clock: ClockSpec) -> None:
         self.index = index
+        self.clock = clock  # this seat's clock (GameSpec.seat_clocks[index] or GameSpec.clock)
         self.name = session.name
         self.session = session
         self.faulted = False
@@ -110,7 +111,10 @@ class _Runner:
     def __init__(self, spec: GameSpec, bots: Sequence[BotSession], log_dir: Path | None) -> None:
         self.spec = spec
         self.rules = spec.rules
-        self.seats = [_Seat(i, b) for i, b in enumerate(bots)]
+        if spec.seat_clocks is not None and len(spec.seat_clocks) != len(bots):
+            raise ValueError(f"play_game: {len(spec.seat_clocks)} seat_clocks for {len(bots)} bot sessions")
+        self.seats = [_Seat(i, b, spec.clock_for(i) if spec.seat_clocks is not None else spec.clock)
+                      for i, b in enumerate(bots)]
         self.clock = spec.clock
         self.policy = spec.policy
         self.faults: list[FaultRecord] = []
@@ -133,6 +137,8 @@ class _Runner:
         if len(self.seats) != spec.players:
             raise ValueError(f"play_game: {spec.players} players but {len(self.seats)} bot sessions")
         self.clock.validate()
+        for seat in self.seats:
+            seat.clock.validate()
         if self.log_dir is not None:
             self.log = GameLog(Path(self.log_dir) / f"{spec.game_id}.jsonl", _monotonic())
             self.log.record(self._header())
@@ -190,6 +196,7 @@ class _Runner:
                 for s in self.seats
             ],
             "clock": self.clock.to_json(), "policy": self.policy.to_json(),
+            "seat_clocks": ([s.clock.to_json() for s in self.seats] if spec.seat_clocks is not None else None),
         }
 
     def _write_tail(self, scores: list[float], ranks: list[int], reason: str, detail: str | None) -> None:
@@ -255,23 +262,24 @@ class _Runner:
         self.fallback = fb() if callable(fb) else Rng(derive(getattr(state, "seed", None) or 0, "fallback"))
         for s in self.seats:
             s.in_hand = False
-        bank = self.clock.bank_ms
         for hs, seat in enumerate(seats):
             seat.hs = hs
             seat.in_hand = True
+            bank = seat.clock.bank_ms
             seat.bank_left = float(bank) if bank is not None else 0.0
         names = [s.name for s in seats]
         wire_rules = self.rules.to_wire()
-        clock_msg: dict[str, Any] = {"move_ms": self.clock.move_ms}
-        if bank is not None:
-            clock_msg["bank_ms"] = bank
-        if self.clock.mode != "wall":
-            clock_msg["mode"] = self.clock.mode
         dealer = getattr(state, "dealer", 0)
         for hs, seat in enumerate(seats):
             if not seat.session.alive and not seat.faulted:
                 await self._fault(seat, BotCrashed("the bot process is not running at the start of the game",
                                                    bot=seat.name, seat=seat.index))
+            clock = seat.clock
+            clock_msg: dict[str, Any] = {"move_ms": clock.move_ms}
+            if clock.bank_ms is not None:
+                clock_msg["bank_ms"] = clock.bank_ms
+            if clock.mode != "wall":
+                clock_msg["mode"] = clock.mode
             self._queue(seat, ENCODER.encode({
                 "type": "start", "game": gid, "variant": self.rules.name, "rules": wire_rules, "seat": hs,
                 "seats": names, "dealer": dealer, "hand": state.hand(hs), "clock": clock_msg,
@@ -382,7 +390,7 @@ class _Runner:
             log.out(seat.index, lines)
         if sent == len(data):
             return True
-        with trio.CancelScope(deadline=trio.current_time() + self.clock.ceiling_ms() / 1000 + 0.5) as scope:
+        with trio.CancelScope(deadline=trio.current_time() + seat.clock.ceiling_ms() / 1000 + 0.5) as scope:
             try:
                 if sent < 0:
                     raise trio.BrokenResourceError
@@ -431,7 +439,7 @@ class _Runner:
                 session.pipe_open = False
         if err.fault == "timeout" and session.pipe_open and self.nursery is not None:
             seat.drain_done = trio.Event()
-            seat.drain_until = trio.current_time() + min(max(self.clock.ceiling_ms(), 250), 1000) / 1000
+            seat.drain_until = trio.current_time() + min(max(seat.clock.ceiling_ms(), 250), 1000) / 1000
             self.nursery.start_soon(self._drain_stale, seat, err.turn_id, turn_t0 or trio.current_time())
         await self._broadcast([{"kind": "fault", "seat": seat.hs, "fault": err.fault, "detail": err.detail}])
 
@@ -548,7 +556,7 @@ class _Runner:
         state = self.state
         session = seat.session
         hs = seat.hs
-        clock = self.clock
+        clock = seat.clock
         tid = session.next_id
         session.next_id = tid + 1
         move_ms = clock.move_ms

@@ -6,7 +6,9 @@ started, from the monotonic clock):
 * first line, the header: ``{"log": "card-referee-game", "log_version": 1,
   "protocol": 1, "referee": "0.1.0", "game": ..., "variant": ..., "rules":
   {...}, "players": n, "seed": ..., "deal": ..., "match": ..., "seats":
-  [{"seat", "bot", "command", "hello"}], "clock": {...}, "policy": {...}}``
+  [{"seat", "bot", "command", "hello"}], "clock": {...}, "policy": {...},
+  "seat_clocks": null or [{...} per seat]}`` (each clock as
+  ``ClockSpec.to_json()``; ``seat_clocks`` is set when the game has per-seat clocks)
 * ``{"hand": {"index", "game", "seats", "dealer", "seed", "deal"}}`` - a hand
   (a protocol game) starts; ``seats`` are the match seats playing it.
 * ``{"t", "to": seat, "out": [messages]}`` - lines written to a seat in one write

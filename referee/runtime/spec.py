@@ -105,6 +105,12 @@ class GameSpec:
     seed 0 for the fallback player). ``match`` None (or kind "single") is one
     game; a ``referee.rules.match.MatchFormat`` plays several hands as
     consecutive protocol games ``<game_id>.h1``, ``.h2``... in one log.
+
+    ``seat_clocks`` (optional, one entry per seat, ``None`` entries allowed):
+    seat ``i`` is timed by ``seat_clocks[i]`` (its ``move_ms``, ``bank_ms``,
+    ``mode`` and ``wall_ceiling_ms``) instead of ``clock``; the seat's
+    ``start`` and ``turn`` messages carry its own clock. A list of the wrong
+    length makes :func:`play_game` raise ``ValueError``.
     """
 
     game_id: str
@@ -115,6 +121,15 @@ class GameSpec:
     match: Any = None
     clock: ClockSpec = field(default_factory=ClockSpec)
     policy: FaultPolicy = field(default_factory=FaultPolicy)
+    seat_clocks: "list[ClockSpec | None] | None" = None
+
+    def clock_for(self, seat: int) -> ClockSpec:
+        """The clock that times match seat ``seat``."""
+        if self.seat_clocks is not None:
+            c = self.seat_clocks[seat]
+            if c is not None:
+                return c
+        return self.clock
 
 
 @dataclass
