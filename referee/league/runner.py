@@ -183,25 +183,11 @@ def _match_format(v: Any) -> Any:
     return MatchFormat(kind=v.match.kind, hands=v.match.hands, target=v.match.target, max_hands=v.match.max_hands)
 
 
-def _seat_clocks_supported() -> bool:
-    import dataclasses
-
-    return any(f.name == "seat_clocks" for f in dataclasses.fields(_runtime().GameSpec))
-
-
 def check_bot_clocks(league: League) -> None:
-    """Per-bot ``startup_ms`` always works (it is the session's clock); per-bot
-    move/bank/mode limits need a runtime whose ``GameSpec`` has ``seat_clocks``.
-    Without it, raise :class:`UserError` rather than silently ignore them."""
-    if _seat_clocks_supported():
-        return
-    for i, b in enumerate(league.bots):
-        other = sorted(k for k, v in b.clock.items() if v is not None and k != "startup_ms")
-        if other:
-            raise UserError(
-                f"{league.path}: bots[{i}].clock.{other[0]}: this referee's runtime applies one clock to every seat "
-                "of a game; per-bot overrides are limited to startup_ms (set move and bank limits in [clock])"
-            )
+    """Per-bot clock overrides (``startup_ms`` for the session; ``move_ms``,
+    ``bank_ms``, ``mode``, ``wall_ceiling_ms`` through ``GameSpec.seat_clocks``)
+    are all supported by the runtime: nothing to refuse. Kept so callers need
+    no change; the values themselves are checked by the config loader."""
 
 
 def _game_spec(league: League, g: sched.ScheduledGame) -> Any:
@@ -216,8 +202,8 @@ def _game_spec(league: League, g: sched.ScheduledGame) -> Any:
         policy=rt.FaultPolicy(retries=league.faults.retries, max_line=league.faults.max_line,
                               max_decisions=league.faults.max_decisions),
     )
-    if any(league.bots[i].clock for i in g.seats) and _seat_clocks_supported():
-        spec.seat_clocks = [_clock_spec(league, league.bots[i].clock) for i in g.seats]  # type: ignore[attr-defined]
+    if any(league.bots[i].clock for i in g.seats):
+        spec.seat_clocks = [_clock_spec(league, league.bots[i].clock) for i in g.seats]
     return spec
 
 
