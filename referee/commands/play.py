@@ -36,6 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--startup-ms", type=int, default=10000, help="limit for the hello handshake (default 10000)")
     p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                    help="wall: elapsed time; cpu: the bot's own CPU time with a wall ceiling of 3 x move-ms")
+    p.add_argument("--grace-ms", type=int, default=500,
+                   help="shutdown grace: after the last game each bot gets `bye` and its stdin is closed; a bot "
+                        "still running after this many ms is killed with its whole process group (default 500)")
     p.add_argument("--retries", type=int, default=0, help="extra tries for illegal/malformed replies (default 0)")
     p.add_argument("--max-line", type=int, default=65536, help="longest reply line in bytes (default 65536)")
     p.add_argument("--game-id", help="game id (default g-<seed>)")
@@ -153,7 +156,8 @@ def run_play(args: argparse.Namespace) -> int:
     seed = args.seed
     if seed is None and deal is None:
         seed = int.from_bytes(__import__("os").urandom(4), "big")
-    clock = ClockSpec(move_ms=args.move_ms, bank_ms=args.bank_ms, startup_ms=args.startup_ms, mode=args.clock)
+    clock = ClockSpec(move_ms=args.move_ms, bank_ms=args.bank_ms, startup_ms=args.startup_ms, mode=args.clock,
+                      grace_ms=args.grace_ms)
     try:
         clock.validate()
     except ValueError as exc:

@@ -68,6 +68,8 @@ class ClockSpec:
             raise ValueError(f"bank_ms must be positive, got {self.bank_ms}")
         if self.startup_ms <= 0:
             raise ValueError(f"startup_ms must be positive, got {self.startup_ms}")
+        if self.grace_ms < 0:
+            raise ValueError(f"grace_ms must be 0 or more, got {self.grace_ms}")
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -22,10 +22,11 @@ def _play(tmp_path, *extra: str, variant: str = "kwartet", bots: int = 3) -> int
 
 
 def test_play_prints_table_and_replay_verifies(tmp_path, capsys):
-    assert _play(tmp_path, "--seed", "42", "--retries", "1", "--bank-ms", "30000") == 0
+    assert _play(tmp_path, "--seed", "42", "--retries", "1", "--bank-ms", "30000", "--grace-ms", "200") == 0
     out = capsys.readouterr().out
     assert "g-000042" in out and "seat" in out and "mean ms" in out
     log = tmp_path / "logs" / "g-000042.jsonl"
+    assert json.loads(log.read_text().split("\n")[0])["clock"]["grace_ms"] == 200
     assert main(["replay", str(log)]) == 0
     out = capsys.readouterr().out
     assert "verified" in out and "asks seat" in out
@@ -53,6 +54,8 @@ def test_play_with_a_deal_file_and_a_custom_variant(tmp_path, capsys):
      "not found"),
     (["play", "kwartet", "--bot", f"a={INSTANT}"], "kwartet is for 3-6 players, not 1"),
     (["play", "kwartet", "--move-ms", "0", "--bot", "a=x", "--bot", "b=x", "--bot", "c=x"], "move_ms must be positive"),
+    (["play", "kwartet", "--grace-ms", "-1", "--bot", "a=x", "--bot", "b=x", "--bot", "c=x"],
+     "grace_ms must be 0 or more"),
     (["replay", "/no/such/log.jsonl"], "not found"),
 ])
 def test_bad_input_is_one_clear_error(tmp_path, capsys, args, message):
