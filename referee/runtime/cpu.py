@@ -2,7 +2,7 @@
 
 :func:`group_cpu_seconds` sums user+sys time (including reaped children) of
 every live process whose process group is the bot's (each bot runs in its
-own session and group). It does no blocking waits; a process that vanishes
+own session and group), and of every process in the bot's own PID namespace. It does no blocking waits; a process that vanishes
 mid-read is skipped. Without ``/proc`` it returns ``None`` and the runtime
 falls back to wall time.
 """
@@ -25,20 +25,43 @@ def _fields(pid: int | str) -> list[bytes] | None:
     return data[data.rfind(b")") + 2 :].split()
 
 
+def _sandbox_ns(pgid: int) -> str | None:
+    """The PID namespace the sandbox made for the bot whose watcher leads group
+    ``pgid`` (its ``pid_for_children`` differs from its own), else None."""
+    try:
+        own = os.readlink(f"/proc/{pgid}/ns/pid")
+        children = os.readlink(f"/proc/{pgid}/ns/pid_for_children")
+    except OSError:
+        return None
+    return children if children != own else None
+
+
 def group_cpu_seconds(pgid: int) -> float | None:
-    """CPU seconds used so far by the processes of group ``pgid``, or ``None``
-    when ``/proc`` is unavailable or the group has no live process."""
+    """CPU seconds used so far by the processes of group ``pgid`` - and, when
+    the bot runs in its own PID namespace (see ``sandbox.py``), by every
+    process of that namespace, so a bot cannot hide its thinking in a child
+    that left the group with ``setsid()`` - or ``None`` when ``/proc`` is
+    unavailable or the group has no live process."""
     if not _HAVE_PROC:
         return None
     total = 0
     found = False
     want = str(pgid).encode()
+    ns = _sandbox_ns(pgid)
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         rest = _fields(name)
-        if rest is None or rest[2] != want:
+        if rest is None:
             continue
+        if rest[2] != want:
+            if ns is None:
+                continue
+            try:
+                if os.readlink(f"/proc/{name}/ns/pid") != ns:
+                    continue
+            except OSError:
+                continue
         found = True
         total += int(rest[11]) + int(rest[12]) + int(rest[13]) + int(rest[14])
     return total / _TICK if found else None

@@ -185,3 +185,29 @@ def test_referee_sigkill_takes_every_bot_process_with_it() -> None:
         proc.wait()
     trio.run(assert_no_survivors, tag)
     assert not os.path.exists(info["workdir"])
+
+
+async def test_cpu_clock_sees_thinking_hidden_in_a_setsid_child(tmp_path: Path) -> None:
+    """A bot that leaves the watched process group (setsid) and thinks in a child
+    that leaves it too is still charged: the CPU clock counts its whole PID
+    namespace. (Before the fix it was charged 0 ms and never timed out.)"""
+    ok, _why = sandbox.namespace_support(True)
+    tag = new_tag("cpuhider")
+    clock = ClockSpec(move_ms=200, mode="cpu", wall_ceiling_ms=3000, startup_ms=8000, grace_ms=200)
+    specs = [BotSpec("legal0", zoo_command("legal", new_tag("l"))), BotSpec("cpuhider", zoo_command("cpuhider", tag)),
+             BotSpec("legal2", zoo_command("legal", new_tag("l")))]
+    async with trio.open_nursery() as nursery:
+        sessions = [await BotSession.start(s, clock, nursery) for s in specs]
+        try:
+            result = await play_game(GameSpec("cpu-hider", get_variant("kwartet"), 3, seed=5, clock=clock),
+                                     sessions, tmp_path)
+        finally:
+            for s in sessions:
+                await s.close()
+        nursery.cancel_scope.cancel()
+    if not ok:  # without a PID namespace the hole is documented in SECURITY.md
+        return
+    first = result.faults[0]
+    assert (first.seat, first.fault) == (1, "timeout") and "CPU time" in first.detail, result.faults
+    assert {f.seat for f in result.faults} == {1}
+    await assert_no_survivors(tag)
