@@ -43,6 +43,7 @@ CASES: dict[str, tuple[set[str], tuple[str, ...], ResourceLimits | None, int]] =
     "memhog": ({"crash"}, (), SMALL_MEMORY, 0),
     "forker": ({"crash"}, (), None, 0),
     "closer": ({"crash"}, (), None, 0),
+    "stdincloser": ({"crash"}, (), None, 0),
     "byeignorer": (set(), (), None, 0),
 }
 

@@ -1,6 +1,6 @@
 """Forks children that keep running (one stays in the bot's process group, one
-starts its own session to escape it), then the bot dies mid-game (expected:
-crash; no process of the bot survives)."""
+starts its own session to escape it; the first keeps the bot's pipes open),
+then the bot dies mid-game (expected: crash; no process of the bot survives)."""
 import os
 import signal
 import time
@@ -12,9 +12,11 @@ def linger(new_session: bool) -> None:
     if os.fork() == 0:
         if new_session:
             os.setsid()
+            os.closerange(0, 3)
+        # the child that stays in the group keeps the bot's pipes open: the
+        # referee cannot rely on end-of-file to see that the bot died
         for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_IGN)
-        os.closerange(0, 3)
         while True:
             time.sleep(1)
 
