@@ -49,6 +49,9 @@ class ResourceLimits:
       minimal PATH/HOME/TMPDIR/LANG
     * ``sandbox``       - False: none of the above switches, only the rlimits
       (trusted bots, debugging)
+    * ``user``          - run the bot as this user (name or uid; the referee must
+      run as root). Then the bot cannot read what only the referee's user may,
+      and ``processes`` counts only that user's processes: a real fork-bomb cap.
     """
 
     address_space: int | None = 2048 * MiB
@@ -61,6 +64,7 @@ class ResourceLimits:
     temp_workdir: bool = True
     clean_env: bool = True
     sandbox: bool = True
+    user: str | int | None = None
 
     def pairs(self) -> list[tuple[int, int]]:
         """``(RLIMIT_*, value)`` for every rlimit that is set."""
@@ -121,7 +125,7 @@ _BOOL_FIELDS = ("network", "pid_namespace", "temp_workdir", "clean_env", "sandbo
 _MIB_ALIASES = {"memory_mb": "address_space", "file_size_mb": "file_size"}
 
 #: every key a ``limits`` table accepts
-CONFIG_KEYS: tuple[str, ...] = (*_INT_FIELDS, *_MIB_ALIASES, *_BOOL_FIELDS)
+CONFIG_KEYS: tuple[str, ...] = (*_INT_FIELDS, *_MIB_ALIASES, *_BOOL_FIELDS, "user")
 
 
 def parse_limits(*tables: Mapping[str, Any] | None, base: ResourceLimits | None = None) -> ResourceLimits:
@@ -132,7 +136,7 @@ def parse_limits(*tables: Mapping[str, Any] | None, base: ResourceLimits | None 
     ``file_size``, ``open_files``; ``memory_mb`` and ``file_size_mb`` in MiB)
     take a whole number >= 1, or ``false`` for "no limit"; switch keys
     (``network``, ``pid_namespace``, ``temp_workdir``, ``clean_env``,
-    ``sandbox``) take true/false. Raises :class:`LimitsError` naming the key.
+    ``sandbox``) take true/false; ``user`` a user name or uid. Raises :class:`LimitsError` naming the key.
     """
     limits = base if base is not None else ResourceLimits()
     valid = {f.name for f in fields(ResourceLimits)}
@@ -148,6 +152,11 @@ def parse_limits(*tables: Mapping[str, Any] | None, base: ResourceLimits | None 
                 close = difflib.get_close_matches(key, CONFIG_KEYS, n=1, cutoff=0.5)
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
                 raise LimitsError(None, f"unknown key '{key}'{hint}; valid keys here: {', '.join(CONFIG_KEYS)}")
+            if name == "user":
+                if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
+                    raise LimitsError(key, f"expected a user name or uid, got {value!r}")
+                changes[name] = value
+                continue
             if name in _BOOL_FIELDS:
                 if not isinstance(value, bool):
                     raise LimitsError(key, f"expected true or false, got {value!r}")

@@ -243,14 +243,51 @@ def namespace_support(network: bool) -> tuple[bool, str]:
 
 
 def limits_problem(limits: Any) -> str | None:
-    """Why this machine cannot do what ``limits`` asks (today: ``network =
-    false`` without network namespaces), or None."""
-    if limits is not None and getattr(limits, "sandbox", True) and getattr(limits, "network", True) is False:
+    """Why this machine cannot do what ``limits`` asks (``network = false``
+    without network namespaces, ``user`` when not root or unknown), or None."""
+    if limits is None or not getattr(limits, "sandbox", True):
+        return None
+    if getattr(limits, "network", True) is False:
         ok, why = namespace_support(False)
         if not ok:
             return (f"network = false (run bots without network access) is not possible here: {why}; "
                     "set network = true to run the bots with network access")
+    user = getattr(limits, "user", None)
+    if user is not None:
+        try:
+            _resolve_user(user)
+        except ValueError as exc:
+            return str(exc)
     return None
+
+
+def _resolve_user(user: str | int) -> tuple[int, int]:
+    """``(uid, gid)`` of ``user``; ``ValueError`` with a clear text if unknown or
+    if switching users needs root and the referee is not root."""
+    import pwd
+
+    try:
+        entry = pwd.getpwuid(int(user)) if isinstance(user, int) or str(user).isdigit() else pwd.getpwnam(str(user))
+    except KeyError:
+        raise ValueError(f"user = {user!r}: no such user on this machine") from None
+    if entry.pw_uid != os.geteuid() and os.geteuid() != 0:
+        raise ValueError(f"user = {user!r}: running bots as another user needs the referee to run as root "
+                         f"(it runs as uid {os.geteuid()}); leave user out to run them as yourself")
+    return entry.pw_uid, entry.pw_gid
+
+
+def _check_reachable(path: str, uid: int, user: Any) -> None:
+    """``UserError`` unless every folder above ``path`` lets ``uid`` pass."""
+    parent = os.path.dirname(path)
+    while True:
+        st = os.stat(parent)
+        if not (st.st_mode & 0o001 or (st.st_uid == uid and st.st_mode & 0o100)):
+            raise UserError(
+                f"user = {user!r}: the bots' temporary folders are made in {os.path.dirname(path)}, but that user "
+                f"cannot enter {parent}; set TMPDIR to a folder it can reach (e.g. /var/tmp)")
+        if parent == "/":
+            return
+        parent = os.path.dirname(parent)
 
 
 def check_limits(limits: Any, where: str = "limits") -> None:
@@ -388,9 +425,17 @@ def plan_spawn(spec: Any) -> SpawnPlan:
     ok, how = namespace_support(limits.network)
     use_ns = ok and limits.pid_namespace
     flags = _ns_flags(limits.network, how == "user namespace") if use_ns else 0
+    ids: tuple[int, int] | None = None
+    if limits.user is not None:
+        try:
+            ids = _resolve_user(limits.user)
+        except ValueError as exc:
+            raise UserError(f"bot {spec.name!r}: limits: {exc}") from None
+        if workdir:
+            _check_reachable(workdir, ids[0], limits.user)
     plan = SpawnPlan(
         argv=argv, cwd=None if workdir else cwd, env=env, workdir=workdir,
-        preexec=_sandbox_preexec(limits.pairs(), flags, lifeline_fd(), workdir or ""),
+        preexec=_sandbox_preexec(limits.pairs(), flags, lifeline_fd(), workdir or "", ids),
         namespaces=("pid" + ("" if limits.network else "+net")) if use_ns else "none",
     )
     if not use_ns:
@@ -409,7 +454,8 @@ def _rlimits_only(pairs: list[tuple[int, int]]) -> Callable[[], None] | None:
     return apply
 
 
-def _sandbox_preexec(pairs: list[tuple[int, int]], flags: int, lifeline: int, workdir: str) -> Callable[[], None]:
+def _sandbox_preexec(pairs: list[tuple[int, int]], flags: int, lifeline: int, workdir: str,
+                     ids: tuple[int, int] | None = None) -> Callable[[], None]:
     """The ``preexec_fn``: runs in the forked child, before ``exec``.
 
     1. enter new namespaces (``unshare``), 2. fork: the child (PID 1 of the
@@ -424,16 +470,15 @@ def _sandbox_preexec(pairs: list[tuple[int, int]], flags: int, lifeline: int, wo
     def preexec() -> None:
         if workdir:
             os.mkdir(workdir, 0o700)
+            if ids is not None:
+                os.chown(workdir, ids[0], ids[1])
         if flags:
             _unshare(flags)
             if flags & _CLONE_NEWUSER:
                 _map_ids(uid, gid)
         pid = os.fork()
         if pid == 0:
-            # the bot: dies with the watcher; limits apply to it and its children
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-            if workdir:
-                os.chdir(workdir)
+            # the bot: limits apply to it and its children; it dies with the watcher
             for which, value in pairs:
                 try:
                     resource.setrlimit(which, (value, value))
@@ -442,6 +487,14 @@ def _sandbox_preexec(pairs: list[tuple[int, int]], flags: int, lifeline: int, wo
                     soft, hard = resource.getrlimit(which)
                     if hard == resource.RLIM_INFINITY or value < hard:
                         raise
+            if ids is not None:
+                os.setgroups([])
+                os.setgid(ids[1])
+                os.setuid(ids[0])
+            # after any change of user: the kernel clears the parent-death signal on it
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            if workdir:
+                os.chdir(workdir)
             return
         # the watcher: no pipes of the bot, only the lifeline as fd 3
         try:

@@ -211,3 +211,35 @@ async def test_cpu_clock_sees_thinking_hidden_in_a_setsid_child(tmp_path: Path) 
     assert (first.seat, first.fault) == (1, "timeout") and "CPU time" in first.detail, result.faults
     assert {f.seat for f in result.faults} == {1}
     await assert_no_survivors(tag)
+
+
+async def test_user_limit_caps_a_fork_bomb(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run as another user, RLIMIT_NPROC counts only that user's processes: a
+    fork bomb gets a handful of children, then every one of them dies with it.
+    (Not root: switching users is refused with a message saying so.)"""
+    import tempfile
+
+    if os.geteuid() != 0:
+        assert "needs the referee to run as root" in (sandbox.limits_problem(ResourceLimits(user="nobody")) or "")
+        return
+
+    monkeypatch.setattr(tempfile, "tempdir", "/var/tmp")  # /tmp may not be reachable for that user
+    tag = new_tag("forkbomb")
+    limits = ResourceLimits(user="nobody", processes=25)
+    spec = BotSpec("forkbomb", ["/usr/bin/python3", str(ZOO / "forkbomb.py"), tag], limits=limits)
+    async with trio.open_nursery() as nursery:
+        session = await BotSession.start(spec, CLOCK, nursery)
+        count, _, error = session.hello.version.partition(" ")
+        assert 0 < int(count) < 25 and error, session.hello.version
+        uids = {int(open(f"/proc/{pid}/status").read().split("Uid:")[1].split()[0]) for pid in survivors(tag)}
+        assert uids == {65534} or uids == {int(__import__("pwd").getpwnam("nobody").pw_uid)}
+        await session.close()
+        nursery.cancel_scope.cancel()
+    await assert_no_survivors(tag)
+
+
+def test_user_limit_refused_when_impossible() -> None:
+    with pytest.raises(LimitsError, match="user name or uid"):
+        parse_limits({"user": True})
+    problem = sandbox.limits_problem(ResourceLimits(user="no-such-user-here"))
+    assert problem and "no such user" in problem
