@@ -383,7 +383,6 @@ class _League:
             sessions: list[Any] = [None] * k
             try:
                 for g in unit.games:
-                    r = g.rotation
                     missing = []
                     for j, sess in enumerate(sessions):
                         if sess is None or not sess.alive:
@@ -392,7 +391,7 @@ class _League:
                             missing.append(j)
                     if missing:
                         await self._start_many(sessions, missing, lineup, nursery)
-                    bots = [sessions[(s + r) % k] for s in range(k)]
+                    bots = [sessions[p] for p in g.positions]
                     try:
                         await self._play(g, bots)
                     finally:

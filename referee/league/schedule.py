@@ -10,8 +10,15 @@ Round robin, duplicate format:
 * Every table plays the same ``deals`` deals of its variant and size. Deal
   ``d`` has the seed ``derive(master_seed, f"{variant}:{size}p:deal:{d}")``.
 * Every deal is played once in every cyclic seat rotation: in rotation ``r``
-  seat ``s`` is played by the table's bot ``lineup[(s + r) % size]``, so every
-  bot of the table holds every seat's hand of every deal once.
+  seat ``s`` is played by the lineup member ``order[(s + r) % size]``, so
+  every member of the table holds every seat's hand of every deal once.
+* Rotations keep the cyclic order of the bots, and with it who sits left of
+  whom (which matters: after a miss the turn may pass to the left). So the
+  cyclic order itself changes from deal to deal: deal ``d`` uses
+  ``order = seating_order(lineup, d)``, the ``d mod (size-1)!``-th arrangement
+  of the lineup with its first bot fixed. Over ``(size-1)!`` deals every
+  cyclic order occurs exactly once (2 at 3 seats, 6 at 4 seats), so no bot
+  keeps a favourable neighbour.
 
 Games per table = deals x size (rotations); every game has a stable id such as
 ``kwartet-4p-t0003-d002-r1`` (variant, size, table, deal, rotation). Everything
@@ -50,6 +57,7 @@ class ScheduledGame:
     rotation: int
     seed: int
     seats: tuple[int, ...]         # bot index per seat
+    positions: tuple[int, ...]     # lineup position per seat (which of the table's processes plays it)
 
 
 def lineups(nbots: int, size: int, fill: str) -> Iterator[tuple[int, ...]]:
@@ -68,6 +76,22 @@ def lineup_count(nbots: int, size: int, fill: str) -> int:
     if fill == "repeat" and nbots >= 1:
         return math.comb(size - 1, nbots - 1)
     return 0
+
+
+def seating_order(lineup: tuple[int, ...], deal: int) -> tuple[int, ...]:
+    """The cyclic seating order of ``lineup`` for deal ``deal``.
+
+    The first bot stays first; the others are arranged in the
+    ``deal mod (k-1)!``-th permutation (lexicographic, factorial number
+    system), so consecutive deals run through every distinct cyclic order.
+    """
+    first, rest = lineup[0], list(lineup[1:])
+    index = deal % math.factorial(len(rest))
+    order = [first]
+    for i in range(len(rest), 0, -1):
+        q, index = divmod(index, math.factorial(i - 1))
+        order.append(rest.pop(q))
+    return tuple(order)
 
 
 def deal_seed(master_seed: int, variant: Variant, size: int, deal: int) -> int:
@@ -90,7 +114,9 @@ def table_games(league: League, table: Table) -> Iterator[ScheduledGame]:
     k = table.size
     for d in range(table.variant.deals):
         seed = deal_seed(league.seed, table.variant, k, d)
+        order = seating_order(tuple(range(k)), d)    # lineup positions
         for r in range(k):
+            positions = tuple(order[(s + r) % k] for s in range(k))
             yield ScheduledGame(
                 game_id=f"{table.key}-d{d:03d}-r{r}",
                 variant=table.variant,
@@ -99,7 +125,8 @@ def table_games(league: League, table: Table) -> Iterator[ScheduledGame]:
                 deal=d,
                 rotation=r,
                 seed=seed,
-                seats=tuple(table.lineup[(s + r) % k] for s in range(k)),
+                seats=tuple(table.lineup[p] for p in positions),
+                positions=positions,
             )
 
 

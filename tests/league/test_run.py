@@ -89,7 +89,7 @@ def test_duplicate_rotations_give_every_bot_every_hand(tmp_path: Path, make_conf
         key = (f"{g.variant.slug}-{g.size}p-t{g.table}", g.deal)
         hand = tuple(rec["hand"])
         assert seat_hand[key].setdefault(rec["seat"], hand) == hand
-        member = (rec["seat"] + g.rotation) % g.size        # lineup position of this seat's bot
+        member = g.positions[rec["seat"]]                   # lineup position of this seat's bot
         assert league.bots[g.seats[rec["seat"]]].name == rec["bot"]
         held[key][member].append(hand)
     for key, members in held.items():

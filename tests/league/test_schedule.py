@@ -86,6 +86,25 @@ def test_every_bot_holds_every_hand_of_every_deal(tmp_path: Path) -> None:
     assert len(seeds) == 2
 
 
+def test_cyclic_orders_change_between_deals_so_neighbours_balance(tmp_path: Path) -> None:
+    """Rotations keep who sits left of whom; over (k-1)! deals every cyclic order
+    occurs once, so every bot has every other bot as its left neighbour equally often."""
+    for size in (3, 4):
+        deals = math.factorial(size - 1)
+        league = league_with(tmp_path, size, f'[[variants]]\nname = "kwartet"\nsizes = {size}\ndeals = {deals}\n')
+        left_of: Counter = Counter()
+        orders = set()
+        for g in sched.games(league):
+            for s in range(size):
+                left_of[(g.seats[s], g.seats[(s + 1) % size])] += 1
+            if g.rotation == 0:
+                orders.add(g.seats)
+        assert len(orders) == deals                     # a different cyclic order for every deal
+        counts = set(left_of.values())
+        assert len(counts) == 1, left_of                # every ordered pair of neighbours equally often
+        assert len(left_of) == size * (size - 1)
+
+
 def test_example_tournaments_load_and_plan() -> None:
     root = Path(__file__).resolve().parents[2] / "tournaments"
     configs = sorted(root.glob("*.toml"))
