@@ -1,10 +1,16 @@
 """``referee bench transport``: the runtime's overhead per decision.
 
-Two measurements with the same instant bot (tests/bots/instant_bot.py, or
-``--bot CMD``):
+Two measurements with the same instant bots (tests/bots/instant_bot.py, or
+``--bot CMD``), started the same way (``BotSession``: same sandbox):
 
-* raw: a bare trio pipe ping-pong - write a real ``turn`` line, read the reply
-  line - with no referee logic at all (the floor);
+* raw: a bare pipe ping-pong that sends the bots exactly the bytes the referee
+  sends them (the traffic of real games recorded from their logs: ``start``,
+  the events buffered with each ``turn``, the ``turn`` lines, ``end``), each
+  batch in one write, and reads one reply line after each batch that carries a
+  ``turn`` - with the leanest trio I/O (``os.write``, ``wait_readable``,
+  ``os.read``) and no referee logic at all (no rules, no clock, no log). So
+  both sides move the same bytes through the same bots: the difference is the
+  referee;
 * referee: whole games through :func:`referee.runtime.play_game` (session
   mode, game log written), timed per decision: wall time per decision (the
   round trip through the referee) and the referee process's own CPU time per
@@ -13,7 +19,11 @@ Two measurements with the same instant bot (tests/bots/instant_bot.py, or
 Targets: referee round trip <= 1.5 x raw; referee CPU <= 30 us per decision.
 The two sides alternate for ``--rounds`` rounds and the best round of each
 side is reported (the machine is shared: the minimum is the least disturbed
-figure); every round's figures are in the JSON output.
+figure); every round's figures are in the JSON output. Each round writes its
+logs into a fresh directory (a league writes each log once; overwriting old
+files would time the file system's block freeing instead of the referee).
+``--cpu N`` pins the benchmark and its bots to one CPU (steadier figures on a
+noisy machine: no cross-CPU wake-ups).
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTANT = ROOT / "tests" / "bots" / "instant_bot.py"
+RECORD_GAMES = 40
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -37,69 +48,111 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bot", help="bot command (default: python tests/bots/instant_bot.py)")
     p.add_argument("--no-log", action="store_true", help="do not write game logs on the referee side")
     p.add_argument("--rounds", type=int, default=3, help="alternating rounds; the best of each side counts (default 3)")
+    p.add_argument("--cpu", type=int, metavar="N",
+                   help="pin the benchmark and its bots to CPU N (steadier on a noisy machine; default: not pinned)")
+    p.add_argument("--log-dir", metavar="DIR",
+                   help="where the referee side writes its logs (a temporary folder inside DIR; default: the "
+                        "system's temporary folder)")
 
 
-def _bot_argv(args: argparse.Namespace) -> list[str] | str:
-    return args.bot if args.bot else [sys.executable, str(INSTANT)]
+def _bot_specs(args: argparse.Namespace) -> list[Any]:
+    from referee.runtime import BotSpec
+
+    argv = args.bot if args.bot else [sys.executable, str(INSTANT)]
+    return [BotSpec(f"b{i}", argv, env={**os.environ, "BOT_SEED": str(i + 1)}) for i in range(args.players)]
 
 
-async def _raw(argv: list[str] | str, turn_line: bytes, n: int) -> dict[str, float]:
-    """Bare ping-pong over the pipes of a bot started exactly like the referee
-    starts it (BotSession: same sandbox), with plain trio ``send_all`` /
-    ``receive_some`` and no referee logic."""
+async def _record(args: argparse.Namespace, log_dir: Path) -> list[tuple[int, bytes, bool]]:
+    """Play ``RECORD_GAMES`` games through the referee and return its traffic:
+    ``(seat, bytes of one write, whether a reply follows)`` in order."""
+    import msgspec
     import trio
 
-    from referee.runtime import BotSession, BotSpec, ClockSpec
+    from protocol.messages import ENCODER
+    from referee.rules import get_variant
+    from referee.runtime import ClockSpec, GameSpec, play_game, start_bots
+
+    rules = get_variant(args.variant)
+    clock = ClockSpec(move_ms=5000)
+    paths = []
+    async with trio.open_nursery() as nursery:
+        bots = await start_bots(_bot_specs(args), clock, nursery)
+        try:
+            for g in range(1, RECORD_GAMES + 1):
+                r = await play_game(GameSpec(f"r-{g}", rules, args.players, seed=g, clock=clock), bots, log_dir)
+                paths.append(r.log_path)
+        finally:
+            for b in bots:
+                await b.close()
+            nursery.cancel_scope.cancel()
+    script: list[tuple[int, bytes, bool]] = []
+    for path in paths:
+        for line in Path(path).read_bytes().splitlines():
+            rec = msgspec.json.decode(line)
+            if "to" in rec:
+                msgs = rec["out"]
+                data = b"".join(ENCODER.encode(m) + b"\n" for m in msgs)
+                script.append((rec["to"], data, any(m.get("type") == "turn" for m in msgs)))
+    return script
+
+
+async def _raw(args: argparse.Namespace, script: list[tuple[int, bytes, bool]], n: int) -> dict[str, float]:
+    """Replay the recorded traffic to fresh bots: write each batch, and after a
+    batch with a ``turn`` wait for the pipe and read the reply line."""
+    import trio
+
+    from referee.runtime import ClockSpec, start_bots
 
     async with trio.open_nursery() as nursery:
-        session = await BotSession.start(BotSpec("raw", argv, env=dict(os.environ)), ClockSpec(), nursery)
-        stdin, stdout = session.process.stdin, session.process.stdout
-        assert stdin is not None and stdout is not None
-        buf = bytearray()
+        bots = await start_bots(_bot_specs(args), ClockSpec(), nursery)
+        fds = [(b.process.stdin.fileno(), b.process.stdout.fileno()) for b in bots]  # type: ignore[union-attr]
+        write, read, wait_readable = os.write, os.read, trio.lowlevel.wait_readable
 
-        async def line() -> bytes:
-            while True:
-                i = buf.find(b"\n")
-                if i >= 0:
-                    out = bytes(buf[:i])
-                    del buf[: i + 1]
-                    return out
-                data = await stdout.receive_some(65536)
-                if not data:
-                    raise RuntimeError("bot exited")
-                buf.extend(data)
+        async def play(count: int) -> int:
+            done = 0
+            while done < count:
+                for seat, data, reply in script:
+                    w, r = fds[seat]
+                    if write(w, data) != len(data):
+                        raise RuntimeError("raw ping-pong: a short write (the bot is not reading)")
+                    if reply:
+                        await wait_readable(r)
+                        got = read(r, 65536)
+                        while not got.endswith(b"\n"):
+                            await wait_readable(r)
+                            more = read(r, 65536)
+                            if not more:
+                                raise RuntimeError("raw ping-pong: the bot exited")
+                            got += more
+                        done += 1
+                        if done >= count:
+                            break
+            return done
 
         try:
-            await stdin.send_all(b'{"type":"start","game":"g","variant":"x","rules":{"ask":"card"},"seat":0,'
-                                 b'"seats":["a","b"],"dealer":0,"hand":[],"clock":{"move_ms":1000}}\n')
-            for _ in range(200):  # warm up
-                await stdin.send_all(turn_line)
-                await line()
+            await play(200)  # warm up
             c0, t0 = time.process_time(), time.perf_counter()
-            for _ in range(n):
-                await stdin.send_all(turn_line)
-                await line()
+            done = await play(n)
             t1, c1 = time.perf_counter(), time.process_time()
         finally:
-            await session.close()
+            for b in bots:
+                await b.close()
             nursery.cancel_scope.cancel()
-    return {"round_trip_us": (t1 - t0) / n * 1e6, "cpu_us": (c1 - c0) / n * 1e6}
+    return {"round_trip_us": (t1 - t0) / done * 1e6, "cpu_us": (c1 - c0) / done * 1e6}
 
 
 async def _referee(args: argparse.Namespace, n: int, log_dir: Path | None) -> dict[str, float]:
     import trio
 
     from referee.rules import get_variant
-    from referee.runtime import BotSpec, ClockSpec, GameSpec, play_game, start_bots
+    from referee.runtime import ClockSpec, GameSpec, play_game, start_bots
 
     rules = get_variant(args.variant)
     clock = ClockSpec(move_ms=5000)
-    specs = [BotSpec(f"b{i}", _bot_argv(args), env={**os.environ, "BOT_SEED": str(i + 1)})
-             for i in range(args.players)]
     decisions = 0
     games = 0
     async with trio.open_nursery() as nursery:
-        bots = await start_bots(specs, clock, nursery)
+        bots = await start_bots(_bot_specs(args), clock, nursery)
         try:
             # warm-up game
             await play_game(GameSpec("warm", rules, args.players, seed=0, clock=clock), bots, log_dir)
@@ -119,32 +172,33 @@ async def _referee(args: argparse.Namespace, n: int, log_dir: Path | None) -> di
             "decisions": decisions, "games": games}
 
 
-def _turn_line(variant: str, players: int) -> bytes:
-    from protocol.messages import ENCODER
-    from referee.rules import get_variant
-
-    state = get_variant(variant).new_game(players, seed=1)
-    seat = state.pending()[0]
-    msg = {"type": "turn", "game": "b-1", "id": 1, "decide": state.decision(), **state.view(seat),
-           "clock": {"left_ms": 1000, "move_ms": 1000}}
-    return ENCODER.encode(msg) + b"\n"
-
-
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Alternate raw and referee runs (``--rounds``, default 3) and keep the best
     round of each: on a shared, noisy machine the minimum is the figure least
     disturbed by other processes."""
     import trio
 
+    from referee.errors import UserError
+
+    if args.cpu is not None:
+        try:
+            os.sched_setaffinity(0, {args.cpu})  # inherited by the bots started from here on
+        except (OSError, ValueError) as exc:
+            raise UserError(f"--cpu {args.cpu}: cannot pin to that CPU ({exc}); this machine has CPUs "
+                            f"{sorted(os.sched_getaffinity(0))}") from None
+    if args.log_dir is not None and not Path(args.log_dir).is_dir():
+        raise UserError(f"--log-dir {args.log_dir!r} is not a directory")
     rounds = max(1, args.rounds)
     n = max(100, args.decisions // rounds)
-    turn = _turn_line(args.variant, args.players)
     raws: list[dict[str, float]] = []
     refs: list[dict[str, float]] = []
-    with tempfile.TemporaryDirectory(prefix="bench-transport-") as tmp:
-        for _ in range(rounds):
-            raws.append(trio.run(_raw, _bot_argv(args), turn, n))
-            refs.append(trio.run(_referee, args, n, None if args.no_log else Path(tmp)))
+    with tempfile.TemporaryDirectory(prefix="bench-transport-", dir=args.log_dir) as tmp:
+        record = Path(tmp) / "record"
+        script = trio.run(_record, args, record)
+        turn_bytes = [len(d) for _, d, reply in script if reply]
+        for r in range(rounds):
+            raws.append(trio.run(_raw, args, script, n))
+            refs.append(trio.run(_referee, args, n, None if args.no_log else Path(tmp) / f"round-{r}"))
     raw = {k: min(r[k] for r in raws) for k in ("round_trip_us", "cpu_us")}
     ref = {k: min(r[k] for r in refs) for k in ("round_trip_us", "cpu_us")}
     ref["decisions"] = sum(r["decisions"] for r in refs)
@@ -153,7 +207,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "rounds": rounds,
         "all_rounds": {"raw": raws, "referee": [{k: r[k] for k in ("round_trip_us", "cpu_us")} for r in refs]},
-        "variant": args.variant, "players": args.players, "log": not args.no_log,
+        "variant": args.variant, "players": args.players, "log": not args.no_log, "cpu": args.cpu,
+        "raw_bytes_per_decision": round(sum(len(d) for _, d, _ in script) / max(1, len(turn_bytes)), 1),
         "raw_round_trip_us": round(raw["round_trip_us"], 2), "raw_cpu_us": round(raw["cpu_us"], 2),
         "referee_round_trip_us": round(ref["round_trip_us"], 2), "referee_cpu_us": round(ref["cpu_us"], 2),
         "ratio": round(ratio, 3), "decisions": ref["decisions"], "games": ref["games"],
@@ -168,7 +223,8 @@ def print_result(result: dict[str, Any]) -> None:
 
     t = Table(title=f"transport: {result['variant']}, {result['players']} seats, "
                     f"{result['decisions']} decisions in {result['games']} games, best of {result['rounds']} rounds"
-                    + ("" if result["log"] else " (no log)"))
+                    + ("" if result["log"] else " (no log)")
+                    + (f", pinned to CPU {result['cpu']}" if result.get("cpu") is not None else ""))
     t.add_column("measure")
     t.add_column("raw pipe", justify="right")
     t.add_column("referee", justify="right")
