@@ -24,6 +24,7 @@ lists the actions in exactly that index order, so
 
 from __future__ import annotations
 
+import json
 import secrets
 from bisect import insort
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ class _Tables:
         "F", "M", "D", "full", "card_names", "card_index", "card_fam", "card_bit",
         "family_names", "family_index", "nmiss", "missing", "card_mode",
         "please", "miss_next", "first_dealer", "stock", "ask_cache", "held_names", "rules",
+        "family_json", "held_json", "missing_json", "ints", "others",
     )
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
@@ -83,6 +85,24 @@ class _Tables:
             _LazyMaskTable(lambda h, base=f * M: tuple(names[base + m] for m in range(M) if h >> m & 1))
             for f in range(F)
         ]
+        # pre-encoded JSON fragments for turn_fields(): a family's name, and the comma-separated
+        # names of the members held (held_json) or missing (missing_json) in a member bitmask
+        def enc(name: str) -> bytes:  # the same bytes as msgspec's JSON encoder (checked by the tests)
+            return json.dumps(name, ensure_ascii=False).encode()
+
+        self.family_json = tuple(enc(f) for f in rules.families)
+        card_json = tuple(enc(c) for c in names)
+        self.held_json: list[Any] = [
+            _LazyMaskTable(lambda h, base=f * M: b",".join([card_json[base + m] for m in range(M) if h >> m & 1]))
+            for f in range(F)
+        ]
+        self.missing_json: list[Any] = [
+            _LazyMaskTable(lambda h, base=f * M: b",".join([card_json[base + m] for m in range(M) if not h >> m & 1]))
+            for f in range(F)
+        ]
+        # card counts and seat numbers as JSON; others[(n, seat)]: every seat of n but seat
+        self.ints: Any = _LazyMaskTable(lambda i: b"%d" % i)
+        self.others: Any = _LazyMaskTable(lambda key: b",".join([b"%d" % s for s in range(key[0]) if s != key[1]]))
         # random_action's Ask objects, built once: index (target * D + card) * 2 + please
         # (family mode: (target * F + family) * 2 + please)
         self.ask_cache: list[Ask | None] = [None] * (rules.max_players * (self.D if self.card_mode else F) * 2)
@@ -401,7 +421,7 @@ class AskGame(GameState):
 
     __slots__ = (
         "_rules", "_t", "n", "seed", "dealer", "_held", "_counts", "_fams", "_nonempty", "_owner",
-        "_laid_by", "_nlaid", "_stock", "_turn", "_initial",
+        "_laid_by", "_nlaid", "_stock", "_turn", "_initial", "_laid_json",
     )
 
     def __init__(
@@ -420,6 +440,7 @@ class AskGame(GameState):
         self._owner = [-1] * t.F
         self._laid_by: list[list[int]] = [[] for _ in range(n)]
         self._nlaid = 0
+        self._laid_json: tuple[int, bytes] = (-1, b"")  # turn_fields' cache: (_nlaid, encoded laid)
         self._turn = -1
         if seed is not None and not _is_int(seed):
             raise RulesError(f"a seed must be a whole number, not {seed!r}")
@@ -490,6 +511,7 @@ class AskGame(GameState):
         g._owner = list(self._owner)
         g._laid_by = [list(x) for x in self._laid_by]
         g._nlaid = self._nlaid
+        g._laid_json = self._laid_json
         g._stock = list(self._stock)
         g._turn = self._turn
         g._initial = self._initial
@@ -552,6 +574,46 @@ class AskGame(GameState):
             options, targets = [], []
         return {"hand": self.hand(seat), "counts": list(self._counts), "laid": self.laid(),
                 "options": options, "targets": targets}
+
+    def turn_fields(self, seat: int) -> bytes:
+        """``view(seat)`` already encoded: exactly ``msgspec.json.encode(view(seat))[1:-1]``
+        (the object's members without the braces), built from pre-encoded
+        per-family fragments instead of lists of names - the runtime's turn
+        line is made of it. Pure; raises ``IndexError`` for a seat outside the table."""
+        t = self._t
+        hs = self._held[seat]
+        fams = self._fams[seat]
+        counts = self._counts
+        laid = self._laid_json
+        if laid[0] != self._nlaid:  # laid families change rarely: re-encode only then
+            fj = t.family_json
+            laid = self._laid_json = (self._nlaid, b",".join(
+                [b"[" + b",".join([fj[f] for f in fs]) + b"]" for fs in self._laid_by]))
+        hj = t.held_json
+        if seat == self._turn:
+            hand = []
+            opts = []
+            if t.card_mode:
+                mj = t.missing_json
+                for f in fams:
+                    h = hs[f]
+                    hand.append(hj[f][h])
+                    opts.append(mj[f][h])  # never empty: a complete family is laid at once
+            else:
+                fj = t.family_json
+                for f in fams:
+                    hand.append(hj[f][hs[f]])
+                    opts.append(fj[f])
+            n = self.n
+            if self._nonempty == n:
+                targets = t.others[n, seat]
+            else:
+                ints = t.ints
+                targets = b",".join([ints[s] for s in range(n) if s != seat and counts[s]])
+            return b'"hand":[%b],"counts":[%b],"laid":[%b],"options":[%b],"targets":[%b]' % (
+                b",".join(hand), b",".join(map(t.ints.__getitem__, counts)), laid[1], b",".join(opts), targets)
+        return b'"hand":[%b],"counts":[%b],"laid":[%b],"options":[],"targets":[]' % (
+            b",".join([hj[f][hs[f]] for f in fams]), b",".join(map(t.ints.__getitem__, counts)), laid[1])
 
     def _targets(self, seat: int) -> list[int]:
         counts = self._counts
