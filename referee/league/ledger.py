@@ -19,6 +19,7 @@ Errors: a file that is not a ledger, or a ledger of a newer schema, raises
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -118,6 +119,15 @@ class Ledger:
 
     def close(self) -> None:
         self.db.close()
+        # the output directory's run lock (set by runner.open_ledger): released with the ledger,
+        # so that an in-process caller can run or resume the same league again
+        fd = getattr(self, "lock_fd", None)
+        if fd is not None:
+            self.lock_fd = None
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
     # -- meta -----------------------------------------------------------
     def get_meta(self, key: str) -> str | None:

@@ -60,7 +60,13 @@ def test_zoo_in_a_league(pair: tuple[str, str], tmp_path: Path) -> None:
     body += '[[variants]]\nname = "kwartet"\nsizes = 4\n'
     cfg = tmp_path / "league.toml"
     cfg.write_text(body)
+    from referee.runtime.sandbox import lifeline_fd
+
+    lifeline_fd()  # created once per referee process; not a leak
+    fds_before = len(os.listdir("/proc/self/fd"))
     assert main(["run", str(cfg), "--quiet"]) == 0
+    fds_after = len(os.listdir("/proc/self/fd"))
+    assert fds_after <= fds_before, f"the referee leaked {fds_after - fds_before} file descriptors"
     league = load_config(cfg)
     planned = sorted(g.game_id for g in sched.games(league))
     with Ledger.in_dir(tmp_path / "out", create=False) as ledger:
