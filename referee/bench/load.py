@@ -34,6 +34,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fraction", type=float, default=0.7,
                    help="share of the move time each decision burns in CPU (default 0.7)")
     p.add_argument("--modes", default="wall,cpu", help="clock modes to measure (default wall,cpu)")
+    p.add_argument("--wall-ceiling-ms", type=int, default=None,
+                   help="cpu mode: wall limit per decision (default 3 x move time)")
     p.add_argument("--seed", type=int, default=1, help="first deal seed (default 1)")
 
 
@@ -60,7 +62,8 @@ async def _measure(args: argparse.Namespace, mode: str) -> dict[str, Any]:
     from referee.rules import get_variant
     from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, play_game
 
-    clock = ClockSpec(move_ms=args.move_ms, mode=mode, startup_ms=20000, grace_ms=200)
+    clock = ClockSpec(move_ms=args.move_ms, mode=mode, startup_ms=20000, grace_ms=200,
+                      wall_ceiling_ms=getattr(args, "wall_ceiling_ms", None) if mode == "cpu" else None)
     rules = get_variant("kwartet")
     totals = {"decisions": 0, "timeouts": 0, "other_faults": 0, "seat_games": 0, "think_ms_max": 0.0,
               "think_ms_sum": 0.0}
