@@ -184,7 +184,14 @@ def test_referee_sigkill_takes_every_bot_process_with_it() -> None:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     trio.run(assert_no_survivors, tag)
-    assert not os.path.exists(info["workdir"])
+
+    async def folder_gone() -> None:  # the watcher removes it right after the bot is dead
+        with trio.move_on_after(3):
+            while os.path.exists(info["workdir"]):
+                await trio.sleep(0.02)
+
+    trio.run(folder_gone)
+    assert not os.path.exists(info["workdir"]), "the watcher did not remove the bot's temporary folder"
 
 
 async def test_cpu_clock_sees_thinking_hidden_in_a_setsid_child(tmp_path: Path) -> None:
