@@ -40,7 +40,7 @@ from typing import Any, Callable, Sequence
 import msgspec
 import trio
 
-from protocol.messages import ENCODER, PROTOCOL_VERSION, REPLY_FOR_DECISION, BotHello
+from protocol.messages import BOT_DECODER, ENCODER, PROTOCOL_VERSION, REPLY_FOR_DECISION, BotHello
 from referee.rules import IllegalAction, Rng, derive, ranks_from_scores
 
 from .cpu import group_cpu_seconds
@@ -120,7 +120,8 @@ class _Runner:
         self.faults: list[FaultRecord] = []
         self.log: GameLog | None = None
         self.log_dir = log_dir
-        self.t0 = trio.current_time()
+        self._now = trio.lowlevel.current_clock().current_time  # trio's clock, without the run-context lookup
+        self.t0 = self._now()
         self.nursery: trio.Nursery | None = None
         # per hand
         self.gid = spec.game_id
@@ -130,6 +131,7 @@ class _Runner:
         self.fallback: Rng = Rng(0)
         self._gid_frag = b""
         self._turn_frag = b""
+        self._fields: Callable[[int], bytes] | None = None
 
     # ------------------------------------------------------------------ run
     async def run(self) -> GameResult:
@@ -256,6 +258,8 @@ class _Runner:
         self._gid_frag = ENCODER.encode(gid)
         self._turn_frag = b'{"type":"turn","game":' + self._gid_frag + b',"id":'
         self.state = state
+        # the turn's view, pre-encoded by the engine when it can (AskGame.turn_fields)
+        self._fields = getattr(state, "turn_fields", None)
         self.seq = 0
         self.hand_seats = seats
         fb = getattr(state, "fallback_rng", None)
@@ -318,9 +322,16 @@ class _Runner:
             if forfeits:
                 end["forfeits"] = forfeits
             self._queue(seat, ENCODER.encode(end))
-        async with trio.open_nursery() as n:
-            for seat in seats:
-                n.start_soon(self._flush, seat)
+        stuck = []
+        for seat in seats:
+            if seat.out:
+                rest = self._flush_nowait(seat)
+                if rest is not None:
+                    stuck.append((seat, rest))
+        if stuck:  # pipes that are full: finish those writes concurrently, each under its own limit
+            async with trio.open_nursery() as n:
+                for seat, rest in stuck:
+                    n.start_soon(self._flush_rest, seat, rest)
         self._log_rec({"hand_end": {"game": gid, "scores": scores, "ranks": ranks, "reason": reason}})
         if reason != "complete":
             raise _Aborted(detail or "aborted")
@@ -365,36 +376,57 @@ class _Runner:
             if s.out_size > limit:
                 await self._flush(s)
 
-    async def _flush(self, seat: _Seat) -> bool:
-        """Write the seat's queued lines in one write. Returns False (after
-        reporting a crash/timeout fault if the seat had none) if it failed."""
+    def _flush_nowait(self, seat: _Seat) -> memoryview | None:
+        """Write the seat's queued lines in one ``write`` without waiting and log
+        them. Returns None when everything was written (or the seat is not
+        writable: the lines are dropped), else the unwritten rest (an empty
+        view when the pipe is broken), which :meth:`_flush` finishes."""
         lines = seat.out
-        if not lines:
-            return seat.writable
         seat.out = []
         seat.out_size = 0
-        if not seat.writable:
-            return False
-        log = self.log
+        session = seat.session
+        if not (session.pipe_open and not session._closed):
+            return None
         n = len(lines)
         lines.append(b"")
         data = _NEWLINE.join(lines)
-        session = seat.session
-        err: BotError | None = None
         try:
             sent = session.try_send(data)  # the usual case: the pipe has room, no waiting
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             sent = -1
-        if log is not None:  # after the write: the bot is already reading while we log
+        if self.log is not None:  # after the write: the bot is already reading while we log
             del lines[n]
-            log.out(seat.index, lines)
+            self.log.out(seat.index, lines)
         if sent == len(data):
+            return None
+        return memoryview(data)[sent:] if sent >= 0 else memoryview(b"")
+
+    async def _flush(self, seat: _Seat) -> bool:
+        """Write the seat's queued lines in one write. Returns False (after
+        reporting a crash/timeout fault if the seat had none) if it failed.
+
+        A write that does not fit the pipe waits up to the seat's wall limit
+        plus 0.5 s (a bot that stops reading its stdin is a timeout fault)."""
+        if not seat.out:
+            return seat.writable
+        if not seat.writable:
+            seat.out = []
+            seat.out_size = 0
+            return False
+        rest = self._flush_nowait(seat)
+        if rest is None:
             return True
-        with trio.CancelScope(deadline=trio.current_time() + seat.clock.ceiling_ms() / 1000 + 0.5) as scope:
+        return await self._flush_rest(seat, rest)
+
+    async def _flush_rest(self, seat: _Seat, rest: memoryview) -> bool:
+        """Finish a write :meth:`_flush_nowait` could not complete (see :meth:`_flush`)."""
+        session = seat.session
+        err: BotError | None = None
+        with trio.move_on_after(seat.clock.ceiling_ms() / 1000 + 0.5) as scope:
             try:
-                if sent < 0:
+                if not len(rest):
                     raise trio.BrokenResourceError
-                await session.send_bytes(memoryview(data)[sent:])
+                await session.send_bytes(rest)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 session.pipe_open = False
                 session.alive = False
@@ -567,12 +599,63 @@ class _Runner:
         else:
             left = move_ms
         # pre-encoded fragments: {"type":"turn","game":G,"id":N,"decide":D, <view>, "clock":{...}}
-        body = ENCODER.encode(state.view(hs))
-        seat.out.append(b"".join((self._turn_frag, b"%d" % tid, _DECIDE_FRAG[decide], body[1:-1],
-                                  b',"clock":{"left_ms":%d,"move_ms":%d}}' % (left, move_ms))))
+        fields = self._fields
+        body = fields(hs) if fields is not None else ENCODER.encode(state.view(hs))[1:-1]
+        seat.out.append(b'%b%d%b%b,"clock":{"left_ms":%d,"move_ms":%d}}' % (
+            self._turn_frag, tid, _DECIDE_FRAG[decide], body, left, move_ms))
         if not await self._flush(seat):
             return None
-        t0 = trio.current_time()
+        now = self._now
+        t0 = now()
+        reader = session.reader
+        expected = REPLY_FOR_DECISION[decide]
+        if clock.mode != "cpu":
+            # the usual case, wall clock: one cancel scope around the wait for the reply line
+            deadline = t0 + limit_ms / 1000
+            line: bytes | None = None
+            early: BotError | None = None
+            with trio.move_on_at(deadline):
+                try:
+                    line = await reader.read_line(True)  # True: the turn was just written, the pipe is empty
+                except LineTooLong as exc:
+                    early = BotMalformed(str(exc), bot=seat.name, seat=seat.index, turn_id=tid)
+                except StreamClosed:
+                    early = BotCrashed("", bot=seat.name, seat=seat.index, turn_id=tid)
+            if line is not None:
+                ms = (now() - t0) * 1000
+                try:
+                    msg = BOT_DECODER.decode(line)
+                except msgspec.DecodeError:
+                    msg = None
+                if type(msg) is expected and msg.id == tid:  # type: ignore[union-attr]
+                    try:
+                        action = check(msg)
+                    except IllegalAction:
+                        pass  # the general path below builds the error
+                    else:
+                        think = seat.think
+                        think.count += 1
+                        think.total_ms += ms
+                        if ms > think.max_ms:
+                            think.max_ms = ms
+                        if clock.bank_ms is not None:
+                            seat.bank_left -= ms
+                        if apply:
+                            if self.log is not None:  # the reply as received is the action record
+                                self.log.act_raw(seat.index, tid, decide, line, ms)
+                            return action
+                        return (action, tid, ms, line)
+            return await self._ask_slow(seat, decide, check, apply, tid, t0, limit_ms, line, early)
+        return await self._ask_slow(seat, decide, check, apply, tid, t0, limit_ms, None, None)
+
+    async def _ask_slow(self, seat: _Seat, decide: str, check: Callable[[Any], Any], apply: bool, tid: int,
+                        t0: float, limit_ms: float, first: bytes | None, first_err: BotError | None) -> Any:
+        """The general reply loop of :meth:`_ask_bot`: CPU clock, retries, and every
+        fault. In wall mode the first attempt's outcome (``first`` line or
+        ``first_err``; both None = timed out) comes from the fast path."""
+        session = seat.session
+        clock = seat.clock
+        move_ms = clock.move_ms
         cpu_mode = clock.mode == "cpu"
         wall_limit = (clock.ceiling_ms() if cpu_mode else limit_ms) / 1000
         deadline = t0 + wall_limit
@@ -584,11 +667,17 @@ class _Runner:
         reader = session.reader
         expected = REPLY_FOR_DECISION[decide]
         fresh = True  # the turn was just written: the reply cannot be there yet
+        replayed = clock.mode != "cpu"  # wall mode: the fast path did the first read
         while True:
             err: BotError | None = None
             line: bytes | None = None
             timed_out = False
-            if cpu_mode:
+            if replayed:
+                replayed = False
+                line, err = first, first_err
+                if line is None and err is None:
+                    timed_out = True
+            elif cpu_mode:
                 # wake up at the earliest moment the CPU budget could be spent, re-check, repeat
                 while True:
                     used = (group_cpu_seconds(session.pid) or 0.0) - cpu0  # type: ignore[operator]
@@ -608,7 +697,7 @@ class _Runner:
                         timed_out = True
                         break
             else:
-                with trio.CancelScope(deadline=deadline):
+                with trio.move_on_at(deadline):
                     try:
                         line = await reader.read_line(fresh)
                     except LineTooLong as exc:
