@@ -131,6 +131,7 @@ class _Runner:
         self.fallback: Rng = Rng(0)
         self._gid_frag = b""
         self._turn_frag = b""
+        self._event_frag = b""
         self._fields: Callable[[int], bytes] | None = None
 
     # ------------------------------------------------------------------ run
@@ -188,7 +189,7 @@ class _Runner:
         return {
             "log": LOG_KIND, "log_version": LOG_VERSION, "protocol": PROTOCOL_VERSION,
             "referee": _version(), "game": spec.game_id, "variant": self.rules.name,
-            "rules": self.rules.to_wire(), "players": spec.players, "seed": spec.seed,
+            "rules": _wire(self.rules)[0], "players": spec.players, "seed": spec.seed,
             "deal": spec.deal.to_json() if spec.deal is not None else None,
             "match": _match_json(fmt),
             "seats": [
@@ -257,6 +258,7 @@ class _Runner:
         self.gid = gid
         self._gid_frag = ENCODER.encode(gid)
         self._turn_frag = b'{"type":"turn","game":' + self._gid_frag + b',"id":'
+        self._event_frag = b'{"type":"event","game":' + self._gid_frag + b',"seq":'
         self.state = state
         # the turn's view, pre-encoded by the engine when it can (AskGame.turn_fields)
         self._fields = getattr(state, "turn_fields", None)
@@ -271,8 +273,9 @@ class _Runner:
             seat.in_hand = True
             bank = seat.clock.bank_ms
             seat.bank_left = float(bank) if bank is not None else 0.0
-        names = [s.name for s in seats]
-        wire_rules = self.rules.to_wire()
+        names = ENCODER.encode([s.name for s in seats])
+        _, wire_rules = _wire(self.rules)
+        variant = ENCODER.encode(self.rules.name)
         dealer = getattr(state, "dealer", 0)
         for hs, seat in enumerate(seats):
             if not seat.session.alive and not seat.faulted:
@@ -284,10 +287,10 @@ class _Runner:
                 clock_msg["bank_ms"] = clock.bank_ms
             if clock.mode != "wall":
                 clock_msg["mode"] = clock.mode
-            self._queue(seat, ENCODER.encode({
-                "type": "start", "game": gid, "variant": self.rules.name, "rules": wire_rules, "seat": hs,
-                "seats": names, "dealer": dealer, "hand": state.hand(hs), "clock": clock_msg,
-            }))
+            self._queue(seat, b'{"type":"start","game":%b,"variant":%b,"rules":%b,"seat":%d,"seats":%b,'
+                              b'"dealer":%d,"hand":%b,"clock":%b}' % (
+                                  self._gid_frag, variant, wire_rules, hs, names, dealer,
+                                  ENCODER.encode(state.hand(hs)), ENCODER.encode(clock_msg)))
         try:
             await self._broadcast(state.initial_events())
             budget = self.policy.max_decisions
@@ -349,14 +352,20 @@ class _Runner:
         when it exceeds ``FaultPolicy.event_buffer`` bytes."""
         if not events:
             return
-        targets = [s for s in self.hand_seats if s.writable]
-        prefix = b'{"type":"event","game":' + self._gid_frag + b',"seq":'
+        targets = [s for s in self.hand_seats if s.session.pipe_open and not s.session._closed]
+        prefix = self._event_frag
         enc = ENCODER.encode
         seq = self.seq
         for ev in events:
             seq += 1
-            head = prefix + b"%d," % seq
-            if ev.get("kind") == "draw" and "card" in ev:
+            if ev["kind"] != "draw" or "card" not in ev:
+                line = b"%b%d,%b" % (prefix, seq, enc(ev)[1:])
+                n = len(line)
+                for s in targets:
+                    s.out.append(line)
+                    s.out_size += n
+            else:
+                head = b"%b%d," % (prefix, seq)
                 public = head + enc({k: v for k, v in ev.items() if k != "card"})[1:]
                 private = head + enc(ev)[1:]
                 who = ev.get("seat")
@@ -364,12 +373,6 @@ class _Runner:
                     line = private if s.hs == who else public
                     s.out.append(line)
                     s.out_size += len(line)
-            else:
-                line = head + enc(ev)[1:]
-                n = len(line)
-                for s in targets:
-                    s.out.append(line)
-                    s.out_size += n
         self.seq = seq
         limit = self.policy.event_buffer
         for s in targets:
@@ -527,7 +530,7 @@ class _Runner:
         hs = seat.hs
         events: list[dict[str, Any]] | None = None
         if not seat.faulted:
-            result = await self._ask_bot(seat, decide, partial(state.apply, hs))
+            result = await self._ask_bot(seat, decide, None)
             if result is not None:
                 events = result
         if events is None:
@@ -579,11 +582,14 @@ class _Runner:
             self.log.timed("act", {"seat": seat.index, "id": turn_id, "decide": decide,
                                    "action": action_json(decide, action), "fallback": fallback, "ms": round(ms, 3)})
 
-    async def _ask_bot(self, seat: _Seat, decide: str, check: Callable[[Any], Any], apply: bool = True) -> Any:
+    async def _ask_bot(self, seat: _Seat, decide: str, check: Callable[[Any], Any] | None,
+                       apply: bool = True) -> Any:
         """Send a ``turn`` and wait for a valid reply.
 
+        ``check`` None applies the reply to the game (``state.apply(seat, reply)``).
         Returns ``check(reply)`` (the events, for sequential decisions) or the
         reply itself (``apply=False``), or None after a fault (already handled).
+        Cancellation propagates (nothing is applied).
         """
         state = self.state
         session = seat.session
@@ -629,7 +635,7 @@ class _Runner:
                     msg = None
                 if type(msg) is expected and msg.id == tid:  # type: ignore[union-attr]
                     try:
-                        action = check(msg)
+                        action = state.apply(hs, msg) if check is None else check(msg)
                     except IllegalAction:
                         pass  # the general path below builds the error
                     else:
@@ -648,11 +654,13 @@ class _Runner:
             return await self._ask_slow(seat, decide, check, apply, tid, t0, limit_ms, line, early)
         return await self._ask_slow(seat, decide, check, apply, tid, t0, limit_ms, None, None)
 
-    async def _ask_slow(self, seat: _Seat, decide: str, check: Callable[[Any], Any], apply: bool, tid: int,
+    async def _ask_slow(self, seat: _Seat, decide: str, check: Callable[[Any], Any] | None, apply: bool, tid: int,
                         t0: float, limit_ms: float, first: bytes | None, first_err: BotError | None) -> Any:
         """The general reply loop of :meth:`_ask_bot`: CPU clock, retries, and every
         fault. In wall mode the first attempt's outcome (``first`` line or
         ``first_err``; both None = timed out) comes from the fast path."""
+        if check is None:
+            check = partial(self.state.apply, seat.hs)
         session = seat.session
         clock = seat.clock
         move_ms = clock.move_ms
@@ -788,6 +796,23 @@ class _Aborted(Exception):
 
 class _Stalled(Exception):
     """The hand exceeded ``FaultPolicy.max_decisions``."""
+
+
+_WIRE_CACHE: dict[int, tuple[Any, dict[str, Any], bytes]] = {}
+
+
+def _wire(rules: Any) -> tuple[dict[str, Any], bytes]:
+    """``rules.to_wire()`` and its JSON, computed once per rules record (a league
+    plays thousands of games with the same few records). Callers must not
+    modify the dict."""
+    hit = _WIRE_CACHE.get(id(rules))
+    if hit is not None and hit[0] is rules:
+        return hit[1], hit[2]
+    wire = rules.to_wire()
+    if len(_WIRE_CACHE) >= 64:
+        _WIRE_CACHE.clear()
+    _WIRE_CACHE[id(rules)] = (rules, wire, ENCODER.encode(wire))
+    return wire, _WIRE_CACHE[id(rules)][2]
 
 
 def _tag(msg: Any) -> str:

@@ -91,10 +91,11 @@ class GameLog:
 
     def out(self, seat: int, lines: list[bytes]) -> None:
         """Log raw JSON lines (without newlines) written to ``seat``."""
-        if self._f is not None:
+        f = self._f
+        if f is not None:
             if self._act is not None:
                 self._write_act()
-            self._f.write(b'{"t":%s,"to":%d,"out":[%s]}\n' % (self.tb(), seat, b",".join(lines)))
+            f.write(b'{"t":%.6f,"to":%d,"out":[%b]}\n' % (self._now() - self._t0, seat, b",".join(lines)))
 
     def inbound(self, seat: int, raw: bytes, ms: float, ok: bool) -> None:
         """Log a line read from ``seat``: ``raw`` is embedded as JSON when it decoded."""
