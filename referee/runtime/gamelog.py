@@ -57,8 +57,12 @@ class GameLog:
 
     def __init__(self, path: Path, t0: float, now: Any = time.monotonic) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._f: BinaryIO | None = open(path, "wb", buffering=1 << 16)
+        try:  # the folder usually exists already (a league writes thousands of logs into one)
+            f = open(path, "wb", buffering=1 << 16)
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            f = open(path, "wb", buffering=1 << 16)
+        self._f: BinaryIO | None = f
         self._t0 = t0
         self._now = now
         self._act: tuple[float, int, int, str, bytes, float] | None = None
