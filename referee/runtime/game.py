@@ -631,7 +631,7 @@ class _Runner:
                 ms = (now() - t0) * 1000
                 try:
                     msg = BOT_DECODER.decode(line)
-                except msgspec.DecodeError:
+                except (msgspec.DecodeError, RecursionError):  # deeply nested JSON recurses: malformed below
                     msg = None
                 if type(msg) is expected and msg.id == tid:  # type: ignore[union-attr]
                     try:
