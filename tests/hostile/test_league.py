@@ -125,48 +125,58 @@ def _ledger_ids(out: Path) -> list[str]:
 
 
 def test_referee_sigkill_at_random_moments_then_resume(tmp_path: Path) -> None:
-    """Kill ``referee run`` with SIGKILL several times at random moments (some
-    while bots that ignore EOF and fork lingering children are running),
-    resume each time; the final ledger is exactly the plan, and after every
-    kill no bot process survives the watcher's clean-up."""
+    """Kill ``referee run`` with SIGKILL five times at random moments (at start-up,
+    or after a random number of finished games plus a random few milliseconds,
+    i.e. mid-game, mid-start or mid-shutdown of bots that ignore EOF and fork
+    lingering children), resume each time; the final ledger is exactly the
+    plan, and after every kill no bot process survives the watchers' clean-up."""
     rng = random.Random(20261130)
     tag = new_tag("crashsafe")
     body = 'seed = 3\nconcurrency = 2\nout = "out"\n[clock]\nmove_ms = 500\n'
     names = [f"{tag}-{n}" for n in "abcd"]  # unique names: unique temporary folder names
     body += bot_toml(names[0], "legal", tag) + bot_toml(names[1], "legal", tag)
     body += bot_toml(names[2], "lingerer", tag) + bot_toml(names[3], "byeignorer", tag)
-    body += '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 10\n'
+    body += '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 4\n'
     cfg = tmp_path / "league.toml"
     cfg.write_text(body)
     planned = sorted(g.game_id for g in sched.games(load_config(cfg)))
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    command = [PYTHON, "-m", "referee", "run", str(cfg), "--progress-every", "0"]
     kills = 0
-    for attempt in range(20):
-        proc = subprocess.Popen([PYTHON, "-m", "referee", "run", str(cfg), "--quiet"], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        delay = rng.uniform(0.3, 0.7)
-        try:
-            proc.wait(timeout=delay)
-        except subprocess.TimeoutExpired:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
-            kills += 1
-            trio.run(assert_no_survivors, tag, 2.0)   # the watchers clean up within the grace time
-            ids = _ledger_ids(out)
-            assert len(ids) == len(set(ids))
-            continue
-        assert proc.returncode == 0, proc.stderr.read().decode()
-        break
-    else:
-        done = subprocess.run([PYTHON, "-m", "referee", "run", str(cfg), "--quiet"], env=env,
-                              capture_output=True, timeout=120)
-        assert done.returncode == 0, done.stderr.decode()
+    while kills < 5:
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        assert proc.stdout is not None
+        if rng.random() < 0.3:
+            time.sleep(rng.uniform(0.0, 0.4))          # during start-up / the first games
+        else:
+            wanted, seen = rng.randint(1, 6), 0
+            for line in proc.stdout:                   # one progress line per finished game
+                seen += line.startswith("[")
+                if seen >= wanted:
+                    break
+            time.sleep(rng.uniform(0.0, 0.05))
+        if proc.poll() is not None:
+            break                                       # finished before the kill: fine, the loop ends
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+        kills += 1
+        trio.run(assert_no_survivors, tag, 2.0)         # the watchers clean up within the grace time
+        ids = _ledger_ids(out)
+        assert len(ids) == len(set(ids)) and set(ids) <= set(planned)
+    assert 0 < len(ids) < len(planned), "the kills should fall in the middle of the league"
+    done = subprocess.run([*command[:-2], "--quiet"], env=env, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()
     print(f"referee killed {kills} times; {len(planned)} games planned")
     assert kills >= 3, "the league finished too fast to be killed several times; make it bigger"
     ids = _ledger_ids(out)
     assert sorted(ids) == planned, "the ledger must hold exactly the planned games, each once"
     logs = sorted(p.name for p in (out / "games").iterdir() if p.suffix == ".jsonl")
     assert set(f"{g}.jsonl" for g in planned) <= set(logs)
-    assert not list(Path(tempfile.gettempdir()).glob(f"referee-bot-{tag}-*")), "temporary folders left behind"
     trio.run(assert_no_survivors, tag)
+    deadline = time.monotonic() + 3   # the watchers of the last kill may still be removing folders
+    while list(Path(tempfile.gettempdir()).glob(f"referee-bot-{tag}-*")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    leftovers = list(Path(tempfile.gettempdir()).glob(f"referee-bot-{tag}-*"))
+    assert not leftovers, f"temporary folders left behind: {leftovers}"
