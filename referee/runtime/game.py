@@ -853,8 +853,9 @@ async def play_game(spec: GameSpec, bots: Sequence[BotSession], log_dir: Path | 
     """Play ``spec`` with ``bots[i]`` in seat ``i``; return the result.
 
     Bot misbehaviour never raises: it becomes a fault in the result. Raises
-    ``ValueError`` if the number of sessions does not match ``spec.players``
-    and ``OSError`` if the log cannot be written. On cancellation the log is
+    ``ValueError`` if the number of sessions (or of ``spec.seat_clocks``) does
+    not match ``spec.players`` or a clock is invalid, and ``OSError`` if the
+    log cannot be written. On cancellation the log is
     closed with an ``aborted`` footer and the exception propagates; closing
     the sessions is the caller's job (``BotSession.close`` is shielded).
     """

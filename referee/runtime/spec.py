@@ -23,7 +23,9 @@ class BotSpec:
     """How to start a bot.
 
     ``command`` is an argv list, or a shell string run with ``/bin/sh -c``.
-    ``env`` None inherits the referee's environment; a dict replaces it.
+    ``env``: with the sandbox's clean environment (the default limits) these
+    variables are added to a minimal base; without it None inherits the
+    referee's environment and a dict replaces it (see docs/SECURITY.md).
     """
 
     name: str
