@@ -350,8 +350,14 @@ class _Runner:
         """Queue the events for every seat of the hand whose pipe is open (a
         ``draw`` event's card only for the drawer); write out a seat's queue
         when it exceeds ``FaultPolicy.event_buffer`` bytes."""
+        for s in self._enqueue(events):
+            await self._flush(s)
+
+    def _enqueue(self, events: list[dict[str, Any]]) -> list[_Seat]:
+        """The synchronous part of :meth:`_broadcast`: queue the event lines and
+        return the seats whose queue is over ``FaultPolicy.event_buffer``."""
         if not events:
-            return
+            return []
         targets = [s for s in self.hand_seats if s.session.pipe_open and not s.session._closed]
         prefix = self._event_frag
         enc = ENCODER.encode
@@ -375,9 +381,7 @@ class _Runner:
                     s.out_size += len(line)
         self.seq = seq
         limit = self.policy.event_buffer
-        for s in targets:
-            if s.out_size > limit:
-                await self._flush(s)
+        return [s for s in targets if s.out_size > limit]
 
     def _flush_nowait(self, seat: _Seat) -> memoryview | None:
         """Write the seat's queued lines in one ``write`` without waiting and log
@@ -537,7 +541,8 @@ class _Runner:
             action = state.random_action(hs, self.fallback)
             events = state.apply(hs, action)
             self._log_act(seat, None, decide, action, True, 0.0)
-        await self._broadcast(events)
+        for s in self._enqueue(events):  # usually none: the events wait for each seat's next write
+            await self._flush(s)
 
     async def _simultaneous(self, seats: list[_Seat], decide: str) -> None:
         state = self.state
@@ -609,7 +614,12 @@ class _Runner:
         body = fields(hs) if fields is not None else ENCODER.encode(state.view(hs))[1:-1]
         seat.out.append(b'%b%d%b%b,"clock":{"left_ms":%d,"move_ms":%d}}' % (
             self._turn_frag, tid, _DECIDE_FRAG[decide], body, left, move_ms))
-        if not await self._flush(seat):
+        if not (session.pipe_open and not session._closed):
+            seat.out = []
+            seat.out_size = 0
+            return None
+        rest = self._flush_nowait(seat)  # the usual case: the whole write fits the pipe at once
+        if rest is not None and not await self._flush_rest(seat, rest):
             return None
         now = self._now
         t0 = now()
