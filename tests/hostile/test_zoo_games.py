@@ -15,7 +15,7 @@ import trio
 
 from referee.cli import main
 from referee.rules import get_variant
-from referee.runtime import (BotCrashed, BotSession, BotSpec, ClockSpec, FaultPolicy, GameSpec, ResourceLimits,
+from referee.runtime import (BotCrashed, BotMalformed, BotSession, BotSpec, ClockSpec, FaultPolicy, GameSpec, ResourceLimits,
                              play_game)
 from referee.runtime.session import STDERR_TAIL
 
@@ -44,6 +44,7 @@ CASES: dict[str, tuple[set[str], tuple[str, ...], ResourceLimits | None, int]] =
     "forker": ({"crash"}, (), None, 0),
     "closer": ({"crash"}, (), None, 0),
     "stdincloser": ({"crash"}, (), None, 0),
+    "slowloris": ({"timeout"}, (), None, 0),
     "byeignorer": (set(), (), None, 0),
 }
 
@@ -142,6 +143,16 @@ async def test_zoo_with_sample_random_bot(tmp_path: Path) -> None:
                                   variant="happy-families")
     assert {f.fault for f in result.faults} == {"crash"}
     check_replay(result.log_path)
+    await assert_no_survivors(tag)
+
+
+async def test_bot_flooding_before_hello(tmp_path: Path) -> None:
+    tag = new_tag("prehello")
+    async with trio.open_nursery() as nursery:
+        with pytest.raises(BotMalformed) as info:
+            await BotSession.start(BotSpec("prehello", zoo_command("prehello", tag)), CLOCK, nursery)
+        nursery.cancel_scope.cancel()
+    assert "longer than" in str(info.value)
     await assert_no_survivors(tag)
 
 
