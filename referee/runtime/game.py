@@ -33,6 +33,7 @@ sessions are left to their owner, whose ``close()`` kills them (shielded).
 from __future__ import annotations
 
 import copy
+import os
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -108,7 +109,7 @@ class _Seat:
 
 
 class _Runner:
-    def __init__(self, spec: GameSpec, bots: Sequence[BotSession], log_dir: Path | None) -> None:
+    def __init__(self, spec: GameSpec, bots: Sequence[BotSession], log_dir: str | None) -> None:
         self.spec = spec
         self.rules = spec.rules
         if spec.seat_clocks is not None and len(spec.seat_clocks) != len(bots):
@@ -143,7 +144,7 @@ class _Runner:
         for seat in self.seats:
             seat.clock.validate()
         if self.log_dir is not None:
-            self.log = GameLog(Path(self.log_dir) / f"{spec.game_id}.jsonl", _monotonic())
+            self.log = GameLog(os.path.join(self.log_dir, f"{spec.game_id}.jsonl"), _monotonic())
             self.log.record(self._header())
         reason, detail = "complete", None
         scores: list[float] = [0] * spec.players
@@ -869,5 +870,5 @@ async def play_game(spec: GameSpec, bots: Sequence[BotSession], log_dir: Path | 
     closed with an ``aborted`` footer and the exception propagates; closing
     the sessions is the caller's job (``BotSession.close`` is shielded).
     """
-    runner = _Runner(spec, bots, Path(log_dir) if log_dir is not None else None)
+    runner = _Runner(spec, bots, os.fspath(log_dir) if log_dir is not None else None)
     return await runner.run()

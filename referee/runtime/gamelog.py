@@ -35,6 +35,7 @@ then aborted); writes are synchronous and buffered (64 KiB), never awaited.
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -55,12 +56,12 @@ class GameLog:
 
     __slots__ = ("path", "_f", "_t0", "_now", "_act")
 
-    def __init__(self, path: Path, t0: float, now: Any = time.monotonic) -> None:
+    def __init__(self, path: str | Path, t0: float, now: Any = time.monotonic) -> None:
         self.path = path
         try:  # the folder usually exists already (a league writes thousands of logs into one)
             f = open(path, "wb", buffering=1 << 16)
         except FileNotFoundError:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
             f = open(path, "wb", buffering=1 << 16)
         self._f: BinaryIO | None = f
         self._t0 = t0
