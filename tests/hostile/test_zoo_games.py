@@ -75,7 +75,10 @@ async def play_with(hostile: str, args: tuple[str, ...], limits: ResourceLimits 
             result = await play_game(spec, sessions, tmp_path)
         finally:
             for s in sessions:
+                t0 = trio.current_time()
                 await s.close()
+                if s.name == "byeignorer":  # it got its grace (a lower bound only: never a speed test)
+                    assert trio.current_time() - t0 >= clock.grace_ms / 1000 * 0.9
         nursery.cancel_scope.cancel()
     return result, tag
 
