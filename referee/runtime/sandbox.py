@@ -53,6 +53,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import errno
+import fcntl
 import functools
 import os
 import re
@@ -103,7 +104,11 @@ def lifeline_fd() -> int:
     global _lifeline
     if _lifeline is None or _lifeline[0] != os.getpid():
         r, w = os.pipe2(os.O_CLOEXEC)
-        _lifeline = (os.getpid(), r, w)
+        # never 0-3: the child's stdio (and fd 3 in the watcher) are set up over those numbers
+        r2, w2 = fcntl.fcntl(r, fcntl.F_DUPFD_CLOEXEC, 10), fcntl.fcntl(w, fcntl.F_DUPFD_CLOEXEC, 10)
+        os.close(r)
+        os.close(w)
+        _lifeline = (os.getpid(), r2, w2)
     return _lifeline[1]
 
 
@@ -143,7 +148,7 @@ if pidfd is not None:
         except InterruptedError:
             continue
         if any(fd == 3 for fd, ev in ready):
-            referee_gone = True
+            referee_gone = True  # end of file (or an error) on the lifeline: the referee is gone
         break
 else:
     while True:
@@ -496,7 +501,8 @@ def _sandbox_preexec(pairs: list[tuple[int, int]], flags: int, lifeline: int, wo
             if workdir:
                 os.chdir(workdir)
             return
-        # the watcher: no pipes of the bot, only the lifeline as fd 3
+        # the watcher: no pipes of the bot, only the lifeline as fd 3 (lifeline >= 10:
+        # dup2 onto a different number clears close-on-exec)
         try:
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
