@@ -260,8 +260,10 @@ def limits_problem(limits: Any) -> str | None:
     user = getattr(limits, "user", None)
     if user is not None:
         try:
-            _resolve_user(user)
-        except ValueError as exc:
+            uid, _gid = _resolve_user(user)
+            if getattr(limits, "temp_workdir", True):
+                _check_reachable(os.path.join(tempfile.gettempdir(), "x"), uid, user)
+        except (ValueError, UserError) as exc:
             return str(exc)
     return None
 

@@ -117,6 +117,38 @@ def test_bot_text_is_escaped_in_the_html_report(tmp_path: Path) -> None:
     assert "&lt;script&gt;" in report
 
 
+def test_league_runs_bots_as_another_user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """``[limits] user = "nobody"`` flows from the config to the bot processes;
+    where that user cannot reach the temporary folders, the league refuses to
+    start and says what to change. (Not root: the refusal names root.)"""
+    import json
+
+    monkeypatch.setattr(tempfile, "tempdir", "/tmp")
+    body = 'seed = 4\nout = "out"\n[limits]\nuser = "nobody"\n'
+    for name, script in [("l1", "legal"), ("l2", "legal"), ("who", "introspect")]:
+        body += f'[[bots]]\nname = "{name}"\ncommand = ["/usr/bin/python3", "{ZOO / (script + ".py")}", "{new_tag(name)}"]\n'
+    body += '[[variants]]\nname = "kwartet"\nsizes = 3\n'
+    cfg = tmp_path / "league.toml"
+    cfg.write_text(body)
+    if os.geteuid() != 0:
+        assert main(["run", str(cfg), "--quiet"]) == 2
+        assert "needs the referee to run as root" in capsys.readouterr().err
+        return
+    if os.stat("/tmp").st_mode & 0o001 == 0:  # a private /tmp (as on the test machine): refused up front
+        assert main(["run", str(cfg), "--quiet"]) == 2
+        assert "set TMPDIR" in capsys.readouterr().err
+    monkeypatch.setattr(tempfile, "tempdir", "/var/tmp")
+    assert main(["run", str(cfg), "--quiet"]) == 0
+    with Ledger.in_dir(tmp_path / "out", create=False) as ledger:
+        rows = list(ledger.rows())
+    assert rows and all(not r.faults for r in rows)
+    header = json.loads((tmp_path / "out" / rows[0].log_path).read_text().splitlines()[0])
+    hello = next(s["hello"] for s in header["seats"] if s["bot"] == "who")
+    import pwd
+
+    assert json.loads(hello["version"])["uid"] == pwd.getpwnam("nobody").pw_uid
+
+
 def _ledger_ids(out: Path) -> list[str]:
     if not (out / "ledger.sqlite").exists():
         return []

@@ -13,6 +13,7 @@ report = {
     "env_values": {k: os.environ[k] for k in ("HOME", "TMPDIR", "REFEREE_BOT_DIR", "ZOO_EXTRA") if k in os.environ},
     "cwd": os.getcwd(),
     "pid": os.getpid(),
+    "uid": os.getuid(),
     "rlimits": {name: resource.getrlimit(getattr(resource, name))[1]
                 for name in ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_NPROC", "RLIMIT_FSIZE", "RLIMIT_NOFILE")},
 }
