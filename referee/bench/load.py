@@ -7,7 +7,8 @@ with the wall clock and once with the CPU-time clock (``mode = "cpu"``, wall
 ceiling 3 x move time). Every bot stays within its move time in CPU terms, so
 every timeout is a *false* timeout caused by the machine being overloaded.
 
-Figures per mode: decisions answered by the bots, false timeouts (a seat
+Figures per mode: decisions answered by the bots, false timeouts (cpu mode:
+also how many of them hit the wall ceiling rather than the CPU limit; a seat
 that timed out is played by the fallback for the rest of its game, so this
 counts at most one per seat and game), the rate per 1000 decisions, the
 measured think times, and the wall time. Nothing here is a test: the figures
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -65,8 +67,8 @@ async def _measure(args: argparse.Namespace, mode: str) -> dict[str, Any]:
     clock = ClockSpec(move_ms=args.move_ms, mode=mode, startup_ms=20000, grace_ms=200,
                       wall_ceiling_ms=getattr(args, "wall_ceiling_ms", None) if mode == "cpu" else None)
     rules = get_variant("kwartet")
-    totals = {"decisions": 0, "timeouts": 0, "other_faults": 0, "seat_games": 0, "think_ms_max": 0.0,
-              "think_ms_sum": 0.0}
+    totals = {"decisions": 0, "timeouts": 0, "ceiling_timeouts": 0, "other_faults": 0, "seat_games": 0,
+              "think_ms_max": 0.0, "think_ms_sum": 0.0}
 
     async def table(t: int) -> None:
         for g in range(args.games):
@@ -85,6 +87,9 @@ async def _measure(args: argparse.Namespace, mode: str) -> dict[str, Any]:
             for f in res.faults:
                 if f.fault == "timeout":
                     totals["timeouts"] += 1
+                    used = re.search(r"it used (\d+) ms of CPU", f.detail)
+                    if used and int(used.group(1)) < args.move_ms:
+                        totals["ceiling_timeouts"] += 1  # the wall ceiling, not the CPU limit
                 elif f.fault != "stale":
                     totals["other_faults"] += 1
             for st in res.think_ms:
@@ -101,6 +106,7 @@ async def _measure(args: argparse.Namespace, mode: str) -> dict[str, Any]:
     return {
         "decisions": n,
         "false_timeouts": totals["timeouts"],
+        "of_which_wall_ceiling": totals["ceiling_timeouts"],
         "seat_games": totals["seat_games"],
         "false_timeouts_per_1000_decisions": round(1000 * totals["timeouts"] / n, 2) if n else None,
         "other_faults": totals["other_faults"],
@@ -117,11 +123,13 @@ def print_result(result: dict[str, Any]) -> None:
     title = (f"False timeouts under load: {result['tables']} tables at once on {result['cores']} cores, "
              f"bots burn {result['fraction']:.0%} of move_ms={result['move_ms']} in CPU")
     table = Table(title=title)
-    for col in ("clock", "decisions", "false timeouts", "per 1000 decisions", "seat-games", "think mean ms",
-                "think max ms", "other faults", "wall s"):
+    for col in ("clock", "decisions", "false timeouts", "at wall ceiling", "per 1000 decisions", "seat-games",
+                "think mean ms", "think max ms", "other faults", "wall s"):
         table.add_column(col, justify="right")
     for mode, m in result["modes"].items():
-        table.add_row(mode, str(m["decisions"]), str(m["false_timeouts"]), str(m["false_timeouts_per_1000_decisions"]),
+        ceiling = str(m["of_which_wall_ceiling"]) if mode == "cpu" else "-"
+        table.add_row(mode, str(m["decisions"]), str(m["false_timeouts"]), ceiling,
+                      str(m["false_timeouts_per_1000_decisions"]),
                       str(m["seat_games"]), str(m["think_ms_mean"]), str(m["think_ms_max"]), str(m["other_faults"]),
                       str(m["wall_s"]))
     Console().print(table)

@@ -738,7 +738,9 @@ class _Runner:
             if timed_out:
                 what = "CPU time" if cpu_mode else "time"
                 lim = f"{limit_ms:.0f} ms" + (" (bank)" if clock.bank_ms is not None and limit_ms < move_ms else "")
-                ceiling = f", wall ceiling {wall_limit * 1000:.0f} ms" if cpu_mode else ""
+                # the CPU actually used tells a CPU-limit timeout from a wall-ceiling one (overloaded machine)
+                ceiling = (f", wall ceiling {wall_limit * 1000:.0f} ms (it used {ms:.0f} ms of CPU in "
+                           f"{wall_ms:.0f} ms)" if cpu_mode else "")
                 err = BotTimeout(f"no reply to turn {tid} ({decide}) within the {what} limit of {lim}{ceiling}",
                                  bot=seat.name, seat=seat.index, turn_id=tid)
                 line = None
