@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import atexit
 import ctypes
-import errno
 import fcntl
 import functools
 import os
@@ -531,5 +530,3 @@ def process_alive(pid: int) -> bool:
         return False
     return data[data.rfind(b")") + 2 : data.rfind(b")") + 3] != b"Z"
 
-
-_ = errno  # kept for callers matching errno values
