@@ -7,6 +7,7 @@ verifies, and no surviving process."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from referee.cli import main
 from referee.rules import get_variant
 from referee.runtime import (BotCrashed, BotMalformed, BotSession, BotSpec, ClockSpec, FaultPolicy, GameSpec, ResourceLimits,
                              play_game)
+from referee.runtime.sandbox import namespace_support
 from referee.runtime.session import STDERR_TAIL
 
 from .conftest import REPO, PYTHON, assert_no_survivors, new_tag, zoo_command
@@ -45,6 +47,7 @@ CASES: dict[str, tuple[set[str], tuple[str, ...], ResourceLimits | None, int]] =
     "closer": ({"crash"}, (), None, 0),
     "stdincloser": ({"crash"}, (), None, 0),
     "slowloris": ({"timeout"}, (), None, 0),
+    "assassin": ({"crash"}, (), None, 0),
     "byeignorer": (set(), (), None, 0),
 }
 
@@ -131,6 +134,10 @@ async def test_zoo_bot_in_a_game(hostile: str, tmp_path: Path) -> None:
     assert all(len(t.encode()) <= STDERR_TAIL + 4 for t in tails.values())
     if hostile == "stderrflood":
         assert "stderr flood" in tails[1]
+    if hostile == "assassin" and namespace_support(True)[0]:  # its kills named pids of its own namespace
+        header = records[0]
+        attempts = next(s["hello"]["version"] for s in header["seats"] if s["bot"] == "assassin")
+        assert f"referee {os.getpid()}: No such process" in attempts, attempts
     if hostile == "nonjson":
         assert any("stderr" in f.detail for f in result.faults), "the detail should point to stderr"
     if hostile == "illegal-retries":
