@@ -74,6 +74,7 @@ _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWPID = 0x20000000
 _CLONE_NEWNET = 0x40000000
 _PR_SET_PDEATHSIG = 1
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
 
 #: the environment every sandboxed bot gets (plus what the config passes)
 _LANG = "C.UTF-8"
@@ -202,7 +203,7 @@ def _map_ids(uid: int, gid: int) -> None:
 
 
 def _ns_flags(network: bool, user: bool) -> int:
-    flags = _CLONE_NEWPID
+    flags = _CLONE_NEWPID | _CLONE_NEWNS
     if not network:
         flags |= _CLONE_NEWNET
     if user:
@@ -485,6 +486,12 @@ def _sandbox_preexec(pairs: list[tuple[int, int]], flags: int, lifeline: int, wo
         pid = os.fork()
         if pid == 0:
             # the bot: limits apply to it and its children; it dies with the watcher
+            if flags & _CLONE_NEWNS:
+                # its own /proc: it sees only its namespace's processes, not the referee's or the
+                # other bots' environments and memory (/proc/PID/environ, /proc/PID/mem)
+                if libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0 or \
+                        libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None) != 0:
+                    raise OSError(ctypes.get_errno(), "cannot mount a private /proc for the bot")
             for which, value in pairs:
                 try:
                     resource.setrlimit(which, (value, value))

@@ -253,3 +253,21 @@ def test_user_limit_refused_when_impossible() -> None:
         parse_limits({"user": True})
     problem = sandbox.limits_problem(ResourceLimits(user="no-such-user-here"))
     assert problem and "no such user" in problem
+
+
+async def test_bot_cannot_spy_on_the_referee_or_other_bots_through_proc() -> None:
+    """Without its own /proc a bot could read the referee's environment and
+    another bot's memory (its private hand) through /proc/PID/environ and
+    /proc/PID/mem (same user). In its PID namespace it gets a private /proc."""
+    tags = [new_tag("legal"), new_tag("legal"), new_tag("spy")]
+    async with trio.open_nursery() as nursery:
+        others = [await BotSession.start(BotSpec("legal", zoo_command("legal", t)), CLOCK, nursery) for t in tags[:2]]
+        spy = await BotSession.start(BotSpec("spy", zoo_command("spy", tags[2])), CLOCK, nursery)
+        found = json.loads(spy.hello.version)
+        for s in [*others, spy]:
+            await s.close()
+        nursery.cancel_scope.cancel()
+    if sandbox.namespace_support(True)[0]:
+        assert found == {"visible": 0, "environ": 0, "cmdline_other_bots": 0, "mem_bytes": 0}, found
+    for t in tags:
+        await assert_no_survivors(t)

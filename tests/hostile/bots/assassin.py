@@ -21,14 +21,18 @@ if os.getpid() == 1:
             data = f.read()
         return data[data.rfind(b")") + 2 :].split()[1].decode()
 
-    # /proc is the host's: /proc/self is its host pid; its parent is the watcher, whose
-    # parent is the referee. The pid is right - in the wrong namespace.
-    referee = host_ppid(host_ppid("self"))
+    # with the host's /proc, /proc/self is its host pid; its parent is the watcher, whose
+    # parent is the referee: the pid is right - but in the wrong namespace for kill()
     try:
-        os.kill(int(referee), signal.SIGKILL)
-        report.append(f"referee {referee} killed?!")
-    except OSError as exc:
-        report.append(f"referee {referee}: {exc.strerror}")
+        referee = host_ppid(host_ppid("self"))
+    except (OSError, IndexError):
+        report.append("referee pid invisible")  # the sandbox gave it a private /proc
+    else:
+        try:
+            os.kill(int(referee), signal.SIGKILL)
+            report.append(f"referee {referee} killed?!")
+        except OSError as exc:
+            report.append(f"referee {referee}: {exc.strerror}")
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) == 1:
             continue
