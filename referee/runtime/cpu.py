@@ -36,6 +36,22 @@ def _sandbox_ns(pgid: int) -> str | None:
     return children if children != own else None
 
 
+def _descendants(pid: int) -> list[int]:
+    """``pid`` and every process below it (``/proc/PID/task/TID/children``)."""
+    out = [pid]
+    i = 0
+    while i < len(out):
+        p = out[i]
+        i += 1
+        try:
+            for tid in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{tid}/children", "rb") as f:
+                    out.extend(int(x) for x in f.read().split())
+        except OSError:
+            continue
+    return out
+
+
 def group_cpu_seconds(pgid: int) -> float | None:
     """CPU seconds used so far by the processes of group ``pgid`` - and, when
     the bot runs in its own PID namespace (see ``sandbox.py``), by every
@@ -48,6 +64,16 @@ def group_cpu_seconds(pgid: int) -> float | None:
     found = False
     want = str(pgid).encode()
     ns = _sandbox_ns(pgid)
+    if ns is not None:
+        # the watcher (pid pgid) and its descendants: the bot is PID 1 of its namespace, so every
+        # process it starts, orphans included, stays below it - no scan of all of /proc needed
+        for pid in _descendants(pgid):
+            rest = _fields(pid)
+            if rest is not None:
+                found = True
+                total += int(rest[11]) + int(rest[12]) + int(rest[13]) + int(rest[14])
+        if found:
+            return total / _TICK
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
