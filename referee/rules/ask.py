@@ -250,10 +250,17 @@ class AskRules:
             base.min_players, base.max_players,
         ):
             name = "custom"
-        return cls(
+        rules = cls(
             name=name, families=families, members=members, ask=ask, miss=miss, please=please,
             stock=stock, first=first, min_players=lo, max_players=hi,
         )
+        preset = ASK_PRESETS.get(name) if name != "chickens" else None
+        if name == "chickens" or (preset is not None and rules != preset):
+            raise RulesError(
+                f"the name {name!r} belongs to a built-in variant, but these rules differ from it; "
+                "give your custom variant a name of its own"
+            )
+        return rules
 
     def new_game(
         self, players: int, *, seed: int | None = None, deal: Deal | None = None,
@@ -304,10 +311,21 @@ def _numbers(k: int) -> list[str]:
     return [str(i + 1) for i in range(k)]
 
 
+#: size limits of a custom variant (a deck is dealt, shuffled and logged in full:
+#: these keep a typo like ``members = 1000000000`` from eating the machine)
+MAX_FAMILIES = 100
+MAX_MEMBERS = 26
+MAX_DECK = 520
+MAX_PLAYERS = 16
+_NAME_LIMITS = {"families": MAX_FAMILIES, "members": MAX_MEMBERS}
+
+
 def _names(value: Any, key: str, make: Any) -> tuple[str, ...]:
     if _is_int(value):
         if value < 0:
             raise RulesError(f"'{key}' must be a list of names or a positive count, not {value}")
+        if value > _NAME_LIMITS[key]:
+            raise RulesError(f"'{key}' = {value} is too many; at most {_NAME_LIMITS[key]} {key} are supported")
         return tuple(make(value))
     if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
         return tuple(value)
@@ -325,6 +343,8 @@ def _validate(r: AskRules) -> None:
             f"{who}: each family needs at least 2 members, got {len(r.members)}; give 'members' as 2 or more names"
         )
     for key, names in (("families", r.families), ("members", r.members)):
+        if len(names) > _NAME_LIMITS[key]:
+            raise RulesError(f"{who}: {len(names)} {key} is too many; at most {_NAME_LIMITS[key]} are supported")
         for x in names:
             if not isinstance(x, str) or not x or x != x.strip():
                 raise RulesError(f"{who}: {key} names must be non-empty strings without spaces around, got {x!r}")
@@ -351,6 +371,11 @@ def _validate(r: AskRules) -> None:
     if not isinstance(r.please, bool):
         raise RulesError(f"{who}: 'please' must be true or false, not {r.please!r}")
     deck = len(r.families) * len(r.members)
+    if deck > MAX_DECK:
+        raise RulesError(
+            f"{who}: a deck of {len(r.families)} families x {len(r.members)} members = {deck} cards is too big; "
+            f"at most {MAX_DECK} cards are supported"
+        )
     if not _is_int(r.stock) or r.stock < 0:
         raise RulesError(f"{who}: 'stock' must be 0 or more cards, not {r.stock!r}")
     if r.stock >= deck:
@@ -361,7 +386,14 @@ def _validate(r: AskRules) -> None:
         raise RulesError(f"{who}: at least 2 players are needed, not {r.min_players}")
     if r.max_players < r.min_players:
         raise RulesError(f"{who}: players [{r.min_players}, {r.max_players}]: the maximum is below the minimum")
+    if r.max_players > MAX_PLAYERS:
+        raise RulesError(f"{who}: at most {MAX_PLAYERS} players are supported, not {r.max_players}")
     dealt = deck - r.stock
+    if r.min_players > dealt:
+        raise RulesError(
+            f"{who}: stock {r.stock} leaves only {dealt} card(s) to deal from a deck of {deck}, fewer than "
+            f"the {r.min_players} players; use a stock of at most {deck - r.max_players}"
+        )
     if r.max_players > dealt:
         raise RulesError(
             f"{who}: {r.max_players} players need at least {r.max_players} dealt cards, but the deck deals only "
