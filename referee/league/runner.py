@@ -67,7 +67,9 @@ def open_ledger(league: League) -> Ledger:
     """Create the output directory and open its ledger; refuse a changed config.
 
     Raises :class:`UserError` listing every key that differs from the config
-    stored in an existing ledger.
+    stored in an existing ledger that already holds games. A ledger without
+    any finished game takes the new config (so fixing a failed build or a bot
+    that never started is just a matter of running again).
     """
     out = league.out
     try:
@@ -79,7 +81,10 @@ def open_ledger(league: League) -> Ledger:
     ledger.lock_fd = lock  # type: ignore[attr-defined]  # released when the process exits
     stored = ledger.config()
     canonical = league.canonical()
-    if stored is None:
+    if stored is None or (stored != canonical and ledger.count() == 0):
+        # a new ledger, or one where nothing was recorded yet (a build or a bot
+        # failed before the first game finished): nothing to protect, so the
+        # fixed config simply replaces the stored one
         ledger.set_config(canonical)
         ledger.set_meta("league", league.name)
     elif stored != canonical:
