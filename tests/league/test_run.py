@@ -182,6 +182,13 @@ def test_failing_build_shows_its_output(tmp_path: Path, make_config) -> None:
     assert res.returncode == 2
     assert "bot 'c': build command" in res.stderr and "exit status 4" in res.stderr
     assert "c.c:3: syntax error" in res.stderr and "Traceback" not in res.stderr
+    # fixing the build is not "a changed config": nothing was recorded yet, so the run just goes ahead
+    from .conftest import HAND_BOT
+
+    cfg.write_text(cfg.read_text().replace('command = "./c.bin"', f'command = ["{{python}}", "{HAND_BOT}"]')
+                   .replace("exit 4", "true"))
+    res = referee("run", str(cfg), "--quiet")
+    assert res.returncode == 0, res.stderr
 
 
 def test_a_bot_that_cannot_restart_forfeits_and_the_league_goes_on(tmp_path: Path, make_config) -> None:
