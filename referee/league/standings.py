@@ -5,7 +5,11 @@ For every bot and scope (``"overall"`` and each variant):
 * ``games``: seats played (a bot seated twice at one table counts twice);
 * ``wins``: the sum of win shares (k tied winners get 1/k each; a forfeited
   seat gets 0), ``win_share = wins / games`` and its 95% Wilson interval;
-* ``mean_score`` and ``mean_rank`` (competition ranks, as played);
+* ``mean_score`` and ``mean_rank`` (competition ranks). A forfeited game
+  counts as score 0 and last place for the forfeiting bot: what the referee's
+  fallback scored in its seat is not the bot's. (The overall scope averages
+  raw scores across variants, whose scales differ: compare scores per
+  variant.)
 * openskill Plackett-Luce ``mu``, ``sigma`` and the conservative ``ordinal``
   (mu - 3 sigma). Every seat is a team of one; forfeited seats count as last.
   A bot holding several seats of one game moves by the mean of its seats'
@@ -95,8 +99,8 @@ class _Scope:
             t = self.bots[bot]
             t.games += 1
             t.wins += 0.0 if s in ff else float(row.win_shares[s])
-            t.score_sum += float(row.scores[s])
-            t.rank_sum += float(row.ranks[s])
+            t.score_sum += 0.0 if s in ff else float(row.scores[s])
+            t.rank_sum += float(eff[s])
             if s in ff:
                 t.forfeits += 1
             th = row.think[s] if s < len(row.think) else None

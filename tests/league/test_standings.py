@@ -63,3 +63,21 @@ def test_standings_do_not_depend_on_completion_order(seed: int) -> None:
     assert abs(sum(r["wins"] for r in overall.values()) - sum(sum(x.win_shares) for x in rows)) < 1e-4
     assert sum(r["forfeits"] for r in overall.values()) == sum(len(x.forfeits) for x in rows)
     assert set(a["scopes"]) == {"overall", "authors", "kwartet"}
+
+
+def test_a_forfeiting_bot_gets_no_credit_for_what_the_fallback_scored() -> None:
+    # "flaky" forfeits every game in seat 0, yet the fallback scored best there
+    rows = [
+        GameRow(
+            game_id=f"kwartet-3p-t0000-d{i:03d}-r0", variant="kwartet", size=3, table=0, deal=i, rotation=0,
+            seed=i, bots=["flaky", "b", "c"], scores=[5.0, 2.0, 1.0], ranks=[1, 2, 3],
+            win_shares=[0.0, 1.0, 0.0], forfeits=[0], faults=[{"seat": 0, "bot": "flaky", "fault": "crash", "detail": "x"}],
+            think=[], log_path=None, reason="complete", wall_ms=1.0,
+        )
+        for i in range(4)
+    ]
+    result = compute(rows, "t")
+    overall = {r["bot"]: r for r in result["scopes"]["overall"]["bots"]}
+    assert overall["flaky"]["mean_rank"] == 3.0 and overall["flaky"]["mean_score"] == 0.0
+    assert overall["flaky"]["forfeits"] == 4 and overall["flaky"]["wins"] == 0.0
+    assert overall["b"]["mean_rank"] == 1.0 and overall["c"]["mean_rank"] == 2.0
