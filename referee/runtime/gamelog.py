@@ -29,6 +29,10 @@ started, from the monotonic clock):
   "forfeits", "reason", "detail", "think_ms"}}``. A log without a footer is
   truncated (the referee stopped mid-game).
 
+A bot's valid reply is embedded as received, except that a carriage return
+(JSON whitespace, the only control character valid JSON may hold outside
+strings) becomes a space, so every record stays on one line for any reader.
+
 Errors: I/O errors while writing raise ``OSError`` to the caller (the game is
 then aborted); writes are synchronous and buffered (64 KiB), never awaited.
 """
@@ -109,6 +113,8 @@ class GameLog:
         if self._act is not None:
             self._write_act()
         if ok:
+            if b"\r" in raw:  # JSON whitespace, but a line break for text readers: one record per line
+                raw = raw.replace(b"\r", b" ")
             self._f.write(b'{"t":%s,"from":%d,"in":%s,"ms":%.3f}\n' % (self.tb(), seat, raw, ms))
         else:
             self.record({"t": float(self.t()), "from": seat, "bad": raw.decode("utf-8", "replace")[:2000], "ms": round(ms, 3)})
@@ -118,6 +124,8 @@ class GameLog:
         if self._f is not None:
             if self._act is not None:
                 self._write_act()
+            if b"\r" in raw:  # a decoded reply holds CR only as JSON whitespace: keep the log one record per line
+                raw = raw.replace(b"\r", b" ")
             self._act = (self._now() - self._t0, seat, turn_id, decide, raw, ms)
 
     def close(self) -> None:
