@@ -29,9 +29,9 @@ started, from the monotonic clock):
   "forfeits", "reason", "detail", "think_ms"}}``. A log without a footer is
   truncated (the referee stopped mid-game).
 
-A bot's valid reply is embedded as received, except that a carriage return
-(JSON whitespace, the only control character valid JSON may hold outside
-strings) becomes a space, so every record stays on one line for any reader.
+A bot's valid reply is embedded as received, except that each carriage return
+(valid JSON holds one only as whitespace between tokens, never inside a
+string) becomes a space, so every record stays on one line for any reader.
 
 Errors: I/O errors while writing raise ``OSError`` to the caller (the game is
 then aborted); writes are synchronous and buffered (64 KiB), never awaited.
