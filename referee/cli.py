@@ -49,14 +49,48 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(func(args) or 0)
-    except (UserError, RulesError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
+    except BaseException as exc:  # noqa: BLE001 - sorted out by _exit_status, re-raised if unknown
+        status = _exit_status(exc)
+        if status is None:
+            raise
+        return status
+
+
+def _exit_status(exc: BaseException) -> int | None:
+    """Turn an exception that reached the command line into a message and an
+    exit status, or ``None`` for a real bug (which keeps its traceback).
+
+    Exception groups (from trio nurseries) are looked through: Ctrl-C anywhere
+    inside wins, then the first user error.
+    """
+    if isinstance(exc, BaseExceptionGroup):
+        leaves = list(_leaves(exc))
+        for kind in (KeyboardInterrupt, UserError, RulesError, BrokenPipeError, OSError):
+            for leaf in leaves:
+                if isinstance(leaf, kind):
+                    return _exit_status(leaf)
+        return None
+    if isinstance(exc, KeyboardInterrupt):
         print("interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
+    if isinstance(exc, (UserError, RulesError)):
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if isinstance(exc, BrokenPipeError):
         return 1
+    if isinstance(exc, OSError) and exc.filename is not None:
+        # a file or folder the user named cannot be used (missing, a file where a folder is needed, ...)
+        print(f"error: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    return None
+
+
+def _leaves(group: BaseExceptionGroup):
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            yield from _leaves(exc)
+        else:
+            yield exc
 
 
 if __name__ == "__main__":

@@ -74,7 +74,11 @@ def run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="checkbot-") as tmp:
         log_dir = Path(args.log_dir) if args.log_dir else Path(tmp)
         if args.log_dir:
-            log_dir.mkdir(parents=True, exist_ok=True)
+            try:
+                log_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise UserError(f"--log-dir {log_dir}: cannot use it as a folder for game logs: "
+                                f"{exc.strerror or exc}") from None
         if status is not None:
             with status:
                 report = trio.run(go, log_dir)
