@@ -180,11 +180,41 @@ class Ledger:
 
     def rows(self) -> Iterator[GameRow]:
         """Every recorded game, in game-id order (deterministic)."""
-        cur = self.db.execute("SELECT * FROM games ORDER BY game_id")
-        for r in cur:
-            yield GameRow(
-                game_id=r[0], variant=r[1], size=r[2], table=r[3], deal=r[4], rotation=r[5], seed=None if r[6] is None else int(r[6]),
+        try:
+            cur = self.db.execute("SELECT * FROM games ORDER BY game_id")
+            for r in cur:
+                yield self._row(r)
+        except sqlite3.DatabaseError as exc:
+            raise UserError(f"{self.path}: the ledger cannot be read ({exc}); restore it from a copy, "
+                            "or start the league afresh with --new-out") from None
+
+    def _row(self, r: tuple[Any, ...]) -> GameRow:
+        """Decode and check one ledger row; a damaged row is a :class:`UserError`
+        that says how to remove it (the league then replays that game)."""
+        try:
+            row = GameRow(
+                game_id=r[0], variant=r[1], size=r[2], table=r[3], deal=r[4], rotation=r[5],
+                seed=None if r[6] is None else int(r[6]),
                 bots=json.loads(r[7]), scores=json.loads(r[8]), ranks=json.loads(r[9]),
                 win_shares=json.loads(r[10]), forfeits=json.loads(r[11]), faults=json.loads(r[12]),
                 think=json.loads(r[13]), log_path=r[14], reason=r[15], wall_ms=r[16], finished=r[17], detail=r[18],
             )
+            n = len(row.bots)
+            ok = (
+                all(isinstance(b, str) for b in row.bots)
+                and all(isinstance(x, list) and len(x) == n for x in (row.scores, row.ranks, row.win_shares))
+                and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                        for v in (*row.scores, *row.ranks, *row.win_shares))
+                and isinstance(row.forfeits, list) and all(isinstance(s, int) and 0 <= s < n for s in row.forfeits)
+                and isinstance(row.faults, list) and all(isinstance(f, dict) for f in row.faults)
+                and isinstance(row.think, list) and all(isinstance(t, dict) for t in row.think)
+            )
+            if not ok:
+                raise ValueError("fields of the wrong shape")
+        except (ValueError, TypeError, IndexError) as exc:
+            raise UserError(
+                f"{self.path}: the ledger row of game {r[0]!r} is damaged ({exc}). Remove it with\n"
+                f"  sqlite3 {self.path} \"DELETE FROM games WHERE game_id = '{r[0]}'\"\n"
+                "and run the league again: that game is played again."
+            ) from None
+        return row

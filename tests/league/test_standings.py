@@ -81,3 +81,22 @@ def test_a_forfeiting_bot_gets_no_credit_for_what_the_fallback_scored() -> None:
     assert overall["flaky"]["mean_rank"] == 3.0 and overall["flaky"]["mean_score"] == 0.0
     assert overall["flaky"]["forfeits"] == 4 and overall["flaky"]["wins"] == 0.0
     assert overall["b"]["mean_rank"] == 1.0 and overall["c"]["mean_rank"] == 2.0
+
+
+def test_a_damaged_ledger_row_is_a_clear_error(tmp_path, capsys) -> None:
+    import sqlite3
+
+    from referee.cli import main
+    from referee.league.ledger import Ledger
+
+    with Ledger.in_dir(tmp_path) as ledger:
+        for row in _rows(3, 4):
+            ledger.record(row)
+    db = sqlite3.connect(str(tmp_path / "ledger.sqlite"))
+    db.execute("UPDATE games SET scores = '[1,' WHERE game_id = 'kwartet-3p-t0000-d002-r0'")
+    db.commit()
+    db.close()
+    assert main(["standings", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "kwartet-3p-t0000-d002-r0" in err and "is damaged" in err and "DELETE FROM games" in err
+    assert "Traceback" not in err
