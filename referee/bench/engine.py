@@ -22,6 +22,8 @@ run (the CLI reports "interrupted").
 
 from __future__ import annotations
 
+from referee.bench import positive_int
+
 import argparse
 import os
 import platform
@@ -41,7 +43,7 @@ TARGET_ACTIONS_PER_S = 250_000
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seconds", type=float, default=2.0, metavar="S",
                         help="CPU seconds to play per variant and table size (default 2)")
-    parser.add_argument("--players", type=int, nargs="+", default=[4], metavar="N",
+    parser.add_argument("--players", type=positive_int, nargs="+", default=[4], metavar="N",
                         help="table sizes to measure (default 4); sizes a variant does not allow are skipped")
     parser.add_argument("--variant", action="append", default=None, metavar="NAME",
                         help="measure only this variant (repeatable; default: all five)")

@@ -14,6 +14,8 @@ machine and its load.
 
 from __future__ import annotations
 
+from referee.bench import positive_int
+
 import argparse
 import json
 import os
@@ -30,10 +32,10 @@ _BOT = _REPO / "sample_bots" / "random_bot.py"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--variant", default="kwartet", help="variant to play (default kwartet)")
-    p.add_argument("--games", type=int, default=400, help="games in the session-mode run (default 400)")
-    p.add_argument("--game-mode-games", type=int, default=48, help="games in the per-game-mode run (default 48)")
+    p.add_argument("--games", type=positive_int, default=400, help="games in the session-mode run (default 400)")
+    p.add_argument("--game-mode-games", type=positive_int, default=48, help="games in the per-game-mode run (default 48)")
     p.add_argument("--sizes", default="200,1600", help="two league sizes (games) for the memory figures (default 200,1600)")
-    p.add_argument("--concurrency", type=int, default=None, help="tables/shards at once (default: CPU cores)")
+    p.add_argument("--concurrency", type=positive_int, default=None, help="tables/shards at once (default: CPU cores)")
     p.add_argument("--bot", default=str(_BOT), help="bot script run with this Python (default: sample_bots/random_bot.py)")
 
 

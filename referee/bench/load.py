@@ -17,6 +17,8 @@ depend on the machine and its load.
 
 from __future__ import annotations
 
+from referee.bench import positive_int
+
 import argparse
 import os
 import re
@@ -30,9 +32,9 @@ _BURNER = Path(__file__).resolve().parents[2] / "tests" / "hostile" / "bots" / "
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     cores = os.cpu_count() or 1
-    p.add_argument("--tables", type=int, default=2 * cores, help=f"tables played at once (default 2 x cores = {2 * cores})")
-    p.add_argument("--games", type=int, default=1, help="games per table and clock mode (default 1)")
-    p.add_argument("--move-ms", type=int, default=100, help="move time in ms (default 100)")
+    p.add_argument("--tables", type=positive_int, default=2 * cores, help=f"tables played at once (default 2 x cores = {2 * cores})")
+    p.add_argument("--games", type=positive_int, default=1, help="games per table and clock mode (default 1)")
+    p.add_argument("--move-ms", type=positive_int, default=100, help="move time in ms (default 100)")
     p.add_argument("--fraction", type=float, default=0.7,
                    help="share of the move time each decision burns in CPU (default 0.7)")
     p.add_argument("--modes", default="wall,cpu", help="clock modes to measure (default wall,cpu)")

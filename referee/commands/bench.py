@@ -1,4 +1,4 @@
-"""``referee bench engine|transport|league``: speed benchmarks (never tests)."""
+"""``referee bench engine|transport|league|load``: speed benchmarks (never tests)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ _TARGETS = {
     "engine": ("referee.bench.engine", "Random-vs-random games in-process: games/s and actions/s per variant."),
     "transport": ("referee.bench.transport", "Referee round trip vs raw pipe ping-pong, and referee CPU per decision."),
     "league": ("referee.bench.league", "A 4-bot league of 4-seat games: games/s in session and per-game mode."),
+    "load": ("referee.bench.load", "CPU-busy bots at 2 x cores tables: false timeouts under the wall and CPU clocks."),
 }
 
 
