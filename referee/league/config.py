@@ -357,9 +357,23 @@ def decode_config(data: bytes, source: str) -> LeagueConfig:
     try:
         return msgspec.toml.decode(data, type=LeagueConfig)
     except msgspec.ValidationError as exc:
-        raise UserError(f"{source}: {_explain(exc)}") from None
+        raise UserError(f"{source}: {_name_map_keys(_explain(exc), data)}") from None
     except msgspec.DecodeError as exc:
         raise UserError(f"{source}: not valid TOML: {exc}") from None
+
+
+def _name_map_keys(message: str, data: bytes) -> str:
+    """msgspec reports a bad value inside a table of free keys (``env``) as
+    ``env[...]``; name the actual key, found in the raw TOML."""
+    m = re.match(r"(bots\[(\d+)\]\.env)\[\.\.\.\](.*)", message)
+    if not m:
+        return message
+    try:
+        env = msgspec.toml.decode(data)["bots"][int(m[2])]["env"]
+        bad = next(k for k, v in env.items() if not isinstance(v, str))
+    except Exception:  # noqa: BLE001 - the plain message is still right, only less precise
+        return message
+    return f"{m[1]}.{bad}{m[3]} (environment values are strings: write {bad} = \"...\")"
 
 
 def _fill_placeholders(x: str, config_dir: Path) -> str:
@@ -454,10 +468,10 @@ def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: st
         bots.append(
             Bot(
                 name=b.name,
-                command=_command(b.command, config_dir, f"{where}.command"),
+                command=_command(b.command, config_dir, f"{source}: {where}.command"),
                 cwd=str(cwd),
                 env=env,
-                build=_command(b.build, config_dir, f"{where}.build") if b.build is not None else None,
+                build=_command(b.build, config_dir, f"{source}: {where}.build") if b.build is not None else None,
                 clock=clock,
                 limits=limits,
             )

@@ -75,6 +75,10 @@ def open_ledger(league: League) -> Ledger:
     try:
         (out / "games").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
+        blocker = next((p for p in (out, out / "games") if p.exists() and not p.is_dir()), None)
+        if blocker is not None:
+            raise UserError(f"{blocker} is a file, but the league needs a folder there for its results; "
+                            "move the file away or choose another output directory with --out DIR") from None
         raise UserError(f"{out}: cannot create the output directory: {exc.strerror or exc}") from None
     lock = _lock_out_dir(out)
     ledger = Ledger.in_dir(out)

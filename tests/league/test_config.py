@@ -50,6 +50,11 @@ def write(tmp_path: Path, text: str) -> Path:
         ('seed = [\n', "not valid TOML"),
         (BOTS + 'limits = { cpu_secs = 5 }\n[[variants]]\nname = "kwartet"\n',
          "bots[2].limits: unknown key 'cpu_secs' (did you mean 'cpu_seconds'?)"),
+        (BOTS + 'env = { LEVEL = 3 }\n[[variants]]\nname = "kwartet"\n',
+         "bots[2].env.LEVEL: expected a string, got an integer"),
+        (BOTS.replace('command = "python3 bot.py"', "command = []") + '[[variants]]\nname = "kwartet"\n',
+         "bots[1].command: the command is empty"),
+        (BOTS + '[[variants]]\nname = "huge"\nrules = { members = 1000000000 }\n', "at most 26 members"),
     ],
 )
 def test_config_errors_name_the_key_path(tmp_path: Path, text: str, expected: str) -> None:
@@ -116,3 +121,12 @@ def test_per_bot_move_limits_are_accepted(tmp_path: Path) -> None:
     league = load_config(p)
     assert league.bots[1].clock == {"move_ms": 3000} and league.bots[0].clock == {}
     check_bot_clocks(league)  # the runtime has per-seat clocks: nothing is refused
+
+
+def test_a_file_where_the_output_folder_goes_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = write(tmp_path, 'out = "o"\n' + BOTS + '[[variants]]\nname = "kwartet"\n')
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "games").write_text("not a folder")
+    assert main(["run", str(p), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "o/games is a file, but the league needs a folder there" in err
