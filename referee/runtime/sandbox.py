@@ -76,6 +76,9 @@ _CLONE_NEWNET = 0x40000000
 _PR_SET_PDEATHSIG = 1
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
 
+#: size of the private /dev/shm a bot in its own namespaces gets
+SHM_KIB = 64 * 1024
+
 #: the environment every sandboxed bot gets (plus what the config passes)
 _LANG = "C.UTF-8"
 
@@ -442,7 +445,9 @@ def plan_spawn(spec: Any) -> SpawnPlan:
             _check_reachable(workdir, ids[0], limits.user)
     plan = SpawnPlan(
         argv=argv, cwd=None if workdir else cwd, env=env, workdir=workdir,
-        preexec=_sandbox_preexec(limits.pairs(), flags, lifeline_fd(), workdir or "", ids),
+        # no private /dev/shm when the bot's own files live there (it would hide them)
+        preexec=_sandbox_preexec(limits.pairs(), flags, lifeline_fd(), workdir or "", ids,
+                                 private_shm=not any("/dev/shm" in a for a in (workdir or "", base, *argv))),
         namespaces=("pid" + ("" if limits.network else "+net")) if use_ns else "none",
     )
     if not use_ns:
@@ -462,7 +467,7 @@ def _rlimits_only(pairs: list[tuple[int, int]]) -> Callable[[], None] | None:
 
 
 def _sandbox_preexec(pairs: list[tuple[int, int]], flags: int, lifeline: int, workdir: str,
-                     ids: tuple[int, int] | None = None) -> Callable[[], None]:
+                     ids: tuple[int, int] | None = None, private_shm: bool = True) -> Callable[[], None]:
     """The ``preexec_fn``: runs in the forked child, before ``exec``.
 
     1. enter new namespaces (``unshare``), 2. fork: the child (PID 1 of the
@@ -473,6 +478,7 @@ def _sandbox_preexec(pairs: list[tuple[int, int]], flags: int, lifeline: int, wo
     uid, gid = os.getuid(), os.getgid()
     python = sys.executable
     libc = _libc_handle()
+    shm_kib = SHM_KIB
 
     def preexec() -> None:
         if workdir:
@@ -492,6 +498,10 @@ def _sandbox_preexec(pairs: list[tuple[int, int]], flags: int, lifeline: int, wo
                 if libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0 or \
                         libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None) != 0:
                     raise OSError(ctypes.get_errno(), "cannot mount a private /proc for the bot")
+                # and its own small /dev/shm (tmpfs pages escape the address-space limit); best effort
+                if private_shm and os.path.isdir("/dev/shm"):
+                    libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", _MS_NOSUID | _MS_NODEV,
+                               b"size=%dk,mode=1777" % (shm_kib,))
             for which, value in pairs:
                 try:
                     resource.setrlimit(which, (value, value))

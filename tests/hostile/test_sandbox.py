@@ -63,6 +63,7 @@ async def test_defaults_scrub_env_temp_cwd_rlimits_pid_namespace(monkeypatch: py
     ok, _why = sandbox.namespace_support(True)
     if ok:
         assert report["pid"] == 1, "the bot should be PID 1 of its own PID namespace"
+        assert report["shm_bytes"] == sandbox.SHM_KIB * 1024, "the bot should get its own small /dev/shm"
     # the lifeline never sits on 0-3, where the child's stdio and the watcher's fd 3 are set up
     # (at fd 3, dup2(3, 3) kept close-on-exec and every watcher killed its bot at once)
     assert sandbox.lifeline_fd() >= 10

@@ -14,6 +14,7 @@ report = {
     "cwd": os.getcwd(),
     "pid": os.getpid(),
     "uid": os.getuid(),
+    "shm_bytes": os.statvfs("/dev/shm").f_blocks * os.statvfs("/dev/shm").f_frsize if os.path.isdir("/dev/shm") else None,
     "rlimits": {name: resource.getrlimit(getattr(resource, name))[1]
                 for name in ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_NPROC", "RLIMIT_FSIZE", "RLIMIT_NOFILE")},
 }
