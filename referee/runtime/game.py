@@ -129,7 +129,7 @@ class _Runner:
         self.state: Any = None
         self.hand_seats: list[_Seat] = []
         self.seq = 0
-        self.fallback: Rng = Rng(0)
+        self._fallback: Rng | None = None  # the hand's fallback generator, made on first use
         self._gid_frag = b""
         self._turn_frag = b""
         self._event_frag = b""
@@ -158,7 +158,8 @@ class _Runner:
                 except _Aborted as exc:
                     reason, detail = "aborted", str(exc)
                 await self._finish_drains()
-                nursery.cancel_scope.cancel()
+                if nursery.child_tasks:  # stale-line drains still running
+                    nursery.cancel_scope.cancel()
             finished = True
         finally:
             if self.log is not None:
@@ -265,8 +266,7 @@ class _Runner:
         self._fields = getattr(state, "turn_fields", None)
         self.seq = 0
         self.hand_seats = seats
-        fb = getattr(state, "fallback_rng", None)
-        self.fallback = fb() if callable(fb) else Rng(derive(getattr(state, "seed", None) or 0, "fallback"))
+        self._fallback = None
         for s in self.seats:
             s.in_hand = False
         for hs, seat in enumerate(seats):
@@ -539,7 +539,7 @@ class _Runner:
             if result is not None:
                 events = result
         if events is None:
-            action = state.random_action(hs, self.fallback)
+            action = state.random_action(hs, self.fallback())
             events = state.apply(hs, action)
             self._log_act(seat, None, decide, action, True, 0.0)
         for s in self._enqueue(events):  # usually none: the events wait for each seat's next write
@@ -578,10 +578,21 @@ class _Runner:
                 if self.log is not None:
                     self.log.act_raw(seat.index, tid, decide, raw, ms)
             else:
-                action = state.random_action(hs, self.fallback)
+                action = state.random_action(hs, self.fallback())
                 events.extend(state.apply(hs, action))
                 self._log_act(seat, None, decide, action, True, 0.0)
         await self._broadcast(events)
+
+    def fallback(self) -> Rng:
+        """The hand's fallback generator (``state.fallback_rng()``), made on first
+        use: most hands never need it, and it is a pure function of the seed, so
+        making it late draws exactly the same actions."""
+        rng = self._fallback
+        if rng is None:
+            state = self.state
+            fb = getattr(state, "fallback_rng", None)
+            rng = self._fallback = fb() if callable(fb) else Rng(derive(getattr(state, "seed", None) or 0, "fallback"))
+        return rng
 
     def _log_act(self, seat: _Seat, turn_id: int | None, decide: str, action: Any, fallback: bool, ms: float) -> None:
         if self.log is not None:
