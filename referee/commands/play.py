@@ -253,11 +253,12 @@ def run_replay(args: argparse.Namespace) -> int:
     if not args.quiet:
         console.print(f"[bold]{h.get('game')}[/]: {h.get('variant')}, {h.get('players')} players, seed {h.get('seed')}")
         for line in report.transcript:
-            console.print(line, markup=False)
+            console.print(line, markup=False, soft_wrap=True)
     if report.ok:
-        console.print(f"[green]verified[/]: {report.hands} hand(s), {report.actions} actions, "
-                      f"scores {report.footer.get('scores')}, ranks {report.footer.get('ranks')}")
+        what = "verified up to the interruption" if report.interrupted else "verified"
+        console.print(f"[green]{what}[/]: {report.hands} hand(s), {report.actions} actions, "
+                      f"scores {report.footer.get('scores')}, ranks {report.footer.get('ranks')}", soft_wrap=True)
         return 0
     for m in report.mismatches:
-        console.print(f"[red]mismatch[/]: {m}", highlight=False)
+        console.print(f"[red]mismatch[/]: {m}", highlight=False, soft_wrap=True)
     return 1

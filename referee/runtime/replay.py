@@ -1,32 +1,222 @@
-"""Re-simulate a game log with the rules engine alone and check it.
+"""Re-simulate a game log with the rules engine alone and prove it.
 
-:func:`load_log` reads and sanity-checks a log (raises ``UserError`` for a
-missing, corrupt or truncated file, naming the line). :func:`replay` rebuilds
-every hand from the header and the hand records (seed or deal, match
-bookkeeping), applies the recorded actions in order (the ``fallback`` ones
-too) and compares:
+:func:`load_log` reads a log and checks the shape of every record (typed
+msgspec Structs, strict); a missing, unreadable, corrupt or truncated file
+raises ``UserError`` naming the line (``<log> line 7: ...``): the CLI prints
+``error: ...`` and exits 2.
 
-* every event each seat was sent (fault events, which come from the runtime,
-  are skipped) with the engine's events as that seat sees them;
-* the ``start`` hands and the ``end`` scores and ranks of each hand;
-* the footer's scores and ranks with the engine's (match totals for matches).
+:func:`replay` then rebuilds the game from the header and the hand records
+(seed or deal, match bookkeeping) and re-derives everything the referee sent:
 
-The result is a :class:`ReplayReport` with the mismatches (empty = verified)
-and a readable transcript. No bots, no trio, no I/O besides reading the file.
+* per seat, every message of the ``out`` records, in order: ``start``, every
+  ``event`` (with its ``seq``; a ``draw`` card only in the drawer's copy),
+  every ``turn`` (hand, counts, laid, options, targets/centre/scores/round,
+  ``decide``, clock; turn ids must increase per seat) and ``end`` (scores,
+  ranks, reason, forfeits). Messages that come from the runtime rather than
+  the rules are checked against the log's own records: a ``fault`` event and
+  the faulting bot's ``error`` against the ``fault`` record, a retry ``error``
+  against the ``retry`` record. A seat whose pipe closed (after a fault) may
+  miss the tail of its messages; nothing else may be missing or extra;
+* every ``act``: the seat and decision the engine awaits, a bot's reply
+  answering the id of the turn it was sent, a fallback action equal to
+  ``state.random_action(seat, Rng(derive(seed, "fallback")))`` drawn in game
+  order (decision order; seat order within a simultaneous chickens ``play``),
+  and only for a seat that faulted;
+* the header (protocol version, variant name vs rules, players vs seats and
+  the variant's table size), each ``hand`` record (game id, seats, seed,
+  dealer), each ``hand_end``, the ``stderr`` records (one per seat) and the
+  footer (scores, ranks, win shares, forfeits, faults).
+
+``out`` records are mandatory: a log without them cannot be proved and is
+rejected. The first difference stops the replay; the report's
+``mismatches`` then holds one sentence naming the log line, e.g. ``line 57:
+the referee's turn to seat 2 differs from the re-simulation: hand ...``.
+
+Free fields (not provable, not checked): times (``t``, ``ms``, ``think_ms``),
+stderr tails, the bots' commands and hellos, refused replies (``in``/``bad``).
+
+No bots, no trio, no I/O besides reading the file. Pure function of the
+file: never raises anything but ``UserError``.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
+from protocol.messages import PROTOCOL_VERSION, AskReply, BotMessage, PlayReply, TakeReply
 from referee.errors import UserError
-from referee.rules import Ask, Deal, Play, Take, event_for_seat, get_variant, ranks_from_scores
+from referee.rules import Deal, Rng, derive, event_for_seat, get_variant, ranks_from_scores
 
 from .gamelog import LOG_KIND, LOG_VERSION
+
+FaultKind = Literal["timeout", "crash", "malformed", "illegal", "stale"]
+
+
+# ----------------------------------------------------------------------------- record shapes
+
+
+class _S(msgspec.Struct, kw_only=True):
+    pass
+
+
+class ClockJ(_S):
+    move_ms: int
+    bank_ms: int | None = None
+    startup_ms: int | None = None
+    mode: Literal["wall", "cpu"] = "wall"
+    wall_ceiling_ms: int | None = None
+    grace_ms: int | None = None
+
+
+class PolicyJ(_S):
+    retries: int = 0
+    max_line: int = 65536
+    event_buffer: int = 16384
+    max_decisions: int = 100000
+
+
+class SeatJ(_S):
+    seat: int
+    bot: str
+    command: list[str] | str | None = None
+    hello: dict[str, Any] | None = None
+
+
+class Header(_S):
+    log: str
+    log_version: int
+    protocol: int
+    game: str
+    variant: str
+    rules: dict[str, Any]
+    players: int
+    seats: list[SeatJ]
+    clock: ClockJ
+    policy: PolicyJ
+    referee: str | None = None
+    seed: int | None = None
+    deal: dict[str, Any] | None = None
+    match: dict[str, Any] | None = None
+    seat_clocks: list[ClockJ] | None = None
+
+
+class HandJ(_S):
+    index: int
+    game: str
+    seats: list[int]
+    dealer: int
+    seed: int | None = None
+    deal: dict[str, Any] | None = None
+    tiebreak: bool = False
+
+
+class HandRec(_S):
+    hand: HandJ
+
+
+class OutRec(_S):
+    t: float
+    to: int
+    out: list[dict[str, Any]]
+
+
+class ActJ(_S):
+    seat: int
+    id: int | None
+    decide: Literal["ask", "play", "take"]
+    fallback: bool
+    action: dict[str, Any]
+    ms: float = 0.0
+
+
+class ActRec(_S):
+    t: float
+    act: ActJ
+
+
+class InRec(_S):
+    t: float
+    from_: int = msgspec.field(name="from")
+    ms: float
+    in_: Any = msgspec.field(name="in", default=None)
+    bad: str | None = None
+
+
+class FaultJ(_S):
+    seat: int
+    bot: str
+    fault: FaultKind
+    detail: str
+    id: int | None = None
+    game: str | None = None
+
+
+class FaultRec(_S):
+    t: float
+    fault: FaultJ
+
+
+class RetryJ(_S):
+    seat: int
+    id: int
+    fault: FaultKind
+    detail: str
+    left: int
+
+
+class RetryRec(_S):
+    t: float
+    retry: RetryJ
+
+
+class HandEndJ(_S):
+    game: str
+    scores: list[float]
+    ranks: list[int]
+    reason: Literal["complete", "aborted"]
+    index: int | None = None
+
+
+class HandEndRec(_S):
+    hand_end: HandEndJ
+
+
+class StderrJ(_S):
+    seat: int
+    bot: str
+    tail: str
+
+
+class StderrRec(_S):
+    stderr: StderrJ
+
+
+class FooterJ(_S):
+    scores: list[float]
+    ranks: list[int]
+    win_shares: list[float]
+    forfeits: list[int]
+    reason: Literal["complete", "aborted"]
+    detail: str | None = None
+    faults: list[FaultJ] = []
+    think_ms: list[dict[str, Any]] = []
+
+
+class FooterRec(_S):
+    footer: FooterJ
+
+
+#: the key that names a record's kind -> its Struct
+_KINDS: dict[str, type] = {
+    "hand": HandRec, "out": OutRec, "act": ActRec, "in": InRec, "bad": InRec, "fault": FaultRec,
+    "retry": RetryRec, "hand_end": HandEndRec, "stderr": StderrRec, "footer": FooterRec,
+}
+_ORDER = ("out", "act", "fault", "hand", "hand_end", "in", "bad", "retry", "stderr", "footer")
 
 
 @dataclass
@@ -38,224 +228,677 @@ class ReplayReport:
     actions: int = 0
     hands: int = 0
     faults: list[dict[str, Any]] = field(default_factory=list)
+    interrupted: bool = False
 
     @property
     def ok(self) -> bool:
         return not self.mismatches
 
 
-def load_log(path: str | Path) -> list[dict[str, Any]]:
-    """Read a game log. Raises ``UserError`` if it is missing, not JSON Lines,
-    not a card-referee game log, or truncated (no footer)."""
+class _Mismatch(Exception):
+    """The log differs from the re-simulation (stops the replay)."""
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+def load_log(path: str | Path) -> list[tuple[int, Any, dict[str, Any]]]:
+    """Read a game log: ``[(line number, typed record, raw dict), ...]``, header first.
+
+    Raises ``UserError`` if the file is missing or unreadable, a line is not a
+    JSON object or not a known record of the right shape, the header is not a
+    card-referee game log of this version, or the footer is missing (truncated).
+    """
     p = Path(path)
     try:
         data = p.read_bytes()
     except FileNotFoundError:
         raise UserError(f"log file {str(p)!r} not found") from None
+    except IsADirectoryError:
+        raise UserError(f"{p} is a folder, not a game log") from None
     except OSError as exc:
-        raise UserError(f"cannot read log {str(p)!r}: {exc.strerror}") from None
-    records: list[dict[str, Any]] = []
+        raise UserError(f"cannot read log {str(p)!r}: {exc.strerror or exc}") from None
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
+    if not lines:
+        raise UserError(f"{p} is empty; this is not a card-referee game log")
+    out: list[tuple[int, Any, dict[str, Any]]] = []
     decode = msgspec.json.decode
     for i, line in enumerate(lines, 1):
         try:
-            rec = decode(line)
-        except msgspec.DecodeError:
+            raw = decode(line)
+        except (msgspec.DecodeError, RecursionError):
             what = "the last line is cut off" if i == len(lines) else "it is corrupt"
-            raise UserError(f"{p}: line {i} is not JSON ({what}); this log cannot be replayed") from None
-        if not isinstance(rec, dict):
-            raise UserError(f"{p}: line {i} is not a JSON object; this is not a card-referee game log")
-        records.append(rec)
-    if not records:
-        raise UserError(f"{p} is empty; this is not a card-referee game log")
-    head = records[0]
-    if head.get("log") != LOG_KIND:
-        raise UserError(f"{p}: the first line is not a card-referee game log header")
-    if head.get("log_version") != LOG_VERSION:
-        raise UserError(f"{p}: log version {head.get('log_version')!r}; this referee reads version {LOG_VERSION}")
-    if "footer" not in records[-1]:
+            raise UserError(f"{p} line {i} is not JSON ({what}); this log cannot be replayed") from None
+        if not isinstance(raw, dict):
+            raise UserError(f"{p} line {i} is not a JSON object; this is not a card-referee game log")
+        if i == 1:
+            if raw.get("log") != LOG_KIND:
+                raise UserError(f"{p} line 1 is not a card-referee game log header")
+            if raw.get("log_version") != LOG_VERSION:
+                raise UserError(f"{p} line 1: log version {raw.get('log_version')!r}; this referee reads "
+                                f"version {LOG_VERSION}")
+            typ: type = Header
+        else:
+            kind = next((k for k in _ORDER if k in raw), None)
+            if kind is None:
+                raise UserError(f"{p} line {i}: not a known log record (keys {', '.join(sorted(raw)) or 'none'})")
+            typ = _KINDS[kind]
+        try:
+            rec = msgspec.convert(raw, typ)
+        except msgspec.ValidationError as exc:
+            raise UserError(f"{p} line {i}: malformed {'header' if i == 1 else typ.__name__[:-3].lower()} "
+                            f"record: {exc}") from None
+        out.append((i, rec, raw))
+    if not isinstance(out[-1][1], FooterRec):
         raise UserError(f"{p} is truncated: it has no footer (the referee stopped before the game ended)")
-    return records
+    for i, rec, _ in out[1:-1]:
+        if isinstance(rec, FooterRec):
+            raise UserError(f"{p} line {i}: a footer before the last line; this log is corrupt")
+    return out
 
 
-def _action(decide: str, a: dict[str, Any]) -> Any:
+# ----------------------------------------------------------------------------- comparison
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Deep equality that also tells ``1`` from ``1.0`` from ``true``."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return bool(a == b)
+
+
+def _diff(got: Any, want: Any) -> str:
+    """A short description of the first difference between two messages."""
+    if isinstance(got, dict) and isinstance(want, dict):
+        for k in list(want) + [k for k in got if k not in want]:
+            if k not in got:
+                return f"{k} missing (the re-simulation has {_short(want[k])})"
+            if k not in want:
+                return f"unexpected field {k}: {_short(got[k])}"
+            if not _same(got[k], want[k]):
+                return f"{k} {_short(got[k])}, the re-simulation has {_short(want[k])}"
+    return f"{_short(got)}, the re-simulation has {_short(want)}"
+
+
+def _short(x: Any) -> str:
+    s = msgspec.json.encode(x).decode()
+    return s if len(s) <= 300 else s[:297] + "..."
+
+
+def _what(msg: dict[str, Any]) -> str:
+    t = msg.get("type")
+    if t == "event":
+        return f"{msg.get('kind')} event (seq {msg.get('seq')})"
+    return f"{t}" if isinstance(t, str) else "message"
+
+
+def _action_json(decide: str, action: Any) -> dict[str, Any]:
+    """The log form of a fallback action (as ``referee.runtime.game.action_json``)."""
     if decide == "ask":
-        return Ask(target=a["target"], card=a.get("card"), family=a.get("family"), please=bool(a.get("please", False)))
-    if decide == "play":
-        return Play(card=a["card"])
-    return Take(card=a["card"])
+        out: dict[str, Any] = {"target": action.target}
+        if action.card is not None:
+            out["card"] = action.card
+        if action.family is not None:
+            out["family"] = action.family
+        out["please"] = bool(action.please)
+        return out
+    return {"card": action.card}
 
 
-def _strip(msg: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in msg.items() if k not in ("type", "game", "seq")}
+def _share_wins(scores: list[Any], forfeits: list[int]) -> list[float]:
+    bad = set(forfeits)
+    ok = [s for i, s in enumerate(scores) if i not in bad]
+    if not ok:
+        return [0.0] * len(scores)
+    best = max(ok)
+    k = sum(1 for i, s in enumerate(scores) if i not in bad and s == best)
+    return [1.0 / k if i not in bad and s == best else 0.0 for i, s in enumerate(scores)]
 
 
-class _Hand:
-    def __init__(self, rec: dict[str, Any]) -> None:
-        self.rec = rec
-        self.game: str = rec["game"]
-        self.seats: list[int] = list(rec["seats"])
-        self.sent: dict[int, list[dict[str, Any]]] = {s: [] for s in self.seats}
-        self.starts: dict[int, dict[str, Any]] = {}
-        self.ends: dict[int, dict[str, Any]] = {}
-        self.acts: list[dict[str, Any]] = []
-        self.faults: list[dict[str, Any]] = []
+_REPLY = {"ask": AskReply, "play": PlayReply, "take": TakeReply}
 
 
-def _split_hands(records: list[dict[str, Any]], report: ReplayReport) -> list[_Hand]:
-    hands: list[_Hand] = []
-    by_game: dict[str, _Hand] = {}
-    for rec in records[1:]:
-        if "hand" in rec:
-            h = _Hand(rec["hand"])
-            hands.append(h)
-            by_game[h.game] = h
-        elif "out" in rec:
-            seat = rec["to"]
-            for msg in rec["out"]:
-                h = by_game.get(msg.get("game"))
-                if h is None or seat not in h.sent:
-                    continue
-                t = msg.get("type")
-                if t == "event" and msg.get("kind") != "fault":
-                    h.sent[seat].append(_strip(msg))
-                elif t == "start":
-                    h.starts[seat] = msg
-                elif t == "end":
-                    h.ends[seat] = msg
-        elif "act" in rec:
-            if not hands:
-                report.mismatches.append("an action is recorded before any hand starts")
+# ----------------------------------------------------------------------------- the re-simulation
+
+
+class _Sim:
+    def __init__(self, header: Header, report: ReplayReport) -> None:
+        self.h = header
+        self.report = report
+        self.line = 1
+        try:
+            self.rules = get_variant(header.rules)
+        except Exception as exc:  # RulesError, or a parameter of the wrong type
+            raise _Mismatch(f"line 1: the header's rules are not a valid variant: {exc}") from None
+        n = header.players
+        if header.variant != self.rules.name:
+            self.fail(f"line 1: the header names variant {header.variant!r} but its rules are those of "
+                      f"{self.rules.name!r}")
+        if header.protocol != PROTOCOL_VERSION:
+            self.fail(f"line 1: the log was written with protocol version {header.protocol}; this referee "
+                      f"speaks protocol version {PROTOCOL_VERSION}")
+        if len(header.seats) != n:
+            self.fail(f"line 1: the header says {n} players but lists {len(header.seats)} seats")
+        for i, s in enumerate(header.seats):
+            if s.seat != i:
+                self.fail(f"line 1: seats[{i}] is numbered {s.seat}, expected {i}")
+        if not self.rules.min_players <= n <= self.rules.max_players:
+            self.fail(f"line 1: {self.rules.name} is for {self.rules.min_players}-{self.rules.max_players} "
+                      f"players, the header says {n}")
+        if header.seat_clocks is not None and len(header.seat_clocks) != n:
+            self.fail(f"line 1: {len(header.seat_clocks)} seat_clocks for {n} players")
+        self.names = [s.bot for s in header.seats]
+        self.clocks = list(header.seat_clocks) if header.seat_clocks is not None else [header.clock] * n
+        self.wire = self.rules.to_wire()
+        self.match: Any = None
+        if header.match is not None:
+            from referee.rules.match import Match, MatchFormat
+
+            try:
+                fmt = MatchFormat.from_params(header.match)
+                if fmt.kind != "single":
+                    self.match = Match(self.rules, n, fmt, header.seed if header.seed is not None else 0)
+            except Exception as exc:
+                self.fail(f"line 1: the header's match {header.match} is not valid: {exc}")
+        # per match seat, across hands
+        self.queue: list[deque[tuple[str, Any]]] = [deque() for _ in range(n)]
+        self.errors: list[deque[dict[str, Any]]] = [deque() for _ in range(n)]
+        self.faulted: set[int] = set()
+        self.fault_recs: list[dict[str, Any]] = []
+        self.last_id = [0] * n
+        self.turn_sent: list[int | None] = [None] * n
+        # per hand
+        self.state: Any = None
+        self.gid = ""
+        self.hseats: list[int] = []
+        self.seat_of: dict[int, int] = {}
+        self.seq = 0
+        self.fb: Rng | None = None
+        self.starting = False
+        self.started: set[int] = set()
+        self.point = False        # a decision point (turns) or the end is due but not queued yet
+        self.batch: list[int] = []  # hand seats whose acts are awaited, in order
+        self.batch_events: list[dict[str, Any]] = []
+        self.decisions = 0
+        self.hand_over = False
+        self.hand_result: tuple[list[Any], list[int], str, str | None] | None = None
+        self.hands = 0
+        self.final: tuple[list[Any], list[int]] | None = None
+        self.aborted: str | None = None
+        self.bank_left: list[int | None] = [None] * n
+        self.hand_end_seen = False
+
+    def fail(self, text: str) -> None:
+        raise _Mismatch(text)
+
+    # ---------------------------------------------------------------- hands
+    def hand(self, hj: HandJ, raw: dict[str, Any]) -> None:
+        if self.state is not None and not self.hand_end_seen:
+            self.fail(f"line {self.line}: a new hand starts before hand {self.gid} ended (no hand_end record)")
+        if self.aborted is not None:
+            self.fail(f"line {self.line}: a hand after the aborted hand {self.gid}")
+        h = self.h
+        n = h.players
+        if any(s < 0 or s >= n for s in hj.seats) or len(set(hj.seats)) != len(hj.seats) or len(hj.seats) < 2:
+            self.fail(f"line {self.line}: hand seats {hj.seats} are not distinct seats of this "
+                      f"{n}-seat game")
+        try:
+            if self.match is not None:
+                spec = self.match.next_hand()
+                if spec is None:
+                    self.fail(f"line {self.line}: a hand {hj.game} after the end of the match")
+                want = {"index": spec.index, "game": f"{h.game}.h{spec.index + 1}", "seats": list(spec.seats),
+                        "seed": spec.seed, "deal": None, "tiebreak": spec.tiebreak}
+                state = self.match.new_game(spec)
+            else:
+                if self.hands:
+                    self.fail(f"line {self.line}: a second hand in a single game")
+                seed = h.seed if h.seed is not None else hj.seed
+                deal = Deal.from_json(h.deal) if h.deal is not None else None
+                state = self.rules.new_game(n, seed=seed, deal=deal)
+                want = {"index": 1, "game": h.game, "seats": list(range(n)),
+                        "seed": getattr(state, "seed", seed), "deal": h.deal, "tiebreak": False}
+        except _Mismatch:
+            raise
+        except Exception as exc:
+            self.fail(f"line {self.line}: the engine cannot rebuild hand {hj.game}: {exc}")
+        want["dealer"] = getattr(state, "dealer", 0)
+        for k, v in want.items():
+            got = raw["hand"].get(k, False if k == "tiebreak" else None)
+            if not _same(got, v):
+                self.fail(f"line {self.line}: the hand record's {k} is {_short(got)}, the re-simulation "
+                          f"has {_short(v)}")
+        self.hands += 1
+        self.report.hands = self.hands
+        self.state = state
+        self.gid = hj.game
+        self.hseats = list(hj.seats)
+        self.seat_of = {s: i for i, s in enumerate(hj.seats)}
+        self.seq = 0
+        fr = getattr(state, "fallback_rng", None)
+        self.fb = fr() if callable(fr) else Rng(derive(getattr(state, "seed", None) or 0, "fallback"))
+        self.starting = True
+        self.started = set()
+        self.point = False
+        self.batch = []
+        self.batch_events = []
+        self.decisions = 0
+        self.hand_over = False
+        self.hand_result = None
+        self.hand_end_seen = False
+        for s in self.hseats:
+            c = self.clocks[s]
+            self.bank_left[s] = c.bank_ms
+            self.turn_sent[s] = None
+        self.report.transcript.append(
+            f"== {hj.game}: seats {', '.join(f'{i}={self.names[s]}' for i, s in enumerate(hj.seats))}, "
+            f"dealer {want['dealer']}")
+
+    def _start_msg(self, s: int) -> dict[str, Any]:
+        c = self.clocks[s]
+        clock: dict[str, Any] = {"move_ms": c.move_ms}
+        if c.bank_ms is not None:
+            clock["bank_ms"] = c.bank_ms
+        if c.mode != "wall":
+            clock["mode"] = c.mode
+        hs = self.seat_of[s]
+        return {"type": "start", "game": self.gid, "variant": self.rules.name, "rules": self.wire, "seat": hs,
+                "seats": [self.names[x] for x in self.hseats], "dealer": getattr(self.state, "dealer", 0),
+                "hand": self.state.hand(hs), "clock": clock}
+
+    def _push_starts(self, upto: int) -> None:
+        for hs in range(upto):
+            s = self.hseats[hs]
+            if s not in self.started:
+                self.started.add(s)
+                self.queue[s].append(("msg", self._start_msg(s)))
+
+    def _broadcast(self, events: list[dict[str, Any]]) -> None:
+        names = [self.names[s] for s in self.hseats]
+        for ev in events:
+            self.seq += 1
+            for hs, s in enumerate(self.hseats):
+                self.queue[s].append(("msg", {"type": "event", "game": self.gid, "seq": self.seq,
+                                              **event_for_seat(ev, hs)}))
+            if ev.get("kind") != "fault":
+                self.report.transcript.append("   " + _describe(ev, names))
+
+    def settle_start(self) -> None:
+        """Queue what the runtime queues before the first decision: the
+        remaining starts and the engine's initial events."""
+        if self.starting:
+            self._push_starts(len(self.hseats))
+            self.starting = False
+            self._broadcast(self.state.initial_events())
+            self.point = True
+
+    def materialize(self) -> None:
+        """Queue the turns of the next decision (or the hand's end)."""
+        self.settle_start()
+        if not self.point:
+            return
+        self.point = False
+        state = self.state
+        pending = list(state.pending())
+        if pending and self.decisions >= self.h.policy.max_decisions:
+            self._finish("aborted", f"no end after {self.h.policy.max_decisions} decisions "
+                                    "(FaultPolicy.max_decisions)")
+            return
+        if not pending:
+            self._finish("complete", None)
+            return
+        self.decisions += 1
+        self.batch = pending
+        self.batch_events = []
+        decide = state.decision()
+        for hs in pending:
+            s = self.hseats[hs]
+            if s in self.faulted:
                 continue
-            hands[-1].acts.append(rec["act"])
-        elif "fault" in rec:
-            report.faults.append(rec["fault"])
-            if hands:
-                hands[-1].faults.append(rec["fault"])
-    return hands
+            c = self.clocks[s]
+            view = state.view(hs)
+            msg = {"type": "turn", "game": self.gid, "id": None, "decide": decide, **view,
+                   "clock": {"left_ms": None, "move_ms": c.move_ms}}
+            self.queue[s].append(("turn", msg))
+
+    def _finish(self, reason: str, detail: str | None) -> None:
+        n = len(self.hseats)
+        if reason == "complete":
+            scores: list[Any] = list(self.state.scores())
+            ranks = ranks_from_scores(scores)
+        else:
+            scores, ranks = [0] * n, [1] * n
+        forfeits = [hs for hs, s in enumerate(self.hseats) if s in self.faulted]
+        for s in self.hseats:
+            end: dict[str, Any] = {"type": "end", "game": self.gid, "scores": scores, "ranks": ranks,
+                                   "reason": reason}
+            if detail:
+                end["detail"] = detail
+            if forfeits:
+                end["forfeits"] = forfeits
+            self.queue[s].append(("end", end))
+        self.hand_over = True
+        self.hand_result = (scores, ranks, reason, detail)
+        self.report.transcript.append(f"== {self.gid} ends: scores {scores}, ranks {ranks}"
+                                      + ("" if reason == "complete" else f" (aborted: {detail})"))
+
+    # ---------------------------------------------------------------- records
+    def out(self, rec: OutRec) -> None:
+        s = rec.to
+        if not 0 <= s < self.h.players:
+            self.fail(f"line {self.line}: a write to seat {s}, which is not a seat of this game")
+        if self.state is None:
+            self.fail(f"line {self.line}: a write to seat {s} before any hand starts")
+        for msg in rec.out:
+            if msg.get("type") == "error":
+                want = self.errors[s].popleft() if self.errors[s] else None
+                if want is None:
+                    self.fail(f"line {self.line}: the referee sent seat {s} an error no fault or retry "
+                              f"record explains: {_short(msg)}")
+                if not _same(msg, want):
+                    self.fail(f"line {self.line}: the error sent to seat {s} differs from its fault/retry "
+                              f"record: {_diff(msg, want)}")
+                continue
+            q = self.queue[s]
+            if not q:
+                if self.starting:
+                    self.settle_start()
+                if not q and self.point:
+                    self.materialize()
+            if not q:
+                self.fail(f"line {self.line}: the referee sent seat {s} a {_what(msg)} the re-simulation "
+                          f"does not expect here: {_short(msg)}")
+            kind, want = q.popleft()
+            if kind == "turn":
+                self._check_turn(s, msg, want)
+            elif not _same(msg, want):
+                self.fail(f"line {self.line}: the referee's {_what(want)} to seat {s} differs from the "
+                          f"re-simulation: {_diff(msg, want)}")
+
+    def _check_turn(self, s: int, msg: dict[str, Any], want: dict[str, Any]) -> None:
+        tid = msg.get("id")
+        clock = msg.get("clock")
+        want = dict(want)
+        want["id"] = tid
+        c = self.clocks[s]
+        if isinstance(clock, dict):
+            left = clock.get("left_ms")
+            want["clock"] = {"left_ms": left, "move_ms": c.move_ms}
+            bad_left = type(left) is not int or (
+                left != c.move_ms if c.bank_ms is None else not 0 <= left <= (self.bank_left[s] or 0))
+        else:
+            bad_left = False
+        if not _same(msg, want):
+            self.fail(f"line {self.line}: the referee's turn to seat {s} differs from the re-simulation: "
+                      f"{_diff(msg, want)}")
+        if type(tid) is not int or tid <= self.last_id[s]:
+            self.fail(f"line {self.line}: turn id {_short(tid)} to seat {s} does not increase (the previous "
+                      f"turn id was {self.last_id[s]})")
+        if bad_left:
+            what = (f"the move limit {c.move_ms}" if c.bank_ms is None
+                    else f"at most the bank left ({self.bank_left[s]} ms)")
+            self.fail(f"line {self.line}: the turn to seat {s} says left_ms {clock.get('left_ms')!r}, "  # type: ignore[union-attr]
+                      f"expected {what}")
+        if c.bank_ms is not None:
+            self.bank_left[s] = clock["left_ms"]  # type: ignore[index]
+        self.last_id[s] = tid
+        self.turn_sent[s] = tid
+
+    def act(self, a: ActJ) -> None:
+        if self.state is None:
+            self.fail(f"line {self.line}: an action before any hand starts")
+        self.materialize()
+        if self.hand_over:
+            self.fail(f"line {self.line}: an action by seat {a.seat} after the hand ended")
+        s = a.seat
+        hs = self.seat_of.get(s)
+        if hs is None:
+            self.fail(f"line {self.line}: an action by seat {s}, which does not play hand {self.gid}")
+        if not self.batch or self.batch[0] != hs:
+            want = f"seat {self.hseats[self.batch[0]]}" if self.batch else "no action"
+            self.fail(f"line {self.line}: an action by seat {s} is recorded, the re-simulation awaits {want}")
+        state = self.state
+        decide = state.decision()
+        if a.decide != decide:
+            self.fail(f"line {self.line}: a {a.decide} by seat {s} is recorded, the engine awaits a {decide}")
+        name = self.names[s]
+        if a.fallback:
+            if s not in self.faulted:
+                self.fail(f"line {self.line}: a fallback action for seat {s} ({name}), which has no fault")
+            if a.id is not None:
+                self.fail(f"line {self.line}: the fallback action for seat {s} has a turn id ({a.id})")
+            assert self.fb is not None
+            try:
+                action = state.random_action(hs, self.fb)
+            except Exception as exc:
+                self.fail(f"line {self.line}: the fallback cannot play seat {s} here: {exc}")
+            want = _action_json(decide, action)
+            if not _same(a.action, want):
+                self.fail(f"line {self.line}: the fallback {decide} of seat {s} is {_short(a.action)}, the "
+                          f"seeded fallback generator gives {_short(want)}")
+            shown = want
+        else:
+            if s in self.faulted:
+                self.fail(f"line {self.line}: seat {s} ({name}) faulted earlier, yet a reply of its own is "
+                          "recorded instead of the fallback's")
+            if self.turn_sent[s] is None:
+                self.fail(f"line {self.line}: seat {s} answered, but no turn for this decision was sent to it")
+            if a.id != self.turn_sent[s]:
+                self.fail(f"line {self.line}: seat {s}'s reply is recorded for turn {a.id}, but the turn sent "
+                          f"was {self.turn_sent[s]}")
+            try:
+                action = msgspec.convert(a.action, BotMessage)
+            except msgspec.ValidationError as exc:
+                self.fail(f"line {self.line}: seat {s}'s recorded reply is not a valid protocol reply: {exc}")
+            if type(action) is not _REPLY[decide] or action.id != a.id:
+                self.fail(f"line {self.line}: seat {s}'s recorded reply {_short(a.action)} does not answer "
+                          f"its {decide} turn {a.id}")
+            shown = a.action
+        self.turn_sent[s] = None
+        try:
+            events = state.apply(hs, action)
+        except Exception as exc:
+            reason = getattr(exc, "reason", None) or f"{type(exc).__name__}: {exc}"
+            self.fail(f"line {self.line}: the recorded {decide} of seat {s} ({name}) is not legal: {reason}")
+        self.report.actions += 1
+        who = name + (" (fallback)" if a.fallback else "")
+        ms = "" if a.fallback else f" [{a.ms:.2f} ms]"
+        self.report.transcript.append(f" {hs}:{who} {decide} {_fmt_action(shown)}{ms}")
+        self.batch.pop(0)
+        self.batch_events.extend(events)
+        if not self.batch:
+            self._broadcast(self.batch_events)
+            self.batch_events = []
+            self.point = True
+
+    def fault(self, f: FaultJ, raw: dict[str, Any]) -> None:
+        s = f.seat
+        if not 0 <= s < self.h.players:
+            self.fail(f"line {self.line}: a fault of seat {s}, which is not a seat of this game")
+        if f.bot != self.names[s]:
+            self.fail(f"line {self.line}: the fault names bot {f.bot!r}, seat {s} is {self.names[s]!r}")
+        self.fault_recs.append(raw)
+        self.report.faults.append(raw)
+        self.report.transcript.append(f" !! fault: seat {s} ({f.bot}) {f.fault}: {f.detail}")
+        if s in self.faulted:
+            if f.fault != "stale":  # a timed-out bot's late line, read after its fault: no event
+                self.fail(f"line {self.line}: a second {f.fault} fault for seat {s}, which faulted earlier")
+            return
+        if self.state is None or s not in self.seat_of or self.hand_over:
+            self.fail(f"line {self.line}: a {f.fault} fault of seat {s} outside its hand")
+        if f.game != self.gid:
+            self.fail(f"line {self.line}: the fault names game {f.game!r}, the hand being played is {self.gid!r}")
+        hs = self.seat_of[s]
+        if self.starting:
+            self._push_starts(hs)  # the runtime checks each seat just before queueing its start
+        self.faulted.add(s)
+        err: dict[str, Any] = {"type": "error", "game": self.gid, "fault": f.fault, "detail": f.detail}
+        if f.id is not None:
+            err["id"] = f.id
+        self.errors[s].append(err)
+        self._broadcast([{"kind": "fault", "seat": hs, "fault": f.fault, "detail": f.detail}])
+
+    def retry(self, r: RetryJ) -> None:
+        s = r.seat
+        if not 0 <= s < self.h.players or s not in self.seat_of or s in self.faulted or self.hand_over:
+            self.fail(f"line {self.line}: a retry of seat {s}, which is not awaited now")
+        if r.fault not in ("illegal", "malformed"):
+            self.fail(f"line {self.line}: a retry after a {r.fault} fault (only illegal and malformed replies "
+                      "are retried)")
+        if r.id != self.turn_sent[s]:
+            self.fail(f"line {self.line}: a retry for turn {r.id} of seat {s}, whose current turn is "
+                      f"{self.turn_sent[s]}")
+        self.errors[s].append({"type": "error", "game": self.gid, "id": r.id, "fault": r.fault,
+                               "detail": r.detail + f" (you may answer again: {r.left} retries left)"})
+
+    def hand_end(self, he: HandEndJ) -> None:
+        if self.state is None:
+            self.fail(f"line {self.line}: a hand_end before any hand")
+        self.materialize()
+        if not self.hand_over or self.hand_result is None:
+            self.fail(f"line {self.line}: hand {self.gid} ends in the log, but the re-simulation is still "
+                      f"awaiting seat(s) {[self.hseats[p] for p in self.state.pending()]}")
+        if self.hand_end_seen:
+            self.fail(f"line {self.line}: a second hand_end for {self.gid}")
+        scores, ranks, reason, detail = self.hand_result
+        got = {"game": he.game, "scores": he.scores, "ranks": he.ranks, "reason": he.reason}
+        want = {"game": self.gid, "scores": [float(x) for x in scores], "ranks": ranks, "reason": reason}
+        got["scores"] = [float(x) for x in he.scores]
+        if got != want:
+            self.fail(f"line {self.line}: the hand_end record differs from the re-simulation: {_diff(got, want)}")
+        self.hand_end_seen = True
+        self._check_delivered(final=False)
+        if reason != "complete":
+            self.aborted = detail
+        if self.match is not None and reason == "complete":
+            self.match.record(scores)
+        self.final = (scores, ranks)
+
+    def _check_delivered(self, final: bool) -> None:
+        """Everything queued for a seat must have been written to it, unless its
+        pipe closed after a fault (then only a tail may be missing)."""
+        for s in range(self.h.players):
+            q = self.queue[s]
+            if q and s not in self.faulted:
+                rest = [m for k, m in q if not (k == "msg" and m.get("kind") == "fault")]
+                if rest or not final:
+                    if not rest:
+                        continue  # fault events queued after the end wait for the next write
+                    kind, m = q[0]
+                    self.fail(f"line {self.line}: the log never shows the {_what(m)} the re-simulation sends "
+                              f"seat {s} ({self.names[s]}): {_short(m)}")
+            if final and self.errors[s] and s not in self.faulted:
+                self.fail(f"line {self.line}: seat {s} was never sent the error its "
+                          f"retry record announces: {_short(self.errors[s][0])}")
+
+    def finish(self, tail: list[tuple[int, Any]], footer: FooterJ) -> None:
+        interrupted = footer.reason == "aborted" and footer.detail == "the referee was interrupted"
+        if interrupted:
+            self.report.interrupted = True
+        elif self.state is None:
+            if footer.reason != "aborted":
+                self.fail(f"line {self.line}: the log has no hand")
+            self.aborted = footer.detail  # the game could not be set up
+        elif not self.hand_end_seen and self.aborted is None:
+            self.fail(f"line {self.line}: hand {self.gid} has no hand_end record")
+        if self.match is not None and not interrupted and self.aborted is None and self.match.next_hand() is not None:
+            self.fail(f"line {self.line}: the log ends before the match does (another hand is due)")
+        n = self.h.players
+        # stderr records: one per seat, in seat order
+        seats_seen = []
+        for line, rec in tail:
+            self.line = line
+            if not isinstance(rec, StderrRec):
+                continue
+            if rec.stderr.seat != len(seats_seen) or rec.stderr.seat >= n or rec.stderr.bot != self.names[rec.stderr.seat]:
+                self.fail(f"line {line}: stderr record for seat {rec.stderr.seat} ({rec.stderr.bot!r}) out of "
+                          f"place: one per seat, in seat order, is expected")
+            seats_seen.append(rec.stderr.seat)
+        self.line += 1
+        if len(seats_seen) != n:
+            self.fail(f"line {self.line}: {len(seats_seen)} stderr records for {n} seats")
+        if not interrupted:
+            self._check_delivered(final=True)
+        forfeits = sorted({f["seat"] for f in self.fault_recs})
+        if interrupted:
+            return
+        if self.aborted is not None:
+            scores: list[Any] = [0] * n
+            ranks = [1] * n
+            reason, detail = "aborted", self.aborted
+        elif self.match is not None:
+            scores, ranks = self.match.scores(), self.match.ranks()
+            reason, detail = "complete", None
+        else:
+            assert self.final is not None
+            scores, ranks = self.final
+            reason, detail = "complete", None
+        want = {"scores": [float(x) for x in scores], "ranks": ranks, "forfeits": forfeits,
+                "win_shares": _share_wins(scores, forfeits), "reason": reason, "detail": detail,
+                "faults": self.fault_recs}
+        got = {"scores": [float(x) for x in footer.scores], "ranks": footer.ranks, "forfeits": footer.forfeits,
+               "win_shares": [float(x) for x in footer.win_shares], "reason": footer.reason,
+               "detail": footer.detail, "faults": [msgspec.to_builtins(f) for f in footer.faults]}
+        for k in want:
+            if got[k] != want[k]:
+                self.fail(f"line {self.line}: the footer's {k} is {_short(got[k])}, the re-simulation has "
+                          f"{_short(want[k])}")
 
 
 def replay(path: str | Path) -> ReplayReport:
-    """Replay the log at ``path``; see the module docstring. Raises ``UserError``
-    for unreadable logs; differences are returned as mismatches."""
+    """Replay the log at ``path`` (see the module docstring).
+
+    Raises ``UserError`` for a missing, unreadable, corrupt or truncated log
+    (naming the line). A well-formed log that differs from the re-simulation
+    gives a report whose ``mismatches`` holds the first difference.
+    """
     records = load_log(path)
-    header, footer = records[0], records[-1]["footer"]
-    report = ReplayReport(header=header, footer=footer)
+    header: Header = records[0][1]
+    footer: FooterJ = records[-1][1].footer
+    report = ReplayReport(header=records[0][2], footer=records[-1][2]["footer"])
+    if any(isinstance(r, HandRec) for _, r, _ in records) and not any(isinstance(r, OutRec) for _, r, _ in records):
+        raise UserError(f"{path}: the log has no `out` records (the messages the referee sent); without them "
+                        "it cannot be proved. Only logs written by this referee with their `out` records can be "
+                        "replayed")
+    sim: _Sim | None = None
     try:
-        rules = get_variant(header["rules"])
-    except Exception as exc:
-        raise UserError(f"{path}: the header's rules are not a valid variant: {exc}") from None
-    players = header["players"]
-    names = [s["bot"] for s in header["seats"]]
-    hands = _split_hands(records, report)
-    report.hands = len(hands)
-    match = None
-    if header.get("match"):
-        from referee.rules.match import Match, MatchFormat
-
-        fmt = MatchFormat.from_params(header["match"])
-        match = Match(rules, players, fmt, header.get("seed") or 0)
-    mism = report.mismatches
-    tr = report.transcript
-    final_scores: list[Any] = []
-    for hand in hands:
-        hr = hand.rec
-        tr.append(f"== {hand.game}: seats {', '.join(f'{i}={names[s]}' for i, s in enumerate(hand.seats))}, "
-                  f"dealer {hr.get('dealer')}")
-        try:
-            if match is not None:
-                spec = match.next_hand()
-                if spec is None:
-                    mism.append(f"{hand.game}: the match should already be over")
-                    break
-                if list(spec.seats) != hand.seats or spec.seed != hr.get("seed"):
-                    mism.append(f"{hand.game}: logged seats/seed {hand.seats}/{hr.get('seed')} differ from the "
-                                f"match's {list(spec.seats)}/{spec.seed}")
-                state = match.new_game(spec)
-            elif hr.get("deal") is not None:
-                state = rules.new_game(len(hand.seats), seed=hr.get("seed"), deal=Deal.from_json(hr["deal"]))
-            else:
-                state = rules.new_game(len(hand.seats), seed=hr.get("seed"))
-        except Exception as exc:
-            mism.append(f"{hand.game}: cannot rebuild the game: {exc}")
-            break
-        if getattr(state, "dealer", 0) != hr.get("dealer"):
-            mism.append(f"{hand.game}: dealer {hr.get('dealer')} logged, the engine says {getattr(state, 'dealer', 0)}")
-        n = len(hand.seats)
-        seat_of = {s: i for i, s in enumerate(hand.seats)}
-        for g, start in hand.starts.items():
-            if start.get("hand") != state.hand(seat_of[g]):
-                mism.append(f"{hand.game}: seat {seat_of[g]}'s start hand differs from the engine's deal")
-        sim: list[list[dict[str, Any]]] = [[] for _ in range(n)]
-
-        def emit(events: list[dict[str, Any]]) -> None:
-            for ev in events:
-                for hs in range(n):
-                    sim[hs].append(event_for_seat(ev, hs))
-                tr.append("   " + _describe(ev, [names[s] for s in hand.seats]))
-
-        emit(state.initial_events())
-        broken = False
-        for act in hand.acts:
-            g = act["seat"]
-            hs = seat_of.get(g)
-            pending = state.pending()
-            if hs is None or hs not in pending:
-                mism.append(f"{hand.game}: action by seat {g} recorded, but the engine awaits {list(pending)}")
-                broken = True
-                break
-            if state.decision() != act["decide"]:
-                mism.append(f"{hand.game}: a {act['decide']} recorded, the engine awaits a {state.decision()}")
-                broken = True
-                break
-            try:
-                events = state.apply(hs, _action(act["decide"], act["action"]))
-            except Exception as exc:
-                mism.append(f"{hand.game}: recorded action {act['action']} of seat {hs} is not legal: {exc}")
-                broken = True
-                break
-            report.actions += 1
-            who = f"{names[g]}" + (" (fallback)" if act.get("fallback") else "")
-            ms = f" [{act.get('ms', 0):.2f} ms]" if not act.get("fallback") else ""
-            tr.append(f" {hs}:{who} {act['decide']} {_fmt_action(act['action'])}{ms}")
-            emit(events)
-        for f in hand.faults:
-            tr.append(f" !! fault: seat {f['seat']} ({f['bot']}) {f['fault']}: {f['detail']}")
-        if broken:
-            break
-        if not state.terminal:
-            mism.append(f"{hand.game}: the recorded actions end before the game does")
-        scores = list(state.scores())
-        ranks = ranks_from_scores(scores)
-        for g, got in hand.sent.items():
-            hs = seat_of[g]
-            want = sim[hs]
-            complete = g in hand.ends
-            if (complete and got != want) or (not complete and got != want[: len(got)]):
-                k = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
-                mism.append(f"{hand.game}: seat {hs} ({names[g]}) event {k + 1}: sent "
-                            f"{got[k] if k < len(got) else 'nothing'}, the engine says "
-                            f"{want[k] if k < len(want) else 'nothing'}")
-        for g, end in hand.ends.items():
-            if end.get("reason") == "complete" and (end.get("scores") != scores or end.get("ranks") != ranks):
-                mism.append(f"{hand.game}: end sent to seat {seat_of[g]} says {end.get('scores')}/{end.get('ranks')}, "
-                            f"the engine says {scores}/{ranks}")
-        tr.append(f"== {hand.game} ends: scores {scores}, ranks {ranks}")
-        if match is not None:
-            match.record(scores)
-        final_scores = scores
-    if footer.get("reason") == "complete" and not mism:
-        if match is not None:
-            if match.next_hand() is not None:
-                mism.append("the log ends before the match does")
-            want_s, want_r = match.scores(), match.ranks()
-        else:
-            want_s, want_r = final_scores, ranks_from_scores(final_scores) if final_scores else []
-        if footer.get("scores") != want_s or footer.get("ranks") != want_r:
-            mism.append(f"footer says scores {footer.get('scores')} ranks {footer.get('ranks')}, "
-                        f"the engine says {want_s} {want_r}")
+        sim = _Sim(header, report)
+        tail: list[tuple[int, Any]] = []
+        for line, rec, raw in records[1:-1]:
+            sim.line = line
+            if isinstance(rec, StderrRec):
+                tail.append((line, rec))
+                continue
+            if tail:
+                sim.fail(f"line {line}: a game record after the stderr records")
+            if isinstance(rec, OutRec):
+                sim.out(rec)
+            elif isinstance(rec, ActRec):
+                sim.act(rec.act)
+            elif isinstance(rec, FaultRec):
+                sim.fault(rec.fault, raw["fault"])
+            elif isinstance(rec, HandRec):
+                sim.hand(rec.hand, raw)
+            elif isinstance(rec, HandEndRec):
+                sim.hand_end(rec.hand_end)
+            elif isinstance(rec, RetryRec):
+                sim.retry(rec.retry)
+            # InRec: a refused reply, informational
+        sim.line = records[-1][0]
+        sim.finish(tail, footer)
+    except _Mismatch as exc:
+        report.mismatches.append(str(exc))
+    except UserError:
+        raise
+    except Exception as exc:  # a shape the checks above missed: still one clear sentence
+        where = f"line {sim.line}" if sim is not None else "the header"
+        report.mismatches.append(f"{where}: the log cannot be re-simulated here ({type(exc).__name__}: {exc})")
     return report
 
 
