@@ -192,13 +192,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     n = max(100, args.decisions // rounds)
     raws: list[dict[str, float]] = []
     refs: list[dict[str, float]] = []
-    with tempfile.TemporaryDirectory(prefix="bench-transport-", dir=args.log_dir) as tmp:
-        record = Path(tmp) / "record"
-        script = trio.run(_record, args, record)
-        turn_bytes = [len(d) for _, d, reply in script if reply]
-        for r in range(rounds):
-            raws.append(trio.run(_raw, args, script, n))
-            refs.append(trio.run(_referee, args, n, None if args.no_log else Path(tmp) / f"round-{r}"))
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-transport-", dir=args.log_dir) as tmp:
+            record = Path(tmp) / "record"
+            script = trio.run(_record, args, record)
+            turn_bytes = [len(d) for _, d, reply in script if reply]
+            for r in range(rounds):
+                raws.append(trio.run(_raw, args, script, n))
+                refs.append(trio.run(_referee, args, n, None if args.no_log else Path(tmp) / f"round-{r}"))
+    except (Exception, BaseExceptionGroup) as exc:  # a bad --bot: one clear error, not a trio traceback
+        bad = _bot_error(exc)
+        if bad is None:
+            raise
+        raise UserError(f"the benchmark bot {args.bot or INSTANT!r} could not start or play: {bad.detail} "
+                        "(check it with: referee check-bot -- COMMAND)") from None
     raw = {k: min(r[k] for r in raws) for k in ("round_trip_us", "cpu_us")}
     ref = {k: min(r[k] for r in refs) for k in ("round_trip_us", "cpu_us")}
     ref["decisions"] = sum(r["decisions"] for r in refs)
@@ -215,6 +222,21 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "target_ratio": 1.5, "target_cpu_us": 30.0,
         "ratio_ok": ratio <= 1.5, "cpu_ok": ref["cpu_us"] <= 30.0,
     }
+
+
+def _bot_error(exc: BaseException) -> Any:
+    """The ``BotError`` inside ``exc`` (possibly a trio exception group), or None."""
+    from referee.runtime import BotError
+
+    if isinstance(exc, BaseExceptionGroup):
+        if exc.subgroup(KeyboardInterrupt) is not None:
+            return None
+        for e in exc.exceptions:
+            found = _bot_error(e)
+            if found is not None:
+                return found
+        return None
+    return exc if isinstance(exc, BotError) else None
 
 
 def print_result(result: dict[str, Any]) -> None:
