@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import shlex
 import time
 import tomllib
@@ -13,6 +15,7 @@ from typing import Any
 from referee.errors import UserError
 
 _SHELL_CHARS = set("|&;<>()$`\\\"'*?[]#~%{}\n")
+_GAME_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,8 +44,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "still running after this many ms is killed with its whole process group (default 500)")
     p.add_argument("--retries", type=int, default=0, help="extra tries for illegal/malformed replies (default 0)")
     p.add_argument("--max-line", type=int, default=65536, help="longest reply line in bytes (default 65536)")
-    p.add_argument("--game-id", help="game id (default g-<seed>)")
+    p.add_argument("--game-id", help="game id: letters, digits, '.', '_', '-' (default g-<seed>, or g-<date-time> "
+                                     "for a deal; a default id gets a suffix -2, -3... when its log already exists)")
     p.add_argument("--log", default="logs", metavar="DIR", help="directory for the game log (default ./logs)")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite the log of an explicit --game-id that already exists (default: refuse)")
     p.set_defaults(func=run_play)
 
     r = sub.add_parser("replay", help="re-simulate a game log and verify it",
@@ -164,17 +170,69 @@ def run_play(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     if args.retries < 0 or args.max_line < 64:
         raise UserError("--retries must be >= 0 and --max-line at least 64")
-    game_id = args.game_id or (f"g-{seed:06d}" if seed is not None else f"g-{time.strftime('%Y%m%d-%H%M%S')}")
+    if args.game_id is not None and not _GAME_ID.fullmatch(args.game_id):
+        raise UserError(f"--game-id {args.game_id!r}: use 1-128 letters, digits, '.', '_' or '-', starting with a "
+                        "letter or digit (the id names the log file inside the --log folder)")
+    base_id = args.game_id or (f"g-{seed:06d}" if seed is not None else f"g-{time.strftime('%Y%m%d-%H%M%S')}")
+    game_id, log_path = reserve_log(args.log, base_id, explicit=args.game_id is not None, force=args.force)
     spec = GameSpec(game_id=game_id, rules=rules, players=players, seed=seed, deal=deal, match=match,
                     clock=clock, policy=FaultPolicy(retries=args.retries, max_line=args.max_line))
     try:
-        result = trio.run(_play, specs, spec, Path(args.log))
-    except BaseExceptionGroup as group:
-        raise _unwrap(group) from None
+        try:
+            result = trio.run(_play, specs, spec, Path(args.log))
+        except BaseExceptionGroup as group:
+            raise _unwrap(group) from None
+    finally:
+        _drop_if_empty(log_path)  # the reserved name, when no game was logged (a bot could not start)
     if isinstance(result, BaseException):
         raise UserError(f"a bot could not start: {result}")
     _print_result(result, specs)
     return 0
+
+
+def reserve_log(folder: str, game_id: str, *, explicit: bool, force: bool) -> tuple[str, str]:
+    """Create the log folder and claim ``<folder>/<id>.jsonl`` atomically (an
+    empty file, ``O_EXCL``), so that no run overwrites another's log, even two
+    runs started in the same second. A default id that is taken gets a suffix
+    (``g-000007-2``, ``-3``...); an explicit one is refused unless ``force``.
+    Returns ``(game id, log path)``. Raises ``UserError`` for a folder that
+    cannot be created or written (a file in the way, /proc, no permission)."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except FileExistsError:
+        raise UserError(f"--log {folder!r} is a file, not a folder: give a folder for the game logs") from None
+    except NotADirectoryError:
+        raise UserError(f"--log {folder!r}: part of that path is a file, not a folder") from None
+    except OSError as exc:
+        raise UserError(f"--log {folder!r}: cannot create the log folder ({exc.strerror or exc}); give a folder "
+                        "you can write to") from None
+    for k in range(1, 1000):
+        gid = game_id if k == 1 else f"{game_id}-{k}"
+        path = os.path.join(folder, f"{gid}.jsonl")
+        if explicit and force:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+        else:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+        try:
+            os.close(os.open(path, flags, 0o644))
+        except FileExistsError:
+            if explicit:
+                raise UserError(f"the log {path} already exists: choose another --game-id, or add --force to "
+                                "overwrite it") from None
+            continue
+        except OSError as exc:
+            raise UserError(f"--log {folder!r}: cannot write the log {path} ({exc.strerror or exc})") from None
+        return gid, path
+    raise UserError(f"--log {folder!r}: logs {game_id}.jsonl to {game_id}-999.jsonl all exist; clean up the folder "
+                    "or give --game-id")
+
+
+def _drop_if_empty(path: str) -> None:
+    try:
+        if os.path.getsize(path) == 0:
+            os.unlink(path)
+    except OSError:
+        pass
 
 
 def _unwrap(group: BaseExceptionGroup) -> BaseException:
