@@ -23,7 +23,7 @@ from referee.runtime.session import STDERR_TAIL
 
 from .conftest import REPO, PYTHON, assert_no_survivors, new_tag, zoo_command
 
-CLOCK = ClockSpec(move_ms=200, startup_ms=8000, grace_ms=300)
+CLOCK = ClockSpec(move_ms=300, startup_ms=8000, grace_ms=300)
 SMALL_MEMORY = ResourceLimits(address_space=160 << 20)
 
 # bot -> (expected faults at its seat, extra args, limits, retries)
