@@ -372,8 +372,9 @@ class _League:
             bot = lineup[j]
             try:
                 sessions[j] = await _start(self.league, bot, nursery)
-            except UserError:
+            except UserError as exc:
                 if bot in self.started_ok and sessions[j] is not None:
+                    sessions[j].death = str(exc).split("\n")[0]  # exit status, stderr: in the game's crash fault
                     return
                 raise
             self.started_ok.add(bot)

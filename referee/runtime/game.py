@@ -280,8 +280,9 @@ class _Runner:
         dealer = getattr(state, "dealer", 0)
         for hs, seat in enumerate(seats):
             if not seat.session.alive and not seat.faulted:
-                await self._fault(seat, BotCrashed("the bot process is not running at the start of the game",
-                                                   bot=seat.name, seat=seat.index))
+                why = seat.session.death
+                await self._fault(seat, BotCrashed("the bot process is not running at the start of the game"
+                                                   + (f" ({why})" if why else ""), bot=seat.name, seat=seat.index))
             clock = seat.clock
             clock_msg: dict[str, Any] = {"move_ms": clock.move_ms}
             if clock.bank_ms is not None:

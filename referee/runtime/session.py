@@ -44,7 +44,9 @@ class BotSession:
     bot's own hello: its ``name`` and ``version``), ``pid`` (also its process
     group id), ``alive`` (False once it crashed, timed out or was closed: the
     caller starts a new session for the next game), ``next_id`` (turn ids
-    increase per connection).
+    increase per connection), ``death`` (why a dead session is dead, when its
+    owner knows more than the process did - e.g. the league's failed restart:
+    exit status and stderr; ``play_game`` puts it in the fault it records).
     """
 
     def __init__(self, spec: BotSpec, clock: ClockSpec, process: trio.Process, max_line: int) -> None:
@@ -63,6 +65,7 @@ class BotSession:
         self._stderr_scope: trio.CancelScope | None = None
         self._stderr_done = trio.Event()
         self._closed = False
+        self.death: str | None = None
 
     # -- start ---------------------------------------------------------------
     @classmethod
