@@ -205,8 +205,10 @@ def _map_ids(uid: int, gid: int) -> None:
         f.write(f"{gid} {gid} 1")
 
 
-def _ns_flags(network: bool, user: bool) -> int:
-    flags = _CLONE_NEWPID | _CLONE_NEWNS
+def _ns_flags(network: bool, user: bool, mount: bool = False) -> int:
+    flags = _CLONE_NEWPID
+    if mount:
+        flags |= _CLONE_NEWNS
     if not network:
         flags |= _CLONE_NEWNET
     if user:
@@ -248,6 +250,24 @@ def namespace_support(network: bool) -> tuple[bool, str]:
         f"for uid {uid} ({why}); run the referee as root, or enable unprivileged user namespaces "
         "(e.g. sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces > 0)"
     )
+
+
+@functools.lru_cache(maxsize=None)
+def private_proc_support(network: bool) -> bool:
+    """Can a bot in its own PID namespace also get its own mount namespace with
+    a private ``/proc``? (Some containers forbid mounting proc.) Probed once per
+    process by starting ``/bin/true`` exactly the way a bot is started."""
+    ok, how = namespace_support(network)
+    if not ok:
+        return False
+    flags = _ns_flags(network, how == "user namespace", mount=True)
+    try:
+        rc = subprocess.run(["/bin/true"], preexec_fn=_sandbox_preexec([], flags, lifeline_fd(), "", None, False),
+                            timeout=10, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True).returncode
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return rc == 0
 
 
 def limits_problem(limits: Any) -> str | None:
@@ -434,7 +454,7 @@ def plan_spawn(spec: Any) -> SpawnPlan:
         env = dict(os.environ) if spec.env is None else dict(spec.env)
     ok, how = namespace_support(limits.network)
     use_ns = ok and limits.pid_namespace
-    flags = _ns_flags(limits.network, how == "user namespace") if use_ns else 0
+    flags = _ns_flags(limits.network, how == "user namespace", private_proc_support(limits.network)) if use_ns else 0
     ids: tuple[int, int] | None = None
     if limits.user is not None:
         try:
@@ -452,6 +472,8 @@ def plan_spawn(spec: Any) -> SpawnPlan:
     )
     if not use_ns:
         plan.notes.append("no PID namespace: " + (how if not ok else "disabled by limits"))
+    elif not flags & _CLONE_NEWNS:
+        plan.notes.append("no private /proc: this machine does not allow mounting one")
     return plan
 
 
