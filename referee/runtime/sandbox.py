@@ -10,9 +10,11 @@ plan created once the process group is dead.
 What a started bot looks like (when the machine allows it)::
 
     referee ──pipe──> watcher (python -I -S, pid W, process group W, host namespaces)
-                        └── bot (pid 1 of its own PID namespace; own network
+                        └── bot (pid 1 of its own PID namespace; own mount
+                            namespace with a private /proc and /dev/shm; own network
                             namespace when network = false; rlimits; temp cwd;
-                            scrubbed environment; PR_SET_PDEATHSIG = SIGKILL)
+                            scrubbed environment; optionally another user;
+                            PR_SET_PDEATHSIG = SIGKILL)
                               └── anything the bot forks (same PID namespace)
 
 * The **watcher** is the process the runtime sees (its pid is the process
@@ -42,10 +44,12 @@ allow one, :func:`plan_spawn` (and :func:`check_limits`) raise
 runs a bot with network access that was asked to have none.
 
 Errors: :func:`plan_spawn` raises ``UserError`` for impossible requests
-(network isolation unavailable). A failure inside the child before ``exec``
+(network isolation unavailable, an unknown user, another user without root).
+The first call probes what the machine allows by starting ``/bin/true`` the
+same way (tens of milliseconds, once per process, blocking). A failure inside the child before ``exec``
 (a limit the kernel refuses) makes the child exit before the bot starts; the
-runtime reports that as the bot failing to start. Nothing here blocks on I/O
-or is cancellable; cleanup never raises.
+runtime reports that as the bot failing to start. Nothing here is
+cancellable; cleanup never raises.
 """
 
 from __future__ import annotations
