@@ -130,14 +130,26 @@ class RawBot:
         self.lineno = 0
         self.eof = False
         self.stderr = bytearray()
+        self.plan: Any = None        # the sandbox plan (its temporary folder is removed after the kill)
 
     @classmethod
-    async def open(cls, argv: list[str], cwd: str | None, nursery: trio.Nursery) -> "RawBot":
-        """Start the process (raises :class:`_ProbeFailure` if it cannot be started)."""
+    async def open(cls, command: str | list[str], cwd: str | None, nursery: trio.Nursery,
+                   name: str = "candidate") -> "RawBot":
+        """Start the process in the same sandbox a league uses (raises
+        :class:`_ProbeFailure` if it cannot be started)."""
+        from referee.runtime import BotSpec
+        from referee.runtime.sandbox import plan_spawn
+
+        plan = plan_spawn(BotSpec(name=name, command=command, cwd=cwd))
+        argv = plan.argv
         try:
-            proc = await trio.lowlevel.open_process(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                cwd=cwd, start_new_session=True)
+            try:
+                proc = await trio.lowlevel.open_process(
+                    argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                    cwd=plan.cwd, env=plan.env, preexec_fn=plan.preexec, start_new_session=True)
+            except BaseException:
+                plan.cleanup()
+                raise
         except FileNotFoundError as exc:
             raise _ProbeFailure(f"cannot start {argv!r}: {exc.filename or argv[0]!r} not found",
                                 "check the command and the working directory; a script needs its interpreter "
@@ -148,6 +160,7 @@ class RawBot:
         except OSError as exc:
             raise _ProbeFailure(f"cannot start {argv!r}: {exc}", "check the command") from None
         bot = cls(proc)
+        bot.plan = plan
         nursery.start_soon(bot._drain_stderr)
         return bot
 
@@ -246,6 +259,8 @@ class RawBot:
                         await stream.aclose()
                     except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                         pass
+            if self.plan is not None:
+                self.plan.cleanup()
 
 
 def decode_probe_line(line: bytes, lineno: int) -> dict[str, Any]:
@@ -611,13 +626,12 @@ async def check_bot(command: list[str] | str, *, name: str = "candidate", cwd: s
         get_variant(v)  # RulesError for an unknown name
     report = Report()
     t0 = time.monotonic()
-    argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     async with trio.open_nursery() as nursery:
         bot: RawBot | None = None
         try:
             progress("handshake")
             try:
-                bot = await RawBot.open(argv, cwd, nursery)
+                bot = await RawBot.open(command, cwd, nursery, name)
             except _ProbeFailure as exc:
                 report.add("handshake", False, exc.detail, exc.fix)
                 return report
