@@ -408,7 +408,7 @@ class _Sim:
                 self.fail(f"line 1: the header's match {header.match} is not valid: {exc}")
         # per match seat, across hands
         self.queue: list[deque[tuple[str, Any]]] = [deque() for _ in range(n)]
-        self.errors: list[deque[dict[str, Any]]] = [deque() for _ in range(n)]
+        self.retry_error: tuple[int, dict[str, Any], int] | None = None
         self.faulted: set[int] = set()
         self.fault_recs: list[dict[str, Any]] = []
         self.last_id = [0] * n
@@ -595,16 +595,15 @@ class _Sim:
             self.fail(f"line {self.line}: a write to seat {s}, which is not a seat of this game")
         if self.state is None:
             self.fail(f"line {self.line}: a write to seat {s} before any hand starts")
+        if self.retry_error is not None:
+            rs, want, rline = self.retry_error
+            self.retry_error = None
+            if rs != s or len(rec.out) != 1 or not _same(rec.out[0], want):
+                got = rec.out[0] if rs == s and len(rec.out) == 1 else rec.out
+                self.fail(f"line {self.line}: the error sent to seat {rs} after the retry record of line {rline} "
+                          f"differs from the re-simulation: {_diff(got, want)}")
+            return
         for msg in rec.out:
-            if msg.get("type") == "error":
-                want = self.errors[s].popleft() if self.errors[s] else None
-                if want is None:
-                    self.fail(f"line {self.line}: the referee sent seat {s} an error no fault or retry "
-                              f"record explains: {_short(msg)}")
-                if not _same(msg, want):
-                    self.fail(f"line {self.line}: the error sent to seat {s} differs from its fault/retry "
-                              f"record: {_diff(msg, want)}")
-                continue
             q = self.queue[s]
             if not q:
                 if self.starting:
@@ -618,7 +617,8 @@ class _Sim:
             if kind == "turn":
                 self._check_turn(s, msg, want)
             elif not _same(msg, want):
-                self.fail(f"line {self.line}: the referee's {_what(want)} to seat {s} differs from the "
+                what = "error" if want.get("type") == "error" else f"referee's {_what(want)}"
+                self.fail(f"line {self.line}: the {what} to seat {s} differs from the "
                           f"re-simulation: {_diff(msg, want)}")
 
     def _check_turn(self, s: int, msg: dict[str, Any], want: dict[str, Any]) -> None:
@@ -741,7 +741,7 @@ class _Sim:
         err: dict[str, Any] = {"type": "error", "game": self.gid, "fault": f.fault, "detail": f.detail}
         if f.id is not None:
             err["id"] = f.id
-        self.errors[s].append(err)
+        self.queue[s].append(("msg", err))  # queued after the seat's pending lines, written at once
         self._broadcast([{"kind": "fault", "seat": hs, "fault": f.fault, "detail": f.detail}])
 
     def retry(self, r: RetryJ) -> None:
@@ -754,8 +754,9 @@ class _Sim:
         if r.id != self.turn_sent[s]:
             self.fail(f"line {self.line}: a retry for turn {r.id} of seat {s}, whose current turn is "
                       f"{self.turn_sent[s]}")
-        self.errors[s].append({"type": "error", "game": self.gid, "id": r.id, "fault": r.fault,
-                               "detail": r.detail + f" (you may answer again: {r.left} retries left)"})
+        # written at once, on its own: the next record must be that write
+        self.retry_error = (s, {"type": "error", "game": self.gid, "id": r.id, "fault": r.fault,
+                                "detail": r.detail + f" (you may answer again: {r.left} retries left)"}, self.line)
 
     def hand_end(self, he: HandEndJ) -> None:
         if self.state is None:
@@ -793,9 +794,6 @@ class _Sim:
                     kind, m = q[0]
                     self.fail(f"line {self.line}: the log never shows the {_what(m)} the re-simulation sends "
                               f"seat {s} ({self.names[s]}): {_short(m)}")
-            if final and self.errors[s] and s not in self.faulted:
-                self.fail(f"line {self.line}: seat {s} was never sent the error its "
-                          f"retry record announces: {_short(self.errors[s][0])}")
 
     def finish(self, tail: list[tuple[int, Any]], footer: FooterJ) -> None:
         interrupted = footer.reason == "aborted" and footer.detail == "the referee was interrupted"
@@ -877,6 +875,9 @@ def replay(path: str | Path) -> ReplayReport:
                 continue
             if tail:
                 sim.fail(f"line {line}: a game record after the stderr records")
+            if sim.retry_error is not None and not isinstance(rec, OutRec):
+                sim.fail(f"line {line}: the retry record of line {sim.retry_error[2]} must be followed by the "
+                         f"error written to seat {sim.retry_error[0]}")
             if isinstance(rec, OutRec):
                 sim.out(rec)
             elif isinstance(rec, ActRec):
