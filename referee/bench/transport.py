@@ -256,4 +256,6 @@ def print_result(result: dict[str, Any]) -> None:
               f"<= 1.5x ({result['ratio']:.2f}x {'ok' if result['ratio_ok'] else 'MISSED'})")
     t.add_row("referee CPU per decision (us)", f"{result['raw_cpu_us']:.1f}", f"{result['referee_cpu_us']:.1f}",
               f"<= 30 ({'ok' if result['cpu_ok'] else 'MISSED'})")
+    t.caption = (f"raw pipe: the same bots get the referee's own recorded traffic "
+                 f"(~{result['raw_bytes_per_decision']:.0f} bytes per decision) with no referee logic")
     Console().print(t)
