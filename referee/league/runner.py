@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import sqlite3
 import subprocess
 import time
@@ -305,11 +306,14 @@ async def _start(league: League, index: int, nursery: trio.Nursery) -> Any:
         detail = str(getattr(exc, "detail", exc))
         if detail.startswith("cannot start: "):
             detail = detail[len("cannot start: "):]
-        raise UserError(
+        err = UserError(
             f"bot '{b.name}' (bots[{index}]) could not start: {detail}\n"
             f"  command: {b.command!r}, cwd: {b.cwd}\n"
             "  (commands run in cwd, which is relative to the config file; try: referee check-bot -- COMMAND)"
-        ) from None
+        )
+        # the process ran but failed its hello: the dead session lets the league go on without it
+        err.dead_session = exc.session  # type: ignore[attr-defined]
+        raise err from None
     except OSError as exc:
         raise UserError(f"bot '{b.name}' could not start: {b.command!r} in {b.cwd}: {exc.strerror or exc}") from None
 
@@ -336,6 +340,8 @@ class _League:
         self.hook = hook
         self.log_dir = league.out / "games"
         self.started_ok: set[int] = set()     # bots that started at least once in this run
+        self.given_up: dict[int, Any] = {}    # bots whose process ran but never passed hello: their
+                                              # dead session, seated everywhere instead of retrying
 
     async def _play(self, g: sched.ScheduledGame, bots: Sequence[Any]) -> None:
         rt = _runtime()
@@ -370,9 +376,23 @@ class _League:
 
         async def one(j: int) -> None:
             bot = lineup[j]
+            if bot in self.given_up:
+                sessions[j] = self.given_up[bot]
+                return
             try:
                 sessions[j] = await _start(self.league, bot, nursery)
             except UserError as exc:
+                dead = getattr(exc, "dead_session", None)
+                if dead is not None and bot not in self.started_ok:
+                    # a bot that starts but fails its hello (exits, hangs, speaks another
+                    # protocol) is a broken entry, not a broken config: the night goes on,
+                    # the fallback plays its seats and every game records its crash fault
+                    sessions[j] = dead
+                    if bot not in self.given_up:
+                        self.given_up[bot] = dead
+                        print(f"warning: {str(exc).splitlines()[0]}; it forfeits its games "
+                              "(the referee's fallback plays its seats)", file=sys.stderr)
+                    return
                 if bot in self.started_ok and sessions[j] is not None:
                     sessions[j].death = str(exc).split("\n")[0]  # exit status, stderr: in the game's crash fault
                     return
@@ -395,6 +415,8 @@ class _League:
                 for g in unit.games:
                     missing = []
                     for j, sess in enumerate(sessions):
+                        if sess is not None and lineup[j] in self.given_up:
+                            continue                    # never passed hello: stays dead, its seats forfeit
                         if sess is None or not sess.alive:
                             if sess is not None:
                                 await sess.close()      # reaps a crashed process; idempotent

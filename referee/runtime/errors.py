@@ -9,12 +9,16 @@ start-up failures (no seat yet).
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class BotError(Exception):
     """Something a bot did wrong. ``detail`` is the text sent to the bot in an
     ``error`` message; ``str(exc)`` adds the bot's name and seat."""
 
     fault: str = "crash"
+    #: for a failed ``hello``: the dead :class:`BotSession` (set by ``BotSession.start``)
+    session: Any = None
 
     def __init__(self, detail: str, *, bot: str = "?", seat: int | None = None, turn_id: int | None = None) -> None:
         self.detail = detail

@@ -120,8 +120,14 @@ class BotSession:
             else:
                 trio.lowlevel.spawn_system_task(self._drain_stderr)
             await self._handshake(clock.startup_ms)
-        except BaseException:
+        except BaseException as exc:
             await self.kill()
+            if isinstance(exc, BotError):
+                # the process ran but failed the handshake: the dead session
+                # (alive False, its stderr tail kept) rides along, so that a
+                # league can seat it and let play_game record the crash
+                self.death = exc.detail
+                exc.session = self
             raise
         return self
 

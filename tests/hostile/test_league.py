@@ -86,16 +86,37 @@ def test_zoo_in_a_league(pair: tuple[str, str], tmp_path: Path) -> None:
         trio.run(assert_no_survivors, tag)
 
 
-def test_bot_that_never_says_hello_stops_the_league_with_a_clear_error(tmp_path: Path, capsys) -> None:
+def test_bot_that_never_says_hello_forfeits_and_the_league_goes_on(tmp_path: Path, capsys) -> None:
+    """A bot whose process starts but exits before hello is a broken entry, not a
+    broken config: the night finishes, the fallback plays its seats, every one of its
+    games records a crash fault with the real reason, and it is not retried."""
     tag = new_tag("nohello")
-    body = 'out = "out"\n' + bot_toml("legal1", "legal", new_tag("l")) + bot_toml("legal2", "legal", new_tag("l"))
-    body += bot_toml("nohello", "nohello", tag) + '[[variants]]\nname = "kwartet"\nsizes = 3\n'
+    body = ('out = "out"\n' + bot_toml("legal1", "legal", new_tag("l")) + bot_toml("legal2", "legal", new_tag("l"))
+            + bot_toml("nohello", "nohello", tag) + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 2\n')
+    cfg = tmp_path / "league.toml"
+    cfg.write_text(body)
+    assert main(["run", str(cfg), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("warning: bot 'nohello'") == 1 and "before answering hello" in err and "Traceback" not in err
+    with Ledger.in_dir(tmp_path / "out", create=False) as ledger:
+        rows = list(ledger.rows())
+    assert len(rows) == 6
+    for row in rows:
+        seat = row.bots.index("nohello")
+        assert row.forfeits == [seat] and row.win_shares[seat] == 0.0
+        (fault,) = row.faults
+        assert fault["fault"] == "crash" and "before answering hello" in fault["detail"]
+    trio.run(assert_no_survivors, tag)
+
+
+def test_a_missing_bot_command_still_stops_the_league_with_a_clear_error(tmp_path: Path, capsys) -> None:
+    body = ('out = "out"\n' + bot_toml("legal1", "legal", new_tag("l")) + bot_toml("legal2", "legal", new_tag("l"))
+            + '[[bots]]\nname = "typo"\ncommand = ["./no-such-bot"]\n[[variants]]\nname = "kwartet"\nsizes = 3\n')
     cfg = tmp_path / "league.toml"
     cfg.write_text(body)
     assert main(["run", str(cfg), "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert "nohello" in err and "before answering hello" in err and "Traceback" not in err
-    trio.run(assert_no_survivors, tag)
+    assert "bot 'typo'" in err and "not found" in err and "Traceback" not in err
 
 
 def test_bot_text_is_escaped_in_the_html_report(tmp_path: Path) -> None:
