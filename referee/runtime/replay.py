@@ -66,25 +66,25 @@ class _S(msgspec.Struct, kw_only=True):
 
 class ClockJ(_S):
     move_ms: int
-    bank_ms: int | None = None
-    startup_ms: int | None = None
-    mode: Literal["wall", "cpu"] = "wall"
-    wall_ceiling_ms: int | None = None
-    grace_ms: int | None = None
+    bank_ms: int | None
+    startup_ms: int
+    mode: Literal["wall", "cpu"]
+    wall_ceiling_ms: int | None
+    grace_ms: int
 
 
 class PolicyJ(_S):
-    retries: int = 0
-    max_line: int = 65536
-    event_buffer: int = 16384
-    max_decisions: int = 100000
+    retries: int
+    max_line: int
+    event_buffer: int
+    max_decisions: int
 
 
 class SeatJ(_S):
     seat: int
     bot: str
-    command: list[str] | str | None = None
-    hello: dict[str, Any] | None = None
+    command: list[str] | str
+    hello: dict[str, Any] | None
 
 
 class Header(_S):
@@ -98,11 +98,11 @@ class Header(_S):
     seats: list[SeatJ]
     clock: ClockJ
     policy: PolicyJ
-    referee: str | None = None
-    seed: int | None = None
-    deal: dict[str, Any] | None = None
-    match: dict[str, Any] | None = None
-    seat_clocks: list[ClockJ] | None = None
+    referee: str
+    seed: int | None
+    deal: dict[str, Any] | None
+    match: dict[str, Any] | None
+    seat_clocks: list[ClockJ] | None
 
 
 class HandJ(_S):
@@ -110,9 +110,9 @@ class HandJ(_S):
     game: str
     seats: list[int]
     dealer: int
-    seed: int | None = None
-    deal: dict[str, Any] | None = None
-    tiebreak: bool = False
+    seed: int | None
+    deal: dict[str, Any] | None
+    tiebreak: bool = False  # matches only
 
 
 class HandRec(_S):
@@ -131,7 +131,7 @@ class ActJ(_S):
     decide: Literal["ask", "play", "take"]
     fallback: bool
     action: dict[str, Any]
-    ms: float = 0.0
+    ms: float
 
 
 class ActRec(_S):
@@ -152,8 +152,8 @@ class FaultJ(_S):
     bot: str
     fault: FaultKind
     detail: str
-    id: int | None = None
-    game: str | None = None
+    id: int | None
+    game: str | None
 
 
 class FaultRec(_S):
@@ -202,9 +202,9 @@ class FooterJ(_S):
     win_shares: list[float]
     forfeits: list[int]
     reason: Literal["complete", "aborted"]
-    detail: str | None = None
-    faults: list[FaultJ] = []
-    think_ms: list[dict[str, Any]] = []
+    detail: str | None
+    faults: list[FaultJ]
+    think_ms: list[dict[str, Any]]
 
 
 class FooterRec(_S):
@@ -469,8 +469,12 @@ class _Sim:
         except Exception as exc:
             self.fail(f"line {self.line}: the engine cannot rebuild hand {hj.game}: {exc}")
         want["dealer"] = getattr(state, "dealer", 0)
+        if self.match is None:
+            del want["tiebreak"]
+        elif "tiebreak" not in raw["hand"]:
+            self.fail(f"line {self.line}: the hand record of a match has no tiebreak field")
         for k, v in want.items():
-            got = raw["hand"].get(k, False if k == "tiebreak" else None)
+            got = raw["hand"][k]
             if not _same(got, v):
                 self.fail(f"line {self.line}: the hand record's {k} is {_short(got)}, the re-simulation "
                           f"has {_short(v)}")
@@ -730,11 +734,16 @@ class _Sim:
             if f.fault != "stale":  # a timed-out bot's late line, read after its fault: no event
                 self.fail(f"line {self.line}: a second {f.fault} fault for seat {s}, which faulted earlier")
             return
-        if self.state is None or s not in self.seat_of or self.hand_over:
+        if self.state is None or s not in self.seat_of or self.hand_end_seen:
+            # (between the end of a hand and its hand_end record: a write of the end that failed)
             self.fail(f"line {self.line}: a {f.fault} fault of seat {s} outside its hand")
         if f.game != self.gid:
             self.fail(f"line {self.line}: the fault names game {f.game!r}, the hand being played is {self.gid!r}")
         hs = self.seat_of[s]
+        if any(kind == "turn" for kind, _ in self.queue[s]):
+            # a turn is always written (and logged) before its reply is awaited, even when the write fails
+            self.fail(f"line {self.line}: the {f.fault} fault of seat {s} comes before the log shows the turn "
+                      "sent to it")
         if self.starting:
             self._push_starts(hs)  # the runtime checks each seat just before queueing its start
         self.faulted.add(s)

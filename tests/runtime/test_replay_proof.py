@@ -241,7 +241,7 @@ def test_randomly_mutated_logs_never_crash_replay(logs, tmp_path_factory, data):
     lines = logs[name].read_bytes().split(b"\n")[:-1]
     op = data.draw(st.sampled_from(["delete", "duplicate", "swap", "byte", "bytes"]))
     new = list(lines)
-    i = data.draw(st.integers(0, len(lines) - 1))
+    i = j = data.draw(st.integers(0, len(lines) - 1))
     if op == "delete":
         del new[i]
     elif op == "duplicate":
@@ -268,9 +268,18 @@ def test_randomly_mutated_logs_never_crash_replay(logs, tmp_path_factory, data):
     assert "Traceback" not in text
     known = _keys([json.loads(x) for x in lines], set())
     same = _normal(new, known) == _normal(lines, known)
-    if not same:
+    lenient = False
+    if op == "delete" and lines[i].startswith(b'{"t":') and b'"to":' in lines[i][:30]:
+        # the log does not say when a faulted bot's pipe closed: the tail of its messages may be missing
+        seat = json.loads(lines[i])["to"]
+        lenient = any(b'"fault":{"seat":%d,' % seat in x for x in lines)
+    if op == "swap" and all(b'"to":' in x[:30] and b'"out":[' in x for x in (new[i], new[j])):
+        lenient = True  # what one seat was sent is ordered, writes to different seats need not be
+    if same:
+        assert rc in (0, 2), (op, i, text)
+    elif not lenient:
         assert rc in (1, 2), (op, i, text)
-    assert rc in ((0, 2) if same else (1, 2))
+    assert rc in (0, 1, 2)
     if rc == 2:
         assert err.getvalue().startswith("error: ") and "line" in err.getvalue() or "truncated" in err.getvalue(), text
     elif rc == 1:
