@@ -899,7 +899,10 @@ def replay(path: str | Path) -> ReplayReport:
                 sim.hand_end(rec.hand_end)
             elif isinstance(rec, RetryRec):
                 sim.retry(rec.retry)
-            # InRec: a refused reply, informational
+            elif isinstance(rec, InRec):  # a refused reply: informational, but from a seat of this game
+                if not 0 <= rec.from_ < header.players or (rec.in_ is None) == (rec.bad is None):
+                    sim.fail(f"line {line}: a refused-reply record must come from a seat of this game and hold "
+                             "either `in` or `bad`")
         sim.line = records[-1][0]
         sim.finish(tail, footer)
     except _Mismatch as exc:
