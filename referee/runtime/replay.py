@@ -15,8 +15,13 @@ raises ``UserError`` naming the line (``<log> line 7: ...``): the CLI prints
   ranks, reason, forfeits). Messages that come from the runtime rather than
   the rules are checked against the log's own records: a ``fault`` event and
   the faulting bot's ``error`` against the ``fault`` record, a retry ``error``
-  against the ``retry`` record. A seat whose pipe closed (after a fault) may
-  miss the tail of its messages; nothing else may be missing or extra;
+  against the ``retry`` record (whose error must be the very next record).
+  The turn clock's ``move_ms`` is the seat's; ``left_ms`` equals it without a
+  bank, and with a bank never grows and stays within it (the exact figure
+  depends on measured times). Only the order of the messages to one seat is
+  checked, not how writes to different seats interleave. Nothing may be
+  missing or extra, except that a faulted seat may miss the tail of its
+  messages (its pipe may have closed: the log does not record when);
 * every ``act``: the seat and decision the engine awaits, a bot's reply
   answering the id of the turn it was sent, a fallback action equal to
   ``state.random_action(seat, Rng(derive(seed, "fallback")))`` drawn in game
@@ -28,7 +33,9 @@ raises ``UserError`` naming the line (``<log> line 7: ...``): the CLI prints
   footer (scores, ranks, win shares, forfeits, faults).
 
 ``out`` records are mandatory: a log without them cannot be proved and is
-rejected. The first difference stops the replay; the report's
+rejected. A log cut short by Ctrl-C (footer reason ``aborted``, detail "the
+referee was interrupted") is verified up to the interruption
+(``ReplayReport.interrupted``). The first difference stops the replay; the report's
 ``mismatches`` then holds one sentence naming the log line, e.g. ``line 57:
 the referee's turn to seat 2 differs from the re-simulation: hand ...``.
 
