@@ -103,7 +103,7 @@ def test_cpu_clock_measures_a_few_milliseconds(tmp_path, capsys):
     burn, other = footer["think_ms"][0], footer["think_ms"][1]
     assert footer["faults"] == [] and burn["count"] >= 10
     assert 20 <= burn["mean_ms"] <= 200, burn
-    assert other["mean_ms"] < 15 and other["mean_ms"] not in (0.0, 10.0), other  # not whole ticks
+    assert other["mean_ms"] < 15 and 0 < other["max_ms"] < 15 and other["max_ms"] != 10.0, other  # not whole ticks
 
 
 def test_a_bot_that_cannot_restart_keeps_its_real_reason(tmp_path, capsys):
