@@ -17,7 +17,7 @@ raises ``UserError`` naming the line (``<log> line 7: ...``): the CLI prints
   the faulting bot's ``error`` against the ``fault`` record, a retry ``error``
   against the ``retry`` record (whose error must be the very next record).
   The turn clock's ``move_ms`` is the seat's; ``left_ms`` equals it without a
-  bank, and with a bank never grows and stays within it (the exact figure
+  bank, and with a bank starts at the bank and never grows (the exact figure
   depends on measured times). Only the order of the messages to one seat is
   checked, not how writes to different seats interleave. Nothing may be
   missing or extra, except that a faulted seat may miss the tail of its
@@ -642,7 +642,7 @@ class _Sim:
             left = clock.get("left_ms")
             want["clock"] = {"left_ms": left, "move_ms": c.move_ms}
             bad_left = type(left) is not int or (
-                left != c.move_ms if c.bank_ms is None else not 0 <= left <= (self.bank_left[s] or 0))
+                left != c.move_ms if c.bank_ms is None else left > (self.bank_left[s] or 0))  # < 0: overspent
         else:
             bad_left = False
         if not _same(msg, want):
