@@ -71,3 +71,22 @@ class BotStartError(BotError):
     """The bot's command could not be started at all (not found, not executable)."""
 
     fault = "crash"
+
+
+#: what the other seats learn about a fault (the ``detail`` of the public ``fault``
+#: event). Fixed texts: the full detail quotes the bot's own output (its line,
+#: its card names, its stderr), and passing that to every seat would give
+#: colluding bots a channel through the referee. The faulting bot gets the full
+#: detail in its ``error`` message; the log keeps it too.
+PUBLIC_FAULT_DETAIL = {
+    "timeout": "the bot did not answer in time",
+    "crash": "the bot's process ended or closed its pipes",
+    "malformed": "the bot wrote a line that is not a valid protocol message",
+    "illegal": "the bot chose an action the rules do not allow",
+    "stale": "the bot answered with a stale or unknown turn id",
+}
+
+
+def public_fault_detail(fault: str) -> str:
+    """The ``detail`` of the public ``fault`` event for a fault type."""
+    return PUBLIC_FAULT_DETAIL.get(fault, "the bot misbehaved") + "; the referee plays this seat from here on"

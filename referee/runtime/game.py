@@ -45,7 +45,7 @@ from protocol.messages import BOT_DECODER, ENCODER, PROTOCOL_VERSION, REPLY_FOR_
 from referee.rules import IllegalAction, Rng, derive, ranks_from_scores
 
 from .cpu import group_cpu_seconds
-from .errors import BotCrashed, BotError, BotIllegal, BotMalformed, BotStale, BotTimeout
+from .errors import BotCrashed, BotError, BotIllegal, BotMalformed, BotStale, BotTimeout, public_fault_detail
 from .framing import LineTooLong, StreamClosed, decode_line
 from .gamelog import LOG_KIND, LOG_VERSION, GameLog
 from .session import BotSession
@@ -482,7 +482,8 @@ class _Runner:
             seat.drain_done = trio.Event()
             seat.drain_until = trio.current_time() + min(max(seat.clock.ceiling_ms(), 250), 1000) / 1000
             self.nursery.start_soon(self._drain_stale, seat, err.turn_id, turn_t0 or trio.current_time())
-        await self._broadcast([{"kind": "fault", "seat": seat.hs, "fault": err.fault, "detail": err.detail}])
+        await self._broadcast([{"kind": "fault", "seat": seat.hs, "fault": err.fault,
+                               "detail": public_fault_detail(err.fault)}])
 
     async def _drain_stale(self, seat: _Seat, turn_id: int | None, t_turn: float) -> None:
         """Read and discard what a timed-out bot still writes (its late reply is stale)."""

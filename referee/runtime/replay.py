@@ -59,6 +59,7 @@ from protocol.messages import PROTOCOL_VERSION, AskReply, BotMessage, PlayReply,
 from referee.errors import UserError
 from referee.rules import Deal, Rng, derive, event_for_seat, get_variant, ranks_from_scores
 
+from .errors import public_fault_detail
 from .gamelog import LOG_KIND, LOG_VERSION
 
 FaultKind = Literal["timeout", "crash", "malformed", "illegal", "stale"]
@@ -758,7 +759,7 @@ class _Sim:
         if f.id is not None:
             err["id"] = f.id
         self.queue[s].append(("msg", err))  # queued after the seat's pending lines, written at once
-        self._broadcast([{"kind": "fault", "seat": hs, "fault": f.fault, "detail": f.detail}])
+        self._broadcast([{"kind": "fault", "seat": hs, "fault": f.fault, "detail": public_fault_detail(f.fault)}])
 
     def retry(self, r: RetryJ) -> None:
         s = r.seat

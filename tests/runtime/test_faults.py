@@ -6,6 +6,7 @@ import pytest
 import trio
 
 from referee.runtime import BotRefused, BotSession, ClockSpec, FaultPolicy
+from referee.runtime.errors import public_fault_detail
 
 from .helpers import bot, play, sent_to
 
@@ -40,6 +41,9 @@ async def test_fault_is_recorded_game_finishes_and_replays(tmp_path, script, fau
         events = [m for m in sent_to(result.log_path, seat, "event") if m["kind"] == "fault"]
         if seat != 0 or fault != "crash":
             assert events and events[0]["fault"] == fault and events[0]["seat"] == 0
+        for ev in events:
+            # the public event never quotes the bot's own output (no channel between bots)
+            assert ev["detail"] == public_fault_detail(fault) and fragment not in ev["detail"]
     if fault != "crash":
         errors = sent_to(result.log_path, 0, "error")
         assert errors and errors[0]["fault"] == fault and fragment in errors[0]["detail"]
