@@ -9,7 +9,7 @@ import pytest
 
 from referee.cli import main
 
-from .helpers import BOTS, RANDOM_BOT
+from tests.runtime.helpers import BOTS, RANDOM_BOT
 
 INSTANT = f"{sys.executable} {BOTS / 'instant_bot.py'}"
 
