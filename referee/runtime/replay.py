@@ -60,6 +60,7 @@ from referee.errors import UserError
 from referee.rules import Deal, Rng, derive, event_for_seat, get_variant, ranks_from_scores
 
 from .errors import public_fault_detail
+from .game import action_json, share_wins
 from .gamelog import LOG_KIND, LOG_VERSION
 
 FaultKind = Literal["timeout", "crash", "malformed", "illegal", "stale"]
@@ -344,29 +345,6 @@ def _what(msg: dict[str, Any]) -> str:
     if t == "event":
         return f"{msg.get('kind')} event (seq {msg.get('seq')})"
     return f"{t}" if isinstance(t, str) else "message"
-
-
-def _action_json(decide: str, action: Any) -> dict[str, Any]:
-    """The log form of a fallback action (as ``referee.runtime.game.action_json``)."""
-    if decide == "ask":
-        out: dict[str, Any] = {"target": action.target}
-        if action.card is not None:
-            out["card"] = action.card
-        if action.family is not None:
-            out["family"] = action.family
-        out["please"] = bool(action.please)
-        return out
-    return {"card": action.card}
-
-
-def _share_wins(scores: list[Any], forfeits: list[int]) -> list[float]:
-    bad = set(forfeits)
-    ok = [s for i, s in enumerate(scores) if i not in bad]
-    if not ok:
-        return [0.0] * len(scores)
-    best = max(ok)
-    k = sum(1 for i, s in enumerate(scores) if i not in bad and s == best)
-    return [1.0 / k if i not in bad and s == best else 0.0 for i, s in enumerate(scores)]
 
 
 _REPLY = {"ask": AskReply, "play": PlayReply, "take": TakeReply}
@@ -690,7 +668,7 @@ class _Sim:
                 action = state.random_action(hs, self.fb)
             except Exception as exc:
                 self.fail(f"line {self.line}: the fallback cannot play seat {s} here: {exc}")
-            want = _action_json(decide, action)
+            want = action_json(decide, action)
             if not _same(a.action, want):
                 self.fail(f"line {self.line}: the fallback {decide} of seat {s} is {_short(a.action)}, the "
                           f"seeded fallback generator gives {_short(want)}")
@@ -855,7 +833,7 @@ class _Sim:
             scores, ranks = self.final
             reason, detail = "complete", None
         want = {"scores": [float(x) for x in scores], "ranks": ranks, "forfeits": forfeits,
-                "win_shares": _share_wins(scores, forfeits), "reason": reason, "detail": detail,
+                "win_shares": share_wins(scores, forfeits), "reason": reason, "detail": detail,
                 "faults": self.fault_recs}
         got = {"scores": [float(x) for x in footer.scores], "ranks": footer.ranks, "forfeits": footer.forfeits,
                "win_shares": [float(x) for x in footer.win_shares], "reason": footer.reason,
