@@ -185,6 +185,10 @@ class League:
     bots: tuple[Bot, ...]
     variants: tuple[Variant, ...]
     raw: LeagueConfig = field(repr=False)
+    #: the share of the schedule this run plays (``referee run --shard K/N``); None: the whole
+    #: league. Not part of the canonical config (every shard has the same config); the ledger
+    #: stores it separately (meta ``shard``)
+    shard: Any = None              # referee.league.shards.Shard | None
 
     def canonical(self) -> dict[str, Any]:
         """The config in canonical form (defaults filled in, keys sorted), without
@@ -399,6 +403,17 @@ def slugify(name: str) -> str:
     return _SLUG_RE.sub("-", name.lower()).strip("-") or "variant"
 
 
+def from_canonical(canonical: dict[str, Any], where: str) -> League:
+    """Rebuild the schedule-relevant League of a canonical config stored in a
+    ledger (``schedule_only``: this machine's paths and limits are not checked).
+    Raises :class:`UserError` naming ``where`` if it does not decode."""
+    try:
+        cfg = msgspec.convert(canonical, type=LeagueConfig)
+    except msgspec.ValidationError as exc:
+        raise UserError(f"{where}: the stored config cannot be read ({exc}); was it written by another referee version?") from None
+    return resolve(cfg, Path(where) / "stored-config.toml", source=f"{where} (stored config)", schedule_only=True)
+
+
 def load_config(path: str | os.PathLike[str], *, out: str | None = None) -> League:
     """Read, decode and check a league config.
 
@@ -418,8 +433,15 @@ def load_config(path: str | os.PathLike[str], *, out: str | None = None) -> Leag
     return resolve(cfg, p, source=source, out=out)
 
 
-def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: str | None = None) -> League:
-    """Check a decoded config and resolve it into a :class:`League`."""
+def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: str | None = None,
+            schedule_only: bool = False) -> League:
+    """Check a decoded config and resolve it into a :class:`League`.
+
+    ``schedule_only=True`` skips the checks that depend on this machine (bot
+    working directories, resource limits): enough to rebuild the schedule of
+    a config stored in a ledger played elsewhere (``referee merge``); such a
+    League must not be used to play.
+    """
     from referee.rules import RulesError, get_variant
 
     source = source or str(path)
@@ -457,13 +479,14 @@ def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: st
             raise err(f"{where}.name", f"duplicate bot name '{b.name}' (also bots[{seen[b.name]}]); names must be unique")
         seen[b.name] = i
         cwd = (config_dir / b.cwd).resolve() if b.cwd is not None else config_dir
-        if not cwd.is_dir():
+        if not cwd.is_dir() and not schedule_only:
             raise err(f"{where}.cwd", f"directory {cwd} does not exist (paths are relative to the config file)")
         clock = {k: v for k, v in msgspec.to_builtins(b.clock).items() if v is not None} if b.clock else {}
         for k, v in clock.items():
             if isinstance(v, int) and v < 1:
                 raise err(f"{where}.clock.{k}", "must be at least 1 (milliseconds)")
-        limits = _check_limits(cfg.limits, b.limits, b.cwd is not None, f"{where}.limits", err)
+        limits = (None if schedule_only
+                  else _check_limits(cfg.limits, b.limits, b.cwd is not None, f"{where}.limits", err))
         env = dict(b.env) if b.env else None  # extra variables; the runtime's sandbox adds a minimal base
         bots.append(
             Bot(

@@ -2,7 +2,10 @@
 
 ``OUT/ledger.sqlite`` holds:
 
-* ``meta``: the league's canonical config (JSON) and the schema version.
+* ``meta``: the league's canonical config (JSON), the schema version, the
+  league name, and for split leagues ``shard`` (``"K/N"``, written by
+  ``referee run --shard K/N``) or ``merged`` (JSON ``{"of": N, "shards": [...],
+  "complete": bool, "missing_games": int}``, written by ``referee merge``).
 * ``games``: one row per finished game, keyed by the game id (the primary key,
   so a game can never be recorded twice). Each row is committed in its own
   transaction together with its log file name, scores, ranks, win shares,
@@ -24,7 +27,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from referee.errors import UserError
 
@@ -78,6 +81,15 @@ class GameRow:
     wall_ms: float
     finished: float = 0.0
     detail: str | None = None
+
+
+def _values(row: GameRow) -> tuple[Any, ...]:
+    return (
+        row.game_id, row.variant, row.size, row.table, row.deal, row.rotation, None if row.seed is None else str(row.seed),
+        json.dumps(row.bots), json.dumps(row.scores), json.dumps(row.ranks),
+        json.dumps(row.win_shares), json.dumps(row.forfeits), json.dumps(row.faults),
+        json.dumps(row.think), row.log_path, row.reason, row.wall_ms, row.finished or time.time(), row.detail,
+    )
 
 
 class Ledger:
@@ -162,21 +174,29 @@ class Ledger:
 
         Raises ``sqlite3.IntegrityError`` if the game id is already recorded.
         """
+        self.record_many([row])
+
+    def record_many(self, rows: "Iterable[GameRow]", meta: dict[str, str] | None = None) -> None:
+        """Commit many games (and meta entries) in one transaction: all or none.
+
+        Raises ``sqlite3.IntegrityError`` (nothing committed) if a game id is
+        already recorded. Used by ``referee merge``.
+        """
         self.db.execute("BEGIN IMMEDIATE")
         try:
-            self.db.execute(
-                "INSERT INTO games VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    row.game_id, row.variant, row.size, row.table, row.deal, row.rotation, None if row.seed is None else str(row.seed),
-                    json.dumps(row.bots), json.dumps(row.scores), json.dumps(row.ranks),
-                    json.dumps(row.win_shares), json.dumps(row.forfeits), json.dumps(row.faults),
-                    json.dumps(row.think), row.log_path, row.reason, row.wall_ms, row.finished or time.time(), row.detail,
-                ),
-            )
+            for row in rows:
+                self.db.execute("INSERT INTO games VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", _values(row))
+            for key, value in (meta or {}).items():
+                self.set_meta(key, value)
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
         self.db.execute("COMMIT")
+
+    def get(self, game_id: str) -> GameRow | None:
+        """One recorded game, or None."""
+        r = self.db.execute("SELECT * FROM games WHERE game_id = ?", (game_id,)).fetchone()
+        return None if r is None else self._row(r)
 
     def rows(self) -> Iterator[GameRow]:
         """Every recorded game, in game-id order (deterministic)."""

@@ -71,6 +71,11 @@ def open_ledger(league: League) -> Ledger:
     stored in an existing ledger that already holds games. A ledger without
     any finished game takes the new config (so fixing a failed build or a bot
     that never started is just a matter of running again).
+
+    The ledger's meta ``shard`` records ``league.shard`` (``"K/N"``; absent for
+    the whole league). A ledger holding games of another shard (or of the whole
+    league) is refused with a :class:`UserError` naming the shard it holds; so is
+    a directory written by ``referee merge`` (meta ``merged``).
     """
     out = league.out
     try:
@@ -86,7 +91,27 @@ def open_ledger(league: League) -> Ledger:
     ledger.lock_fd = lock  # type: ignore[attr-defined]  # released when the process exits
     stored = ledger.config()
     canonical = league.canonical()
-    if stored is None or (stored != canonical and ledger.count() == 0):
+    shard = str(league.shard) if league.shard is not None else None
+    merged = ledger.get_meta("merged")
+    if merged is not None:
+        ledger.close()
+        raise UserError(
+            f"{out}: this output directory holds shards merged by `referee merge` ({_merged_text(merged)}); "
+            "it is not played into. Play a missing shard into its own directory "
+            "(referee run CONFIG --shard K/N --out DIR) and merge that in, or use another --out DIR."
+        )
+    empty = ledger.count() == 0
+    held = ledger.get_meta("shard")
+    if held != shard and not empty:
+        ledger.close()
+        holds = f"shard {held} of the league (--shard {held})" if held else "the whole league (no --shard)"
+        wants = f"--shard {shard}" if shard else "the whole league (no --shard)"
+        again = f"--shard {held}" if held else "no --shard"
+        raise UserError(
+            f"{out}: this output directory holds {holds}, but this run asks for {wants}. "
+            f"Resume it with {again}, or play into another directory with --out DIR (or --new-out)."
+        )
+    if stored is None or (stored != canonical and empty):
         # a new ledger, or one where nothing was recorded yet (a build or a bot
         # failed before the first game finished): nothing to protect, so the
         # fixed config simply replaces the stored one
@@ -101,7 +126,21 @@ def open_ledger(league: League) -> Ledger:
             "Restore the old config to resume it, or start afresh with --new-out (a new directory next to it) "
             "or --out DIR."
         )
+    if shard is None:
+        ledger.db.execute("DELETE FROM meta WHERE key = 'shard'")
+    else:
+        ledger.set_meta("shard", shard)
     return ledger
+
+
+def _merged_text(meta: str) -> str:
+    try:
+        data = json.loads(meta)
+        from referee.league.shards import format_shards
+
+        return "shards " + format_shards(data["shards"], data["of"])
+    except (ValueError, KeyError, TypeError):
+        return "shards of a split league"
 
 
 def _lock_out_dir(out: Path) -> int:
@@ -276,7 +315,7 @@ class _Unit:
 
 
 def _units(league: League, done: set[str], shards: int) -> Iterator[_Unit]:
-    for table in sched.tables(league):
+    for table in sched.tables(league, league.shard):
         todo = [g for g in sched.table_games(league, table) if g.game_id not in done]
         if not todo:
             continue
@@ -290,9 +329,9 @@ def _open_tables(league: League, done: set[str], total: int) -> int:
     """How many tables still have games to play (for sharding). Counted exactly
     for a resumed league of up to a million games; otherwise the table count."""
     if not done or total > 1_000_000:
-        return sched.total_tables(league)
+        return sched.total_tables(league, league.shard)
     return sum(
-        1 for t in sched.tables(league) if any(g.game_id not in done for g in sched.table_games(league, t))
+        1 for t in sched.tables(league, league.shard) if any(g.game_id not in done for g in sched.table_games(league, t))
     )
 
 
@@ -437,13 +476,15 @@ class _League:
 async def run_league(league: League, ledger: Ledger, *, hook: ProgressHook | None = None,
                      concurrency: int | None = None) -> RunStats:
     """Play every scheduled game missing from ``ledger``; return the run's figures.
+    With ``league.shard`` set, only that shard's tables are scheduled (and
+    ``RunStats.total`` counts that shard's games).
 
     Builds run first. Raises :class:`UserError` for build and start failures;
     ``KeyboardInterrupt``/cancellation stop every table promptly and close all
     bot processes (finished games stay committed).
     """
     done = ledger.done_ids()
-    total = sched.total_games(league)
+    total = sched.total_games(league, league.shard)
     stats = RunStats(total=total, done_before=len(done))
     tally = Tally(league.name, live=True)
     if hook is not None:

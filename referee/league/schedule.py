@@ -23,6 +23,13 @@ Round robin, duplicate format:
 Games per table = deals x size (rotations); every game has a stable id such as
 ``kwartet-4p-t0003-d002-r1`` (variant, size, table, deal, rotation). Everything
 is generated lazily, so a huge schedule is never held in memory.
+
+League shards (``referee run --shard K/N``, :mod:`referee.league.shards`):
+tables are numbered globally in schedule order (``Table.number``); shard K/N
+holds the tables with ``number mod N == K - 1``. ``tables``, ``games``,
+``plan``, ``total_games`` and ``total_tables`` take an optional ``shard`` and
+then cover only that shard; :func:`table_offsets` maps a ledger row's
+(variant, size, table) to its global table number.
 """
 
 from __future__ import annotations
@@ -32,7 +39,9 @@ import math
 from dataclasses import dataclass
 from typing import Iterator
 
+from referee.errors import UserError
 from referee.league.config import League, Variant
+from referee.league.shards import Shard
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +50,7 @@ class Table:
     size: int
     index: int
     lineup: tuple[int, ...]        # bot indices (into League.bots), sorted
+    number: int = 0                # global table number in schedule order (what shards split)
 
     @property
     def key(self) -> str:
@@ -100,13 +110,19 @@ def deal_seed(master_seed: int, variant: Variant, size: int, deal: int) -> int:
     return derive(master_seed, f"{variant.slug}:{size}p:deal:{deal}")
 
 
-def tables(league: League) -> Iterator[Table]:
-    """Every table of the league, in schedule order (lazily)."""
+def tables(league: League, shard: Shard | None = None) -> Iterator[Table]:
+    """Every table of the league (or of one shard), in schedule order (lazily)."""
     n = len(league.bots)
+    number = 0
     for v in league.variants:
         for size in v.sizes:
+            if shard is not None and shard.count_in(number, lineup_count(n, size, league.fill)) == 0:
+                number += lineup_count(n, size, league.fill)
+                continue
             for t, lineup in enumerate(lineups(n, size, league.fill)):
-                yield Table(variant=v, size=size, index=t, lineup=lineup)
+                if shard is None or shard.holds(number):
+                    yield Table(variant=v, size=size, index=t, lineup=lineup, number=number)
+                number += 1
 
 
 def table_games(league: League, table: Table) -> Iterator[ScheduledGame]:
@@ -130,9 +146,9 @@ def table_games(league: League, table: Table) -> Iterator[ScheduledGame]:
             )
 
 
-def games(league: League) -> Iterator[ScheduledGame]:
-    """Every game of the league, in schedule order (lazily)."""
-    for table in tables(league):
+def games(league: League, shard: Shard | None = None) -> Iterator[ScheduledGame]:
+    """Every game of the league (or of one shard), in schedule order (lazily)."""
+    for table in tables(league, shard):
         yield from table_games(league, table)
 
 
@@ -149,19 +165,51 @@ class PlanRow:
         return self.tables * self.deals * self.rotations
 
 
-def plan(league: League) -> list[PlanRow]:
-    """Table and game counts per variant and size, without generating anything."""
+def plan(league: League, shard: Shard | None = None) -> list[PlanRow]:
+    """Table and game counts per variant and size (of one shard, if given),
+    without generating anything."""
     n = len(league.bots)
-    return [
-        PlanRow(v.name, size, lineup_count(n, size, league.fill), v.deals, size)
-        for v in league.variants
-        for size in v.sizes
-    ]
+    rows = []
+    number = 0
+    for v in league.variants:
+        for size in v.sizes:
+            count = lineup_count(n, size, league.fill)
+            mine = count if shard is None else shard.count_in(number, count)
+            rows.append(PlanRow(v.name, size, mine, v.deals, size))
+            number += count
+    return rows
 
 
-def total_games(league: League) -> int:
-    return sum(r.games for r in plan(league))
+def total_games(league: League, shard: Shard | None = None) -> int:
+    return sum(r.games for r in plan(league, shard))
 
 
-def total_tables(league: League) -> int:
-    return sum(r.tables for r in plan(league))
+def total_tables(league: League, shard: Shard | None = None) -> int:
+    return sum(r.tables for r in plan(league, shard))
+
+
+def table_offsets(league: League) -> dict[tuple[str, int], tuple[int, int]]:
+    """``(variant name, size) -> (global number of its first table, its table count)``."""
+    n = len(league.bots)
+    out: dict[tuple[str, int], tuple[int, int]] = {}
+    number = 0
+    for v in league.variants:
+        for size in v.sizes:
+            count = lineup_count(n, size, league.fill)
+            out[(v.name, size)] = (number, count)
+            number += count
+    return out
+
+
+def check_shard(league: League, shard: Shard | None) -> None:
+    """Refuse a split into more shards than the league has tables (some machines
+    would have nothing to play): :class:`UserError` saying the maximum."""
+    if shard is None:
+        return
+    ntables = total_tables(league)
+    if shard.n > ntables:
+        raise UserError(
+            f"--shard {shard}: the league has only {ntables} table(s), so a split into {shard.n} shards "
+            f"would leave machines with nothing to play; use at most {ntables} shards "
+            "(shards are made of whole tables)"
+        )
