@@ -3,7 +3,10 @@
 * ``referee run CONFIG [--out DIR] [--new-out] [--concurrency N] [--quiet]``:
   play the league (only the games missing from OUT/ledger.sqlite), then write
   the standings (json, csv, md) and report.html into OUT and print the standings.
-* ``referee plan CONFIG``: tables and games per variant and size, and the total.
+  ``--shard K/N`` plays only shard K of N (whole tables, see referee.league.shards).
+* ``referee plan CONFIG [--shard K/N]``: tables and games per variant and size, and the total.
+* ``referee merge OUT1 OUT2 ... --into DIR``: combine shard output directories into one league
+  (ledger, game logs, standings, report); see referee.league.merge.
 * ``referee standings OUT``: recompute the standings from the ledger alone, write and print them.
 * ``referee report OUT``: recompute the standings and write OUT/report.html.
 """
@@ -39,13 +42,33 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     p.add_argument("--progress-every", type=float, default=2.0, metavar="SECONDS",
                    help="plain-output progress interval when stdout is not a terminal (default 2)")
+    p.add_argument("--shard", metavar="K/N",
+                   help="play only shard K of N (whole tables: global table number mod N = K-1); run every "
+                        "shard with the same config, then combine the output directories with `referee merge`")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("plan", help="show the number of tables and games of a league without playing",
                        description="Print tables and games per variant and table size, and the total, without playing.")
     p.add_argument("config", help="league config (TOML)")
     p.add_argument("--json", action="store_true", help="print as JSON")
+    p.add_argument("--shard", metavar="K/N", help="count only shard K of N (what `referee run --shard K/N` plays)")
     p.set_defaults(func=cmd_plan)
+
+    p = sub.add_parser(
+        "merge", help="combine the output directories of a league split with --shard K/N into one",
+        description=(
+            "Combine the output directories of `referee run CONFIG --shard K/N` (from several machines) into "
+            "DIR: every game's log is copied into DIR/games/, the ledgers are merged into DIR/ledger.sqlite, and "
+            "standings.json/.csv/.md and report.html are written as `referee standings`/`referee report` would. "
+            "Inputs of different configs or splits, overlapping inputs and a DIR holding another league are "
+            "refused. Missing shards are reported; what is there is still merged. Merging again is harmless, "
+            "and the missing shards can be merged in later."
+        ),
+    )
+    p.add_argument("inputs", nargs="+", metavar="OUT", help="a shard's output directory (or an earlier merge)")
+    p.add_argument("--into", required=True, metavar="DIR", help="the merged league's directory (created if needed)")
+    p.add_argument("--quiet", "-q", action="store_true", help="print only the summary lines, not the standings")
+    p.set_defaults(func=cmd_merge)
 
     p = sub.add_parser("standings", help="recompute and print the standings from a league's ledger",
                        description="Recompute the standings from OUT/ledger.sqlite alone (game-id order), "
@@ -67,13 +90,19 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from referee.league.config import load_config
     from referee.league.schedule import plan
 
+    from referee.league.schedule import check_shard
+    from referee.league.shards import parse_shard
+
     league = load_config(args.config)
-    rows = plan(league)
+    shard = parse_shard(args.shard) if args.shard is not None else None
+    check_shard(league, shard)
+    rows = plan(league, shard)
     if args.json:
         import json
 
         data = {
             "league": league.name,
+            "shard": str(shard) if shard else None,
             "rows": [{"variant": r.variant, "size": r.size, "tables": r.tables, "deals": r.deals,
                       "rotations": r.rotations, "games": r.games} for r in rows],
             "tables": sum(r.tables for r in rows),
@@ -84,7 +113,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    t = Table(title=f"{league.name}: {len(league.bots)} bots, seed {league.seed}", title_justify="left")
+    part = f", shard {shard} (tables {shard.k - 1}, {shard.k - 1 + shard.n}, ... in schedule order)" if shard else ""
+    t = Table(title=f"{league.name}: {len(league.bots)} bots, seed {league.seed}{part}", title_justify="left")
     for col in ("variant", "size", "tables", "deals", "rotations", "games"):
         t.add_column(col, justify="left" if col == "variant" else "right")
     per_variant: dict[str, list[int]] = {}
@@ -98,7 +128,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         for v, (tables, games) in per_variant.items():
             t.add_row(f"{v} (all sizes)", "", str(tables), "", "", f"{games:,}")
     t.add_section()
-    t.add_row("total", "", str(sum(r.tables for r in rows)), "", "", f"{sum(r.games for r in rows):,}")
+    t.add_row(f"total (shard {shard})" if shard else "total", "", str(sum(r.tables for r in rows)), "", "",
+              f"{sum(r.games for r in rows):,}")
     Console(width=max(100, Console().width)).print(t)
     print(f"output directory: {league.out}")
     return 0
@@ -219,7 +250,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     from referee.league.config import load_config
     from referee.league.runner import check_bot_clocks, new_out_dir, open_ledger, play, write_outputs
 
+    from referee.league.schedule import check_shard
+    from referee.league.shards import parse_shard
+
     league = load_config(args.config, out=args.out)
+    if args.shard is not None:
+        from dataclasses import replace as _replace
+
+        league = _replace(league, shard=parse_shard(args.shard))
+        check_shard(league, league.shard)
     check_bot_clocks(league)
     if args.concurrency is not None and args.concurrency < 1:
         raise UserError("--concurrency must be at least 1")
@@ -256,8 +295,42 @@ def cmd_run(args: argparse.Namespace) -> int:
         ledger.close()
     if not args.quiet:
         _print_standings(st)
-        print(
-            f"{stats.played} games played now, {stats.done}/{stats.total} in the ledger; "
-            f"standings and report.html in {league.out}"
-        )
+        if league.shard is not None:
+            print(
+                f"shard {league.shard}: {stats.played} games played now, {stats.done}/{stats.total} of this shard's "
+                f"games in the ledger; the standings above and in {league.out} are this shard's only "
+                f"(combine the shards with: referee merge OUT1 OUT2 ... --into DIR)"
+            )
+        else:
+            print(
+                f"{stats.played} games played now, {stats.done}/{stats.total} in the ledger; "
+                f"standings and report.html in {league.out}"
+            )
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from referee.league.merge import merge
+    from referee.league.shards import format_shards
+
+    res = merge([Path(p) for p in args.inputs], Path(args.into))
+    for p in res.running:
+        print(f"warning: {p}: a `referee run` is still playing into it; merged the games it held so far "
+              "(merge it again when it has finished)", file=sys.stderr)
+    if not args.quiet:
+        _print_standings(res.standings)
+    print(f"merged {len(args.inputs)} director{'y' if len(args.inputs) == 1 else 'ies'} into {res.into}: "
+          f"{res.added} games added, {res.already} already there; shards {format_shards(res.shards, res.n)}")
+    if res.complete:
+        print(f"complete: all {res.planned} planned games; standings and report.html in {res.into}")
+    else:
+        parts = []
+        if res.missing_shards:
+            parts.append("missing shard" + ("s " if len(res.missing_shards) > 1 else " ")
+                         + ", ".join(f"{k}/{res.n} ({g} games)" for k, g in sorted(res.missing_shards.items())))
+        for k, (have, want) in sorted(res.incomplete.items()):
+            parts.append(f"shard {k}/{res.n} has {have} of its {want} games (resume it with --shard {k}/{res.n})")
+        print(f"incomplete: {res.missing_games} of {res.planned} planned games are missing: " + "; ".join(parts)
+              + f". The standings in {res.into} cover the {res.games} games there; merge the rest in later "
+              "with the same command.", file=sys.stderr)
     return 0

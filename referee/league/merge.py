@@ -1,0 +1,352 @@
+"""``referee merge``: combine the output directories of a split league night.
+
+Each input is a league output directory: a shard (``referee run --shard K/N``,
+ledger meta ``shard``), an earlier merge (meta ``merged``) or a whole league
+(neither; counts as shard 1/1). :func:`merge` checks everything before it
+writes anything:
+
+* every input is a league output directory (a readable ``ledger.sqlite`` with
+  a stored config), none given twice, none the same folder as ``DIR``;
+* every input was played with the same canonical config (the differences are
+  listed as for a changed config) and split into the same number of shards,
+  and no shard comes from two inputs;
+* every game is a game of that config's schedule and of the shard its input
+  holds, no game id is in two inputs, and every game's log file is present;
+* ``DIR``, if it already holds a ledger, holds a merge of the same league and
+  split; a game it already holds must be recorded identically in the input
+  (so merging the same inputs again changes nothing, and merging a partial
+  set first and the rest later works).
+
+Then it copies every game's log into ``DIR/games/`` (each via a temporary
+file and a rename; a log already there with the same size and time is kept),
+commits all new ledger rows and the meta entries in one transaction (rows are
+copied verbatim except ``log_path``, which points into ``DIR/games/``), and
+writes ``standings.json/.csv/.md`` and ``report.html`` exactly as
+``referee standings`` and ``referee report`` do. The meta ``merged`` says which
+shards are in and whether every planned game is.
+
+Errors: every refusal is a :class:`referee.errors.UserError` and happens
+before ``DIR`` is changed. A kill or Ctrl-C while copying leaves at most some
+extra log files in ``DIR/games/``; the ledger is committed in one
+transaction after the copies, so running the same merge again completes it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from referee.errors import UserError
+from referee.league import schedule as sched
+from referee.league.config import diff_canonical, from_canonical
+from referee.league.ledger import LEDGER_NAME, GameRow, Ledger
+from referee.league.shards import Shard, format_shards, parse_shard, shard_of
+
+
+@dataclass
+class _Input:
+    path: Path
+    ledger: Ledger
+    n: int
+    shards: set[int]
+    config: dict[str, Any]
+    name: str
+    kind: str
+    running: bool = False
+
+    def describe(self) -> str:
+        return _describe(self.n, self.shards, self.kind)
+
+
+@dataclass
+class MergeResult:
+    """What :func:`merge` did, for the command's report."""
+
+    into: Path
+    n: int                               # the split: N shards
+    shards: list[int]                    # shards now in DIR
+    added: int                           # games new in DIR
+    already: int                         # games of the inputs DIR already held
+    games: int                           # games in DIR now
+    planned: int                         # games of the whole league
+    missing_shards: dict[int, int]       # shard -> its planned games (not merged yet)
+    incomplete: dict[int, tuple[int, int]]  # merged shard -> (games held, planned)
+    running: list[Path] = field(default_factory=list)   # inputs a run was still playing into
+    standings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        return self.games >= self.planned
+
+    @property
+    def missing_games(self) -> int:
+        return self.planned - self.games
+
+
+def _shards_of(path: Path, ledger: Ledger) -> tuple[int, set[int], str]:
+    """``(N, shards held, kind)`` of an output directory from its ledger meta."""
+    merged = ledger.get_meta("merged")
+    if merged is not None:
+        try:
+            data = json.loads(merged)
+            n, shards = int(data["of"]), {int(s) for s in data["shards"]}
+        except (ValueError, KeyError, TypeError):
+            raise UserError(f"{path}: the ledger's merge record is damaged ({merged!r})") from None
+        return n, shards, "merged"
+    held = ledger.get_meta("shard")
+    if held is not None:
+        try:
+            s = parse_shard(held)
+        except UserError:
+            raise UserError(f"{path}: the ledger's shard record is damaged ({held!r})") from None
+        return s.n, {s.k}, "shard"
+    return 1, {1}, "whole"
+
+
+def _describe(n: int, shards: set[int], kind: str) -> str:
+    if kind == "whole":
+        return "the whole league (played without --shard)"
+    if kind == "shard":
+        return f"shard {min(shards)}/{n}"
+    return f"the merged shards {format_shards(shards, n)}"
+
+
+def _is_running(path: Path) -> bool:
+    """Whether a ``referee run`` holds the directory's run lock right now."""
+    try:
+        fd = os.open(path / ".lock", os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def _open_input(path: Path) -> _Input:
+    if not path.exists():
+        raise UserError(f"{path}: no such directory; give the output directories of `referee run --shard K/N`")
+    if not path.is_dir() or not (path / LEDGER_NAME).is_file():
+        raise UserError(f"{path}: not a league output directory (no {LEDGER_NAME} in it); "
+                        "give the output directories of `referee run --shard K/N`")
+    ledger = Ledger(path / LEDGER_NAME, create=False)
+    config = ledger.config()
+    if config is None:
+        ledger.close()
+        raise UserError(f"{path}: not a league output directory (its ledger stores no config)")
+    n, shards, kind = _shards_of(path, ledger)
+    name = ledger.get_meta("league") or ""
+    return _Input(path, ledger, n, shards, config, name, kind, running=_is_running(path))
+
+
+def _log_source(inp: _Input, row: GameRow) -> Path | None:
+    if not row.log_path:
+        return None
+    p = Path(row.log_path)
+    return p if p.is_absolute() else inp.path / p
+
+
+def _copy_log(src: Path, dst: Path) -> None:
+    """Copy one log (temporary file + rename); keep a copy already there with
+    the same size and modification time."""
+    try:
+        a = src.stat()
+        try:
+            b = dst.stat()
+            if a.st_size == b.st_size and a.st_mtime_ns == b.st_mtime_ns:
+                return
+        except FileNotFoundError:
+            pass
+        tmp = dst.with_name(dst.name + ".tmp")
+        shutil.copy2(src, tmp)
+        os.replace(tmp, dst)
+    except OSError as exc:
+        raise UserError(f"cannot copy the game log {src} to {dst}: {exc.strerror or exc}; "
+                        "fix this and run the same merge again") from None
+
+
+def merge(inputs: list[Path], into: Path) -> MergeResult:
+    """Merge the league output directories ``inputs`` into ``into`` (see the
+    module docstring). Raises :class:`UserError` before changing anything if
+    the inputs do not fit together or do not fit ``into``."""
+    if not inputs:
+        raise UserError("give at least one output directory to merge")
+    into = Path(into).resolve()
+    seen: dict[Path, str] = {}
+    for raw in inputs:
+        p = Path(raw).resolve()
+        if p in seen:
+            raise UserError(f"{raw}: given twice (also as {seen[p]}); give each shard's directory once")
+        if p == into:
+            raise UserError(f"{raw}: is also the --into directory; merge into a new directory")
+        seen[p] = str(raw)
+    opened: list[_Input] = []
+    try:
+        for p in seen:
+            opened.append(_open_input(p))
+        return _merge(opened, into)
+    finally:
+        for inp in opened:
+            inp.ledger.close()
+
+
+def _merge(opened: list[_Input], into: Path) -> MergeResult:
+    first = opened[0]
+    # -- the inputs fit together ---------------------------------------------
+    for inp in opened[1:]:
+        if inp.config != first.config:
+            diffs = diff_canonical(first.config, inp.config)
+            shown = "\n  ".join(diffs[:20]) + (f"\n  ... and {len(diffs) - 20} more" if len(diffs) > 20 else "")
+            raise UserError(
+                f"{inp.path} was played with a different config than {first.path} "
+                f"(\"was\" is {first.path.name}'s, \"now\" is {inp.path.name}'s):\n  {shown}\n"
+                "Only shards of one league (the same config and seed on every machine) can be merged."
+            )
+    for inp in opened[1:]:
+        if inp.n != first.n:
+            raise UserError(
+                f"{first.path} holds {first.describe()}, but {inp.path} holds {inp.describe()}: only the shards "
+                "of one split (the same N in --shard K/N on every machine) can be merged"
+            )
+    n = first.n
+    owner: dict[int, Path] = {}
+    for inp in opened:
+        for s in inp.shards:
+            if s in owner:
+                raise UserError(f"shard {s}/{n} is in both {owner[s]} and {inp.path}; give each shard once")
+            owner[s] = inp.path
+
+    league = from_canonical(first.config, str(first.path))
+    offsets = sched.table_offsets(league)
+
+    def shard_of_row(inp_path: Path, row: GameRow) -> int:
+        start, count = offsets.get((row.variant, row.size), (0, 0))
+        if not 0 <= row.table < count:
+            raise UserError(f"{inp_path}: game {row.game_id} is not a game of this league's schedule "
+                            "(a damaged ledger?); remove its row or play that shard again")
+        return shard_of(start + row.table, n)
+
+    # -- every game of the inputs ------------------------------------------------
+    rows: list[tuple[_Input, GameRow, Path | None]] = []
+    where: dict[str, Path] = {}
+    for inp in opened:
+        for row in inp.ledger.rows():
+            if row.game_id in where:
+                raise UserError(f"game {row.game_id} is in both {where[row.game_id]} and {inp.path}: the inputs "
+                                "overlap; give each shard's directory once")
+            where[row.game_id] = inp.path
+            s = shard_of_row(inp.path, row)
+            if s not in inp.shards:
+                raise UserError(f"{inp.path}: game {row.game_id} belongs to shard {s}/{n}, but the directory holds "
+                                f"shards {format_shards(inp.shards, n)} (a damaged ledger?)")
+            src = _log_source(inp, row)
+            if src is not None and not src.is_file():
+                raise UserError(f"{inp.path}: the log of game {row.game_id} ({row.log_path}) is missing; "
+                                "copy the whole output directory, games/ included")
+            rows.append((inp, row, src))
+
+    # -- the target directory ----------------------------------------------------
+    if into.exists() and not into.is_dir():
+        raise UserError(f"--into {into}: is a file; give a directory for the merged league")
+    prior_shards: set[int] = set()
+    prior_name: str | None = None
+    existing = into / LEDGER_NAME
+    if existing.exists():
+        check = Ledger(existing, create=False)
+        try:
+            stored = check.config()
+            held_n, held_shards, kind = _shards_of(into, check)
+            if kind == "shard":
+                raise UserError(f"--into {into}: holds shard {min(held_shards)}/{held_n} played by `referee run`; "
+                                "merge into a new directory (and give this one as an input)")
+            if kind == "whole" and (check.count() or stored is not None):
+                raise UserError(f"--into {into}: already holds a league played by `referee run`, not a merge; "
+                                "merge into a new directory")
+            if stored is not None and stored != first.config:
+                diffs = diff_canonical(stored, first.config)
+                shown = "\n  ".join(diffs[:20]) + (f"\n  ... and {len(diffs) - 20} more" if len(diffs) > 20 else "")
+                raise UserError(
+                    f"--into {into}: already holds a different league (\"was\" is the one there, \"now\" the inputs'):\n"
+                    f"  {shown}\nMerge into a new directory."
+                )
+            if kind == "merged" and held_n != n:
+                raise UserError(f"--into {into}: holds {_describe(held_n, held_shards, kind)}, but the inputs "
+                                f"are shards of a split into {n}; merge into a new directory")
+            if kind == "merged":
+                prior_shards = held_shards
+            prior_name = check.get_meta("league")
+            done = check.done_ids()
+            for inp, row, _src in rows:
+                if row.game_id in done:
+                    there = check.get(row.game_id)
+                    if there != _moved(row):
+                        raise UserError(
+                            f"--into {into}: already holds game {row.game_id} with a different record than "
+                            f"{inp.path} (was that shard played again?); merge into a new directory"
+                        )
+        finally:
+            check.close()
+
+    # -- write ------------------------------------------------------------------
+    from referee.league.runner import _lock_out_dir, write_outputs
+
+    try:
+        (into / "games").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--into {into}: cannot create the directory: {exc.strerror or exc}") from None
+    lock = _lock_out_dir(into)
+    ledger = Ledger.in_dir(into)
+    ledger.lock_fd = lock  # type: ignore[attr-defined]
+    try:
+        done = ledger.done_ids()
+        new_rows: list[GameRow] = []
+        for _inp, row, src in rows:
+            moved = _moved(row)
+            if src is not None:
+                _copy_log(src, into / moved.log_path)  # type: ignore[operator]
+            if row.game_id not in done:
+                new_rows.append(moved)
+        shards = sorted(prior_shards | {s for inp in opened for s in inp.shards})
+        held: dict[int, int] = {}
+        for gid_row in ledger.rows():
+            s = shard_of_row(into, gid_row)
+            held[s] = held.get(s, 0) + 1
+        for row in new_rows:
+            s = shard_of_row(into, row)
+            held[s] = held.get(s, 0) + 1
+        planned_by = {k: sched.total_games(league, Shard(k, n)) for k in range(1, n + 1)}
+        planned = sum(planned_by.values())
+        games = sum(held.values())
+        missing = {k: planned_by[k] for k in range(1, n + 1) if k not in shards}
+        incomplete = {k: (held.get(k, 0), planned_by[k]) for k in shards if held.get(k, 0) < planned_by[k]}
+        name = prior_name or first.name or league.name
+        meta = {
+            "config": json.dumps(first.config, sort_keys=True),
+            "league": name,
+            "merged": json.dumps({"of": n, "shards": shards, "complete": games >= planned,
+                                  "missing_games": planned - games}, sort_keys=True),
+        }
+        ledger.record_many(new_rows, meta)
+        st = write_outputs(into, ledger, name)
+    finally:
+        ledger.close()
+    return MergeResult(
+        into=into, n=n, shards=shards, added=len(new_rows), already=len(rows) - len(new_rows), games=games,
+        planned=planned, missing_shards=missing, incomplete=incomplete,
+        running=[inp.path for inp in opened if inp.running], standings=st,
+    )
+
+
+def _moved(row: GameRow) -> GameRow:
+    """The row as the merged ledger records it: its log in ``DIR/games/``."""
+    if not row.log_path:
+        return row
+    return replace(row, log_path=f"games/{Path(row.log_path).name}")
