@@ -113,7 +113,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    part = f", shard {shard} (tables {shard.k - 1}, {shard.k - 1 + shard.n}, ... in schedule order)" if shard else ""
+    part = f", shard {shard}" if shard else ""
     t = Table(title=f"{league.name}: {len(league.bots)} bots, seed {league.seed}{part}", title_justify="left")
     for col in ("variant", "size", "tables", "deals", "rotations", "games"):
         t.add_column(col, justify="left" if col == "variant" else "right")
@@ -131,8 +131,16 @@ def cmd_plan(args: argparse.Namespace) -> int:
     t.add_row(f"total (shard {shard})" if shard else "total", "", str(sum(r.tables for r in rows)), "", "",
               f"{sum(r.games for r in rows):,}")
     Console(width=max(100, Console().width)).print(t)
+    if shard is not None and shard.n > 1:
+        print(f"shard {shard} plays every {_ordinal(shard.n)} table of the schedule, starting with the "
+              f"{_ordinal(shard.k)} (whole tables)")
     print(f"output directory: {league.out}")
     return 0
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def _print_standings(st: dict[str, Any]) -> None:
