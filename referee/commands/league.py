@@ -167,12 +167,36 @@ def cmd_standings(args: argparse.Namespace) -> int:
 
     with _open_existing(args.out) as ledger:
         st = from_ledger(ledger)
+        note = _split_note(ledger, args.out)
     write_files(Path(args.out), st)
     if args.json:
         sys.stdout.write(to_json(st))
     else:
         _print_standings(st)
+    if note:
+        print(note, file=sys.stderr)
     return 0
+
+
+def _split_note(ledger: Any, out: str) -> str | None:
+    """A note for the standings of a split league: a shard's own, or an incomplete merge."""
+    import json
+
+    shard = ledger.get_meta("shard")
+    if shard:
+        return (f"note: {out} holds shard {shard} only: these are that shard's standings "
+                "(combine the shards with referee merge OUT1 OUT2 ... --into DIR)")
+    merged = ledger.get_meta("merged")
+    if merged:
+        try:
+            data = json.loads(merged)
+            if not data.get("complete", True):
+                return (f"note: {out} is an incomplete merge (shards {', '.join(map(str, data['shards']))} of "
+                        f"{data['of']}; {data['missing_games']} planned games missing): these standings cover "
+                        "the games there")
+        except (ValueError, KeyError, TypeError):
+            return None
+    return None
 
 
 def cmd_report(args: argparse.Namespace) -> int:

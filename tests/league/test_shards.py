@@ -129,6 +129,10 @@ def test_three_shards_merge_into_the_unsharded_league(night: dict[str, Any], tmp
     with Ledger.in_dir(merged, create=False) as ledger:
         meta = json.loads(ledger.get_meta("merged") or "")
     assert meta == {"of": 3, "shards": [1, 2], "complete": False, "missing_games": missing}
+    assert main(["standings", str(merged), "--json"]) == 0
+    assert "is an incomplete merge (shards 1, 2 of 3" in capsys.readouterr().err
+    assert main(["standings", str(root / "s1"), "--json"]) == 0
+    assert "holds shard 1/3 only" in capsys.readouterr().err
     # then the rest
     assert main(["merge", str(root / "s3"), "--into", str(merged), "-q"]) == 0
     cap = capsys.readouterr()
