@@ -19,8 +19,7 @@ def league_with(tmp_path: Path, nbots: int, body: str, extra: str = ""):
     return load_config(p)
 
 
-def test_counts_are_combinations_times_deals_times_rotations(tmp_path: Path) -> None:
-    league = league_with(tmp_path, 6, """
+MIXED = """
         [[variants]]
         name = "kwartet"
         sizes = [3, 4, 6]
@@ -29,7 +28,11 @@ def test_counts_are_combinations_times_deals_times_rotations(tmp_path: Path) -> 
         name = "chickens"
         sizes = 5
         deals = 2
-    """)
+    """
+
+
+def test_counts_are_combinations_times_deals_times_rotations(tmp_path: Path) -> None:
+    league = league_with(tmp_path, 6, MIXED)
     rows = sched.plan(league)
     expected = {("kwartet", 3): math.comb(6, 3) * 3 * 3, ("kwartet", 4): math.comb(6, 4) * 3 * 4,
                 ("kwartet", 6): 1 * 3 * 6, ("chickens", 5): math.comb(6, 5) * 2 * 5}
@@ -39,16 +42,7 @@ def test_counts_are_combinations_times_deals_times_rotations(tmp_path: Path) -> 
     assert len({g.game_id for g in games}) == len(games)
     assert sum(1 for _ in sched.tables(league)) == sched.total_tables(league) == 20 + 15 + 1 + 6
     # stable: the same config gives the same ids and seeds
-    again = list(sched.games(league_with(tmp_path, 6, """
-        [[variants]]
-        name = "kwartet"
-        sizes = [3, 4, 6]
-        deals = 3
-        [[variants]]
-        name = "chickens"
-        sizes = 5
-        deals = 2
-    """)))
+    again = list(sched.games(league_with(tmp_path, 6, MIXED)))
     assert [(g.game_id, g.seed, g.seats) for g in games] == [(g.game_id, g.seed, g.seats) for g in again]
     assert games[0].game_id == "kwartet-3p-t0000-d000-r0"
 
