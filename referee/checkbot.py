@@ -285,7 +285,7 @@ class _Act:
 
 
 def _start_msg(game_id: str, rules: Any, game: Any, seat: int, n: int) -> dict[str, Any]:
-    return {"type": "start", "game": game_id, "variant": rules.name, "rules": rules.to_wire(), "seat": seat,
+    return {"type": "start", "game": game_id, "variant": rules.name, "rules": rules.to_wire(n), "seat": seat,
             "seats": [f"checkbot-{i}" if i != seat else "you" for i in range(n)],
             "dealer": getattr(game, "dealer", 0), "hand": game.hand(seat),
             "clock": {"move_ms": 1000, "bank_ms": 60000}}

@@ -171,8 +171,10 @@ class AskRules:
         """Every card name, in canonical order (families in order, members in order)."""
         return self._t.card_names
 
-    def to_wire(self) -> dict[str, Any]:
-        """The protocol's ``start.rules`` form (also the game log header's rules)."""
+    def to_wire(self, players: int | None = None) -> dict[str, Any]:
+        """The protocol's ``start.rules`` form (also the game log header's rules);
+        the same for every table size (``players`` is accepted for the common
+        rules-record interface and ignored)."""
         return {
             "game": "ask",
             "name": self.name,

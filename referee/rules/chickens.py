@@ -67,12 +67,14 @@ class ChickensRules:
     min_players: int = 3
     max_players: int = 6
 
-    def to_wire(self) -> dict[str, Any]:
-        """The protocol's ``start.rules`` (also the game log header's rules)."""
+    def to_wire(self, players: int | None = None) -> dict[str, Any]:
+        """The protocol's ``start.rules`` for a table of ``players`` (``rounds`` is
+        then that number); without ``players``, the variant's rules record
+        (``rounds`` null: one round per player), as in the game log header."""
         return {
             "game": "chickens",
             "name": self.name,
-            "rounds": None,
+            "rounds": players,
             "cards": dict(CARD_VALUES),
             "nobles": list(NOBLES),
             "players": [self.min_players, self.max_players],

@@ -87,6 +87,14 @@ PUBLIC_FAULT_DETAIL = {
 }
 
 
+def retry_note(left: int) -> str:
+    """The end of an ``error`` message that forgives a bad reply (retry policy):
+    ``left`` retries remain after the corrected reply the bot may send now."""
+    if left <= 0:
+        return " (send a corrected reply to this turn now; this is your last try)"
+    return f" (send a corrected reply to this turn now; {left} more {'retry' if left == 1 else 'retries'} after this one)"
+
+
 def public_fault_detail(fault: str) -> str:
     """The ``detail`` of the public ``fault`` event for a fault type."""
     return PUBLIC_FAULT_DETAIL.get(fault, "the bot misbehaved") + "; the referee plays this seat from here on"

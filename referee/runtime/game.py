@@ -33,6 +33,7 @@ sessions are left to their owner, whose ``close()`` kills them (shielded).
 from __future__ import annotations
 
 import copy
+import math
 import os
 from functools import partial
 from pathlib import Path
@@ -45,7 +46,8 @@ from protocol.messages import BOT_DECODER, ENCODER, PROTOCOL_VERSION, REPLY_FOR_
 from referee.rules import IllegalAction, Rng, derive, ranks_from_scores
 
 from .cpu import group_cpu_seconds
-from .errors import BotCrashed, BotError, BotIllegal, BotMalformed, BotStale, BotTimeout, public_fault_detail
+from .errors import (BotCrashed, BotError, BotIllegal, BotMalformed, BotStale, BotTimeout, public_fault_detail,
+                     retry_note)
 from .framing import LineTooLong, StreamClosed, decode_line
 from .gamelog import LOG_KIND, LOG_VERSION, GameLog
 from .session import BotSession
@@ -54,6 +56,10 @@ from .spec import ClockSpec, FaultRecord, GameResult, GameSpec, ThinkStats
 _RETRYABLE = ("malformed", "illegal")
 _DECIDE_FRAG = {d: b',"decide":"%s",' % d.encode() for d in ("ask", "play", "take")}
 _NEWLINE = b"\n"
+# lazy re-arming of the hand's reply deadline (see _Runner._ask_bot): the armed
+# deadline may be early by up to this fraction of the move limit, at most SLACK_MAX_S
+SLACK_FRACTION = 0.25
+SLACK_MAX_S = 1.0
 
 
 def action_json(decide: str, action: Any) -> dict[str, Any]:
@@ -134,6 +140,13 @@ class _Runner:
         self._turn_frag = b""
         self._event_frag = b""
         self._fields: Callable[[int], bytes] | None = None
+        # the hand's reply-deadline scope (see _decide_all): its armed deadline and
+        # the sequential wait it guards, if one is in progress
+        self._reply_scope: trio.CancelScope | None = None
+        self._armed = math.inf
+        self._waiting: tuple[_Seat, str, int, float, float] | None = None
+        self._stash: tuple[bytes | None, BotError | None] | None = None
+        self._budget = 0
 
     # ------------------------------------------------------------------ run
     async def run(self) -> GameResult:
@@ -190,7 +203,7 @@ class _Runner:
         fmt = spec.match
         return {
             "log": LOG_KIND, "log_version": LOG_VERSION, "protocol": PROTOCOL_VERSION,
-            "referee": _version(), "game": spec.game_id, "variant": self.rules.name,
+            "referee": _version(), "game": spec.game_id, "started": _utc_now(), "variant": self.rules.name,
             "rules": _wire(self.rules)[0], "players": spec.players, "seed": spec.seed,
             "deal": spec.deal.to_json() if spec.deal is not None else None,
             "match": _match_json(fmt),
@@ -275,7 +288,7 @@ class _Runner:
             bank = seat.clock.bank_ms
             seat.bank_left = float(bank) if bank is not None else 0.0
         names = ENCODER.encode([s.name for s in seats])
-        _, wire_rules = _wire(self.rules)
+        _, wire_rules = _wire(self.rules, len(seats))  # chickens: rounds = this table's size
         variant = ENCODER.encode(self.rules.name)
         dealer = getattr(state, "dealer", 0)
         for hs, seat in enumerate(seats):
@@ -295,19 +308,16 @@ class _Runner:
                                   ENCODER.encode(state.hand(hs)), ENCODER.encode(clock_msg)))
         try:
             await self._broadcast(state.initial_events())
-            budget = self.policy.max_decisions
+            self._budget = self.policy.max_decisions
             while True:
-                pending = state.pending()
-                if not pending:
+                with trio.CancelScope() as scope:
+                    self._reply_scope = scope
+                    self._armed = math.inf
+                    await self._decide_all(state, seats)
+                self._reply_scope = None
+                if not scope.cancelled_caught:
                     break
-                budget -= 1
-                if budget < 0:
-                    raise _Stalled(f"no end after {self.policy.max_decisions} decisions (FaultPolicy.max_decisions)")
-                decide = state.decision()
-                if len(pending) == 1:
-                    await self._sequential(seats[pending[0]], decide)
-                else:
-                    await self._simultaneous([seats[p] for p in pending], decide)
+                await self._resume_wait()  # a reply deadline fired: finish that decision, then go on
             scores = list(state.scores())
             ranks = ranks_from_scores(scores)
             reason, detail = "complete", None
@@ -341,6 +351,75 @@ class _Runner:
         if reason != "complete":
             raise _Aborted(detail or "aborted")
         return scores
+
+    async def _decide_all(self, state: Any, seats: list[_Seat]) -> None:
+        """Ask for decisions until the hand ends, inside the hand's reply-deadline
+        scope (``self._reply_scope``).
+
+        A sequential decision's wait for the reply does not open a cancel scope of
+        its own (entering and leaving one costs more than the rest of a decision's
+        bookkeeping): it arms the deadline of this long-lived scope instead
+        (:meth:`_ask_bot`). When that deadline fires, the scope unwinds out of
+        this loop with nothing of the interrupted decision applied, and
+        :meth:`_resume_wait` (called by :meth:`_play_hand` outside the scope)
+        finishes that decision; then the loop runs again in a fresh scope. Every
+        other await in here (full pipes, faults, retries, concurrent plays, the
+        CPU clock) first disarms the scope (:meth:`_disarm`) and uses its own
+        ``trio.move_on_at``/``move_on_after`` at the call site, so the armed
+        deadline can only fire in a sequential wait. Outer cancellation (Ctrl-C)
+        passes through untouched.
+        """
+        budget = self._budget
+        try:
+            while True:
+                pending = state.pending()
+                if not pending:
+                    return
+                budget -= 1
+                if budget < 0:
+                    raise _Stalled(f"no end after {self.policy.max_decisions} decisions (FaultPolicy.max_decisions)")
+                decide = state.decision()
+                if len(pending) == 1:
+                    await self._sequential(seats[pending[0]], decide)
+                else:
+                    await self._simultaneous([seats[p] for p in pending], decide)
+        finally:
+            self._budget = budget
+
+    def _disarm(self) -> None:
+        """Clear the hand scope's armed reply deadline before an await that is
+        not a sequential reply wait (it has its own deadline at its call site)."""
+        scope = self._reply_scope
+        if scope is not None and self._armed != math.inf:
+            scope.deadline = math.inf
+            self._armed = math.inf
+
+    async def _resume_wait(self) -> None:
+        """Finish the sequential decision whose reply wait the hand scope's
+        deadline interrupted. The deadline is armed lazily (up to a quarter of the
+        limit, at most 1 s, early: see :meth:`_ask_bot`), so the bot may still
+        have time: wait out the rest of its exact limit under its own scope,
+        then judge the reply (or the timeout) on the general path."""
+        waiting, self._waiting = self._waiting, None
+        if waiting is None:  # cannot happen: every other await disarms the scope first
+            raise _Aborted("internal error: a reply deadline fired outside a reply wait")
+        seat, decide, tid, t0, limit_ms = waiting
+        deadline = t0 + limit_ms / 1000
+        line: bytes | None = None
+        early: BotError | None = None
+        stash, self._stash = self._stash, None
+        if stash is not None:  # the outcome arrived just as the deadline fired
+            line, early = stash
+        elif self._now() < deadline:
+            with trio.move_on_at(deadline):
+                try:
+                    line = await seat.session.reader.read_line()
+                except LineTooLong as exc:
+                    early = BotMalformed(str(exc), bot=seat.name, seat=seat.index, turn_id=tid)
+                except StreamClosed:
+                    early = BotCrashed("", bot=seat.name, seat=seat.index, turn_id=tid)
+        events = await self._ask_slow(seat, decide, None, True, tid, t0, limit_ms, line, early)
+        await self._after_sequential(seat, decide, events)
 
     # ------------------------------------------------------------------ events
     def _queue(self, seat: _Seat, line: bytes) -> None:
@@ -429,6 +508,7 @@ class _Runner:
 
     async def _flush_rest(self, seat: _Seat, rest: memoryview) -> bool:
         """Finish a write :meth:`_flush_nowait` could not complete (see :meth:`_flush`)."""
+        self._disarm()
         session = seat.session
         err: BotError | None = None
         with trio.move_on_after(seat.clock.ceiling_ms() / 1000 + 0.5) as scope:
@@ -454,6 +534,7 @@ class _Runner:
 
     # ------------------------------------------------------------------ faults
     async def _fault(self, seat: _Seat, err: BotError, turn_t0: float | None = None) -> None:
+        self._disarm()
         rec = FaultRecord(seat.index, seat.name, err.fault, err.detail, err.turn_id, self.gid)
         self.faults.append(rec)
         seat.faulted = True
@@ -533,21 +614,24 @@ class _Runner:
 
     # ------------------------------------------------------------------ decisions
     async def _sequential(self, seat: _Seat, decide: str) -> None:
-        state = self.state
-        hs = seat.hs
         events: list[dict[str, Any]] | None = None
         if not seat.faulted:
-            result = await self._ask_bot(seat, decide, None)
-            if result is not None:
-                events = result
+            events = await self._ask_bot(seat, decide, None, in_hand_scope=True)
+        await self._after_sequential(seat, decide, events)
+
+    async def _after_sequential(self, seat: _Seat, decide: str, events: list[dict[str, Any]] | None) -> None:
+        """Apply the fallback if the bot gave no valid reply (``events`` None), then
+        queue the decision's events."""
         if events is None:
-            action = state.random_action(hs, self.fallback())
-            events = state.apply(hs, action)
+            state = self.state
+            action = state.random_action(seat.hs, self.fallback())
+            events = state.apply(seat.hs, action)
             self._log_act(seat, None, decide, action, True, 0.0)
         for s in self._enqueue(events):  # usually none: the events wait for each seat's next write
             await self._flush(s)
 
     async def _simultaneous(self, seats: list[_Seat], decide: str) -> None:
+        self._disarm()
         state = self.state
         got: dict[int, Any] = {}
 
@@ -575,10 +659,10 @@ class _Runner:
         for seat in seats:
             hs = seat.hs
             if hs in got:
-                action, tid, ms, raw = got[hs]
+                action, tid, ms, raw, wall = got[hs]
                 events.extend(state.apply(hs, action))
                 if self.log is not None:
-                    self.log.act_raw(seat.index, tid, decide, raw, ms)
+                    self.log.act_raw(seat.index, tid, decide, raw, ms, wall)
             else:
                 action = state.random_action(hs, self.fallback())
                 events.extend(state.apply(hs, action))
@@ -602,13 +686,20 @@ class _Runner:
                                    "action": action_json(decide, action), "fallback": fallback, "ms": round(ms, 3)})
 
     async def _ask_bot(self, seat: _Seat, decide: str, check: Callable[[Any], Any] | None,
-                       apply: bool = True) -> Any:
+                       apply: bool = True, in_hand_scope: bool = False) -> Any:
         """Send a ``turn`` and wait for a valid reply.
 
         ``check`` None applies the reply to the game (``state.apply(seat, reply)``).
         Returns ``check(reply)`` (the events, for sequential decisions) or the
         reply itself (``apply=False``), or None after a fault (already handled).
         Cancellation propagates (nothing is applied).
+
+        ``in_hand_scope`` (sequential decisions): the wall-clock wait arms the
+        deadline of the hand's reply scope instead of opening a scope of its own;
+        if it fires, the decision is finished by :meth:`_resume_wait`. The armed
+        deadline is kept while it is at most ``slack`` (a quarter of the limit,
+        at most 1 s) early, so it is re-armed about once per ``slack`` of play,
+        not per decision; firing early only costs that decision a second wait.
         """
         state = self.state
         session = seat.session
@@ -640,17 +731,38 @@ class _Runner:
         reader = session.reader
         expected = REPLY_FOR_DECISION[decide]
         if clock.mode != "cpu":
-            # the usual case, wall clock: one cancel scope around the wait for the reply line
+            # the usual case, wall clock: the wait for the reply line under a deadline (the hand's
+            # reply scope for a sequential decision, else a scope of its own)
             deadline = t0 + limit_ms / 1000
             line: bytes | None = None
             early: BotError | None = None
-            with trio.move_on_at(deadline):
+            hand_scope = self._reply_scope if in_hand_scope else None
+            if hand_scope is not None:
+                armed = self._armed
+                if armed > deadline or armed < deadline - min(limit_ms * SLACK_FRACTION / 1000, SLACK_MAX_S):
+                    hand_scope.deadline = self._armed = deadline
+                self._waiting = (seat, decide, tid, t0, limit_ms)
                 try:
                     line = await reader.read_line(True)  # True: the turn was just written, the pipe is empty
                 except LineTooLong as exc:
                     early = BotMalformed(str(exc), bot=seat.name, seat=seat.index, turn_id=tid)
                 except StreamClosed:
                     early = BotCrashed("", bot=seat.name, seat=seat.index, turn_id=tid)
+                if now() >= self._armed and hand_scope.cancel_called:
+                    # the armed deadline expired while this reply was on its way to us: the
+                    # scope will cancel our next checkpoint, so leave it now through one, and
+                    # let _resume_wait judge this outcome (nothing is lost or applied twice)
+                    self._stash = (line, early)
+                    await trio.lowlevel.checkpoint()
+                self._waiting = None
+            else:
+                with trio.move_on_at(deadline):
+                    try:
+                        line = await reader.read_line(True)  # True: the turn was just written, the pipe is empty
+                    except LineTooLong as exc:
+                        early = BotMalformed(str(exc), bot=seat.name, seat=seat.index, turn_id=tid)
+                    except StreamClosed:
+                        early = BotCrashed("", bot=seat.name, seat=seat.index, turn_id=tid)
             if line is not None:
                 ms = (now() - t0) * 1000
                 try:
@@ -674,7 +786,7 @@ class _Runner:
                             if self.log is not None:  # the reply as received is the action record
                                 self.log.act_raw(seat.index, tid, decide, line, ms)
                             return action
-                        return (action, tid, ms, line)
+                        return (action, tid, ms, line, None)
             return await self._ask_slow(seat, decide, check, apply, tid, t0, limit_ms, line, early)
         return await self._ask_slow(seat, decide, check, apply, tid, t0, limit_ms, None, None)
 
@@ -683,6 +795,7 @@ class _Runner:
         """The general reply loop of :meth:`_ask_bot`: CPU clock, retries, and every
         fault. In wall mode the first attempt's outcome (``first`` line or
         ``first_err``; both None = timed out) comes from the fast path."""
+        self._disarm()
         if check is None:
             check = partial(self.state.apply, seat.hs)
         session = seat.session
@@ -792,18 +905,19 @@ class _Runner:
                 seat.think.add(ms)
                 if clock.bank_ms is not None:
                     seat.bank_left -= ms
+                wall = wall_ms if cpu_mode else None
                 if apply:
                     if self.log is not None:  # the reply as received is the action record
-                        self.log.act_raw(seat.index, tid, decide, line, ms)  # type: ignore[arg-type]
+                        self.log.act_raw(seat.index, tid, decide, line, ms, wall)  # type: ignore[arg-type]
                     return action
-                return (action, tid, ms, line)
+                return (action, tid, ms, line, wall)
             if err.fault in _RETRYABLE and retries > 0 and trio.current_time() < deadline:
                 retries -= 1
                 if self.log is not None:
                     self.log.timed("retry", {"seat": seat.index, "id": tid, "fault": err.fault, "detail": err.detail,
                                              "left": retries})
                 msg = {"type": "error", "game": self.gid, "id": tid, "fault": err.fault,
-                       "detail": err.detail + f" (you may answer again: {retries} retries left)"}
+                       "detail": err.detail + retry_note(retries)}
                 line = ENCODER.encode(msg)
                 if self.log is not None:
                     self.log.out(seat.index, [line])
@@ -824,21 +938,23 @@ class _Stalled(Exception):
     """The hand exceeded ``FaultPolicy.max_decisions``."""
 
 
-_WIRE_CACHE: dict[int, tuple[Any, dict[str, Any], bytes]] = {}
+_WIRE_CACHE: dict[tuple[int, int | None], tuple[Any, dict[str, Any], bytes]] = {}
 
 
-def _wire(rules: Any) -> tuple[dict[str, Any], bytes]:
-    """``rules.to_wire()`` and its JSON, computed once per rules record (a league
-    plays thousands of games with the same few records). Callers must not
+def _wire(rules: Any, players: int | None = None) -> tuple[dict[str, Any], bytes]:
+    """``rules.to_wire(players)`` and its JSON, computed once per rules record and
+    table size (a league plays thousands of games with the same few records).
+    Without ``players``: the rules record of the log header. Callers must not
     modify the dict."""
-    hit = _WIRE_CACHE.get(id(rules))
+    key = (id(rules), players)
+    hit = _WIRE_CACHE.get(key)
     if hit is not None and hit[0] is rules:
         return hit[1], hit[2]
-    wire = rules.to_wire()
+    wire = rules.to_wire() if players is None else rules.to_wire(players)
     if len(_WIRE_CACHE) >= 64:
         _WIRE_CACHE.clear()
-    _WIRE_CACHE[id(rules)] = (rules, wire, ENCODER.encode(wire))
-    return wire, _WIRE_CACHE[id(rules)][2]
+    _WIRE_CACHE[key] = (rules, wire, ENCODER.encode(wire))
+    return wire, _WIRE_CACHE[key][2]
 
 
 def _tag(msg: Any) -> str:
@@ -855,6 +971,14 @@ def _monotonic() -> float:
     import time
 
     return time.monotonic()
+
+
+def _utc_now() -> str:
+    """The wall-clock date and time now, UTC, ISO 8601 to the millisecond (the
+    log header's ``started``: record times ``t`` are relative to the game's start)."""
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _version() -> str:

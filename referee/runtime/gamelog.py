@@ -4,7 +4,8 @@ Record shapes (one JSON object per line; ``t`` is seconds since the game
 started, from the monotonic clock):
 
 * first line, the header: ``{"log": "card-referee-game", "log_version": 1,
-  "protocol": 1, "referee": "0.1.0", "game": ..., "variant": ..., "rules":
+  "protocol": 1, "referee": "0.1.0", "game": ..., "started":
+  "2026-11-30T08:00:00.000Z" (UTC wall time when the game started), "variant": ..., "rules":
   {...}, "players": n, "seed": ..., "deal": ..., "match": ..., "seats":
   [{"seat", "bot", "command", "hello"}], "clock": {...}, "policy": {...},
   "seat_clocks": null or [{...} per seat]}`` (each clock as
@@ -16,7 +17,9 @@ started, from the monotonic clock):
 * ``{"t", "act": {"seat", "id", "decide", "action", "fallback", "ms"}}`` -
   an action applied to the game. For a bot's valid reply ``action`` is the
   reply exactly as received (with its ``type`` and ``id``) and ``ms`` its
-  measured think time; ``fallback`` is true (and ``id`` null) when the
+  measured think time (the bot's CPU time with the cpu clock, which adds
+  ``wall_ms``, the decision's wall time, so the log shows how close it came to
+  the wall ceiling); ``fallback`` is true (and ``id`` null) when the
   referee's fallback played it.
 * ``{"t", "from": seat, "in": message, "ms": think}`` - a reply that decoded
   but was refused (stale id, wrong type, illegal); a line that did not decode
@@ -70,7 +73,7 @@ class GameLog:
         self._f: BinaryIO | None = f
         self._t0 = t0
         self._now = now
-        self._act: tuple[float, int, int, str, bytes, float] | None = None
+        self._act: tuple[float, int, int, str, bytes, float, float | None] | None = None
 
     def t(self) -> str:
         return f"{self._now() - self._t0:.6f}"
@@ -79,11 +82,16 @@ class GameLog:
         return b"%.6f" % (self._now() - self._t0)
 
     def _write_act(self) -> None:
-        t, seat, turn_id, decide, raw, ms = self._act  # type: ignore[misc]
+        t, seat, turn_id, decide, raw, ms, wall = self._act  # type: ignore[misc]
         self._act = None
-        self._f.write(  # type: ignore[union-attr]
-            b'{"t":%.6f,"act":{"seat":%d,"id":%d,"decide":"%s","fallback":false,"ms":%.3f,"action":%s}}\n'
-            % (t, seat, turn_id, decide.encode(), ms, raw))
+        if wall is None:
+            self._f.write(  # type: ignore[union-attr]
+                b'{"t":%.6f,"act":{"seat":%d,"id":%d,"decide":"%s","fallback":false,"ms":%.3f,"action":%s}}\n'
+                % (t, seat, turn_id, decide.encode(), ms, raw))
+        else:
+            self._f.write(  # type: ignore[union-attr]
+                b'{"t":%.6f,"act":{"seat":%d,"id":%d,"decide":"%s","fallback":false,"ms":%.3f,"wall_ms":%.3f,'
+                b'"action":%s}}\n' % (t, seat, turn_id, decide.encode(), ms, wall, raw))
 
     def record(self, rec: dict[str, Any]) -> None:
         if self._f is not None:
@@ -119,14 +127,16 @@ class GameLog:
         else:
             self.record({"t": float(self.t()), "from": seat, "bad": raw.decode("utf-8", "replace")[:2000], "ms": round(ms, 3)})
 
-    def act_raw(self, seat: int, turn_id: int, decide: str, raw: bytes, ms: float) -> None:
-        """Log a bot's valid reply, as received, as the action applied."""
+    def act_raw(self, seat: int, turn_id: int, decide: str, raw: bytes, ms: float,
+                wall_ms: float | None = None) -> None:
+        """Log a bot's valid reply, as received, as the action applied (``wall_ms``:
+        the wall time of the decision when ``ms`` is CPU time, cpu clock)."""
         if self._f is not None:
             if self._act is not None:
                 self._write_act()
             if b"\r" in raw:  # a decoded reply holds CR only as JSON whitespace: keep the log one record per line
                 raw = raw.replace(b"\r", b" ")
-            self._act = (self._now() - self._t0, seat, turn_id, decide, raw, ms)
+            self._act = (self._now() - self._t0, seat, turn_id, decide, raw, ms, wall_ms)
 
     def close(self) -> None:
         if self._f is not None:

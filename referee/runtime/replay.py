@@ -59,7 +59,7 @@ from protocol.messages import PROTOCOL_VERSION, AskReply, BotMessage, PlayReply,
 from referee.errors import UserError
 from referee.rules import Deal, Rng, derive, event_for_seat, get_variant, ranks_from_scores
 
-from .errors import public_fault_detail
+from .errors import public_fault_detail, retry_note
 from .game import action_json, share_wins
 from .gamelog import LOG_KIND, LOG_VERSION
 
@@ -470,6 +470,7 @@ class _Sim:
         self.gid = hj.game
         self.hseats = list(hj.seats)
         self.seat_of = {s: i for i, s in enumerate(hj.seats)}
+        self.wire = self.rules.to_wire(len(self.hseats))  # start.rules for this table (chickens: rounds)
         self.seq = 0
         fr = getattr(state, "fallback_rng", None)
         self.fb = fr() if callable(fr) else Rng(derive(getattr(state, "seed", None) or 0, "fallback"))
@@ -751,7 +752,7 @@ class _Sim:
                       f"{self.turn_sent[s]}")
         # written at once, on its own: the next record must be that write
         self.retry_error = (s, {"type": "error", "game": self.gid, "id": r.id, "fault": r.fault,
-                                "detail": r.detail + f" (you may answer again: {r.left} retries left)"}, self.line)
+                                "detail": r.detail + retry_note(r.left)}, self.line)
 
     def hand_end(self, he: HandEndJ) -> None:
         if self.state is None:

@@ -43,3 +43,63 @@ async def test_seat_clocks_of_the_wrong_length_are_refused(tmp_path):
     spec = GameSpec("g", get_variant("kwartet"), 3, seed=1, seat_clocks=[ClockSpec()])
     with pytest.raises(ValueError, match="1 seat_clocks for 3"):
         await play_game(spec, [None, None, None], tmp_path)  # type: ignore[list-item]
+
+
+# The hand's reply-deadline scope (referee/runtime/game.py, _Runner._decide_all):
+# sequential waits arm one long-lived cancel scope lazily, so its deadline can
+# fire before the decision's own limit is spent; the decision must then go on
+# waiting for the rest of its exact limit.
+
+async def test_a_reply_after_an_early_armed_deadline_but_within_the_limit_is_accepted(tmp_path, monkeypatch):
+    from referee.runtime import game
+
+    monkeypatch.setattr(game, "SLACK_FRACTION", 1.0)  # arm once per limit: the 2nd turn's armed deadline is early
+    resumed = []
+    original = game._Runner._resume_wait
+
+    async def counting(self):
+        resumed.append(self._waiting[2] if self._waiting else None)
+        await original(self)
+
+    monkeypatch.setattr(game._Runner, "_resume_wait", counting)
+    # seat 0 thinks 120 ms on its 1st turn and 300 ms on its 2nd, limit 400 ms: the deadline
+    # armed at the game's first turn fires about 120 ms early during the 2nd; 300 ms is within the limit
+    specs = [bot("sched", "schedule_bot.py", BOT_DELAYS_MS="120,300"), bot("fast", "instant_bot.py", BOT_SEED="2"),
+             bot("fast2", "instant_bot.py", BOT_SEED="3")]
+    result, report = await play(specs, "happy-families", seed=1, log_dir=tmp_path, clock=ClockSpec(move_ms=400))
+    assert result.think_ms[0].count >= 2
+    assert result.faults == [], result.faults
+    assert result.reason == "complete"
+    assert result.think_ms[0].max_ms >= 290
+    assert resumed, "the armed deadline never fired early: the test did not exercise the resume path"
+    assert report.ok, report.mismatches
+
+
+async def test_a_reply_late_for_its_own_limit_still_times_out_after_an_early_fire(tmp_path, monkeypatch):
+    from referee.runtime import game
+
+    monkeypatch.setattr(game, "SLACK_FRACTION", 1.0)
+    # 2nd turn: 700 ms against a 400 ms limit - a timeout, however the deadline was armed
+    specs = [bot("sched", "schedule_bot.py", BOT_DELAYS_MS="120,700"), bot("fast", "instant_bot.py", BOT_SEED="2"),
+             bot("fast2", "instant_bot.py", BOT_SEED="3")]
+    result, report = await play(specs, "happy-families", seed=1, log_dir=tmp_path, clock=ClockSpec(move_ms=400))
+    assert [f.fault for f in result.faults if f.seat == 0][:1] == ["timeout"], result.faults
+    assert "within the time limit of 400 ms" in result.faults[0].detail
+    assert result.reason == "complete" and result.forfeits == [0]
+    assert report.ok, report.mismatches
+
+
+async def test_cpu_clock_logs_the_wall_time_of_each_decision_too(tmp_path):
+    from .helpers import log_records
+
+    # seat 0 sleeps 150 ms on its first two turns: little CPU, much wall time
+    specs = [bot("sleepy", "slow_bot.py", BOT_DELAY_MS="150"), bot("fast", "instant_bot.py", BOT_SEED="2"),
+             bot("fast2", "instant_bot.py", BOT_SEED="3")]
+    clock = ClockSpec(move_ms=1000, mode="cpu", wall_ceiling_ms=5000)
+    result, report = await play(specs, "kwartet", seed=3, log_dir=tmp_path, clock=clock)
+    assert result.faults == [], result.faults
+    acts = [r["act"] for r in log_records(result.log_path) if "act" in r and not r["act"]["fallback"]]
+    assert acts and all("wall_ms" in a for a in acts)
+    slow = [a for a in acts if a["seat"] == 0][:2]
+    assert all(a["wall_ms"] >= 140 and a["ms"] < a["wall_ms"] for a in slow), slow
+    assert report.ok, report.mismatches

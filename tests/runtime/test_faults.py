@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import uuid
+from pathlib import Path
+from typing import Any
+
 import pytest
 import trio
 
-from referee.runtime import BotRefused, BotSession, ClockSpec, FaultPolicy
+from referee.rules import get_variant
+from referee.runtime import BotRefused, BotSession, BotSpec, ClockSpec, FaultPolicy, GameSpec, play_game, start_bots
 from referee.runtime.errors import public_fault_detail
+from referee.runtime.replay import replay
 
-from .helpers import bot, play, sent_to
+from .helpers import bot, live_in_group, live_with_token, play, sent_to
 
 CASES = [
     # script, fault, detail fragment, move_ms
@@ -25,10 +31,38 @@ CASES = [
 ]
 
 
+async def _play_tracked(specs: list[BotSpec], *, seed: int, log_dir: Path, clock: ClockSpec) -> Any:
+    """Like ``helpers.play`` (start, one game, close, replay), and also checks
+    that no bot process is left behind: none in any bot's process group, none
+    carrying a bot's ``BOT_TOKEN`` (children included), and the session of a
+    crashed or timed-out bot is gone at once, before the others are closed."""
+    tokens = [s.env["BOT_TOKEN"] for s in specs if s.env]
+    assert len(tokens) == len(specs)
+    spec = GameSpec("g-000001", get_variant("kwartet"), len(specs), seed=seed, clock=clock)
+    async with trio.open_nursery() as nursery:
+        sessions = await start_bots(specs, clock, nursery)
+        pids = [s.pid for s in sessions]
+        assert all(live_in_group(p) for p in pids) and all(live_with_token(t) for t in tokens)  # the checks see them
+        try:
+            result = await play_game(spec, sessions, log_dir)
+            for s, token in zip(sessions, tokens):
+                if not s.alive:  # killed by the runtime (crash, timeout): nothing of it may run on
+                    assert live_in_group(s.pid) == [] and live_with_token(token) == [], s
+        finally:
+            for s in sessions:
+                await s.close()
+    leftover = {s.name: live_in_group(p) + live_with_token(t) for s, p, t in zip(sessions, pids, tokens)}
+    assert all(v == [] for v in leftover.values()), f"bot processes left behind: {leftover}"
+    return result, replay(result.log_path)
+
+
 @pytest.mark.parametrize("script,fault,fragment,move_ms", CASES, ids=[c[0][:-7] for c in CASES])
 async def test_fault_is_recorded_game_finishes_and_replays(tmp_path, script, fault, fragment, move_ms):
-    specs = [bot("bad", script), bot("good1", "instant_bot.py", BOT_SEED="2"), bot("good2", "instant_bot.py")]
-    result, report = await play(specs, "kwartet", seed=3, log_dir=tmp_path, clock=ClockSpec(move_ms=move_ms))
+    token = uuid.uuid4().hex
+    specs = [bot("bad", script, BOT_TOKEN=f"{token}-0"),
+             bot("good1", "instant_bot.py", BOT_SEED="2", BOT_TOKEN=f"{token}-1"),
+             bot("good2", "instant_bot.py", BOT_TOKEN=f"{token}-2")]
+    result, report = await _play_tracked(specs, seed=3, log_dir=tmp_path, clock=ClockSpec(move_ms=move_ms))
     assert result.reason == "complete"
     faults = [f for f in result.faults if f.seat == 0]
     assert faults and faults[0].fault == fault, result.faults
@@ -67,7 +101,7 @@ async def test_retries_forgive_a_malformed_reply(tmp_path):
     result, report = await play(specs, "kwartet", seed=5, log_dir=tmp_path, policy=FaultPolicy(retries=1))
     assert result.reason == "complete" and result.faults == [] and result.forfeits == []
     errors = sent_to(result.log_path, 0, "error")
-    assert len(errors) == 1 and "you may answer again: 0 retries left" in errors[0]["detail"]
+    assert len(errors) == 1 and "this is your last try" in errors[0]["detail"]
     assert report.ok
 
 

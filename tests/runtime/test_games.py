@@ -77,3 +77,20 @@ async def test_race_tie_break_hand_is_played_by_the_tied_seats_only(tmp_path):
     start = [m for m in sent_to(result.log_path, 3, "start") if m["game"] == "g-000007.h2"][0]
     assert start["seat"] == 1 and start["seats"] == ["i0", "i3"]
     assert result.ranks[3] == 1 and result.win_shares[3] == 1.0
+
+
+async def test_chickens_start_carries_the_tables_number_of_rounds_and_the_header_a_start_time(tmp_path):
+    from datetime import datetime
+
+    from .helpers import log_records, sent_to
+
+    for n in (3, 5):
+        specs = [bot(f"r{i}", RANDOM_BOT) for i in range(n)]
+        result, report = await play(specs, "chickens", seed=n, log_dir=tmp_path, game_id=f"g-chickens-{n}")
+        assert report.ok, report.mismatches
+        starts = [sent_to(result.log_path, s, "start")[0] for s in range(n)]
+        assert {st["rules"]["rounds"] for st in starts} == {n}  # the contract: chickens carries `rounds`
+        header = log_records(result.log_path)[0]
+        assert header["rules"]["rounds"] is None  # the rules record: one round per player
+        started = datetime.fromisoformat(header["started"].replace("Z", "+00:00"))
+        assert started.tzinfo is not None and started.year >= 2024
