@@ -35,6 +35,34 @@ def test_bad_lines_get_precise_reasons(line, detail):
     assert "bot 'b' (seat 1): malformed" in str(info.value)
 
 
+@pytest.mark.parametrize("line,detail", [
+    # msgspec: "Invalid value 'play' - at `$.type`" (the second key contradicts the first)
+    (b'{"type":"ask","id":1,"target":1,"card":"A1","type":"play"}',
+     'line 3: the key `type` appears 2 times ("ask", "play") - a message has exactly one "type" key'),
+    (b'{"id":1,"type":"pass","type":"ask"}', 'the key `type` appears 2 times ("pass", "ask")'),
+    (b'{"type":"ask","type":5}', 'the key `type` appears 2 times ("ask", 5)'),
+    # msgspec: "Expected `str` - at `$.type`" (no "got")
+    (b'{"type":5}', "line 3: field `type` must be a string naming the message (hello, ask, play or take), got int"),
+    (b'{"type":null,"id":1}', "must be a string naming the message (hello, ask, play or take), got null"),
+    (b'{"type":1.5}', "got float"),
+    (b'{"type":true}', "got bool"),
+    (b'{"type":["ask"]}', "got array"),
+    (b'{"type":{"ask":1}}', "got object"),
+    (b'{"type":"zzz"}', "line 3: unknown message type 'zzz' (a bot sends hello, ask, play or take)"),
+])
+def test_bad_type_key_gets_a_precise_reason(line, detail):
+    with pytest.raises(BotMalformed) as info:
+        decode_line(line, 3, bot="b", seat=1)
+    assert detail in info.value.detail
+    assert "unknown message type 'play'" not in info.value.detail and "Expected `" not in info.value.detail
+
+
+def test_an_equal_repeated_type_key_still_decodes():
+    """The fast path is msgspec's: a repeated but equal `type` is accepted as before."""
+    line = b'{"type":"play","id":1,"card":"A1","type":"play"}'
+    assert decode_line(line, 1) == PlayReply(id=1, card="A1")
+
+
 def test_unknown_extra_fields_are_ignored():
     msg = BOT_DECODER.decode(b'{"type":"ask","id":4,"target":2,"card":"QH","please":true,"why":"hunch"}')
     assert msg == AskReply(id=4, target=2, card="QH", please=True)
