@@ -13,6 +13,7 @@ outlives its session.
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import subprocess
@@ -62,6 +63,7 @@ class BotSession:
         self.reader = LineReader(process.stdout, max_line)  # type: ignore[arg-type]
         self._stdin = process.stdin
         self._stderr = bytearray()
+        self._stderr_dropped = 0  # bytes of stderr discarded from the front of the ring
         self._stderr_scope: trio.CancelScope | None = None
         self._stderr_done = trio.Event()
         self._closed = False
@@ -108,9 +110,19 @@ class BotSession:
                 bot=spec.name,
             ) from None
         except PermissionError:
+            if _is_directory(argv[0], spec.cwd):
+                raise BotStartError(f"cannot start: {argv[0]!r} is a directory, not a program; give the bot's "
+                                    "executable or script inside it (e.g. python3 DIR/bot.py)", bot=spec.name) from None
             raise BotStartError(f"cannot start: {argv[0]!r} is not executable (chmod +x, or run it via its interpreter)",
                                 bot=spec.name) from None
-        except (OSError, subprocess.SubprocessError) as exc:
+        except OSError as exc:
+            if exc.errno != errno.ENOEXEC:
+                raise BotStartError(f"cannot start {argv!r}: {exc}", bot=spec.name) from None
+            raise BotStartError(
+                f"cannot start: {argv[0]!r} is not a program the system can run (a script without a `#!` line?); "
+                f"add a first line such as `#!/usr/bin/env python3`, or run it through its interpreter "
+                f"(e.g. `python3 {argv[0]}`)", bot=spec.name) from None
+        except subprocess.SubprocessError as exc:
             raise BotStartError(f"cannot start {argv!r}: {exc}", bot=spec.name) from None
         self = cls(spec, clock, process, max_line)
         self._plan = plan
@@ -227,13 +239,31 @@ class BotSession:
                         break
                     buf += data
                     if len(buf) > STDERR_TAIL:
+                        self._stderr_dropped += len(buf) - STDERR_TAIL
                         del buf[: len(buf) - STDERR_TAIL]
         finally:
             self._stderr_done.set()
 
     def stderr_tail(self) -> str:
-        """The last 64 KiB the bot wrote to stderr (decoded leniently)."""
-        return self._stderr.decode("utf-8", "replace")
+        """The end of what the bot wrote to stderr, at most 64 KiB (decoded
+        leniently). When earlier output was discarded, the tail starts with the
+        line ``[... N earlier bytes dropped ...]``: the marker takes its place
+        within the 64 KiB, N counts every byte not shown, and the text after it
+        never starts inside a UTF-8 character."""
+        buf = self._stderr
+        if not self._stderr_dropped:
+            return buf.decode("utf-8", "replace")
+        cut = 0
+        marker = ""
+        for _ in range(4):  # the marker's length depends on N, and N on the cut: settles in two rounds
+            marker = f"[... {self._stderr_dropped + cut} earlier bytes dropped ...]\n"
+            new_cut = len(marker)
+            while new_cut < len(buf) and new_cut - len(marker) < 3 and buf[new_cut] & 0xC0 == 0x80:
+                new_cut += 1  # a UTF-8 continuation byte: start at the next whole character
+            if new_cut == cut:
+                break
+            cut = new_cut
+        return marker + buf[cut:].decode("utf-8", "replace")
 
     def _stderr_hint(self) -> str:
         tail = self.stderr_tail().strip()
@@ -318,6 +348,15 @@ class BotSession:
 
     def __repr__(self) -> str:
         return f"<BotSession {self.name!r} pid={self.pid} alive={self.alive}>"
+
+
+def _is_directory(program: str, cwd: str | None) -> bool:
+    """Whether ``program`` (an argv[0] that could not be executed) names a
+    directory: as a path (relative to ``cwd``), or found on ``PATH``."""
+    if "/" in program:
+        return os.path.isdir(os.path.join(cwd or os.getcwd(), program))
+    return any(os.path.isdir(os.path.join(d or ".", program))
+               for d in os.environ.get("PATH", os.defpath).split(os.pathsep))
 
 
 async def start_bots(specs: list[BotSpec], clock: ClockSpec, nursery: trio.Nursery, *, max_line: int = 65536) -> list[BotSession]:

@@ -11,6 +11,8 @@ from referee.rules import get_variant
 from referee.runtime import (BotCrashed, BotSession, BotSpec, BotStartError, BotTimeout, ClockSpec, GameSpec,
                              play_game, start_bots)
 
+from referee.runtime.session import STDERR_TAIL
+
 from .helpers import bot, live_in_group, log_records, play
 
 
@@ -38,7 +40,65 @@ async def test_stderr_flood_never_blocks_and_tail_is_bounded(tmp_path):
     assert result.faults == [] and report.ok
     tails = [r["stderr"] for r in log_records(result.log_path) if "stderr" in r]
     noisy = tails[0]["tail"]
-    assert 60000 < len(noisy) <= 65536 and noisy.endswith("noisy_bot: done\n")
+    line = 6001  # noisy_bot writes lines of b"noise " * 1000 + b"\n", then "noisy_bot: done\n"
+    written = (8 << 20) // line * line + len("noisy_bot: done\n")
+    marker, rest = noisy.split("\n", 1)
+    # the marker counts every byte not shown and takes its place within the 64 KiB
+    assert marker == f"[... {written - len(rest.encode())} earlier bytes dropped ...]"
+    assert len(noisy.encode()) == 65536 and rest.endswith("noisy_bot: done\n")
+    assert [t["tail"] for t in tails[1:]] == ["", ""]  # quiet bots: nothing, and no marker
+
+
+async def test_stderr_tail_says_how_much_was_dropped():
+    """Just over the 64 KiB ring: the tail starts with a marker giving the exact count."""
+    async with trio.open_nursery() as nursery:
+        session = await BotSession.start(bot("noisy", "noisy_bot.py", BOT_NOISE_BYTES="70000"), ClockSpec(), nursery)
+        await session.close()  # the flood came before hello; closing drains stderr to its end
+    written = 70000 // 6001 * 6001 + len("noisy_bot: done\n")
+    tail = session.stderr_tail()
+    marker, rest = tail.split("\n", 1)
+    assert marker == f"[... {written - len(rest)} earlier bytes dropped ...]"
+    assert len(tail) == STDERR_TAIL and rest.endswith("noisy_bot: done\n")
+
+
+async def test_stderr_tail_never_starts_inside_a_utf8_character():
+    # 4-byte characters: the cut after the marker lands inside one unless it is moved
+    flood = "import sys; sys.stderr.write('\U0001F0A1' * 20000 + 'end'); sys.stderr.flush(); sys.exit(4)"
+    async with trio.open_nursery() as nursery:
+        with pytest.raises(BotCrashed) as info:
+            await BotSession.start(BotSpec("cards", [sys.executable, "-c", flood]), ClockSpec(), nursery)
+    tail = info.value.session.stderr_tail()
+    marker, rest = tail.split("\n", 1)
+    assert "\ufffd" not in rest and rest.endswith("end") and set(rest[:-3]) == {"\U0001F0A1"}
+    assert marker == f"[... {20000 * 4 + 3 - len(rest.encode())} earlier bytes dropped ...]"
+    assert len(tail.encode()) <= STDERR_TAIL
+
+
+async def test_short_stderr_tail_has_no_marker():
+    async with trio.open_nursery() as nursery:
+        with pytest.raises(BotCrashed) as info:
+            await BotSession.start(BotSpec("sh", "echo oops >&2; exit 5"), ClockSpec(), nursery)
+    assert info.value.session.stderr_tail() == "oops\n"
+
+
+async def test_directory_as_command_is_named_as_a_directory(tmp_path):
+    async with trio.open_nursery() as nursery:
+        with pytest.raises(BotStartError) as info:
+            await BotSession.start(BotSpec("dir", [str(tmp_path)]), ClockSpec(), nursery)
+    text = str(info.value)
+    assert f"{str(tmp_path)!r} is a directory, not a program" in text and "chmod" not in text
+
+
+async def test_script_without_shebang_says_how_to_run_it(tmp_path):
+    script = tmp_path / "bot.py"
+    script.write_text("print('hi')\n")
+    script.chmod(0o755)
+    async with trio.open_nursery() as nursery:
+        with pytest.raises(BotStartError) as info:
+            await BotSession.start(BotSpec("nosheb", [str(script)]), ClockSpec(), nursery)
+    text = str(info.value)
+    assert f"{str(script)!r} is not a program the system can run" in text
+    assert "#!/usr/bin/env python3" in text and f"python3 {script}" in text and "Errno" not in text
 
 
 async def test_cpu_clock_and_bank_are_recorded(tmp_path):
