@@ -12,6 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from referee.commands import seed_value
 from referee.errors import UserError
 
 _SHELL_CHARS = set("|&;<>()$`\\\"'*?[]#~%{}\n")
@@ -30,7 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--bot", action="append", default=[], metavar="NAME=COMMAND",
                    help="a bot: its name and the command that starts it, e.g. alice='python bots/a.py' (repeat)")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--seed", type=int, help="seed for the deal and the fallback player (default: random)")
+    g.add_argument("--seed", type=seed_value, metavar="N",
+                   help="seed for the deal and the fallback player, 0 to 2**64 - 1 (default: random)")
     g.add_argument("--deal", metavar="FILE", help='a JSON deal file: {"dealer": 0, "hands": [[...], ...], "stock": []}')
     p.add_argument("--players", type=int, help="table size; the --bot options are repeated to fill it")
     p.add_argument("--match", metavar="FORMAT", help="several hands: fixed:N or race:TARGET (ask variants)")
@@ -105,10 +107,19 @@ def load_deal(path: str) -> Any:
     from referee.rules import Deal
 
     try:
-        data = json.loads(Path(path).read_text())
+        raw = Path(path).read_bytes()
     except FileNotFoundError:
-        raise UserError(f"deal file {path!r} not found") from None
-    except (OSError, ValueError) as exc:
+        raise UserError(f"deal file {path!r} not found (check the path)") from None
+    except IsADirectoryError:
+        raise UserError(f"--deal {path!r} is a directory, not a deal file; give a JSON file such as "
+                        '{"dealer": 0, "hands": [[...], ...], "stock": []}') from None
+    except PermissionError:
+        raise UserError(f"deal file {path!r} cannot be read: permission denied (check its permissions)") from None
+    except OSError as exc:
+        raise UserError(f"deal file {path!r} cannot be read: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:  # also UnicodeDecodeError
         raise UserError(f"deal file {path!r} is not valid JSON: {exc}") from None
     return Deal.from_json(data)
 
