@@ -40,7 +40,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--modes", default="wall,cpu", help="clock modes to measure (default wall,cpu)")
     p.add_argument("--wall-ceiling-ms", type=int, default=None,
                    help="cpu mode: wall limit per decision (default 3 x move time)")
-    p.add_argument("--seed", type=int, default=1, help="first deal seed (default 1)")
+    from referee.commands import seed_value  # the same range check as ``referee play --seed``
+
+    p.add_argument("--seed", type=seed_value, default=1, help="first deal seed (default 1)")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

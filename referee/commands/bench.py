@@ -8,7 +8,6 @@ import json
 import sys
 from typing import Any
 
-from referee.commands import seed_value
 
 _TARGETS = {
     "engine": ("referee.bench.engine", "Random-vs-random games in-process: games/s and actions/s per variant."),
@@ -26,15 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         bp.add_argument("--json", action="store_true", help="print the figures as JSON")
         module = importlib.import_module(module_name)
         module.add_arguments(bp)
-        _check_seeds(bp)
         bp.set_defaults(func=_runner(module))
-
-
-def _check_seeds(parser: argparse.ArgumentParser) -> None:
-    """A benchmark's ``--seed`` gets the same range check as ``referee play --seed``."""
-    for action in parser._actions:  # noqa: SLF001 - argparse has no public way to retype an option
-        if "--seed" in action.option_strings:
-            action.type = seed_value
 
 
 def _runner(module: Any):
