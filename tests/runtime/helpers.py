@@ -62,6 +62,23 @@ def live_with_token(token: str) -> list[int]:
     return out
 
 
+async def left_behind(pgid: int, token: str | None = None, within_s: float = 3.0) -> list[int]:
+    """Live processes of a killed bot (its process group, and with ``token`` its
+    ``BOT_TOKEN`` holders) once they have had ``within_s`` seconds to finish dying.
+
+    The runtime SIGKILLs the whole group and reaps the leader before it
+    returns, but the kernel tears down the other members (the bot inside the
+    sandbox's PID namespace, its children) asynchronously; on a loaded machine
+    one can still be seen running for a few milliseconds. Empty list: all gone."""
+    with trio.move_on_after(within_s):
+        while True:
+            live = live_in_group(pgid) + (live_with_token(token) if token is not None else [])
+            if not live:
+                return []
+            await trio.sleep(0.01)
+    return live_in_group(pgid) + (live_with_token(token) if token is not None else [])
+
+
 def groups_from(pidfile: Path) -> set[int]:
     return {int(line.split()[1]) for line in pidfile.read_text().split("\n") if line.strip()}
 

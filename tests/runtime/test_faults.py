@@ -14,7 +14,7 @@ from referee.runtime import BotRefused, BotSession, BotSpec, ClockSpec, FaultPol
 from referee.runtime.errors import public_fault_detail
 from referee.runtime.replay import replay
 
-from .helpers import bot, live_in_group, live_with_token, play, sent_to
+from .helpers import bot, left_behind, live_in_group, live_with_token, play, sent_to
 
 CASES = [
     # script, fault, detail fragment, move_ms
@@ -47,11 +47,11 @@ async def _play_tracked(specs: list[BotSpec], *, seed: int, log_dir: Path, clock
             result = await play_game(spec, sessions, log_dir)
             for s, token in zip(sessions, tokens):
                 if not s.alive:  # killed by the runtime (crash, timeout): nothing of it may run on
-                    assert live_in_group(s.pid) == [] and live_with_token(token) == [], s
+                    assert await left_behind(s.pid, token) == [], s
         finally:
             for s in sessions:
                 await s.close()
-    leftover = {s.name: live_in_group(p) + live_with_token(t) for s, p, t in zip(sessions, pids, tokens)}
+    leftover = {s.name: await left_behind(p, t) for s, p, t in zip(sessions, pids, tokens)}
     assert all(v == [] for v in leftover.values()), f"bot processes left behind: {leftover}"
     return result, replay(result.log_path)
 
