@@ -220,9 +220,16 @@ class _Plain:
     def __init__(self, every: float) -> None:
         self.every = every
         self.last = 0.0
+        self.started = False
 
     def __call__(self, stats: Any, tally: Any) -> None:
         now = time.monotonic()
+        if not self.started:
+            # the first call comes when play starts, before any game has finished
+            self.started = True
+            self.last = now             # the next line comes --progress-every seconds later
+            print(_start_text(stats), flush=True)
+            return
         if now - self.last < self.every and stats.done < stats.total:
             return
         self.last = now
@@ -232,6 +239,12 @@ class _Plain:
             f"[{stats.done}/{stats.total}] {stats.rate:.1f} games/s, eta {eta}, faults {stats.faults}; top: {top}",
             flush=True,
         )
+
+
+def _start_text(stats: Any) -> str:
+    left = stats.total - stats.done_before
+    return (f"starting: {left} games to play, {stats.done_before} of {stats.total} already in the ledger, "
+            f"{stats.concurrency} table{'s' if stats.concurrency != 1 else ''} at once")
 
 
 class _Live:
@@ -263,8 +276,12 @@ class _Live:
         from rich.console import Group
         from rich.table import Table
 
+        from rich.text import Text
+
         if self.task is None:
             self.task = self.progress.add_task("games", total=stats.total, completed=stats.done_before, rate=0.0, faults=0)
+            self.header = Text(_start_text(stats))
+            self.last = 0.0             # show the display at once, before the first game ends
         self.progress.update(self.task, completed=stats.done, rate=stats.rate, faults=stats.faults)
         now = time.monotonic()
         if now - self.last < 0.1 and stats.done < stats.total:
@@ -275,7 +292,7 @@ class _Live:
             t.add_column(c, justify="left" if c == "bot" else "right")
         for r in tally.top(5):
             t.add_row(r["bot"], str(r["games"]), f"{r['win_share']:.3f}", str(r["faults"]))
-        self.live.update(Group(self.progress, t), refresh=True)
+        self.live.update(Group(self.header, self.progress, t), refresh=True)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -89,6 +89,10 @@ class FaultConfig(_Cfg):
     retries: int = 0
     max_line: int = 65536
     max_decisions: int = 100000
+    #: a bot that fails the start check before the night (it cannot start, or its process
+    #: exits, hangs or speaks another protocol before answering hello): "stop" the run with
+    #: an error before any game (default), or let it "forfeit" all its games and play on
+    broken_bot: Literal["stop", "forfeit"] = "stop"
 
 
 class BotConfig(_Cfg):
@@ -131,7 +135,11 @@ class LeagueConfig(_Cfg):
 
 
 #: config keys that do not change any game's result; a resumed league may change them freely
-NON_RESULT_KEYS = frozenset({"out", "concurrency"})
+#: (dotted paths name keys inside a table)
+NON_RESULT_KEYS = frozenset({"out", "concurrency", "name", "faults.broken_bot"})
+
+#: the master seed's range (as ``referee play --seed``)
+SEED_LIMIT = 2**64
 
 # --------------------------------------------------------------------------
 # the resolved league
@@ -197,10 +205,31 @@ class League:
 
 
 def canonical_form(cfg: LeagueConfig) -> dict[str, Any]:
-    data = msgspec.to_builtins(cfg)
+    return _drop_non_result(msgspec.to_builtins(cfg))
+
+
+def _drop_non_result(data: dict[str, Any]) -> dict[str, Any]:
+    data = dict(data)
     for key in NON_RESULT_KEYS:
-        data.pop(key, None)
+        head, _, rest = key.partition(".")
+        if not rest:
+            data.pop(key, None)
+        elif isinstance(data.get(head), dict):
+            data[head] = {k: v for k, v in data[head].items() if k != rest}
     return _sort_keys(data)
+
+
+def normalize_stored(stored: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A canonical config read from a ledger, in today's canonical form: keys
+    added since it was written get their defaults, keys that no longer count
+    (:data:`NON_RESULT_KEYS`, e.g. ``name``) are dropped. A stored config that
+    does not decode any more is returned without those keys, for the diff."""
+    if not isinstance(stored, dict):
+        return stored
+    try:
+        return canonical_form(msgspec.convert(stored, type=LeagueConfig))
+    except (msgspec.ValidationError, TypeError, ValueError):
+        return _drop_non_result(stored)
 
 
 def _sort_keys(x: Any) -> Any:
@@ -462,6 +491,10 @@ def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: st
         raise err("clock.startup_ms", "must be at least 1 (milliseconds)")
     if cfg.clock.bank_ms is not None and cfg.clock.bank_ms < 1:
         raise err("clock.bank_ms", "must be at least 1 (milliseconds), or left out for no bank")
+    if not 0 <= cfg.seed < SEED_LIMIT:
+        raise err("seed", f"must be a whole number from 0 to 2**64 - 1 ({SEED_LIMIT - 1}), as for "
+                          f"referee play --seed; got {cfg.seed}")
+    _check_ceiling(cfg.clock.wall_ceiling_ms, cfg.clock.move_ms, "clock.wall_ceiling_ms", "clock.move_ms", err)
     if cfg.faults.retries < 0:
         raise err("faults.retries", "must be 0 or more")
     if cfg.faults.max_decisions < 1:
@@ -485,6 +518,14 @@ def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: st
         for k, v in clock.items():
             if isinstance(v, int) and v < 1:
                 raise err(f"{where}.clock.{k}", "must be at least 1 (milliseconds)")
+        if "move_ms" in clock or "wall_ceiling_ms" in clock:
+            own = "wall_ceiling_ms" in clock
+            _check_ceiling(
+                clock.get("wall_ceiling_ms", cfg.clock.wall_ceiling_ms), clock.get("move_ms", cfg.clock.move_ms),
+                f"{where}.clock.wall_ceiling_ms" if own else f"{where}.clock.move_ms",
+                f"{where}.clock.move_ms" if "move_ms" in clock else "clock.move_ms", err,
+                inherited=None if own else "clock.wall_ceiling_ms",
+            )
         limits = (None if schedule_only
                   else _check_limits(cfg.limits, b.limits, b.cwd is not None, f"{where}.limits", err))
         env = dict(b.env) if b.env else None  # extra variables; the runtime's sandbox adds a minimal base
@@ -582,6 +623,24 @@ def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: st
     )
 
 
+def _check_ceiling(ceiling: int | None, move_ms: int, where: str, move_key: str, err: Any,
+                   inherited: str | None = None) -> None:
+    """A wall ceiling (the wall limit per decision of the cpu clock) must be at
+    least 1 ms and not below the move limit it bounds."""
+    if ceiling is None:
+        return
+    if inherited is not None:
+        if ceiling < move_ms:
+            raise err(where, f"{move_ms} is above the league's {inherited} ({ceiling}), which bounds every "
+                             f"decision; give this bot its own clock.wall_ceiling_ms (at least {move_ms})")
+        return
+    if ceiling < 1:
+        raise err(where, "must be at least 1 (milliseconds), or left out for the default (3 x move_ms)")
+    if ceiling < move_ms:
+        raise err(where, f"{ceiling} is below {move_key} ({move_ms}): the wall ceiling bounds every decision, "
+                         f"so it must be at least the move limit (or leave it out for 3 x move_ms)")
+
+
 def _check_limits(league: dict[str, Any] | None, bot: dict[str, Any] | None, cwd_named: bool,
                   where: str, err: Any) -> dict[str, Any]:
     """Check the league's ``[limits]`` and a bot's ``limits`` (see
@@ -611,6 +670,14 @@ def _match(m: str | MatchConfig, where: str, err: Any) -> MatchSpec:
         if m != "single":
             raise err(where, f'unknown match format {m!r}; use "single", or a table such as {{ kind = "fixed", hands = 3 }} or {{ kind = "race", target = 10 }}')
         return MatchSpec()
+    takes = {"single": (), "fixed": ("hands",), "race": ("target", "max_hands")}[m.kind]
+    given = {"hands": m.hands is not None, "target": m.target is not None, "max_hands": m.max_hands != 50}
+    for key in ("hands", "target", "max_hands"):
+        if given[key] and key not in takes:
+            what = {"single": 'takes no other keys (for several hands use { kind = "fixed", hands = N })',
+                    "fixed": "takes only hands (the number of hands played)",
+                    "race": "takes target (the total that wins) and max_hands (at most this many hands)"}[m.kind]
+            raise err(f"{where}.{key}", f"does not apply to a {m.kind} match: remove it; a {m.kind} match {what}")
     if m.kind == "single":
         return MatchSpec()
     if m.kind == "fixed":

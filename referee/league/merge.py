@@ -43,7 +43,7 @@ from typing import Any
 
 from referee.errors import UserError
 from referee.league import schedule as sched
-from referee.league.config import diff_canonical, from_canonical
+from referee.league.config import diff_canonical, from_canonical, normalize_stored
 from referee.league.ledger import LEDGER_NAME, GameRow, Ledger
 from referee.league.shards import Shard, format_shards, parse_shard, shard_of
 
@@ -138,7 +138,7 @@ def _open_input(path: Path) -> _Input:
         raise UserError(f"{path}: not a league output directory (no {LEDGER_NAME} in it); "
                         "give the output directories of `referee run --shard K/N`")
     ledger = Ledger(path / LEDGER_NAME, create=False)
-    config = ledger.config()
+    config = normalize_stored(ledger.config())   # today's canonical form (e.g. without the name)
     if config is None:
         ledger.close()
         raise UserError(f"{path}: not a league output directory (its ledger stores no config)")
@@ -262,7 +262,7 @@ def _merge(opened: list[_Input], into: Path) -> MergeResult:
     if existing.exists():
         check = Ledger(existing, create=False)
         try:
-            stored = check.config()
+            stored = normalize_stored(check.config())
             held_n, held_shards, kind = _shards_of(into, check)
             if kind == "shard":
                 raise UserError(f"--into {into}: holds shard {min(held_shards)}/{held_n} played by `referee run`; "

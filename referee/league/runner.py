@@ -24,9 +24,16 @@ sessions (``BotSession.close`` is shielded and always reaps the process
 group), so no bot process outlives the league. ``KeyboardInterrupt`` then
 propagates to the caller.
 
+Before the first game of a run, after the builds, every bot is started once and
+must answer ``hello`` (:func:`preflight`), then closed again. Nothing is written
+to the ledger before that check has passed.
+
 Errors: a failing build raises :class:`UserError` with the tail of its output;
-a bot that cannot start raises :class:`UserError` naming the bot; a changed
-config against an existing ledger raises :class:`UserError` listing what differs.
+a bot that fails the start check stops the run with one error per failing bot
+(``[faults] broken_bot = "stop"``, the default); with ``"forfeit"`` a bot whose
+process ran but failed its hello forfeits its games instead (one ``warning:``),
+while a command that cannot start at all still stops the run. A changed config
+against an existing ledger raises :class:`UserError` listing what differs.
 """
 
 from __future__ import annotations
@@ -46,7 +53,7 @@ import trio
 
 from referee.errors import UserError
 from referee.league import schedule as sched
-from referee.league.config import League, diff_canonical
+from referee.league.config import League, diff_canonical, normalize_stored
 from referee.league.ledger import GameRow, Ledger
 from referee.league.standings import Tally
 
@@ -89,7 +96,7 @@ def open_ledger(league: League) -> Ledger:
     lock = _lock_out_dir(out)
     ledger = Ledger.in_dir(out)
     ledger.lock_fd = lock  # type: ignore[attr-defined]  # released when the process exits
-    stored = ledger.config()
+    stored = normalize_stored(ledger.config())
     canonical = league.canonical()
     shard = str(league.shard) if league.shard is not None else None
     merged = ledger.get_meta("merged")
@@ -111,12 +118,14 @@ def open_ledger(league: League) -> Ledger:
             f"{out}: this output directory holds {holds}, but this run asks for {wants}. "
             f"Resume it with {again}, or play into another directory with --out DIR (or --new-out)."
         )
+    pending: dict[str, str] = {"league": league.name}   # the current name titles the standings
     if stored is None or (stored != canonical and empty):
         # a new ledger, or one where nothing was recorded yet (a build or a bot
         # failed before the first game finished): nothing to protect, so the
-        # fixed config simply replaces the stored one
-        ledger.set_config(canonical)
-        ledger.set_meta("league", league.name)
+        # fixed config simply replaces the stored one - written by run_league once
+        # the builds and the bots' start check have passed, so that a failed start
+        # leaves nothing recorded
+        pending["config"] = json.dumps(canonical, sort_keys=True)
     elif stored != canonical:
         diffs = diff_canonical(stored, canonical)
         ledger.close()
@@ -126,11 +135,29 @@ def open_ledger(league: League) -> Ledger:
             "Restore the old config to resume it, or start afresh with --new-out (a new directory next to it) "
             "or --out DIR."
         )
-    if shard is None:
-        ledger.db.execute("DELETE FROM meta WHERE key = 'shard'")
-    else:
-        ledger.set_meta("shard", shard)
+    if shard is not None:
+        pending["shard"] = shard
+    ledger.pending_meta = pending  # type: ignore[attr-defined]  # see commit_pending
     return ledger
+
+
+def commit_pending(ledger: Ledger) -> None:
+    """Write what :func:`open_ledger` left for the start of play: the config (for a
+    new or empty ledger), the league's current name and the shard, in one transaction."""
+    pending: dict[str, str] | None = getattr(ledger, "pending_meta", None)
+    if pending is None:
+        return
+    ledger.db.execute("BEGIN IMMEDIATE")
+    try:
+        if "shard" not in pending:
+            ledger.db.execute("DELETE FROM meta WHERE key = 'shard'")
+        for key, value in pending.items():
+            ledger.set_meta(key, value)
+    except BaseException:
+        ledger.db.execute("ROLLBACK")
+        raise
+    ledger.db.execute("COMMIT")
+    ledger.pending_meta = None  # type: ignore[attr-defined]
 
 
 def _merged_text(meta: str) -> str:
@@ -285,6 +312,7 @@ class RunStats:
     played: int = 0                # played by this run
     faults: int = 0
     started: float = field(default_factory=time.monotonic)
+    concurrency: int = 0           # tables played at once (set when play starts)
 
     @property
     def done(self) -> int:
@@ -357,6 +385,68 @@ async def _start(league: League, index: int, nursery: trio.Nursery) -> Any:
         raise UserError(f"bot '{b.name}' could not start: {b.command!r} in {b.cwd}: {exc.strerror or exc}") from None
 
 
+@dataclass
+class StartFailure:
+    index: int
+    message: str                   # the whole error (bot, reason, command, hint)
+    dead: Any = None               # the dead session, if the process ran but failed its hello
+
+
+async def preflight(league: League, *, limit: int = 8) -> tuple[set[int], list[StartFailure]]:
+    """Start every bot of the league once and let it answer ``hello`` (at most
+    ``limit`` at once, each within its ``startup_ms``), then close it again:
+    the check before the first game of a run. Returns the bots that passed and
+    the failures (with the dead session of a bot whose process ran)."""
+    ok: set[int] = set()
+    failures: list[StartFailure] = []
+    limiter = trio.CapacityLimiter(max(1, limit))
+
+    async def one(i: int, nursery: trio.Nursery) -> None:
+        async with limiter:
+            try:
+                sess = await _start(league, i, nursery)
+            except UserError as exc:
+                failures.append(StartFailure(i, str(exc), getattr(exc, "dead_session", None)))
+                return
+            await sess.close()
+            ok.add(i)
+
+    async with trio.open_nursery() as nursery:
+        for i in range(len(league.bots)):
+            nursery.start_soon(one, i, nursery)
+    failures.sort(key=lambda f: f.index)
+    return ok, failures
+
+
+def memory_warning(league: League, slots: int) -> str | None:
+    """A warning if ``slots`` tables of the largest size, each bot at its memory
+    limit, could need more memory than the machine has; else None."""
+    from referee.runtime.limits import LimitsError, parse_limits
+
+    try:
+        phys = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+    seats = max((s for v in league.variants for s in v.sizes), default=0)
+    per_bot = 0
+    for b in league.bots:
+        try:
+            limit = parse_limits(b.limits).address_space
+        except LimitsError:
+            return None
+        if limit is None:
+            return None                     # no memory limit: nothing to multiply
+        per_bot = max(per_bot, limit)
+    need = slots * seats * per_bot
+    if phys <= 0 or need <= phys:
+        return None
+    gib = 1024**3
+    return (f"warning: {slots} tables at once x {seats} seats x {per_bot // 2**20} MiB memory limit per bot = "
+            f"{need / gib:.1f} GiB, more than this machine's {phys / gib:.1f} GiB of memory; if the bots use "
+            "their limit, the machine runs out of memory. Lower `concurrency` (or -j N) or the bots' memory "
+            "limit ([limits] memory_mb, or a bot's limits = { memory_mb = ... })")
+
+
 async def _close_all(sessions: Sequence[Any]) -> None:
     """Close every session, concurrently. ``BotSession.close`` is shielded, so
     this completes (and reaps every process) even when cancelled."""
@@ -371,16 +461,18 @@ async def _close_all(sessions: Sequence[Any]) -> None:
 
 
 class _League:
-    def __init__(self, league: League, ledger: Ledger, stats: RunStats, tally: Tally, hook: ProgressHook | None):
+    def __init__(self, league: League, ledger: Ledger, stats: RunStats, tally: Tally, hook: ProgressHook | None,
+                 started_ok: set[int] | None = None, given_up: dict[int, Any] | None = None):
         self.league = league
         self.ledger = ledger
         self.stats = stats
         self.tally = tally
         self.hook = hook
         self.log_dir = league.out / "games"
-        self.started_ok: set[int] = set()     # bots that started at least once in this run
-        self.given_up: dict[int, Any] = {}    # bots whose process ran but never passed hello: their
-                                              # dead session, seated everywhere instead of retrying
+        self.started_ok: set[int] = started_ok or set()   # bots that passed the start check
+        self.given_up: dict[int, Any] = given_up or {}    # bots whose process ran but never passed hello
+                                                          # (broken_bot = "forfeit"): their dead session,
+                                                          # seated everywhere instead of retrying
 
     async def _play(self, g: sched.ScheduledGame, bots: Sequence[Any]) -> None:
         rt = _runtime()
@@ -406,11 +498,12 @@ class _League:
                           nursery: trio.Nursery) -> None:
         """Start the missing sessions concurrently (fills ``sessions`` in place).
 
-        A bot that has never started in this league and fails to start stops
-        the league with a :class:`UserError` (a wrong command, a missing file).
-        A bot that did start before and fails to *restart* keeps its dead
-        session: the runtime then records a crash for its seat and the
-        fallback plays it, so one flaky bot cannot stop a league night.
+        Every bot passed the start check (:func:`preflight`) or was given up
+        there (``[faults] broken_bot = "forfeit"``: its dead session is seated
+        everywhere). A bot that fails to *restart* later keeps a dead session for
+        this game: the runtime then records a crash for its seat and the fallback
+        plays it, so one flaky bot cannot stop a league night; it is tried again
+        for the next game.
         """
 
         async def one(j: int) -> None:
@@ -422,19 +515,13 @@ class _League:
                 sessions[j] = await _start(self.league, bot, nursery)
             except UserError as exc:
                 dead = getattr(exc, "dead_session", None)
-                if dead is not None and bot not in self.started_ok:
-                    # a bot that starts but fails its hello (exits, hangs, speaks another
-                    # protocol) is a broken entry, not a broken config: the night goes on,
-                    # the fallback plays its seats and every game records its crash fault
-                    sessions[j] = dead
-                    if bot not in self.given_up:
-                        self.given_up[bot] = dead
-                        print(f"warning: {str(exc).splitlines()[0]}; it forfeits its games "
-                              "(the referee's fallback plays its seats)", file=sys.stderr)
-                    return
-                if bot in self.started_ok and sessions[j] is not None:
-                    sessions[j].death = str(exc).split("\n")[0]  # exit status, stderr: in the game's crash fault
-                    return
+                if bot in self.started_ok:
+                    if dead is not None:
+                        sessions[j] = dead              # its crash (exit status, stderr) goes in the game's fault
+                        return
+                    if sessions[j] is not None:
+                        sessions[j].death = str(exc).split("\n")[0]
+                        return
                 raise
             self.started_ok.add(bot)
 
@@ -491,15 +578,42 @@ async def run_league(league: League, ledger: Ledger, *, hook: ProgressHook | Non
         for row in ledger.rows():
             tally.add(row)
     if stats.done >= total:
+        commit_pending(ledger)
         return stats
     check_bot_clocks(league)
-    await run_builds(league)
     slots = concurrency or league.concurrency
+    warning = memory_warning(league, slots)
+    if warning:
+        print(warning, file=sys.stderr)
+    await run_builds(league)
+    ok, failures = await preflight(league, limit=max(8, slots))
+    given_up: dict[int, Any] = {}
+    if failures:
+        forfeit = league.faults.broken_bot == "forfeit"
+        stop = [f for f in failures if not forfeit or f.dead is None]   # a command that cannot start
+        if stop:                                                         # at all always stops
+            for f in stop[:-1]:
+                print(f"error: {f.message}", file=sys.stderr)
+            hint = ("" if forfeit else
+                    '\n  (to play on without a broken bot, its games forfeited, set broken_bot = "forfeit" in [faults])')
+            raise UserError(
+                f"{stop[-1].message}\n"
+                f"{len(stop)} of {len(league.bots)} bots failed the start check before the first game; "
+                f"nothing was played or recorded: fix the config and run the same command again{hint}"
+            )
+        for f in failures:
+            given_up[f.index] = f.dead
+            print(f"warning: {f.message.splitlines()[0]}; it forfeits its games "
+                  "(the referee's fallback plays its seats)", file=sys.stderr)
+    commit_pending(ledger)
     ntables = _open_tables(league, done, total)
     shards = max(1, math.ceil(slots / max(1, ntables)))
-    runner = _League(league, ledger, stats, tally, hook)
+    runner = _League(league, ledger, stats, tally, hook, started_ok=ok, given_up=given_up)
     limiter = trio.CapacityLimiter(slots)
     stats.started = time.monotonic()
+    stats.concurrency = slots
+    if hook is not None:
+        hook(stats, tally)          # the first progress line: the night starts
 
     async def unit_task(unit: _Unit, token: object) -> None:
         try:

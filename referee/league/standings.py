@@ -281,15 +281,43 @@ def to_csv(st: dict[str, Any]) -> str:
     return buf.getvalue()
 
 
-def to_markdown(st: dict[str, Any]) -> str:
-    out = [f"# Standings: {st['league'] or 'league'}", "", f"{st['games']} games.", ""]
+def md_text(text: Any) -> str:
+    """Text for a Markdown table cell or heading: HTML escaped (a bot name is
+    not markup), ``|`` and backslashes escaped, line breaks flattened."""
+    import html
+
+    t = html.escape(str(text), quote=False).replace("\\", "\\\\").replace("|", "\\|")
+    return " ".join(t.split())
+
+
+HEAD_TO_HEAD_FIELDS = ["scope", "bot", "opponent", "above", "met"]
+
+
+def head_to_head_csv(st: dict[str, Any]) -> str:
+    """head_to_head.csv: per scope, for each pair of bots that met, how often
+    ``bot`` finished strictly above ``opponent`` (``above``) out of ``met`` meetings."""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=HEAD_TO_HEAD_FIELDS, lineterminator="\n")
+    w.writeheader()
     for scope, data in st["scopes"].items():
-        out += [f"## {scope} ({data['games']} games)", ""]
+        names = [r["bot"] for r in data["bots"]]
+        for a in names:
+            for b in names:
+                cell = data["head_to_head"].get(a, {}).get(b)
+                if a != b and cell:
+                    w.writerow({"scope": scope, "bot": a, "opponent": b, "above": cell["above"], "met": cell["met"]})
+    return buf.getvalue()
+
+
+def to_markdown(st: dict[str, Any]) -> str:
+    out = [f"# Standings: {md_text(st['league'] or 'league')}", "", f"{st['games']} games.", ""]
+    for scope, data in st["scopes"].items():
+        out += [f"## {md_text(scope)} ({data['games']} games)", ""]
         out.append("| # | bot | games | win share | 95% CI | mean score | mean rank | mu | sigma | ordinal | forfeits | faults | think mean ms | think max ms |")
         out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for r in data["bots"]:
             out.append(
-                f"| {r['place']} | {r['bot']} | {r['games']} | {r['win_share']:.3f} | {r['win_lo']:.3f}-{r['win_hi']:.3f} "
+                f"| {r['place']} | {md_text(r['bot'])} | {r['games']} | {r['win_share']:.3f} | {r['win_lo']:.3f}-{r['win_hi']:.3f} "
                 f"| {r['mean_score']:.2f} | {r['mean_rank']:.2f} | {r['mu']:.2f} | {r['sigma']:.2f} | {r['ordinal']:.2f} "
                 f"| {r['forfeits']} | {_faults_text(r['faults']) or '-'} | {r['think_mean_ms']:.2f} | {r['think_max_ms']:.1f} |"
             )
@@ -297,28 +325,29 @@ def to_markdown(st: dict[str, Any]) -> str:
         names = [r["bot"] for r in data["bots"]]
         if len(names) > 1:
             out += ["Head to head (row finished above column / times met):", ""]
-            out.append("| | " + " | ".join(names) + " |")
+            out.append("| | " + " | ".join(md_text(n) for n in names) + " |")
             out.append("|---" * (len(names) + 1) + "|")
             for a in names:
                 cells = []
                 for b in names:
                     cell = data["head_to_head"].get(a, {}).get(b)
                     cells.append("-" if a == b or not cell else f"{cell['above']}/{cell['met']}")
-                out.append(f"| {a} | " + " | ".join(cells) + " |")
+                out.append(f"| {md_text(a)} | " + " | ".join(cells) + " |")
             out.append("")
     if st.get("aborted"):
         out += [f"## Aborted games ({len(st['aborted'])}, not counted above)", ""]
-        out += [f"- {a['game']} ({', '.join(a['bots'])}): {a['detail']}" for a in st["aborted"]]
+        out += [f"- {a['game']} ({md_text(', '.join(a['bots']))}): {md_text(a['detail'])}" for a in st["aborted"]]
         out.append("")
     return "\n".join(out)
 
 
 def write_files(out_dir: Path, st: dict[str, Any]) -> list[Path]:
-    """Write standings.json, standings.csv and standings.md into ``out_dir``
-    (each via a temporary file and a rename, so a reader never sees half a file)."""
+    """Write standings.json, standings.csv, head_to_head.csv and standings.md into
+    ``out_dir`` (each via a temporary file and a rename, so a reader never sees half a file)."""
     out_dir = Path(out_dir)
     written = []
-    for name, text in (("standings.json", to_json(st)), ("standings.csv", to_csv(st)), ("standings.md", to_markdown(st))):
+    for name, text in (("standings.json", to_json(st)), ("standings.csv", to_csv(st)),
+                       ("head_to_head.csv", head_to_head_csv(st)), ("standings.md", to_markdown(st))):
         p = out_dir / name
         tmp = p.with_suffix(p.suffix + ".tmp")
         tmp.write_text(text, encoding="utf-8")
