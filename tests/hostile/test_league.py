@@ -87,11 +87,13 @@ def test_zoo_in_a_league(pair: tuple[str, str], tmp_path: Path) -> None:
 
 
 def test_bot_that_never_says_hello_forfeits_and_the_league_goes_on(tmp_path: Path, capsys) -> None:
-    """A bot whose process starts but exits before hello is a broken entry, not a
-    broken config: the night finishes, the fallback plays its seats, every one of its
-    games records a crash fault with the real reason, and it is not retried."""
+    """With ``broken_bot = "forfeit"`` (competition hosts), a bot whose process starts
+    but exits before hello is a broken entry, not a broken config: the night finishes,
+    the fallback plays its seats, every one of its games records a crash fault with
+    the real reason, and it is not retried. (The default, "stop", refuses to start
+    the night: tests/league/test_audit_fixes.py.)"""
     tag = new_tag("nohello")
-    body = ('out = "out"\n' + bot_toml("legal1", "legal", new_tag("l")) + bot_toml("legal2", "legal", new_tag("l"))
+    body = ('out = "out"\n[faults]\nbroken_bot = "forfeit"\n' + bot_toml("legal1", "legal", new_tag("l")) + bot_toml("legal2", "legal", new_tag("l"))
             + bot_toml("nohello", "nohello", tag) + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 2\n')
     cfg = tmp_path / "league.toml"
     cfg.write_text(body)
