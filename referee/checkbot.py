@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -73,6 +74,78 @@ FIXES = {
              "reason, and keep reading stdin until bye or end of input",
 }
 
+#: what a turn's ``decide`` value may be answered with (the reply ``type`` is the ``decide`` value)
+_DECIDES = ("ask", "play", "take")
+_JSON_TYPE_WORDS = {"int": "an integer", "str": "a string", "bool": "true or false", "float": "a number",
+                    "array": "an array", "object": "an object", "null": "null"}
+_FIELD_HINTS = {"target": " (a seat number from turn.targets)", "id": " (the id of the turn you answer)",
+                "card": " (a card name from turn.options)", "family": " (a family name from turn.options)",
+                "please": " (true or false)", "protocol": " (1)", "name": " (your bot's name)"}
+_EXPECTED_FIELD = re.compile(r"field `([^`]*)` expected (\S+), got (\S+)")
+_MISSING_FIELD = re.compile(r"missing field `([^`]*)`")
+_UNKNOWN_TYPE = re.compile(r"unknown message type (\S+)")
+_WRONG_REPLY = re.compile(r"asks for a `(\w+)` reply, got `(\w+)`")
+
+
+def _json_type(word: str) -> str:
+    return _JSON_TYPE_WORDS.get(word, word)
+
+
+def _decide_phrase(decide: str | None, choices: Sequence[str] = ()) -> str:
+    if decide:
+        return f'this turn had "decide": "{decide}", so reply with "type": "{decide}"'
+    allowed = ", ".join(f'"{d}"' for d in (choices or _DECIDES))
+    return f"the reply types are {allowed}: use the one the turn's \"decide\" names"
+
+
+def fix_for(fault: str, detail: str, decide: str | None = None, choices: Sequence[str] = ()) -> str:
+    """The fix for one problem, chosen from its precise ``detail`` (as
+    :func:`referee.runtime.framing.decode_line` and the runtime word it).
+    ``decide`` is the ``decide`` value of the turn being answered, when known;
+    ``choices`` the values this variant's turns can have."""
+    if fault == "malformed":
+        m = _EXPECTED_FIELD.search(detail)
+        if m:
+            name, exp, got = m.groups()
+            return (f"send the field `{name}` as {_json_type(exp)}{_FIELD_HINTS.get(name.split('.')[-1], '')}, "
+                    f"not as {_json_type(got)}: copy values from the turn message with their JSON type"
+                    + (f" (e.g. \"{name}\": 2, not \"{name}\": \"2\")" if exp == "int" else ""))
+        m = _UNKNOWN_TYPE.search(detail)
+        if m:
+            return (f"{m.group(1)} is not a message type of the protocol: a bot sends only hello (once, "
+                    f"first) and one reply per turn whose \"type\" is the turn's \"decide\" value; "
+                    + _decide_phrase(decide, choices))
+        m = _MISSING_FIELD.search(detail)
+        if m:
+            name = m.group(1)
+            return (f"include the field `{name}`{_FIELD_HINTS.get(name.split('.')[-1], '')} in the message "
+                    "(docs/PROTOCOL.md lists the fields of each reply type)")
+        if "field `type`" in detail or "key `type`" in detail:
+            return ('give every message exactly one "type" key whose value is a string: "hello", or the '
+                    "turn's \"decide\" value in a reply")
+        if "not valid UTF-8" in detail:
+            return ("write UTF-8 only: encode the whole line as UTF-8 (Python: json.dumps(...) then "
+                    ".encode(\"utf-8\"); C: never copy raw bytes into a JSON string; card and family names "
+                    "come from the turn message, send them back unchanged)")
+        if "is empty" in detail:
+            return "write no blank lines: every line on stdout must be exactly one JSON message"
+        if "longer than" in detail:
+            return "end every message with a newline: one message per line, far below the line limit"
+        if "too deeply" in detail:
+            return "a message is one flat JSON object with the fields docs/PROTOCOL.md lists"
+        if "not JSON" in detail or "not a message" in detail:
+            return FIXES["malformed"]
+        return "write exactly one JSON protocol message per line to stdout, as docs/PROTOCOL.md describes"
+    if fault == "illegal":
+        m = _WRONG_REPLY.search(detail)
+        if m:
+            want, got = m.groups()
+            return (f"reply with the message type the turn's \"decide\" names: this turn had "
+                    f"\"decide\": \"{want}\", so reply {{\"type\": \"{want}\", ...}}, not \"{got}\" "
+                    "(ask turns get ask, play turns get play, take turns get take)")
+        return FIXES["illegal"]
+    return FIXES.get(fault, "see docs/PROTOCOL.md")
+
 
 @dataclass
 class Check:
@@ -82,6 +155,7 @@ class Check:
     ok: bool
     detail: str
     fix: str | None = None
+    skipped: bool = False    # not run (``detail`` says why); counts neither as passed nor as failed
 
 
 @dataclass
@@ -93,12 +167,27 @@ class Report:
 
     @property
     def ok(self) -> bool:
+        """Every check ran and passed."""
         return bool(self.checks) and all(c.ok for c in self.checks)
 
     def add(self, name: str, ok: bool, detail: str, fix: str | None = None) -> Check:
         check = Check(name, ok, detail, None if ok else fix)
         self.checks.append(check)
         return check
+
+    def skip(self, name: str, why: str) -> Check:
+        """Record a check that was not run (``why`` says why)."""
+        check = Check(name, False, why, None, skipped=True)
+        self.checks.append(check)
+        return check
+
+    @property
+    def failed(self) -> list[Check]:
+        return [c for c in self.checks if not c.ok and not c.skipped]
+
+    @property
+    def skipped(self) -> list[Check]:
+        return [c for c in self.checks if c.skipped]
 
     def to_json(self) -> dict[str, Any]:
         return {"ok": self.ok, "bot": self.bot_name, "version": self.bot_version, "seconds": round(self.seconds, 2),
@@ -221,14 +310,15 @@ class RawBot:
         tail = self.stderr_tail()
         return f"; its stderr ends: {tail[-300:]!r}" if tail else ""
 
-    async def read_message(self, timeout_s: float, what: str) -> dict[str, Any]:
-        """Read and decode one message; failures name the line and the fix."""
+    async def read_message(self, timeout_s: float, what: str, decide: str | None = None) -> dict[str, Any]:
+        """Read and decode one message; failures name the line and the fix
+        (``decide``: the ``decide`` of the turn being answered, if any)."""
         line = await self.read_line(timeout_s)
         if line is None:
             raise _ProbeFailure(f"no {what} within {int(timeout_s * 1000)} ms" + self._stderr_hint(),
                                 "answer at once and flush stdout after every line (Python: print(..., flush=True) "
                                 "or the SDK; C: fflush(stdout); Node: process.stdout.write)")
-        return decode_probe_line(line, self.lineno)
+        return decode_probe_line(line, self.lineno, decide)
 
     async def wait_exit(self, timeout_s: float) -> int | None:
         with trio.move_on_after(timeout_s):
@@ -263,11 +353,21 @@ class RawBot:
                 self.plan.cleanup()
 
 
-def decode_probe_line(line: bytes, lineno: int) -> dict[str, Any]:
-    """Decode one bot line; :class:`_ProbeFailure` says why it is not a message."""
+def decode_probe_line(line: bytes, lineno: int, decide: str | None = None) -> dict[str, Any]:
+    """Decode one bot line; :class:`_ProbeFailure` says why it is not a message,
+    in the same words a game uses (:func:`referee.runtime.framing.decode_line`).
+    ``decide``: the ``decide`` of the turn being answered, if any (for the fix)."""
+    from referee.runtime.errors import BotMalformed
+    from referee.runtime.framing import decode_line
+
+    try:
+        decode_line(line, lineno)
+    except BotMalformed as exc:
+        detail = exc.detail
+        raise _ProbeFailure(detail, fix_for("malformed", detail, decide)) from None
     try:
         msg = json.loads(line)
-    except (ValueError, UnicodeDecodeError, RecursionError):  # deeply nested JSON: RecursionError
+    except (ValueError, UnicodeDecodeError, RecursionError):  # msgspec accepted it: should not happen
         shown = line[:60].decode("utf-8", "replace")
         raise _ProbeFailure(f"line {lineno} is not JSON: {shown!r}", FIXES["malformed"]) from None
     if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
@@ -299,8 +399,8 @@ def _turn_msg(game_id: str, game: Any, seat: int, turn_id: int) -> dict[str, Any
 def _check_reply(msg: dict[str, Any], turn: dict[str, Any], game: Any, seat: int) -> None:
     """Raise :class:`_ProbeFailure` unless ``msg`` is a legal reply to ``turn``."""
     if msg.get("type") != turn["decide"]:
-        raise _ProbeFailure(f"a {turn['decide']!r} turn was answered with type {msg.get('type')!r}",
-                            f"answer a turn with \"type\": the turn's \"decide\" value ({turn['decide']!r})")
+        detail = f"turn {turn['id']} asks for a `{turn['decide']}` reply, got `{msg.get('type')}`"
+        raise _ProbeFailure(detail, fix_for("illegal", detail))
     if msg.get("id") != turn["id"]:
         raise _ProbeFailure(f"turn id {turn['id']} was answered with id {msg.get('id')!r}", FIXES["stale"])
     try:
@@ -355,13 +455,16 @@ async def _handshake(bot: RawBot, report: Report, startup_s: float, name: str) -
     return True
 
 
-def _gone(bot: RawBot, report: Report, name: str) -> bool:
-    """True (and a "not run" line) when an earlier probe left the bot dead."""
-    if bot.eof or bot.proc.poll() is not None:
-        report.add(name, False, "not run: the bot is no longer running (see the failure above)",
-                   "fix the failure above first")
-        return True
-    return False
+#: the probe checks, in order (a probe that cannot run is reported as skipped, with the reason)
+PROBES = ("probe: quiet until its turn", "probe: legal reply with the turn's id", "probe: keeps going after an error",
+          "probe: answers only with the current id", "probe: exits on bye")
+_ERROR_TEXT = "check-bot probe: pretend your reply was illegal; keep going"
+_MISHANDLED_FIX = ("an error message needs no answer: log it to stderr (never stdout) and keep reading stdin; "
+                   "the next turn comes as usual")
+
+
+def _is_gone(bot: RawBot) -> bool:
+    return bot.eof or bot.proc.poll() is not None
 
 
 async def _drain(bot: RawBot) -> None:
@@ -373,7 +476,111 @@ async def _drain(bot: RawBot) -> None:
         pass
 
 
+class _Mishandled(Exception):
+    """The bot mishandled the probe's error message (as opposed to misbehaving on its own).
+    ``silent``: it only went quiet (a later probe may show the error message was not the cause)."""
+
+    def __init__(self, detail: str, fix: str = _MISHANDLED_FIX, silent: bool = False) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.fix = fix
+        self.silent = silent
+
+
+async def _exited_after_error(bot: RawBot, when: str) -> _Mishandled:
+    rc = await bot.wait_exit(1.0)
+    tail = bot.stderr_tail()
+    status = f" (status {rc})" if rc is not None else ""
+    return _Mishandled(f"the bot exited{status} {when}" + (f"; its stderr ends: {tail[-300:]!r}" if tail else ""),
+                       "an error message needs no answer and is no reason to stop: log it to stderr and keep "
+                       "reading stdin until bye")
+
+
+async def _after_error(bot: RawBot, report: Report, legal: Check, turn2: dict[str, Any], probe_game: Any,
+                       seat: int, move_s: float) -> bool:
+    """The "keeps going after an error" probe. Blames error handling only for
+    what the error message caused: output written in answer to it (before the
+    next turn was sent, or an extra reply with the error's id followed by the
+    real reply), the error text echoed on stdout, exiting or going silent. A
+    reply to the next turn that is wrong in itself is the bot's own problem: it
+    is reported (with its own fix) under the legal-reply probe. Returns True
+    when the only sign of trouble was silence (no reply to the next turn)."""
+    name = PROBES[2]
+    try:
+        try:
+            await bot.send({"type": "error", "game": turn2["game"], "id": 1, "fault": "illegal",
+                            "detail": _ERROR_TEXT})
+            # anything written before the next turn exists answers the error message
+            early = await bot.read_line(min(move_s, 0.3))
+        except _ProbeFailure:
+            raise await _exited_after_error(bot, "after an error message") from None
+        if early is not None:
+            raise _Mishandled(f"the bot answered the error message (before any new turn) with line {bot.lineno}: "
+                              f"{early[:80].decode('utf-8', 'replace')!r}")
+        try:
+            await bot.send(turn2)
+            line = await bot.read_line(move_s)
+        except _ProbeFailure:
+            if bot.proc.poll() is None and not bot.eof:
+                raise
+            # it read the error message and went on; it died on the new turn: its own crash
+            rc = await bot.wait_exit(1.0)
+            tail = bot.stderr_tail()
+            raise _ProbeFailure(f"the bot exited (status {rc}) on turn id 2 (it had read an error message "
+                                "before, without trouble)" + (f"; its stderr ends: {tail[-300:]!r}" if tail else ""),
+                                FIXES["crash"]) from None
+        if line is None:
+            raise _Mishandled(f"no reply to turn id 2 within {int(move_s * 1000)} ms after an error message"
+                              + bot._stderr_hint(),
+                              _MISHANDLED_FIX + "; if the error message is not what stopped the bot, answer every "
+                              "turn within move_ms and flush stdout after every line", silent=True)
+        if _ERROR_TEXT.encode() in line or b'"type":"error"' in line.replace(b" ", b""):
+            raise _Mishandled(f"the bot wrote the error message back to stdout (line {bot.lineno}): "
+                              f"{line[:80].decode('utf-8', 'replace')!r}")
+        msg = decode_probe_line(line, bot.lineno, turn2["decide"])
+        if msg.get("id") == 1 and msg.get("type") in _DECIDES and legal.ok:
+            # an extra reply with the error's id, then the real one: it answered the error message
+            try:
+                follow = await bot.read_line(min(move_s, 0.3))
+            except _ProbeFailure:
+                follow = None
+            if follow is not None and b'"id":2' in follow.replace(b" ", b""):
+                raise _Mishandled(f"the bot answered the error message (id 1) with line {bot.lineno - 1}: "
+                                  f"{line[:80].decode('utf-8', 'replace')!r}, then turn id 2")
+        _check_reply(msg, turn2, probe_game, seat)
+        report.add(name, True, "answered the next turn after an error message")
+    except _Mishandled as exc:
+        report.add(name, False, exc.detail, exc.fix)
+        return exc.silent
+    except _ProbeFailure as exc:
+        # its own mistake on turn 2: error handling is fine, the reply is not
+        report.add(name, True, "read the error message without answering it and went on to turn id 2 (its reply "
+                               f"to that turn has a problem of its own: see {legal.name!r})")
+        if legal.ok:
+            legal.ok = False
+            legal.detail = f"turn id 1 was answered correctly, but turn id 2 was not: {exc.detail}"
+            legal.fix = exc.fix
+    return False
+
+
 async def _probes(bot: RawBot, report: Report, move_s: float, grace_s: float) -> None:
+    skip_reason = ""
+    try:
+        skip_reason = await _run_probes(bot, report, move_s, grace_s)
+    finally:
+        done = {c.name for c in report.checks}
+        for name in PROBES:
+            if name not in done:
+                report.skip(name, skip_reason or "not run: an earlier probe was interrupted")
+
+
+async def _run_probes(bot: RawBot, report: Report, move_s: float, grace_s: float) -> str:
+    """Run the probes in order; return why the ones not run were skipped ("" if all ran)."""
+    def gone() -> str:
+        if _is_gone(bot):
+            return "not run: the bot is no longer running (see the failure above)"
+        return ""
+
     async def drain_after_failure() -> None:
         if not all(c.ok for c in report.checks):
             await _drain(bot)
@@ -390,49 +597,33 @@ async def _probes(bot: RawBot, report: Report, move_s: float, grace_s: float) ->
         turn = _turn_msg(gid, game, seat, 1)
         turn["x_future_field"] = {"ignore": ["me"]}
         await bot.send(turn)
-        msg = await bot.read_message(move_s, "reply to turn id 1")
+        msg = await bot.read_message(move_s, "reply to turn id 1", turn["decide"])
         if msg.get("type") != "ask":
             # something came before the reply
             raise _ProbeFailure(f"the bot wrote {json.dumps(msg)[:80]} where the reply to turn id 1 was expected",
                                 "write nothing but the hello reply and one reply per turn; start, event and end "
                                 "messages get no answer (and ignore fields you do not know)")
-        report.add("probe: quiet until its turn", True, "no output after start and events; unknown fields ignored")
+        report.add(PROBES[0], True, "no output after start and events; unknown fields ignored")
     except _ProbeFailure as exc:
-        report.add("probe: quiet until its turn", False, exc.detail, exc.fix)
-        return
+        report.add(PROBES[0], False, exc.detail, exc.fix)
+        return gone() or ("not run: the bot's first reply went wrong (see above), so its later lines cannot be "
+                          "matched to the probes' turns; fix the failure above first")
     # reply: legal, echoes the id
     try:
         probe_game = rules.new_game(4, seed=20240601)
         _check_reply(msg, turn, probe_game, seat)
-        report.add("probe: legal reply with the turn's id", True, f"answered turn id 1 with {json.dumps(msg)}")
+        legal = report.add(PROBES[1], True, f"answered turn id 1 with {json.dumps(msg)}")
     except _ProbeFailure as exc:
-        report.add("probe: legal reply with the turn's id", False, exc.detail, exc.fix)
+        legal = report.add(PROBES[1], False, exc.detail, exc.fix)
     # after an error: the next turn (a new id, same situation) is answered
-    if _gone(bot, report, "probe: keeps going after an error"):
-        return
+    if gone():
+        return gone()
     await drain_after_failure()
-    try:
-        await bot.send({"type": "error", "game": gid, "id": 1, "fault": "illegal",
-                        "detail": "check-bot probe: pretend your reply was illegal; keep going"})
-        turn2 = _turn_msg(gid, game, seat, 2)
-        await bot.send(turn2)
-        msg2 = await bot.read_message(move_s, "reply to turn id 2 after an error message")
-        _check_reply(msg2, turn2, rules.new_game(4, seed=20240601), seat)
-        report.add("probe: keeps going after an error", True, "answered the next turn after an error message")
-    except _ProbeFailure as exc:
-        rc = await bot.wait_exit(1.0)
-        if rc is not None:
-            tail = bot.stderr_tail()
-            report.add("probe: keeps going after an error", False,
-                       f"the bot exited (status {rc}) after an error message"
-                       + (f"; its stderr ends: {tail[-300:]!r}" if tail else ""),
-                       "an error message needs no answer: log it to stderr and keep reading stdin")
-        else:
-            report.add("probe: keeps going after an error", False, exc.detail,
-                       "an error message needs no answer: log it to stderr and keep reading; " + exc.fix)
+    went_silent = await _after_error(bot, report, legal, _turn_msg(gid, game, seat, 2),
+                                     rules.new_game(4, seed=20240601), seat, move_s)
     # current id: a timeout error, then a new turn: the last reply must carry the new id
-    if _gone(bot, report, "probe: answers only with the current id"):
-        return
+    if gone():
+        return gone()
     await drain_after_failure()
     try:
         turn3 = _turn_msg(gid, game, seat, 3)
@@ -443,7 +634,7 @@ async def _probes(bot: RawBot, report: Report, move_s: float, grace_s: float) ->
         await bot.send(turn4)
         ids = []
         while 4 not in ids:
-            m = await bot.read_message(move_s, "reply to turn id 4")
+            m = await bot.read_message(move_s, "reply to turn id 4", "ask")
             ids.append(m.get("id"))
             if m.get("id") not in (3, 4) or len(ids) > 2:
                 raise _ProbeFailure(f"turns 3 and 4 were answered with ids {ids}", FIXES["stale"])
@@ -452,13 +643,23 @@ async def _probes(bot: RawBot, report: Report, move_s: float, grace_s: float) ->
         if extra is not None:
             raise _ProbeFailure(f"an extra line after the reply to turn 4: {extra[:80]!r}",
                                 "answer each turn exactly once")
-        report.add("probe: answers only with the current id", True,
-                   f"replies carried ids {ids} (the turn each one answers)")
+        report.add(PROBES[3], True, f"replies carried ids {ids} (the turn each one answers)")
+        after = next(c for c in report.checks if c.name == PROBES[2])
+        if went_silent and not after.ok:
+            # it answered turn 4 after another error message: the error message did not stop it
+            after.ok, after.fix = True, None
+            after.detail = (f"answered turn id 4 after an error message (turn id 2 got no reply: not because "
+                            f"of the error message, see {legal.name!r})")
+            if legal.ok:
+                legal.ok = False
+                legal.detail = (f"turn id 1 was answered correctly, but turn id 2 got no reply within "
+                                f"{int(move_s * 1000)} ms (the bot answered later turns, so it skipped this one)")
+                legal.fix = FIXES["timeout"] + "; answer every turn, exactly once"
     except _ProbeFailure as exc:
-        report.add("probe: answers only with the current id", False, exc.detail, exc.fix)
+        report.add(PROBES[3], False, exc.detail, exc.fix)
     # end: no reply expected; then bye with stdin left open
-    if _gone(bot, report, "probe: exits on bye"):
-        return
+    if gone():
+        return gone()
     await drain_after_failure()
     try:
         await bot.send({"type": "end", "game": gid, "scores": [0, 0, 0, 0], "ranks": [1, 1, 1, 1],
@@ -469,24 +670,24 @@ async def _probes(bot: RawBot, report: Report, move_s: float, grace_s: float) ->
                                 "end (like start and event) gets no answer")
         await bot.send({"type": "bye"})
     except _ProbeFailure as exc:
-        report.add("probe: exits on bye", False, exc.detail, exc.fix)
-        return
+        report.add(PROBES[4], False, exc.detail, exc.fix)
+        return ""
     t0 = time.monotonic()
     rc = await bot.wait_exit(grace_s)
     if rc is not None:
-        report.add("probe: exits on bye", True,
-                   f"exited {1000 * (time.monotonic() - t0):.0f} ms after bye (status {rc})")
-        return
+        report.add(PROBES[4], True, f"exited {1000 * (time.monotonic() - t0):.0f} ms after bye (status {rc})")
+        return ""
     await bot.close_stdin()
     rc = await bot.wait_exit(grace_s)
     fix = ('exit as soon as you read {"type":"bye"} (and also at end of input); the referee kills a bot '
            f"that is still running {int(grace_s * 1000)} ms after bye")
     if rc is not None:
-        report.add("probe: exits on bye", False,
+        report.add(PROBES[4], False,
                    f"still running {int(grace_s * 1000)} ms after bye; it exited only when stdin was closed", fix)
     else:
-        report.add("probe: exits on bye", False,
-                   f"still running {int(grace_s * 1000)} ms after bye, and after stdin was closed", fix)
+        report.add(PROBES[4], False, f"still running {int(grace_s * 1000)} ms after bye, and after stdin was closed",
+                   fix)
+    return ""
 
 
 def _table_sizes(rules: Any) -> list[int]:
@@ -494,13 +695,54 @@ def _table_sizes(rules: Any) -> list[int]:
     return sorted({lo, max(lo, min(hi, 4)), hi})
 
 
-def _describe_faults(faults: Sequence[Any], seat: int, tail: str) -> tuple[str, str]:
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``1 game``, ``2 games`` (``words``: an irregular plural)."""
+    return f"{n} {word if n == 1 else (words or word + 's')}"
+
+
+def _turns_sent(log_dir: Path | None, game_id: str, seat: int) -> dict[int, str]:
+    """The ``decide`` of every turn the game log shows sent to ``seat``, by turn id
+    ({} without a log)."""
+    if log_dir is None:
+        return {}
+    decides: dict[int, str] = {}
+    try:
+        with open(Path(log_dir) / f"{game_id}.jsonl", "rb") as f:
+            for raw in f:
+                if b'"out"' not in raw or b'"turn"' not in raw:
+                    continue
+                try:
+                    rec = json.loads(raw)
+                except ValueError:
+                    continue
+                if rec.get("to") != seat:
+                    continue
+                for m in rec.get("out") or []:
+                    if isinstance(m, dict) and m.get("type") == "turn" and isinstance(m.get("id"), int):
+                        decides[m["id"]] = str(m.get("decide"))
+    except OSError:
+        return {}
+    return decides
+
+
+def _describe_faults(faults: Sequence[Any], seat: int, tail: str,
+                     decides: dict[int, str] | None = None) -> tuple[str, str]:
+    """The first fault of ``seat`` (the cause; stale replies after a malformed
+    or timed-out reply are its knock-on effects and said to be) and its fix."""
+    decides = decides or {}
     mine = [f for f in faults if f.seat == seat]
     first = mine[0]
     detail = f"{first.fault}: {first.detail}"
-    if len(mine) > 1:
-        detail += f" (+{len(mine) - 1} more)"
-    fix = FIXES.get(first.fault, "see docs/PROTOCOL.md")
+    rest = mine[1:]
+    if rest:
+        stale = [f for f in rest if f.fault == "stale"]
+        if first.fault in ("malformed", "timeout") and len(stale) == len(rest):
+            detail += (f" (then {plural(len(stale), 'stale reply', 'stale replies')}: knock-on effects of that "
+                       "first problem, which go away with it)")
+        else:
+            detail += f" (+{plural(len(rest), 'more fault')})"
+    fix = fix_for(first.fault, first.detail, decides.get(first.decision_id) if first.decision_id is not None
+                  else None, sorted(set(decides.values())))
     if first.fault == "crash" and tail and "stderr" not in detail:
         detail += f"; its stderr ends: {tail.strip()[-300:]!r}"
     return detail, fix
@@ -549,8 +791,13 @@ async def _games(command: list[str] | str, name: str, cwd: str | None, report: R
                     played += 1
                     decisions += result.think_ms[seat].count
                     if any(f.seat == seat for f in result.faults):
-                        detail, fix = _describe_faults(result.faults, seat, cand.stderr_tail())
+                        detail, fix = _describe_faults(result.faults, seat, cand.stderr_tail(),
+                                                       _turns_sent(log_dir, gspec.game_id, seat))
                         problems.append((f"{n} seats, seat {seat}: {detail}", fix))
+                        # its output may be out of step now (a reply still unread): the next game gets a
+                        # fresh process, so one mistake is not reported again as stale ids in later games
+                        await cand.close()
+                        cand = None
                     # an instant bot never faults; restart one if it died anyway
                     for i, b in enumerate(instants):
                         if not b.alive:
@@ -559,11 +806,11 @@ async def _games(command: list[str] | str, name: str, cwd: str | None, report: R
                                 BotSpec(name=f"instant-{i}", command=[*INSTANT_BOT, str(i)]), clock, nursery)
                 label = f"game: {rules.name}"
                 if problems:
-                    report.add(label, False, problems[0][0] + (f" (and {len(problems) - 1} more games)"
-                                                                if len(problems) > 1 else ""), problems[0][1])
+                    more = f" (and {plural(len(problems) - 1, 'more game')})" if len(problems) > 1 else ""
+                    report.add(label, False, problems[0][0] + more, problems[0][1])
                 else:
-                    report.add(label, True, f"{played} games at {', '.join(map(str, sizes))} seats, "
-                                            f"{decisions} decisions, no faults (session mode)")
+                    report.add(label, True, f"{plural(played, 'game')} at {', '.join(map(str, sizes))} seats, "
+                                            f"{plural(decisions, 'decision')}, no faults (session mode)")
             if cand is not None:
                 await cand.close()
             # per-game mode: a fresh process per game
@@ -583,13 +830,14 @@ async def _games(command: list[str] | str, name: str, cwd: str | None, report: R
                 result = await play_game(GameSpec(game_id=f"checkbot-fresh-{k}", rules=rules, players=n,
                                                   seed=77 + k, clock=clock), bots, log_dir)
                 if any(f.seat == seat for f in result.faults):
-                    detail, fix = _describe_faults(result.faults, seat, fresh.stderr_tail())
+                    detail, fix = _describe_faults(result.faults, seat, fresh.stderr_tail(),
+                                                   _turns_sent(log_dir, f"checkbot-fresh-{k}", seat))
                     problems.append((f"{rules.name}: {detail}", fix))
                 await fresh.close()
             if problems:
                 report.add("per-game mode", False, problems[0][0], problems[0][1])
             else:
-                report.add("per-game mode", True, f"{len(per_game)} games, a fresh process for each")
+                report.add("per-game mode", True, f"{plural(len(per_game), 'game')}, a fresh process for each")
         finally:
             with trio.CancelScope(shield=True):
                 for b in instants:
@@ -624,6 +872,9 @@ async def check_bot(command: list[str] | str, *, name: str = "candidate", cwd: s
     chosen = list(variants) if variants else [*PRESETS, *CUSTOM_VARIANTS]
     for v in chosen:
         get_variant(v)  # RulesError for an unknown name
+    missing = missing_script(command, cwd)
+    if missing is not None:
+        raise UserError(missing)
     report = Report()
     t0 = time.monotonic()
     async with trio.open_nursery() as nursery:
@@ -634,15 +885,93 @@ async def check_bot(command: list[str] | str, *, name: str = "candidate", cwd: s
                 bot = await RawBot.open(command, cwd, nursery, name)
             except _ProbeFailure as exc:
                 report.add("handshake", False, exc.detail, exc.fix)
-                return report
-            if await _handshake(bot, report, startup_ms / 1000, name):
-                progress("probes")
-                await _probes(bot, report, max(move_ms, 1000) / 1000, grace_ms / 1000)
+            else:
+                if await _handshake(bot, report, startup_ms / 1000, name):
+                    progress("probes")
+                    await _probes(bot, report, max(move_ms, 1000) / 1000, grace_ms / 1000)
         finally:
             if bot is not None:
                 await bot.kill()
             nursery.cancel_scope.cancel()
     if report.bot_name is not None:
         await _games(command, name, cwd, report, chosen, move_ms, startup_ms, grace_ms, log_dir, progress)
+    else:
+        why = "not run until the handshake works (every other check needs a bot that answers hello)"
+        for probe in PROBES:
+            report.skip(probe, why)
+        for v in chosen:
+            report.skip(f"game: {get_variant(v).name}", why)
+        report.skip("per-game mode", why)
     report.seconds = time.monotonic() - t0
     return report
+
+
+#: interpreters whose first non-option argument is the script they open, with
+#: their options that take a value (the next word) and those that mean "no script file"
+_INTERPRETERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "python": (frozenset({"-W", "-X", "--check-hash-based-pycs"}), frozenset({"-m", "-c", "-V", "--version", "-h",
+                                                                               "--help"})),
+    "node": (frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader", "--conditions", "-C",
+                        "--env-file", "--input-type", "--stack-size", "--max-old-space-size", "--title"}),
+             frozenset({"-e", "--eval", "-p", "--print", "-i", "--interactive", "-v", "--version", "-h", "--help"})),
+    "ruby": (frozenset({"-r", "-I", "-C", "-E", "--encoding"}), frozenset({"-e", "-v", "--version", "-h", "--help"})),
+    "perl": (frozenset({"-I", "-M", "-m"}), frozenset({"-e", "-E", "-v", "-V", "-h"})),
+    "sh": (frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}), frozenset({"-c", "-s", "-i",
+                                                                                       "--version", "--help"})),
+}
+_INTERPRETER_NAMES = re.compile(r"^(?:(python|pypy)[0-9.]*|(node|nodejs)|(ruby)[0-9.]*|(perl)[0-9.]*|"
+                                r"(sh|bash|dash|zsh|ksh))$")
+#: option letters that, inside a cluster of short options (perl -ne, bash -lc), mean "code, not a file"
+_CLUSTER_CODE = {"ruby": "e", "perl": "eE", "sh": "c"}
+#: suffixes of script files (an argument ending in one names a file to open)
+SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".rb", ".pl", ".sh", ".bash", ".php", ".lua", ".ts", ".jar")
+
+
+def _interpreter(word: str) -> str | None:
+    m = _INTERPRETER_NAMES.match(os.path.basename(word))
+    if m is None:
+        return None
+    python, node, ruby, perl, shell = m.groups()
+    return "python" if python else "node" if node else "ruby" if ruby else "perl" if perl else "sh"
+
+
+def missing_script(command: list[str] | str, cwd: str | None) -> str | None:
+    """A message (the path as the author typed it) if ``command`` names a script
+    file that does not exist, else None. A script is the first non-option
+    argument after a known interpreter (python, node, ruby, perl, sh/bash...),
+    or any other non-option argument ending in a script suffix (.py, .js, ...).
+    Paths are relative to ``cwd`` (the current directory if None). Shell strings
+    (one word with spaces) are not looked into."""
+    if isinstance(command, str) or not command:
+        return None
+    base = os.path.abspath(cwd) if cwd else os.getcwd()
+    where = f"relative to --cwd {base}" if cwd else f"relative to {base}"
+    candidates: list[str] = []
+    kind = _interpreter(command[0])
+    rest = list(command[1:])
+    if kind is not None:
+        takes_value, no_script = _INTERPRETERS[kind]
+        i = 0
+        while i < len(rest):
+            word = rest[i]
+            if word == "--":
+                if i + 1 < len(rest):
+                    candidates.append(rest[i + 1])
+                break
+            if word in no_script or (kind == "python" and word[:2] in ("-c", "-m")) or (
+                    kind in _CLUSTER_CODE and word[:1] == "-" and word[1:2] != "-"
+                    and any(ch in _CLUSTER_CODE[kind] for ch in word[1:])):
+                break  # -c CODE, -m MODULE, -e CODE, perl -le, bash -lc...: no script file
+            if word in takes_value:
+                i += 2
+                continue
+            if word.startswith("-") or word.startswith("+"):
+                i += 1
+                continue
+            candidates.append(word)
+            break
+    candidates += [w for w in rest if not w.startswith("-") and w.endswith(SCRIPT_SUFFIXES) and w not in candidates]
+    for word in candidates:
+        if word and not os.path.exists(os.path.join(base, os.path.expanduser(word))):
+            return f"{word} not found ({where}): check the path to the bot's script"
+    return None

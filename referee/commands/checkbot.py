@@ -17,7 +17,7 @@ import trio
 from rich.console import Console
 from rich.markup import escape
 
-from referee.checkbot import check_bot, parse_command
+from referee.checkbot import check_bot, parse_command, plural
 from referee.errors import UserError
 
 DESCRIPTION = """Is this bot ready for a league? check-bot starts the bot, checks the hello handshake,
@@ -53,8 +53,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+USAGE = "usage: referee check-bot [OPTIONS] -- COMMAND [ARG...]   (referee check-bot --help for the options)"
+
+
 def run(args: argparse.Namespace) -> int:
-    command = parse_command(args.command)
+    try:
+        command = parse_command(args.command)
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        print(USAGE, file=sys.stderr)
+        return 2
     for opt in ("move_ms", "startup_ms", "grace_ms"):
         if getattr(args, opt) <= 0:
             raise UserError(f"--{opt.replace('_', '-')} must be a positive number of milliseconds")
@@ -90,18 +98,34 @@ def run(args: argparse.Namespace) -> int:
         return 0 if report.ok else 1
     shown = command if isinstance(command, str) else " ".join(command)
     console.print(f"check-bot: {escape(shown)}")
-    for check in report.checks:
+    checks = report.checks
+    i = 0
+    while i < len(checks):
+        check = checks[i]
+        if check.skipped:
+            # consecutive checks skipped for the same reason: one line
+            j = i
+            while j < len(checks) and checks[j].skipped and checks[j].detail == check.detail:
+                j += 1
+            names = [c.name for c in checks[i:j]]
+            label = names[0] if len(names) == 1 else f"{len(names)} checks ({', '.join(names)})"
+            console.print(f"  [yellow]SKIP[/yellow] {escape(label)}: {escape(check.detail)}")
+            i = j
+            continue
         mark = "[green]PASS[/green]" if check.ok else "[bold red]FAIL[/bold red]"
         console.print(f"  {mark} {escape(check.name)}: {escape(check.detail)}")
         if check.fix:
             console.print(f"       [yellow]fix:[/yellow] {escape(check.fix)}")
-    failed = sum(1 for c in report.checks if not c.ok)
-    if report.bot_name is None:
-        console.print("  [bold red]FAIL[/bold red] everything else: not run until the handshake works")
+        i += 1
+    failed = len(report.failed)
+    skipped = len(report.skipped)
+    ran = len(checks) - skipped
     if report.ok:
-        console.print(f"[green]all {len(report.checks)} checks passed[/green] in {report.seconds:.1f} s: "
+        console.print(f"[green]all {plural(len(checks), 'check')} passed[/green] in {report.seconds:.1f} s: "
                       f"{escape(report.bot_name or '')} is ready for a league")
         return 0
-    console.print(f"[bold red]{failed} of {len(report.checks)} checks failed[/bold red]: fix the lines marked FAIL "
-                  "and run check-bot again")
+    summary = f"{failed} of {plural(ran, 'check')} failed"
+    if skipped:
+        summary += f", {skipped} not run (SKIP)"
+    console.print(f"[bold red]{summary}[/bold red]: fix the lines marked FAIL and run check-bot again")
     return 1
