@@ -386,6 +386,19 @@ class _Runner:
         finally:
             self._budget = budget
 
+    async def _read_reply(self, seat: _Seat, tid: int, fresh: bool = False) -> tuple[bytes | None, BotError | None]:
+        """Read ``seat``'s next line for turn ``tid``: ``(line, None)``, or ``(None,
+        error)`` for an over-long line (malformed) or the end of its stdout (a
+        crash, whose detail the general path fills in). ``fresh``: see
+        :meth:`LineReader.read_line`. Cancellation propagates; the reader keeps
+        any partial line."""
+        try:
+            return await seat.session.reader.read_line(fresh), None
+        except LineTooLong as exc:
+            return None, BotMalformed(str(exc), bot=seat.name, seat=seat.index, turn_id=tid)
+        except StreamClosed:
+            return None, BotCrashed("", bot=seat.name, seat=seat.index, turn_id=tid)
+
     def _disarm(self) -> None:
         """Clear the hand scope's armed reply deadline before an await that is
         not a sequential reply wait (it has its own deadline at its call site)."""
@@ -412,12 +425,7 @@ class _Runner:
             line, early = stash
         elif self._now() < deadline:
             with trio.move_on_at(deadline):
-                try:
-                    line = await seat.session.reader.read_line()
-                except LineTooLong as exc:
-                    early = BotMalformed(str(exc), bot=seat.name, seat=seat.index, turn_id=tid)
-                except StreamClosed:
-                    early = BotCrashed("", bot=seat.name, seat=seat.index, turn_id=tid)
+                line, early = await self._read_reply(seat, tid)
         events = await self._ask_slow(seat, decide, None, True, tid, t0, limit_ms, line, early)
         await self._after_sequential(seat, decide, events)
 
@@ -728,7 +736,6 @@ class _Runner:
             return None
         now = self._now
         t0 = now()
-        reader = session.reader
         expected = REPLY_FOR_DECISION[decide]
         if clock.mode != "cpu":
             # the usual case, wall clock: the wait for the reply line under a deadline (the hand's
@@ -742,12 +749,7 @@ class _Runner:
                 if armed > deadline or armed < deadline - min(limit_ms * SLACK_FRACTION / 1000, SLACK_MAX_S):
                     hand_scope.deadline = self._armed = deadline
                 self._waiting = (seat, decide, tid, t0, limit_ms)
-                try:
-                    line = await reader.read_line(True)  # True: the turn was just written, the pipe is empty
-                except LineTooLong as exc:
-                    early = BotMalformed(str(exc), bot=seat.name, seat=seat.index, turn_id=tid)
-                except StreamClosed:
-                    early = BotCrashed("", bot=seat.name, seat=seat.index, turn_id=tid)
+                line, early = await self._read_reply(seat, tid, True)  # True: the turn was just written
                 if now() >= self._armed and hand_scope.cancel_called:
                     # the armed deadline expired while this reply was on its way to us: the
                     # scope will cancel our next checkpoint, so leave it now through one, and
@@ -757,12 +759,7 @@ class _Runner:
                 self._waiting = None
             else:
                 with trio.move_on_at(deadline):
-                    try:
-                        line = await reader.read_line(True)  # True: the turn was just written, the pipe is empty
-                    except LineTooLong as exc:
-                        early = BotMalformed(str(exc), bot=seat.name, seat=seat.index, turn_id=tid)
-                    except StreamClosed:
-                        early = BotCrashed("", bot=seat.name, seat=seat.index, turn_id=tid)
+                    line, early = await self._read_reply(seat, tid, True)
             if line is not None:
                 ms = (now() - t0) * 1000
                 try:
@@ -831,24 +828,14 @@ class _Runner:
                         timed_out = True
                         break
                     with trio.move_on_at(min(deadline, trio.current_time() + remaining)):
-                        try:
-                            line = await reader.read_line(fresh)
-                        except LineTooLong as exc:
-                            err = BotMalformed(str(exc), bot=seat.name, seat=seat.index, turn_id=tid)
-                        except StreamClosed:
-                            err = BotCrashed("", bot=seat.name, seat=seat.index, turn_id=tid)
+                        line, err = await self._read_reply(seat, tid, fresh)
                         break
                     if trio.current_time() >= deadline:
                         timed_out = True
                         break
             else:
                 with trio.move_on_at(deadline):
-                    try:
-                        line = await reader.read_line(fresh)
-                    except LineTooLong as exc:
-                        err = BotMalformed(str(exc), bot=seat.name, seat=seat.index, turn_id=tid)
-                    except StreamClosed:
-                        err = BotCrashed("", bot=seat.name, seat=seat.index, turn_id=tid)
+                    line, err = await self._read_reply(seat, tid, fresh)
                 if line is None and err is None:
                     timed_out = True
             fresh = False

@@ -64,7 +64,7 @@ async def test_a_reply_after_an_early_armed_deadline_but_within_the_limit_is_acc
     monkeypatch.setattr(game._Runner, "_resume_wait", counting)
     # seat 0 thinks 120 ms on its 1st turn and 300 ms on its 2nd, limit 400 ms: the deadline
     # armed at the game's first turn fires about 120 ms early during the 2nd; 300 ms is within the limit
-    specs = [bot("sched", "schedule_bot.py", BOT_DELAYS_MS="120,300"), bot("fast", "instant_bot.py", BOT_SEED="2"),
+    specs = [bot("sched", "slow_bot.py", BOT_DELAYS_MS="120,300"), bot("fast", "instant_bot.py", BOT_SEED="2"),
              bot("fast2", "instant_bot.py", BOT_SEED="3")]
     result, report = await play(specs, "happy-families", seed=1, log_dir=tmp_path, clock=ClockSpec(move_ms=400))
     assert result.think_ms[0].count >= 2
@@ -80,7 +80,7 @@ async def test_a_reply_late_for_its_own_limit_still_times_out_after_an_early_fir
 
     monkeypatch.setattr(game, "SLACK_FRACTION", 1.0)
     # 2nd turn: 700 ms against a 400 ms limit - a timeout, however the deadline was armed
-    specs = [bot("sched", "schedule_bot.py", BOT_DELAYS_MS="120,700"), bot("fast", "instant_bot.py", BOT_SEED="2"),
+    specs = [bot("sched", "slow_bot.py", BOT_DELAYS_MS="120,700"), bot("fast", "instant_bot.py", BOT_SEED="2"),
              bot("fast2", "instant_bot.py", BOT_SEED="3")]
     result, report = await play(specs, "happy-families", seed=1, log_dir=tmp_path, clock=ClockSpec(move_ms=400))
     assert [f.fault for f in result.faults if f.seat == 0][:1] == ["timeout"], result.faults

@@ -27,7 +27,7 @@ NONJSON = f"{PY} {BOTS / 'nonjson_bot.py'}"                          # malformed
 
 
 def _sched(ms: str) -> str:
-    return f"env BOT_DELAYS_MS={ms} {PY} {BOTS / 'schedule_bot.py'}"
+    return f"env BOT_DELAYS_MS={ms} {PY} {BOTS / 'slow_bot.py'}"
 
 
 GAMES: dict[str, list[str]] = {
