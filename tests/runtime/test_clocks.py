@@ -103,3 +103,38 @@ async def test_cpu_clock_logs_the_wall_time_of_each_decision_too(tmp_path):
     slow = [a for a in acts if a["seat"] == 0][:2]
     assert all(a["wall_ms"] >= 140 and a["ms"] < a["wall_ms"] for a in slow), slow
     assert report.ok, report.mismatches
+
+
+@pytest.mark.parametrize("fraction", [0.25, 1.0])
+async def test_think_times_around_the_limit_time_out_exactly_when_late(tmp_path, monkeypatch, fraction):
+    """Bots whose think times straddle the limit (some well within, some just within,
+    some just past, some far past), with the hand scope armed as lazily as allowed and
+    far more lazily: every accepted reply came within the limit or was read late by the
+    referee itself, every timeout came after the limit, and replay (which checks the
+    log's timing) verifies."""
+    import random
+
+    from referee.runtime import game
+
+    from .helpers import log_records
+
+    monkeypatch.setattr(game, "SLACK_FRACTION", fraction)
+    limit = 120
+    rng = random.Random(fraction)
+    specs = []
+    for i in range(4):
+        delays = [rng.choice([0, 30, 90, 110, 135, 200]) for _ in range(6)]
+        specs.append(bot(f"b{i}", "slow_bot.py", BOT_DELAYS_MS=",".join(map(str, delays)), BOT_SEED=str(i + 1)))
+    result, report = await play(specs, "happy-families", seed=11, log_dir=tmp_path, clock=ClockSpec(move_ms=limit))
+    assert report.ok, report.mismatches
+    assert result.reason == "complete"
+    assert all(f.fault == "timeout" for f in result.faults if f.fault != "stale"), result.faults
+    for f in result.faults:
+        if f.fault == "timeout":
+            assert f"within the time limit of {limit} ms" in f.detail
+    records = log_records(result.log_path)
+    acts = [r["act"] for r in records if "act" in r and not r["act"]["fallback"]]
+    assert acts
+    # a slow reply that was accepted must have been sent before the limit: its think time can
+    # only exceed the limit by the referee's own lateness in reading it (small on a test machine)
+    assert all(a["ms"] < limit + 1000 for a in acts)
