@@ -35,9 +35,11 @@ def legal_reply(msg: dict, rng: random.Random, family_mode: bool) -> dict:
     return {"type": d, "id": msg["id"], "card": rng.choice(msg["options"])}
 
 
-def run(bad: Optional[Callable[[dict, dict], Optional[bytes]]] = None, *, hello: Optional[dict] = None) -> int:
+def run(bad: Optional[Callable[[dict, dict], Optional[bytes]]] = None, *, hello: Optional[dict] = None,
+        think: Optional[Callable[[int], None]] = None) -> int:
     """Play until ``bye`` or end of input. ``bad(turn, legal)`` returns the raw
-    bytes to write instead of the legal reply on the faulty turn (None: write nothing)."""
+    bytes to write instead of the legal reply on the faulty turn (None: write nothing).
+    ``think(n)`` is called before the reply to the n-th turn (1-based), e.g. to sleep."""
     pidfile = os.environ.get("BOT_PIDFILE")
     if pidfile:
         with open(pidfile, "a") as f:
@@ -58,6 +60,8 @@ def run(bad: Optional[Callable[[dict, dict], Optional[bytes]]] = None, *, hello:
             print("got error:", msg, file=sys.stderr, flush=True)
         elif t == "turn":
             turns += 1
+            if think is not None:
+                think(turns)
             legal = legal_reply(msg, rng, family_mode)
             if bad is not None and turns == fault_at:
                 data = bad(msg, legal)

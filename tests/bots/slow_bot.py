@@ -5,7 +5,7 @@
   2nd, then every reply at once (a schedule);
 * otherwise ``BOT_DELAY_MS`` (default 150) before each of its first
   ``BOT_SLOW_TURNS`` (default 2) replies, then at once."""
-import json, os, random, sys, time
+import os, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import botlib
 
@@ -17,27 +17,12 @@ def delays() -> list:
     return [int(os.environ.get("BOT_DELAY_MS", "150")) / 1000] * int(os.environ.get("BOT_SLOW_TURNS", "2"))
 
 
-def main() -> int:
-    rng = random.Random(int(os.environ.get("BOT_SEED", "1")))
-    waits = delays()
-    turns = 0
-    family_mode = False
-    for raw in sys.stdin.buffer:
-        msg = json.loads(raw)
-        t = msg["type"]
-        if t == "hello":
-            botlib.write(b'{"type":"hello","protocol":1,"name":"slow"}\n')
-        elif t == "start":
-            family_mode = msg["rules"].get("ask") == "family"
-        elif t == "turn":
-            if turns < len(waits):
-                time.sleep(waits[turns])
-            turns += 1
-            botlib.write(json.dumps(botlib.legal_reply(msg, rng, family_mode)).encode() + b"\n")
-        elif t == "bye":
-            break
-    return 0
+WAITS = delays()
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def think(turn: int) -> None:
+    if turn <= len(WAITS):
+        time.sleep(WAITS[turn - 1])
+
+
+sys.exit(botlib.run(think=think, hello={"type": "hello", "protocol": 1, "name": "slow"}))
