@@ -106,6 +106,20 @@ async def _record(args: argparse.Namespace, log_dir: Path) -> list[tuple[int, by
     return script
 
 
+def _cycle(script: list[tuple[int, bytes, bool]], count: int) -> Any:
+    """The recorded batches ``(seat, bytes, reply follows)`` in order, over and
+    over, until ``count`` of them carried a ``turn`` (the consumer reads each
+    reply before the next batch is drawn)."""
+    done = 0
+    while True:
+        for item in script:
+            yield item
+            if item[2]:
+                done += 1
+                if done >= count:
+                    return
+
+
 async def _raw(args: argparse.Namespace, script: list[tuple[int, bytes, bool]], n: int) -> dict[str, float]:
     """Replay the recorded traffic to fresh bots: write each batch, and after a
     batch with a ``turn`` wait for the pipe and read the reply line."""
@@ -120,23 +134,19 @@ async def _raw(args: argparse.Namespace, script: list[tuple[int, bytes, bool]], 
 
         async def play(count: int) -> int:
             done = 0
-            while done < count:
-                for seat, data, reply in script:
-                    w, r = fds[seat]
-                    if write(w, data) != len(data):
-                        raise RuntimeError("raw ping-pong: a short write (the bot is not reading)")
-                    if reply:
+            for seat, data, reply in _cycle(script, count):
+                w, r = fds[seat]
+                if write(w, data) != len(data):
+                    raise RuntimeError("raw ping-pong: a short write (the bot is not reading)")
+                if reply:
+                    got = b""
+                    while not got.endswith(b"\n"):
                         await wait_readable(r)
-                        got = read(r, 65536)
-                        while not got.endswith(b"\n"):
-                            await wait_readable(r)
-                            more = read(r, 65536)
-                            if not more:
-                                raise RuntimeError("raw ping-pong: the bot exited")
-                            got += more
-                        done += 1
-                        if done >= count:
-                            break
+                        more = read(r, 65536)
+                        if not more:
+                            raise RuntimeError("raw ping-pong: the bot exited")
+                        got += more
+                    done += 1
             return done
 
         try:
@@ -172,25 +182,20 @@ async def _raw_blocking(args: argparse.Namespace, script: list[tuple[int, bytes,
                 polls.append(p)
             write, read = os.write, os.read
             done = 0
-            while done < count:
-                for seat, data, reply in script:
-                    w, r = fds[seat]
-                    if write(w, data) != len(data):
-                        raise RuntimeError("blocking ping-pong: a short write (the bot is not reading)")
-                    if reply:
+            for seat, data, reply in _cycle(script, count):
+                w, r = fds[seat]
+                if write(w, data) != len(data):
+                    raise RuntimeError("blocking ping-pong: a short write (the bot is not reading)")
+                if reply:
+                    got = b""
+                    while not got.endswith(b"\n"):
                         if not polls[seat].poll(5000):
                             raise RuntimeError("blocking ping-pong: no reply within 5 s")
-                        got = read(r, 65536)
-                        while not got.endswith(b"\n"):
-                            if not polls[seat].poll(5000):
-                                raise RuntimeError("blocking ping-pong: no reply within 5 s")
-                            more = read(r, 65536)
-                            if not more:
-                                raise RuntimeError("blocking ping-pong: the bot exited")
-                            got += more
-                        done += 1
-                        if done >= count:
-                            break
+                        more = read(r, 65536)
+                        if not more:
+                            raise RuntimeError("blocking ping-pong: the bot exited")
+                        got += more
+                    done += 1
             return done
 
         def timed() -> tuple[int, float, float, float, float]:
