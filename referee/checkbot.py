@@ -35,7 +35,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -333,22 +332,11 @@ class RawBot:
                 pass
 
     async def kill(self) -> None:
+        from referee.runtime.session import close_pipes, kill_group
+
         with trio.CancelScope(shield=True):
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            await self.proc.wait()
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-                if stream is not None:
-                    try:
-                        await stream.aclose()
-                    except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                        pass
+            await kill_group(self.proc)
+            await close_pipes(self.proc)
             if self.plan is not None:
                 self.plan.cleanup()
 

@@ -318,16 +318,7 @@ class BotSession:
         self._closed = True
         self.alive = False
         self.pipe_open = False
-        try:
-            os.killpg(self.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        await self.process.wait()
-        # the group may outlive its leader for a moment: kill again after reaping
-        try:
-            os.killpg(self.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        await kill_group(self.process)
         plan = getattr(self, "_plan", None)
         if plan is not None:
             plan.cleanup()  # the bot's temporary working directory
@@ -335,12 +326,7 @@ class BotSession:
             await self._stderr_done.wait()
         if self._stderr_scope is not None:
             self._stderr_scope.cancel()
-        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
-            if stream is not None:
-                try:
-                    await stream.aclose()
-                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                    pass
+        await close_pipes(self.process)
 
     @property
     def closed(self) -> bool:
@@ -357,6 +343,32 @@ def _is_directory(program: str, cwd: str | None) -> bool:
         return os.path.isdir(os.path.join(cwd or os.getcwd(), program))
     return any(os.path.isdir(os.path.join(d or ".", program))
                for d in os.environ.get("PATH", os.defpath).split(os.pathsep))
+
+
+async def kill_group(process: trio.Process) -> None:
+    """SIGKILL the process group led by ``process`` (started with its own
+    session), reap the leader, and SIGKILL the group again: it may outlive its
+    leader for a moment. Call it shielded: it waits for the exit."""
+    _killpg(process.pid)
+    await process.wait()
+    _killpg(process.pid)
+
+
+def _killpg(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+async def close_pipes(process: trio.Process) -> None:
+    """Close the process's stdin/stdout/stderr pipes, ignoring ones already broken."""
+    for stream in (process.stdin, process.stdout, process.stderr):
+        if stream is not None:
+            try:
+                await stream.aclose()
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                pass
 
 
 async def start_bots(specs: list[BotSpec], clock: ClockSpec, nursery: trio.Nursery, *, max_line: int = 65536) -> list[BotSession]:
