@@ -1,40 +1,20 @@
-"""The game log: one JSON Lines file per game (or match), written buffered.
+"""The game log writer: one JSON Lines file per game (or match), written buffered.
 
-Record shapes (one JSON object per line; ``t`` is seconds since the game
-started, from the monotonic clock):
-
-* first line, the header: ``{"log": "card-referee-game", "log_version": 1,
-  "protocol": 1, "referee": "0.1.0", "game": ..., "started":
-  "2026-11-30T08:00:00.000Z" (UTC wall time when the game started), "variant": ..., "rules":
-  {...}, "players": n, "seed": ..., "deal": ..., "match": ..., "seats":
-  [{"seat", "bot", "command", "hello"}], "clock": {...}, "policy": {...},
-  "seat_clocks": null or [{...} per seat]}`` (each clock as
-  ``ClockSpec.to_json()``; ``seat_clocks`` is set when the game has per-seat clocks)
-* ``{"hand": {"index", "game", "seats", "dealer", "seed", "deal"}}`` - a hand
-  (a protocol game) starts; ``seats`` are the match seats playing it.
-* ``{"t", "to": seat, "out": [messages]}`` - lines written to a seat in one write
-  (events buffered with the seat's next turn/end, and turns, errors, ...).
-* ``{"t", "act": {"seat", "id", "decide", "action", "fallback", "ms"}}`` -
-  an action applied to the game. For a bot's valid reply ``action`` is the
-  reply exactly as received (with its ``type`` and ``id``) and ``ms`` its
-  measured think time (the bot's CPU time with the cpu clock, which adds
-  ``wall_ms``, the decision's wall time, so the log shows how close it came to
-  the wall ceiling); ``fallback`` is true (and ``id`` null) when the
-  referee's fallback played it.
-* ``{"t", "from": seat, "in": message, "ms": think}`` - a reply that decoded
-  but was refused (stale id, wrong type, illegal); a line that did not decode
-  is ``{"t", "from", "bad": text, "ms"}``.
-* ``{"t", "fault": {"seat", "bot", "fault", "detail", "id", "game"}}``
-* ``{"t", "retry": {...}}`` - an illegal/malformed reply forgiven by the retry policy.
-* ``{"hand_end": {"index", "game", "scores", "ranks"}}``
-* ``{"stderr": {"seat", "bot", "tail"}}`` - each bot's stderr tail.
-* last line, the footer: ``{"footer": {"scores", "ranks", "win_shares",
-  "forfeits", "reason", "detail", "think_ms"}}``. A log without a footer is
-  truncated (the referee stopped mid-game).
+The record shapes are defined once in :mod:`referee.core.records` (the
+reader, replay, uses the same Structs); the hand machine says what to record
+(:class:`referee.core.machine.Sink`) and this writer adds ``t`` (seconds since
+the game started, monotonic clock) and writes. The frequent records (``out``,
+``act``, ``in``) are formatted as bytes by hand for speed; tests check that
+they decode as their Structs.
 
 A bot's valid reply is embedded as received, except that each carriage return
 (valid JSON holds one only as whitespace between tokens, never inside a
 string) becomes a space, so every record stays on one line for any reader.
+
+Size cap: once the file reaches ``max_bytes``, a ``capped`` record is written
+and the rest of the play is not recorded (the ``stderr`` records and the
+footer still are; :attr:`GameLog.capped` tells the caller, who puts it in the
+footer and the result).
 
 Errors: I/O errors while writing raise ``OSError`` to the caller (the game is
 then aborted); writes are synchronous and buffered (64 KiB), never awaited.
@@ -48,9 +28,9 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from protocol.messages import ENCODER
+from referee.core.records import LOG_KIND, LOG_VERSION, bad_line_fields
 
-LOG_KIND = "card-referee-game"
-LOG_VERSION = 1
+__all__ = ["GameLog", "LOG_KIND", "LOG_VERSION"]
 
 
 class GameLog:
@@ -61,9 +41,9 @@ class GameLog:
     format the log while the bot thinks); file order is unchanged.
     """
 
-    __slots__ = ("path", "_f", "_t0", "_now", "_act")
+    __slots__ = ("path", "_f", "_t0", "_now", "_act", "_max", "capped")
 
-    def __init__(self, path: str | Path, t0: float, now: Any = time.monotonic) -> None:
+    def __init__(self, path: str | Path, t0: float, now: Any = time.monotonic, max_bytes: int | None = None) -> None:
         self.path = path
         try:  # the folder usually exists already (a league writes thousands of logs into one)
             f = open(path, "wb", buffering=1 << 16)
@@ -74,6 +54,8 @@ class GameLog:
         self._t0 = t0
         self._now = now
         self._act: tuple[float, int, int, str, bytes, float, float | None] | None = None
+        self._max = max_bytes
+        self.capped = False
 
     def t(self) -> str:
         return f"{self._now() - self._t0:.6f}"
@@ -93,45 +75,74 @@ class GameLog:
                 b'{"t":%.6f,"act":{"seat":%d,"id":%d,"decide":"%s","fallback":false,"ms":%.3f,"wall_ms":%.3f,'
                 b'"action":%s}}\n' % (t, seat, turn_id, decide.encode(), ms, wall, raw))
 
-    def record(self, rec: dict[str, Any]) -> None:
-        if self._f is not None:
+    def _full(self) -> bool:
+        """True once the cap is reached (writes the ``capped`` record the first time)."""
+        f = self._f
+        if f is None or self.capped:
+            return True
+        if self._max is not None and f.tell() >= self._max:
             if self._act is not None:
                 self._write_act()
-            self._f.write(ENCODER.encode(rec))
-            self._f.write(b"\n")
+            size = f.tell()
+            f.write(b'{"t":' + self.tb() + b',"capped":{"bytes":%d}}\n' % size)
+            self.capped = True
+            return True
+        return False
+
+    def record(self, rec: dict[str, Any]) -> None:
+        f = self._f
+        if f is None:
+            return
+        if self.capped or (self._max is not None and f.tell() >= self._max):
+            if not ("stderr" in rec or "footer" in rec):
+                self._full()
+                return
+        if self._act is not None:
+            self._write_act()
+        f.write(ENCODER.encode(rec))
+        f.write(b"\n")
 
     def timed(self, key: str, value: Any) -> None:
-        if self._f is not None:
+        if not self._full():
             if self._act is not None:
                 self._write_act()
             self._f.write(b'{"t":' + self.tb() + b',"' + key.encode() + b'":' + ENCODER.encode(value) + b"}\n")
 
     def out(self, seat: int, lines: list[bytes]) -> None:
         """Log raw JSON lines (without newlines) written to ``seat``."""
-        f = self._f
-        if f is not None:
+        if not self._full():
+            f = self._f
             if self._act is not None:
                 self._write_act()
-            f.write(b'{"t":%.6f,"to":%d,"out":[%b]}\n' % (self._now() - self._t0, seat, b",".join(lines)))
+            f.write(b'{"t":%.6f,"to":%d,"out":[%b]}\n' % (self._now() - self._t0, seat, b",".join(lines)))  # type: ignore[union-attr]
 
-    def inbound(self, seat: int, raw: bytes, ms: float, ok: bool) -> None:
-        """Log a line read from ``seat``: ``raw`` is embedded as JSON when it decoded."""
-        if self._f is None:
+    def inbound(self, seat: int, raw: bytes, ms: float, ok: bool, lineno: int | None = None,
+                long: bool = False) -> None:
+        """Log a line read from ``seat`` and refused: ``raw`` is embedded as JSON
+        when it decoded (``in``), else as text (``bad``; ``long``: only the start
+        of a line over the length limit). ``lineno``: its number in the bot's output."""
+        if self._full():
             return
         if self._act is not None:
             self._write_act()
+        n = b"" if lineno is None else b',"line":%d' % lineno
         if ok:
             if b"\r" in raw:  # JSON whitespace, but a line break for text readers: one record per line
                 raw = raw.replace(b"\r", b" ")
-            self._f.write(b'{"t":%s,"from":%d,"in":%s,"ms":%.3f}\n' % (self.tb(), seat, raw, ms))
+            self._f.write(b'{"t":%s,"from":%d,"in":%s,"ms":%.3f%b}\n' % (self.tb(), seat, raw, ms, n))  # type: ignore[union-attr]
         else:
-            self.record({"t": float(self.t()), "from": seat, "bad": raw.decode("utf-8", "replace")[:2000], "ms": round(ms, 3)})
+            rec: dict[str, Any] = {"t": float(self.t()), "from": seat, **bad_line_fields(raw), "ms": round(ms, 3)}
+            if lineno is not None:
+                rec["line"] = lineno
+            if long:
+                rec["long"] = True
+            self.record(rec)
 
     def act_raw(self, seat: int, turn_id: int, decide: str, raw: bytes, ms: float,
                 wall_ms: float | None = None) -> None:
         """Log a bot's valid reply, as received, as the action applied (``wall_ms``:
         the wall time of the decision when ``ms`` is CPU time, cpu clock)."""
-        if self._f is not None:
+        if not self._full():
             if self._act is not None:
                 self._write_act()
             if b"\r" in raw:  # a decoded reply holds CR only as JSON whitespace: keep the log one record per line
