@@ -146,7 +146,7 @@ class _Seat:
     """A match seat and what the machine keeps about it."""
 
     __slots__ = ("index", "name", "clock", "faulted", "think", "out", "out_size", "hs", "bank_left", "in_hand",
-                 "writable", "next_id", "stale_recorded", "timed_out_turn", "wait", "retries")
+                 "writable", "next_id", "stale_recorded", "timed_out_turn", "wait", "retries", "write_s")
 
     def __init__(self, index: int, name: str, clock: ClockSpec, first_id: int) -> None:
         self.index = index
@@ -165,6 +165,7 @@ class _Seat:
         self.timed_out_turn: int | None = None
         self.wait: Wait | None = None
         self.retries = 0
+        self.write_s = clock.ceiling_ms() / 1000 + 0.5  # a write to it may wait this long
 
 
 class _Outcome:
@@ -232,7 +233,8 @@ class HandMachine:
         self._events: EventEncoder | None = None
         self._turns: TurnEncoder | None = None
         self._fields: Callable[[int], bytes] | None = None
-        self._barrier = False
+        #: the machine waits for :meth:`written` before it goes on (the end of a hand)
+        self.barrier = False
         self._ended: tuple[list[Any], list[int], str, str | None] | None = None
         self._simul: dict[int, _Outcome] | None = None  # hand seat -> outcome, during a simultaneous decision
         #: the last reply refused: (seat, fault, detail) - for replay's messages
@@ -412,14 +414,15 @@ class HandMachine:
         hs = seat.hs
         body = fields(hs) if fields is not None else TurnEncoder.view_fields(self.state.view(hs))
         assert self._turns is not None
-        line = self._turns.line(tid, decide, body, left, move_ms)
-        if not seat.writable:
-            # its pipe closed (the bot is gone): the read will find its stdout closed
-            seat.out = []
-            seat.out_size = 0
-        else:
-            seat.out.append(line)
-            self._flush(seat)
+        lines = seat.out
+        seat.out = []
+        seat.out_size = 0
+        if seat.writable:  # (else its pipe closed: the read will find its stdout closed)
+            lines.append(self._turns.line(tid, decide, body, left, move_ms))
+            if self.log is not None:
+                self.log.out(seat.index, lines)
+            lines.append(b"")
+            self.writes.append((seat.index, _NL.join(lines), seat.write_s))
         wait = Wait(seat.index, tid, decide, limit_ms, clock)
         seat.wait = wait
         seat.retries = self.policy.retries
@@ -433,9 +436,10 @@ class HandMachine:
         return w
 
     def written(self) -> None:
-        """The driver finished the writes it took (and reported any failure)."""
-        if self._barrier and not self.writes:
-            self._barrier = False
+        """The driver finished the writes it took (and reported any failure).
+        Only needed while :attr:`barrier` is set (the end of a hand waits for it)."""
+        if self.barrier and not self.writes:
+            self.barrier = False
             try:
                 self._after_end()
             except _Abort as exc:
@@ -452,38 +456,61 @@ class HandMachine:
         wait = seat.wait
         if wait is None:
             raise RuntimeError(f"seat {seat_index} has no turn awaiting a reply")
-        if self._simul is None:
-            # the usual case: a sequential decision and a valid reply
-            tid = wait.turn_id
-            try:
-                msg = BOT_DECODER.decode(line)
-            except (msgspec.DecodeError, RecursionError):
-                msg = None
-            if type(msg) is REPLY_FOR_DECISION[wait.decide] and msg.id == tid:  # type: ignore[union-attr]
+        tid = wait.turn_id
+        try:
+            msg = BOT_DECODER.decode(line)
+        except (msgspec.DecodeError, RecursionError):
+            msg = None
+        if type(msg) is REPLY_FOR_DECISION[wait.decide] and msg.id == tid:  # type: ignore[union-attr]
+            simul = self._simul
+            if simul is not None:
+                # a valid reply to a simultaneous decision: kept until every seat has answered
                 try:
-                    events = self.state.apply(seat.hs, msg)
+                    self._check(seat.hs, msg)
                 except IllegalAction:
-                    pass  # the general path below says why
+                    return self._judge(seat, wait, line, ms, wall_ms, lineno)
                 except Exception as exc:
                     self._end_hand_failed(exc)
                     return None
-                else:
-                    think = seat.think
-                    think.count += 1
-                    think.total_ms += ms
-                    if ms > think.max_ms:
-                        think.max_ms = ms
-                    if wait.clock.bank_ms is not None:
-                        seat.bank_left -= ms
-                    seat.wait = None
-                    self.waits = []
-                    if self.log is not None:  # the reply as received is the action record
-                        self.log.act_raw(seat.index, tid, wait.decide, line, ms, wall_ms)
-                    if self.observer is not None:
-                        self.observer.applied(self, seat.index, wait.decide, msg, events, False, ms)
-                    self._enqueue_flush(events)
-                    self._advance()
-                    return None
+                think = seat.think
+                think.count += 1
+                think.total_ms += ms
+                if ms > think.max_ms:
+                    think.max_ms = ms
+                if wait.clock.bank_ms is not None:
+                    seat.bank_left -= ms
+                seat.wait = None
+                self.waits.remove(wait)
+                out = simul[seat.hs]
+                out.action, out.turn_id, out.ms, out.raw, out.wall = msg, tid, ms, line, wall_ms
+                if not self.waits:
+                    self._maybe_complete()
+                return None
+            # the usual case: a sequential decision and a valid reply
+            try:
+                events = self.state.apply(seat.hs, msg)
+            except IllegalAction:
+                pass  # the general path below says why
+            except Exception as exc:
+                self._end_hand_failed(exc)
+                return None
+            else:
+                think = seat.think
+                think.count += 1
+                think.total_ms += ms
+                if ms > think.max_ms:
+                    think.max_ms = ms
+                if wait.clock.bank_ms is not None:
+                    seat.bank_left -= ms
+                seat.wait = None
+                self.waits = []
+                if self.log is not None:  # the reply as received is the action record
+                    self.log.act_raw(seat.index, tid, wait.decide, line, ms, wall_ms)
+                if self.observer is not None:
+                    self.observer.applied(self, seat.index, wait.decide, msg, events, False, ms)
+                self._enqueue_flush(events)
+                self._advance()
+                return None
         return self._judge(seat, wait, line, ms, wall_ms, lineno)
 
     def _judge(self, seat: _Seat, wait: Wait, line: bytes, ms: float, wall_ms: float | None,
@@ -840,7 +867,7 @@ class HandMachine:
         if self.log is not None:
             self.log.out(seat.index, lines)
         lines.append(b"")
-        self.writes.append((seat.index, _NL.join(lines), seat.clock.ceiling_ms() / 1000 + 0.5))
+        self.writes.append((seat.index, _NL.join(lines), seat.write_s))
 
     # ------------------------------------------------------------------ the end of a hand
     def _end_hand_failed(self, exc: BaseException) -> None:
@@ -867,7 +894,7 @@ class HandMachine:
         self._ended = (scores, ranks, reason, detail)
         if self.observer is not None:
             self.observer.hand_ended(self, scores, ranks, reason, detail)
-        self._barrier = True
+        self.barrier = True
         if not self.writes:
             self.written()
 

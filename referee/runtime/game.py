@@ -79,6 +79,7 @@ class _Driver:
         self.nursery: trio.Nursery | None = None
         self.drains: dict[int, tuple[trio.CancelScope, trio.Event, float]] = {}
         self.partial: dict[int, memoryview] = {}
+        self._broken: set[int] = set()  # seats whose stdin the fast write path found closed
         # the hand's reply-deadline scope: its armed deadline and the sequential wait it guards
         self._scope: trio.CancelScope | None = None
         self._armed = math.inf
@@ -130,13 +131,52 @@ class _Driver:
 
     async def _drive(self) -> None:
         m = self.m
+        now = self._now
+        bots = self.bots
+        scope = self._scope
+        assert scope is not None
         while True:
-            if m.writes:
+            if m.writes and not self._write_fast():
                 await self._write_all()
                 continue
             waits = m.waits
             if len(waits) == 1:
-                await self._sequential(waits[0])
+                w = waits[0]
+                seat = w.seat
+                if w.clock.mode == "cpu" or seat in self.partial:
+                    self._disarm()
+                    await self._wait_reply(w)
+                    continue
+                # the usual case, one seat under a wall clock: the wait for its line arms the hand
+                # scope's deadline (lazily) instead of opening a cancel scope of its own
+                bot = bots[seat]
+                t0 = now()
+                limit_ms = w.limit_ms
+                deadline = t0 + limit_ms / 1000
+                armed = self._armed
+                if armed > deadline or armed < deadline - min(limit_ms * SLACK_FRACTION / 1000, SLACK_MAX_S):
+                    scope.deadline = self._armed = deadline
+                self._waiting = (w, t0)
+                try:
+                    line = await bot.reader.read_line(True)  # True: the turn was just written
+                    early: Any = None
+                except LineTooLong as exc:
+                    line, early = None, exc
+                except StreamClosed:
+                    line, early = None, _CLOSED
+                if now() >= self._armed and scope.cancel_called:
+                    # the armed deadline expired while this reply was on its way: leave through the next
+                    # checkpoint and let _resume_wait judge this outcome (nothing is lost or applied twice)
+                    self._stash = (line, early)
+                    await trio.lowlevel.checkpoint()
+                self._waiting = None
+                if line is not None:
+                    data = m.reply(seat, line, (now() - t0) * 1000, None, bot.reader.lineno)
+                    if data is not None:
+                        await self._after_refusal(w, data, t0)
+                    continue
+                self._disarm()
+                await self._wait_reply(w, t0, (line, early))
             elif waits:
                 self._disarm()
                 async with trio.open_nursery() as n:
@@ -146,6 +186,34 @@ class _Driver:
                 return
             else:  # pragma: no cover - the machine always awaits, writes or has ended
                 raise RuntimeError("the hand machine neither writes, awaits nor has ended")
+
+    def _write_fast(self) -> bool:
+        """The usual case: every write the machine hands out fits its pipe at once.
+        Returns False (nothing taken) when one may not: :meth:`_write_all` then does them."""
+        m = self.m
+        if self.partial:
+            return False
+        bots = self.bots
+        while m.writes:  # written() may hand out more (the next hand)
+            writes = m.writes
+            for i, (seat, data, timeout_s) in enumerate(writes):
+                try:
+                    sent = bots[seat].try_send(data)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    sent = -1
+                if sent != len(data):
+                    # give the rest (or the failure) to the general path, in order
+                    rest = writes[i:]
+                    if sent < 0:
+                        self._broken.add(seat)
+                    else:
+                        rest[0] = (seat, data[sent:], timeout_s)
+                    m.writes = rest
+                    return False
+            m.writes = []
+            if m.barrier:
+                m.written()
+        return True
 
     # ------------------------------------------------------------------ writes
     async def _write_all(self) -> None:
@@ -157,6 +225,10 @@ class _Driver:
             awaited = {w.seat for w in m.waits}
             for seat, data, timeout_s in m.take_writes():
                 bot = self.bots[seat]
+                if seat in self._broken:
+                    self._broken.discard(seat)
+                    failed.append((seat, "crash", ""))
+                    continue
                 if seat in self.partial:  # an earlier write to it is still unfinished: keep the order
                     self.partial[seat] = memoryview(bytes(self.partial[seat]) + data)
                     continue
@@ -226,39 +298,6 @@ class _Driver:
             self.m.pipe_closed(seat)
 
     # ------------------------------------------------------------------ replies
-    async def _sequential(self, w: Wait) -> None:
-        """The usual case, one seat awaited under a wall clock: the wait for its line
-        arms the hand scope's deadline instead of opening a scope of its own."""
-        seat = w.seat
-        if w.clock.mode == "cpu" or seat in self.partial:
-            self._disarm()
-            await self._wait_reply(w)
-            return
-        bot = self.bots[seat]
-        now = self._now
-        t0 = now()
-        deadline = t0 + w.limit_ms / 1000
-        scope = self._scope
-        assert scope is not None
-        armed = self._armed
-        if armed > deadline or armed < deadline - min(w.limit_ms * SLACK_FRACTION / 1000, SLACK_MAX_S):
-            scope.deadline = self._armed = deadline
-        self._waiting = (w, t0)
-        line, early = await self._read(bot, True)  # True: the turn was just written
-        if now() >= self._armed and scope.cancel_called:
-            # the armed deadline expired while this reply was on its way: leave through the next
-            # checkpoint and let _resume_wait judge this outcome (nothing is lost or applied twice)
-            self._stash = (line, early)
-            await trio.lowlevel.checkpoint()
-        self._waiting = None
-        if line is not None:
-            data = self.m.reply(seat, line, (now() - t0) * 1000, None, bot.reader.lineno)
-            if data is not None:
-                await self._after_refusal(w, data, t0)
-            return
-        self._disarm()
-        await self._wait_reply(w, t0, (line, early))
-
     async def _resume_wait(self) -> None:
         """Finish the sequential decision whose wait the hand scope's deadline
         interrupted: wait out the rest of its exact limit, then judge it."""
@@ -368,7 +407,8 @@ class _Driver:
             else:
                 assert line is not None
                 data = m.reply(seat, line, ms, wall_ms if cpu_mode else None, bot.reader.lineno)
-            await self._write_now(seat, data)
+            if data is not None:
+                await self._write_now(seat, data)
 
     async def _read(self, bot: BotSession, fresh: bool) -> tuple[bytes | None, Any]:
         """The bot's next line: ``(line, None)``, ``(None, LineTooLong)`` or

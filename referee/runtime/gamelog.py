@@ -41,7 +41,7 @@ class GameLog:
     format the log while the bot thinks); file order is unchanged.
     """
 
-    __slots__ = ("path", "_f", "_t0", "_now", "_act", "_max", "capped")
+    __slots__ = ("path", "_f", "_t0", "_now", "_act", "_max", "capped", "_since")
 
     def __init__(self, path: str | Path, t0: float, now: Any = time.monotonic, max_bytes: int | None = None) -> None:
         self.path = path
@@ -56,6 +56,7 @@ class GameLog:
         self._act: tuple[float, int, int, str, bytes, float, float | None] | None = None
         self._max = max_bytes
         self.capped = False
+        self._since = 0  # bytes of out records since the cap was last checked
 
     def t(self) -> str:
         return f"{self._now() - self._t0:.6f}"
@@ -109,12 +110,19 @@ class GameLog:
             self._f.write(b'{"t":' + self.tb() + b',"' + key.encode() + b'":' + ENCODER.encode(value) + b"}\n")
 
     def out(self, seat: int, lines: list[bytes]) -> None:
-        """Log raw JSON lines (without newlines) written to ``seat``."""
-        if not self._full():
-            f = self._f
-            if self._act is not None:
-                self._write_act()
-            f.write(b'{"t":%.6f,"to":%d,"out":[%b]}\n' % (self._now() - self._t0, seat, b",".join(lines)))  # type: ignore[union-attr]
+        """Log raw JSON lines (without newlines) written to ``seat``. The size
+        cap is checked once per 64 KiB of these records (they are the bulk)."""
+        f = self._f
+        if f is None or self.capped:
+            return
+        if self._act is not None:
+            self._write_act()
+        rec = b'{"t":%.6f,"to":%d,"out":[%b]}\n' % (self._now() - self._t0, seat, b",".join(lines))
+        f.write(rec)
+        self._since += len(rec)
+        if self._since >= 65536 and self._max is not None:
+            self._since = 0
+            self._full()
 
     def inbound(self, seat: int, raw: bytes, ms: float, ok: bool, lineno: int | None = None,
                 long: bool = False) -> None:
@@ -141,8 +149,9 @@ class GameLog:
     def act_raw(self, seat: int, turn_id: int, decide: str, raw: bytes, ms: float,
                 wall_ms: float | None = None) -> None:
         """Log a bot's valid reply, as received, as the action applied (``wall_ms``:
-        the wall time of the decision when ``ms`` is CPU time, cpu clock)."""
-        if not self._full():
+        the wall time of the decision when ``ms`` is CPU time, cpu clock). The
+        cap is checked by the next record (an act is small)."""
+        if not self.capped and self._f is not None:
             if self._act is not None:
                 self._write_act()
             if b"\r" in raw:  # a decoded reply holds CR only as JSON whitespace: keep the log one record per line
