@@ -51,7 +51,7 @@ from referee.core.machine import HandMachine, Wait, action_json, share_wins
 from referee.core.spec import GameResult, GameSpec
 
 from .framing import LineTooLong, StreamClosed
-from .gamelog import GameLog
+from .gamelog import GameLog, log_name
 from .session import BotSession
 
 __all__ = ["action_json", "play_game", "share_wins"]
@@ -65,15 +65,15 @@ _CLOSED = "closed"
 
 
 class _Driver:
-    def __init__(self, spec: GameSpec, bots: Sequence[BotSession], log_dir: str | None) -> None:
+    def __init__(self, spec: GameSpec, bots: Sequence[BotSession], log_dir: str | None, compress: bool = False) -> None:
         self.spec = spec
         self.bots = list(bots)
         HandMachine.validate(spec, len(bots))
         self.m = HandMachine(spec, [b.name for b in bots], first_ids=[b.next_id for b in bots])
         self.log: GameLog | None = None
         if log_dir is not None:
-            self.log = GameLog(os.path.join(log_dir, f"{spec.game_id}.jsonl"), time.monotonic(),
-                               max_bytes=spec.policy.max_log_bytes)
+            self.log = GameLog(os.path.join(log_dir, log_name(spec.game_id, compress)), time.monotonic(),
+                               max_bytes=spec.policy.max_log_bytes, compress=compress)
             self.m.log = self.log
         self._now = trio.lowlevel.current_clock().current_time  # trio's clock, without the run-context lookup
         self.nursery: trio.Nursery | None = None
@@ -486,8 +486,10 @@ def _version() -> str:
     return __version__
 
 
-async def play_game(spec: GameSpec, bots: Sequence[BotSession], log_dir: Path | str | None = None) -> GameResult:
-    """Play ``spec`` with ``bots[i]`` in seat ``i``; return the result.
+async def play_game(spec: GameSpec, bots: Sequence[BotSession], log_dir: Path | str | None = None, *,
+                    compress: bool = False) -> GameResult:
+    """Play ``spec`` with ``bots[i]`` in seat ``i``; return the result. The log
+    goes to ``log_dir/<game_id>.jsonl`` (``.jsonl.zst`` with ``compress``).
 
     Bot misbehaviour never raises: it becomes a fault in the result. Raises
     ``ValueError`` if the number of sessions (or of ``spec.seat_clocks``) does
@@ -496,5 +498,5 @@ async def play_game(spec: GameSpec, bots: Sequence[BotSession], log_dir: Path | 
     ``aborted`` footer and the exception propagates; closing the sessions is
     the caller's job (``BotSession.close`` is shielded).
     """
-    driver = _Driver(spec, bots, os.fspath(log_dir) if log_dir is not None else None)
+    driver = _Driver(spec, bots, os.fspath(log_dir) if log_dir is not None else None, compress)
     return await driver.run()

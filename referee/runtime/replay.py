@@ -73,6 +73,7 @@ from referee.core.records import (LOG_KIND, READABLE_VERSIONS, ActInfo, ActRec, 
                                   bad_line_bytes, bad_line_fields, record_type)
 from referee.core.spec import FaultRecord, GameSpec
 from referee.errors import UserError
+from referee.runtime.gamelog import read_log_bytes
 from referee.rules import Deal, get_variant
 from referee.rules.match import MatchFormat
 
@@ -120,6 +121,10 @@ def load_log(path: str | Path) -> list[tuple[int, Any, dict[str, Any]]]:
         raise UserError(f"{p} is a folder, not a game log") from None
     except OSError as exc:
         raise UserError(f"cannot read log {str(p)!r}: {exc.strerror or exc}") from None
+    try:
+        data = read_log_bytes(data)
+    except ValueError as exc:
+        raise UserError(f"{p}: {exc}; this log cannot be replayed") from None
     return parse_log(data, str(p))
 
 

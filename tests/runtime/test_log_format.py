@@ -123,3 +123,39 @@ def test_every_record_the_writer_writes_decodes_as_its_struct(tmp_path):
     assert bads and all(type(b["line"]) is int for b in bads)
     assert any("raw" in b for b in bads)  # an invalid UTF-8 line is kept exactly (base64) besides its text
     assert re.search(r"not valid UTF-8", json.dumps([raw for _, _, raw in records if "fault" in raw or "retry" in raw]))
+
+
+async def test_compressed_logs_are_small_and_replay_like_plain_ones(tmp_path, capsys):
+    import gzip
+
+    from referee.view.frames import frames_from_log
+
+    import trio
+
+    from referee.rules import get_variant
+    from referee.runtime import ClockSpec, GameSpec, play_game, start_bots
+
+    specs = [bot(f"i{i}", "instant_bot.py", BOT_SEED=str(i + 1)) for i in range(4)]
+    plain, _ = await play(specs, "kwartet", seed=9, log_dir=tmp_path / "plain", game_id="g-9")
+    async with trio.open_nursery() as n:
+        sessions = await start_bots(specs, ClockSpec(), n)
+        try:
+            packed = await play_game(GameSpec("g-9", get_variant("kwartet"), 4, seed=9, clock=ClockSpec(move_ms=2000)),
+                                     sessions,
+                                     tmp_path / "packed", compress=True)
+        finally:
+            for s in sessions:
+                await s.close()
+    assert packed.log_path.endswith("g-9.jsonl.zst")
+    zst, txt = Path(packed.log_path), Path(plain.log_path)
+    assert zst.read_bytes()[:4] == b"\x28\xb5\x2f\xfd" and zst.stat().st_size * 5 < txt.stat().st_size
+    assert _comparable(zst) == _comparable(txt)
+    assert replay(zst).ok and frames_from_log(zst)["verified"]
+    gz = tmp_path / "g-9.jsonl.gz"
+    gz.write_bytes(gzip.compress(txt.read_bytes()))
+    assert replay(gz).ok
+    cut = tmp_path / "cut.jsonl.zst"
+    cut.write_bytes(zst.read_bytes()[: zst.stat().st_size // 2])
+    assert main(["replay", "-q", str(cut)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and ("cut off" in err or "truncated" in err or "not JSON" in err), err
