@@ -25,15 +25,18 @@ GAME_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 def check_frames(data: Any) -> None:
     """Check the envelope of a frames document: format, version, seats and at least one frame.
 
-    Raises :class:`ValueError` saying what is wrong (the page would show the same problem as an
-    error line instead of a table). The frames' contents are not validated here.
+    Raises :class:`TypeError` when ``data`` is not a mapping and :class:`ValueError` saying what is
+    wrong otherwise (the page would show the same problem as an error line instead of the table).
+    The frames' contents are not validated here.
     """
     if not isinstance(data, Mapping):
-        raise ValueError(f"frames data must be a JSON object, not {type(data).__name__}")
+        raise TypeError(f"frames data must be a JSON object, not {type(data).__name__}")
     if data.get("format") != FORMAT:
         raise ValueError(f"not a frames document: format is {data.get('format')!r}, expected {FORMAT!r}")
     if data.get("version") != VERSION:
-        raise ValueError(f"frames version {data.get('version')!r} is not supported (this viewer reads version {VERSION})")
+        raise ValueError(
+            f"frames version {data.get('version')!r} is not supported (this viewer reads version {VERSION})"
+        )
     frames = data.get("frames")
     if not isinstance(frames, list) or not frames:
         raise ValueError("frames data has no frames (a game has at least its start frame)")
@@ -58,7 +61,7 @@ def apply_patch(state: Mapping[str, Any], patch: Mapping[str, Any] | None) -> di
 
 def materialize(data: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The full state at every frame of a frames document (frame 0's patch applied to an empty
-    state, then each later patch in turn). Raises :class:`ValueError` as :func:`check_frames`."""
+    state, then each later patch in turn). Raises as :func:`check_frames`."""
     check_frames(data)
     states: list[dict[str, Any]] = []
     state: dict[str, Any] = {}

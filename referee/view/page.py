@@ -46,7 +46,8 @@ def data_json(data: Any) -> str:
 def _page(title: str, data_script: str, back_href: str | None, back_label: str) -> str:
     back = ""
     if back_href is not None:
-        back = f'<a class="back" data-testid="back" href="{html.escape(back_href)}">&larr; {html.escape(back_label)}</a>'
+        href, label = html.escape(back_href), html.escape(back_label)
+        back = f'<a class="back" data-testid="back" href="{href}">&larr; {label}</a>'
     parts = {
         "TITLE": html.escape(title),
         "CSS": _asset("viewer.css"),
@@ -62,7 +63,8 @@ def render_viewer(data: dict[str, Any], *, back_href: str | None = None, back_la
     :mod:`referee.view.frames`). ``back_href``, when given, adds a link back (e.g. to the report).
 
     Raises :class:`ValueError` when ``data`` is not a frames document of a supported version or
-    holds NaN/infinite numbers, :class:`TypeError` when it holds values JSON cannot represent.
+    holds NaN/infinite numbers, :class:`TypeError` when it is not a mapping or holds values JSON
+    cannot represent.
     """
     check_frames(data)
     title = f"{data['game']} · {data.get('variant', '')} — card-referee viewer"

@@ -485,9 +485,10 @@
         body.push(who(f.actor) + ' <span class="arrow">asks</span> ' + who(f.target) + ' <span class="arrow">for</span>');
         if (f.ask && f.ask.card) body.push(cardHTML(f.ask.card));
         else if (f.ask && f.ask.family) body.push("family " + familyHTML(f.ask.family));
-        if (rules.please) body.push(f.please ? badge("please", "please") : badge("rude", "no please", "the politeness rule: an ask without please is rude"));
+        var rudeTitle = "the politeness rule: an ask without please is rude; nothing moves and the turn goes to the asked seat";
+        if (rules.please) body.push(f.please ? badge("please", "please") : badge("rude", "no please: rude ask", rudeTitle));
         else if (f.please) body.push(badge("please", "please", "this variant has no politeness rule"));
-        if (f.rude) body.push(badge("rude", "rude ask: nothing moves"));
+        if (f.rude && !(rules.please && !f.please)) body.push(badge("rude", "rude ask", rudeTitle));
         if (f.hit === true) {
           body.push(badge("hit", "hit"));
           var got = asList(f.cards);
