@@ -239,3 +239,48 @@ def build_chickens_game() -> tuple[dict[str, Any], list[dict[str, Any]]]:
         "verified": False,
         "frames": fr.frames,
     }, fr.states
+
+
+def match_game() -> dict[str, Any]:
+    """The tie-break hand of a 4-seat happy-families race match: carol sits out (no hand, no count),
+    bob's hand runs empty."""
+    g = "g-000044"
+    fr = Frames(g)
+    s: dict[str, Any] = {
+        "hands": {"0": ["A1", "A2"], "1": ["A3"], "2": None, "3": ["A4", "B1"]}, "counts": [2, 1, None, 2],
+        "laid": [[], [], [], []], "scores": [3, 3, 1, 3], "turn": 0, "waiting": [0], "stock": 0, "dealer": 1,
+        "faulted": [], "in_hand": [True, True, False, True],
+    }
+    fr.add("start", "hand 3 (tie-break): alice, bob and dave play", s, hand=3, game=f"{g}.h3")
+    s["hands"]["0"] = ["A1", "A2", "A3"]
+    s["hands"]["1"] = []
+    s["counts"] = [3, 0, None, 2]
+    fr.add("ask", "alice asks bob for A3: hit", s, hand=3, game=f"{g}.h3", actor=0, target=1, ask={"card": "A3"},
+           please=False, hit=True, rude=False, cards=["A3"], think_ms=150.25)
+    s["hands"]["3"] = ["B1"]
+    s["hands"]["0"] = ["A1", "A2", "A3", "A4"]
+    s["counts"] = [4, 0, None, 1]
+    fr.add("ask", "alice asks dave for A4: hit", s, hand=3, game=f"{g}.h3", actor=0, target=3, ask={"card": "A4"},
+           please=True, hit=True, rude=False, cards=["A4"], think_ms=99.5)
+    s["hands"]["0"] = []
+    s["counts"] = [0, 0, None, 1]
+    s["laid"] = [["A"], [], [], []]
+    s["scores"] = [4, 3, 1, 3]
+    s["turn"] = None
+    s["waiting"] = []
+    fr.add("laid", "alice lays family A", s, hand=3, game=f"{g}.h3", actor=0, cards=["A1", "A2", "A3", "A4"])
+    end = {"scores": [4, 3, 1, 3], "ranks": [1, 2, 4, 2], "reason": "complete", "detail": None}
+    fr.add("end", "the match ends: alice wins the tie-break", s, hand=3, game=f"{g}.h3", end=end)
+    return {
+        "format": "card-referee-frames", "version": 1, "game": g, "variant": "happy-families", "kind": "ask",
+        "rules": {"game": "ask", "name": "happy-families", "families": list("ABCDEFGHIJK"),
+                  "members": ["1", "2", "3", "4"], "ask": "card", "miss": "asked", "please": False, "stock": 0,
+                  "first": "left", "players": [2, 6]},
+        "players": 4,
+        "seats": [{"seat": i, "bot": name, "hello": None} for i, name in enumerate(["alice", "bob", "carol", "dave"])],
+        "match": {"kind": "race", "hands": 0, "target": 3, "max_hands": 10},
+        "result": {"scores": [4, 3, 1, 3], "ranks": [1, 2, 4, 2], "win_shares": [1.0, 0.0, 0.0, 0.0], "forfeits": [],
+                   "reason": "complete", "detail": None},
+        "verified": True,
+        "frames": fr.frames,
+    }

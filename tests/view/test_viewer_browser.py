@@ -11,7 +11,7 @@ import pytest
 
 from referee.view import frames_js, materialize, render_viewer, render_viewer_shell
 from tests.view.conftest import PageProbe
-from tests.view.gamedata import ask_game, chickens_game
+from tests.view.gamedata import ask_game, chickens_game, match_game
 
 READY = '[data-testid="viewer"][data-ready="true"]'
 
@@ -69,6 +69,8 @@ def expected_markers(data: dict[str, Any], st: dict[str, Any], s: int) -> list[s
         out.append("marker-played")
     if s in (st.get("faulted") or []):
         out.append("marker-fallback")
+    if (st.get("in_hand") or [True] * 9)[s] is False:
+        out.append("marker-out")
     return out
 
 
@@ -85,13 +87,16 @@ def assert_shows(
     for s in range(n):
         seat = got["seats"][s]
         hand = st["hands"][str(s)]
-        if view is None or view == s:
+        if hand is None:  # not in this hand
+            assert seat["hand"] == [] and seat["backs"] == 0 and seat["count"] == "–"
+        elif view is None or view == s:
             assert seat["hand"] == hand, f"step {k} seat {s} hand"
             assert seat["backs"] == 0
         else:
             assert seat["hand"] == [], f"step {k}: seat {s}'s cards are visible from seat {view}"
             assert seat["backs"] == st["counts"][s]
-        assert seat["count"] == str(st["counts"][s]), f"step {k} seat {s} count"
+        if hand is not None:
+            assert seat["count"] == str(st["counts"][s]), f"step {k} seat {s} count"
         assert seat["laid"] == st["laid"][s], f"step {k} seat {s} laid"
         assert seat["score"] == str(st["scores"][s]), f"step {k} seat {s} score"
         assert seat["markers"] == expected_markers(data, st, s), f"step {k} seat {s} markers"
@@ -100,7 +105,8 @@ def assert_shows(
         assert got["round"] == f"{st['round']} / {data['rules']['rounds']}"
     else:
         assert got["centre"] is None
-        assert got["stock"] == str(st["stock"])
+        has_stock = data["rules"]["stock"] > 0 or st["stock"] > 0
+        assert got["stock"] == (str(st["stock"]) if has_stock else None)
 
 
 def open_page(probe: PageProbe, path: Path, query: str = "") -> Any:
@@ -332,6 +338,26 @@ def test_chickens_game_step_by_step(probe: PageProbe, chickens_page: Any, artifa
     assert_shows(page, data, states, 12, view=1)
     shot(page, artifacts, "chickens-step-12-as-seat-1")
     probe.assert_clean(path.parent.as_uri() + "/")
+
+
+def test_match_tie_break_hand(probe: PageProbe, tmp_path: Path, artifacts: Path) -> None:
+    data = match_game()
+    states = materialize(data)
+    path = tmp_path / "g-000044.html"
+    path.write_text(render_viewer(data), encoding="utf-8")
+    page = open_page(probe, path)
+    for k in range(len(states)):
+        page.evaluate("(k) => window.refereeViewer.go(k)", k)
+        assert_shows(page, data, states, k)
+        assert page.inner_text('[data-testid="hand-number"]') == "hand 3 · g-000044.h3"
+        assert page.get_attribute('[data-testid="seat-2"]', "class").split().count("out") == 1
+        assert "not in this hand" in page.inner_text('[data-testid="hand-2"]')
+    assert "race match to 3" in page.inner_text('[data-testid="meta"]')
+    page.select_option('[data-testid="view-select"]', "3")
+    page.keyboard.press("Home")
+    assert_shows(page, data, states, 0, view=3)
+    shot(page, artifacts, "match-tie-break-as-seat-3")
+    probe.assert_clean(tmp_path.as_uri() + "/")
 
 
 def test_shell_loads_a_game_from_its_frames_js(probe: PageProbe, tmp_path: Path, artifacts: Path) -> None:

@@ -33,6 +33,13 @@
   var el = {};
 
   function $(id) { return document.getElementById(id); }
+  // set an element's markup only when it changed (stepping re-renders every seat)
+  function setHTML(node, markup) {
+    if (node.__markup !== markup) {
+      node.innerHTML = markup;
+      node.__markup = markup;
+    }
+  }
   function esc(s) {
     return String(s).replace(/[&<>"']/g, function (c) {
       return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c];
@@ -269,12 +276,13 @@
       div.innerHTML =
         '<div class="seat-head"><span class="seat-no">' + s + '</span><span class="bot" data-testid="bot-' + s + '" title="' + esc(seat.bot) + '">' + esc(seat.bot) + "</span>" +
         '<span class="hello" data-testid="hello-' + s + '" title="' + esc(hello ? "hello: " + hello : "no hello") + '">' + esc(hello) + "</span>" +
-        '<span class="markers" data-testid="markers-' + s + '"></span></div>' +
+        '<span class="markers" data-testid="markers-' + s + '"></span>' +
+        '<span class="score" title="score"><span class="lbl">score</span> <b data-testid="score-' + s + '"></b></span></div>' +
         '<div class="hand" data-testid="hand-' + s + '"></div>' +
         '<div class="seat-foot"><span><b data-testid="count-' + s + '"></b> <span class="lbl">cards</span></span>' +
-        '<span class="laid"><span class="lbl">' + (D.kind === "chickens" ? "taken this round" : "laid") + '</span> <span class="laid" data-testid="laid-' + s + '"></span></span>' +
+        '<span class="laid"><span class="lbl" title="' + (D.kind === "chickens" ? "nobles taken this round" : "families laid this hand") + '">' +
+        (D.kind === "chickens" ? "taken" : "laid") + '</span> <span class="laid" data-testid="laid-' + s + '"></span></span>' +
         '<span class="revealed" data-testid="revealed-' + s + '"></span>' +
-        '<span class="score"><span class="lbl">score</span> <b data-testid="score-' + s + '"></b></span>' +
         '<span class="think" data-testid="think-' + s + '"></span></div>';
       seatEls.push({
         root: div, markers: div.querySelector(".markers"), hand: div.querySelector(".hand"),
@@ -371,8 +379,8 @@
     else if (waiting) mk.push('<span class="mk waiting" data-testid="marker-waiting-' + s + '" title="the referee awaits this seat\'s decision">deciding</span>');
     if (D.kind === "chickens" && st.played && st.played[s]) mk.push('<span class="mk played" data-testid="marker-played-' + s + '" title="has played a hidden card this turn">played</span>');
     if (faulted) mk.push('<span class="mk fallback" data-testid="marker-fallback-' + s + '" title="faulted: the referee\'s fallback plays this seat from here on">fallback</span>');
-    if (!inHand) mk.push('<span class="mk out" title="does not play this hand (tie-break)">sits out</span>');
-    e.markers.innerHTML = mk.join("");
+    if (!inHand) mk.push('<span class="mk out" data-testid="marker-out-' + s + '" title="does not play this hand (tie-break)">sits out</span>');
+    setHTML(e.markers, mk.join(""));
 
     var hand = st.hands ? st.hands[String(s)] : null;
     var count = st.counts ? st.counts[s] : hand ? hand.length : null;
@@ -393,31 +401,31 @@
       hhtml = n ? backs.join("") : '<span class="none">no cards</span>';
       e.hand.classList.toggle("backs", n > 0);
     }
-    e.hand.innerHTML = hhtml;
+    setHTML(e.hand, hhtml);
     e.hand.dataset.visible = String(canSee(s));
 
     var laid = st.laid ? st.laid[s] : null;
-    if (!laid || !laid.length) e.laid.innerHTML = '<span class="muted">–</span>';
+    if (!laid || !laid.length) setHTML(e.laid, '<span class="muted">–</span>');
     else if (D.kind === "chickens") {
-      e.laid.innerHTML = laid.map(function (c, i) {
+      setHTML(e.laid, laid.map(function (c, i) {
         var fresh = f.kind === "take" && f.actor === s && i === laid.length - 1;
         return cardHTML(c, "mini" + (fresh ? " moved" : ""));
-      }).join("");
+      }).join(""));
     } else {
-      e.laid.innerHTML = laid.map(function (fam) {
+      setHTML(e.laid, laid.map(function (fam) {
         var fresh = f.kind === "laid" && f.actor === s && laidFamily(f) === fam;
         return familyHTML(fam, fresh ? "moved" : "");
-      }).join("");
+      }).join(""));
     }
     e.score.textContent = st.scores ? num(st.scores[s]) : "–";
 
     var rv = revealAt[cur];
     var revealed = rv >= 0 ? revealedCard(frames[rv], s) : null;
-    e.revealed.innerHTML = revealed ? '<span class="lbl">revealed</span> ' + cardHTML(revealed, "mini") : "";
+    setHTML(e.revealed, revealed ? '<span class="lbl" title="the card this seat played, revealed">played</span> ' + cardHTML(revealed, "mini") : "");
 
     var t = thinkAt[cur][s];
-    e.think.textContent = t && t.n ? "think: last " + ms(t.last) + " · mean " + ms(t.sum / t.n) + " · max " + ms(t.max) + " (" + t.n + ")" : "";
-    e.think.title = t && t.n ? t.n + " timed decisions up to this step" : "";
+    e.think.textContent = t && t.n ? "think " + ms(t.last) + " · mean " + ms(t.sum / t.n) + " · max " + ms(t.max) : "";
+    e.think.title = t && t.n ? "think time: the last decision, and the mean and max of the " + t.n + " timed decisions up to this step" : "";
   }
 
   function laidFamily(f) {
@@ -456,7 +464,7 @@
       if (deck.fams.length) html.push('<div class="lbl">families laid</div><div class="big" data-testid="laid-total">' + laidTotal + " / " + deck.fams.length + "</div>");
     }
     if (D.match || f.hand > 1) html.push('<div class="lbl" data-testid="hand-game">hand ' + esc(f.hand) + " · " + esc(f.game) + "</div>");
-    el.centreInfo.innerHTML = html.join("");
+    setHTML(el.centreInfo, html.join(""));
   }
 
   function badge(cls, text, title) {
@@ -691,6 +699,7 @@
     try {
       precompute();
       buildHeader();
+      el.felt.classList.add("seats-" + nSeats);
       buildSeats();
       buildViewSelect();
       view = initialView();
@@ -716,7 +725,7 @@
     el = {
       app: $("app"), main: $("main"), error: $("load-error"), help: $("help"),
       gameId: $("game-id"), variant: $("variant"), verified: $("verified"), meta: $("meta"), result: $("result"),
-      rowTop: $("row-top"), rowBottom: $("row-bottom"), centreInfo: $("centre-info"), event: $("event"),
+      felt: $("felt"), rowTop: $("row-top"), rowBottom: $("row-bottom"), centreInfo: $("centre-info"), event: $("event"),
       btnStart: $("btn-start"), btnPrev: $("btn-prev"), btnPlay: $("btn-play"), btnNext: $("btn-next"), btnEnd: $("btn-end"),
       counter: $("frame-counter"), handno: $("handno"), scrubber: $("scrubber"), ticks: $("ticks"),
       speed: $("speed"), view: $("view-select"), log: $("log"), logTotal: $("log-total"), filter: $("log-filter")
