@@ -537,7 +537,7 @@
         body.push(who(f.actor) + " faulted");
         break;
       case "retry":
-        body.push(who(f.actor) + "'s reply was rejected and forgiven");
+        body.push(who(f.actor) + " sent a bad reply: forgiven, asked again");
         break;
       case "end": {
         var end = f.end || {};
