@@ -294,6 +294,14 @@ def test_keyboard_scrubber_and_play(probe: PageProbe, ask_page: Any) -> None:
     assert page.get_attribute('[data-testid="btn-play"]', "data-state") == "playing"
     kb.press(" ")
     assert page.get_attribute('[data-testid="btn-play"]', "data-state") == "paused"
+    # space on the log's filter box ticks it; the arrows still step
+    page.focus('[data-testid="log-filter"]')
+    kb.press(" ")
+    assert page.is_checked('[data-testid="log-filter"]')
+    assert page.get_attribute('[data-testid="btn-play"]', "data-state") == "paused"
+    k = step_of(page)
+    kb.press("ArrowLeft")
+    assert step_of(page) == k - 1
     # played to the end, it stops there
     page.click('[data-testid="btn-play"]')
     page.wait_for_function("() => document.querySelector('[data-testid=btn-play]').dataset.state === 'paused'")

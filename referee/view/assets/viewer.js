@@ -633,6 +633,7 @@
     var t = e.target, tag = t && t.tagName;
     if (tag === "SELECT" || tag === "TEXTAREA") return;
     if (tag === "INPUT" && t.type !== "range" && t.type !== "checkbox") return;
+    if (tag === "INPUT" && t.type === "checkbox" && e.key === " ") return; // space ticks the box
     if (tag === "INPUT" && t.type === "range" && /^(Arrow|Home$|End$|Page)/.test(e.key)) return; // the range steps itself
     switch (e.key) {
       case "ArrowRight": go(cur + 1); break;
@@ -669,7 +670,7 @@
     document.addEventListener("keydown", onKey);
     // space on a focused button must not also click it (it toggles play instead)
     document.addEventListener("keyup", function (e) {
-      if (e.key === " " && e.target && (e.target.tagName === "BUTTON" || e.target.type === "checkbox")) e.preventDefault();
+      if (e.key === " " && e.target && e.target.tagName === "BUTTON") e.preventDefault();
     });
   }
 
