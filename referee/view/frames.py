@@ -1,4 +1,5 @@
-"""Game frames for the viewer, from the same core that replays the log.
+"""The viewer's data ("frames", format version 1): made from a game log by the same
+core that replays it, checked and materialized here.
 
 :func:`frames_from_log` replays a game log with :func:`referee.runtime.replay.replay_records`
 (the hand machine fed with the recorded replies) and, through the machine's
@@ -14,6 +15,9 @@ public contents; after the action's last event the frame's state is the
 engine's own, and the two are checked against each other, so the viewer can
 never disagree with ``referee replay``.
 
+The consumer side (:func:`check_frames`, :func:`apply_patch`, :func:`materialize`)
+reads the format as the page's JavaScript does, for tests and tools.
+
 Errors: a missing, unreadable, corrupt or truncated log raises
 :class:`~referee.errors.UserError` (as replay does); a log that replay finds
 inconsistent still gives its frames up to the mismatch, with ``verified``
@@ -26,14 +30,76 @@ import json
 from pathlib import Path
 from typing import Any
 
-from referee.core.machine import HandMachine
-from referee.core.spec import FaultRecord
-from referee.runtime.replay import load_log, replay_records
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-__all__ = ["FRAMES_FORMAT", "FRAMES_VERSION", "frames_from_log", "frames_from_records"]
+from referee.core.errors import public_fault_detail
 
-FRAMES_FORMAT = "card-referee-frames"
-FRAMES_VERSION = 1
+if TYPE_CHECKING:  # pragma: no cover
+    from referee.core.machine import HandMachine
+    from referee.core.spec import FaultRecord
+
+__all__ = ["FORMAT", "VERSION", "GAME_ID_RE", "apply_patch", "check_frames", "frames_from_log", "frames_from_records",
+           "materialize"]
+
+FORMAT = "card-referee-frames"
+VERSION = 1
+
+#: what a game id must look like to be loaded by the viewer shell (``viewer.html?game=ID`` loads
+#: ``ID.frames.js`` from the page's folder; anything else could name a file elsewhere)
+GAME_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+
+def check_frames(data: Any) -> None:
+    """Check the envelope of a frames document: format, version, seats and at least one frame.
+
+    Raises :class:`TypeError` when ``data`` is not a mapping and :class:`ValueError` saying what is
+    wrong otherwise (the page would show the same problem as an error line instead of the table).
+    The frames' contents are not validated here.
+    """
+    if not isinstance(data, Mapping):
+        raise TypeError(f"frames data must be a JSON object, not {type(data).__name__}")
+    if data.get("format") != FORMAT:
+        raise ValueError(f"not a frames document: format is {data.get('format')!r}, expected {FORMAT!r}")
+    if data.get("version") != VERSION:
+        raise ValueError(
+            f"frames version {data.get('version')!r} is not supported (this viewer reads version {VERSION})"
+        )
+    frames = data.get("frames")
+    if not isinstance(frames, list) or not frames:
+        raise ValueError("frames data has no frames (a game has at least its start frame)")
+    seats = data.get("seats")
+    if not isinstance(seats, list) or not seats:
+        raise ValueError("frames data has no seats")
+    if not isinstance(data.get("game"), str) or not data["game"]:
+        raise ValueError("frames data has no game id")
+
+
+def apply_patch(state: Mapping[str, Any], patch: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The state after ``patch``: keys absent from the patch keep their value, ``hands`` merges
+    per seat, every other key is replaced. Neither argument is modified."""
+    out = dict(state)
+    for key, value in (patch or {}).items():
+        if key == "hands":
+            out["hands"] = {**(state.get("hands") or {}), **(value or {})}
+        else:
+            out[key] = value
+    return out
+
+
+def materialize(data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The full state at every frame of a frames document (frame 0's patch applied to an empty
+    state, then each later patch in turn). Raises as :func:`check_frames`."""
+    check_frames(data)
+    states: list[dict[str, Any]] = []
+    state: dict[str, Any] = {}
+    for frame in data["frames"]:
+        state = apply_patch(state, frame.get("state"))
+        states.append(state)
+    return states
+
+
+# ----------------------------------------------------------------------------- the producer
 
 _STATE_KEYS = ("hands", "counts", "laid", "scores", "turn", "waiting", "stock", "centre", "played", "round",
                "leader", "commissioner", "dealer", "faulted", "in_hand")
@@ -237,7 +303,8 @@ class _Frames:
                 st["played"] = [False] * self.n
                 shown = ", ".join(f"{self.names[s]} {c}" for s, c in enumerate(plays))
                 self._emit(m, k == last and not round_over, "reveal",
-                           f"reveal: {shown}; centre: {', '.join(ev['centre']) or 'empty'}", st, {})
+                           f"reveal: {shown}; centre: {', '.join(ev['centre']) or 'empty'}", st,
+                           {"cards": list(plays)})
             elif kind == "take":
                 s = ev["seat"]
                 c = ev["card"]
@@ -274,11 +341,13 @@ class _Frames:
     def faulted(self, m: HandMachine, rec: FaultRecord) -> None:
         st = self._copy()
         st["faulted"] = sorted(set(st.get("faulted") or []) | {rec.seat})
-        self._frame(m, "fault", f"{rec.bot} faults ({rec.fault}): {rec.detail}; the referee plays its seat from here on",
-                    st, actor=rec.seat, fault={"fault": rec.fault, "detail": rec.detail})
+        # the text says what every seat was told (the public fault event); the bot's own detail is in "fault"
+        self._frame(m, "fault", f"{rec.bot} faults ({rec.fault}): {public_fault_detail(rec.fault)}", st,
+                    actor=rec.seat, fault={"fault": rec.fault, "detail": rec.detail})
 
     def retried(self, m: HandMachine, seat: int, fault: str, detail: str, left: int) -> None:
-        self._frame(m, "retry", f"{self.names[seat]}'s reply is refused ({fault}: {detail}); it may try again "
+        # only that bot learns of a refused reply: the text names no detail (it is in "retry")
+        self._frame(m, "retry", f"{self.names[seat]}'s reply is refused ({fault}); it may try again "
                                 f"({left} more {'retry' if left == 1 else 'retries'} after this one)",
                     self._copy(), actor=seat, retry={"fault": fault, "detail": detail, "left": left})
 
@@ -301,9 +370,11 @@ def frames_from_records(records: list[tuple[int, Any, dict[str, Any]]], name: st
     players = int(header.get("players", 0))
     kind = "chickens" if (header.get("rules") or {}).get("game") == "chickens" else "ask"
     obs = _Frames(players, kind)
+    from referee.runtime.replay import replay_records
+
     report = replay_records(records, name, observer=obs)
     return {
-        "format": FRAMES_FORMAT, "version": FRAMES_VERSION, "game": header.get("game"),
+        "format": FORMAT, "version": VERSION, "game": header.get("game"),
         "variant": header.get("variant"), "kind": kind, "rules": header.get("rules"), "players": players,
         "seats": [{"seat": s.get("seat"), "bot": s.get("bot"), "hello": s.get("hello")} for s in header.get("seats", [])],
         "match": header.get("match"), "seed": header.get("seed"), "started": header.get("started"),
@@ -318,4 +389,6 @@ def frames_from_records(records: list[tuple[int, Any, dict[str, Any]]], name: st
 def frames_from_log(path: str | Path) -> dict[str, Any]:
     """The viewer data of the game log at ``path``. Raises ``UserError`` for a
     missing, unreadable, corrupt or truncated log."""
+    from referee.runtime.replay import load_log
+
     return frames_from_records(load_log(path), str(path))

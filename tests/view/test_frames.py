@@ -12,7 +12,7 @@ import pytest
 
 from referee.cli import main
 from referee.errors import UserError
-from referee.view.frames import FRAMES_FORMAT, frames_from_log
+from referee.view.frames import FORMAT, frames_from_log
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "tests" / "bots"
@@ -61,7 +61,7 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_frames_of_real_games_agree_with_the_replay_core(logs):
     for name, path in logs.items():
         data = frames_from_log(path)
-        assert data["format"] == FRAMES_FORMAT and data["version"] == 1
+        assert data["format"] == FORMAT and data["version"] == 1
         assert data["verified"], (name, data["mismatch"])
         frames = data["frames"]
         assert [f["i"] for f in frames] == list(range(len(frames)))
