@@ -93,8 +93,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Any, Literal
 
 import msgspec
 
@@ -222,12 +223,14 @@ def parse_sprt(text: str, *, model: Model = "logistic") -> Sprt:
 # the generalised log-likelihood ratio
 
 
-def _solve_decreasing(f_and_df: "_Fn", lo: float, hi: float) -> float:
+def _solve_decreasing(f_and_df: _Fn, lo: float, hi: float, start: float = 0.0) -> float:
     """The root of a strictly decreasing function on the open interval (lo, hi),
-    which tends to +inf at lo and -inf at hi: Newton steps, kept inside the
-    shrinking bracket by bisection."""
-    x = 0.0 if lo < 0.0 < hi else (lo + hi) / 2.0
-    for _ in range(200):
+    which tends to +inf at lo and -inf at hi: Newton steps inside the
+    shrinking bracket, bisection near the poles (where a Newton step is about
+    the distance to the pole: tiny, and no sign of convergence). ``start``:
+    the first guess (a previous root, when the function changed little)."""
+    x = start if lo < start < hi else 0.0 if lo < 0.0 < hi else (lo + hi) / 2.0
+    for _ in range(400):
         fx, dfx = f_and_df(x)
         if fx == 0.0:
             return x
@@ -235,11 +238,13 @@ def _solve_decreasing(f_and_df: "_Fn", lo: float, hi: float) -> float:
             lo = x
         else:
             hi = x
-        step = fx / dfx if dfx < 0.0 else 0.0
-        nx = x - step
-        if not lo < nx < hi or step == 0.0:
+        scale = 1e-15 * max(1.0, abs(x))
+        nx = x - fx / dfx if dfx < 0.0 and abs(fx) <= 1.0 else math.nan
+        if abs(nx - x) <= scale and abs(fx) <= 1e-12:  # converged (the step is lost in rounding)
+            return x
+        if not lo < nx < hi:
             nx = (lo + hi) / 2.0
-        if abs(nx - x) <= 1e-14 * max(1.0, abs(x)):
+        if hi - lo <= scale:
             return nx
         x = nx
     return x
@@ -248,7 +253,7 @@ def _solve_decreasing(f_and_df: "_Fn", lo: float, hi: float) -> float:
 class _Fn:
     """``sum(p_i * c_i / (1 + x c_i))`` and its derivative, for the root finder."""
 
-    __slots__ = ("p", "c")
+    __slots__ = ("c", "p")
 
     def __init__(self, p: Sequence[float], c: Sequence[float]) -> None:
         self.p = p
@@ -265,26 +270,31 @@ class _Fn:
         return f, df
 
 
-def _mle_logistic(points: Sequence[float], phat: Sequence[float], s: float) -> list[float]:
+def _mle_logistic(points: Sequence[float], phat: Sequence[float], s: float,
+                  start: float = 0.0) -> tuple[list[float], float]:
     """The distribution on ``points`` nearest to ``phat`` (maximum likelihood)
-    whose mean is ``s`` (Van den Bergh, Proposition 1.1)."""
+    whose mean is ``s`` (Van den Bergh, Proposition 1.1), and its Lagrange
+    multiplier (a good ``start`` for the next, similar problem)."""
     c = [a - s for a in points]
-    theta = _solve_decreasing(_Fn(phat, c), -1.0 / max(c), -1.0 / min(c))
-    return [p / (1.0 + theta * ci) for p, ci in zip(phat, c)]
+    theta = _solve_decreasing(_Fn(phat, c), -1.0 / max(c), -1.0 / min(c), start)
+    return [p / (1.0 + theta * ci) for p, ci in zip(phat, c)], theta
 
 
-def _mle_normalized(points: Sequence[float], phat: Sequence[float], t: float) -> list[float]:
+def _mle_normalized(points: Sequence[float], phat: Sequence[float], t: float,
+                    start: list[float] | None = None) -> list[float]:
     """The maximum likelihood distribution on ``points`` with
     ``(mean - 1/2) / sigma = t`` (Van den Bergh, *normalized Elo*, section 4.1):
-    a fixed point iteration from the uniform distribution."""
+    a fixed point iteration from ``start`` (a previous solution) or the uniform
+    distribution."""
     n = len(points)
-    p = [1.0 / n] * n
+    p = list(start) if start is not None and len(start) == n else [1.0 / n] * n
+    theta = 0.0
     for _ in range(50):
         mu = sum(a * q for a, q in zip(points, p))
         var = sum(q * (a - mu) ** 2 for a, q in zip(points, p))
         sigma = math.sqrt(var)
         phi = [a - 0.5 - 0.5 * t * sigma * (1.0 + ((a - mu) / sigma) ** 2) for a in points]
-        theta = _solve_decreasing(_Fn(phat, phi), -1.0 / max(phi), -1.0 / min(phi))
+        theta = _solve_decreasing(_Fn(phat, phi), -1.0 / max(phi), -1.0 / min(phi), theta)
         new = [q / (1.0 + theta * f) for q, f in zip(phat, phi)]
         diff = max(abs(a - b) for a, b in zip(new, p))
         p = new
@@ -299,21 +309,30 @@ def llr(counts: Sequence[int], test: Sprt) -> float:
     (the pentanomial: 5 counts, LL LD DD+WL WD WW). 0 when there are none."""
     if len(counts) < 2:
         raise ValueError("llr() needs the counts of at least two score points")
+    return _llr(counts, test, None)[0]
+
+
+def _llr(counts: Sequence[int], test: Sprt, warm: tuple[Any, Any] | None) -> tuple[float, tuple[Any, Any] | None]:
+    """:func:`llr`, starting the two maximum likelihood searches from ``warm``
+    (what the previous call returned): one more unit changes them little."""
     if not any(counts):
-        return 0.0
+        return 0.0, None
     k = len(counts) - 1
     points = [i / k for i in range(k + 1)]
     reg = [float(c) if c > 0 else REGULARIZE for c in counts]
     total = sum(reg)
     phat = [c / total for c in reg]
+    w0, w1 = warm if warm is not None else (None, None)
     if test.model == "logistic":
-        p0 = _mle_logistic(points, phat, elo_to_score(test.elo0))
-        p1 = _mle_logistic(points, phat, elo_to_score(test.elo1))
+        p0, t0 = _mle_logistic(points, phat, elo_to_score(test.elo0), w0 or 0.0)
+        p1, t1 = _mle_logistic(points, phat, elo_to_score(test.elo1), w1 or 0.0)
+        new: tuple[Any, Any] = (t0, t1)
     else:
         m = k / 2.0  # games per unit (the grid has 2m + 1 points)
-        p0 = _mle_normalized(points, phat, math.sqrt(m) * test.elo0 / NELO_SCALE)
-        p1 = _mle_normalized(points, phat, math.sqrt(m) * test.elo1 / NELO_SCALE)
-    return total * sum(q * (math.log(a) - math.log(b)) for q, a, b in zip(phat, p1, p0))
+        p0 = _mle_normalized(points, phat, math.sqrt(m) * test.elo0 / NELO_SCALE, w0)
+        p1 = _mle_normalized(points, phat, math.sqrt(m) * test.elo1 / NELO_SCALE, w1)
+        new = (p0, p1)
+    return total * sum(q * (math.log(a) - math.log(b)) for q, a, b in zip(phat, p1, p0)), new
 
 
 # --------------------------------------------------------------------------
@@ -439,6 +458,7 @@ class SprtState:
         self.decided_at: int | None = None
         self._next = 0
         self._waiting: dict[int, int] = {}
+        self._warm: tuple[Any, Any] | None = None
 
     @property
     def units(self) -> int:
@@ -466,7 +486,7 @@ class SprtState:
     def _count(self, point: int) -> Verdict:
         self.counts[point] += 1
         if self.test is not None:
-            self.llr = llr(self.counts, self.test)
+            self.llr, self._warm = _llr(self.counts, self.test, self._warm)
             if self.verdict == "continue":
                 self.verdict = self.test.verdict(self.llr)
                 if self.verdict != "continue":
