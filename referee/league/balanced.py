@@ -50,25 +50,39 @@ meets twice*, which is optimal whenever the mean is below one meeting. Table
 seeded permutation of the bots (an ``array``: 40 kB for 10,000 bots). When no
 repeat-free choice is left (big fields with a very large ``N``), the least
 conflicting multiplier is taken and the repeats show in the coverage.
+A gauntlet's table ``t`` is challenger ``t mod c`` (in a seeded order) with
+block ``t`` of such a stream over the field (blocks of ``size - 1``).
+
+Which is used: the cyclic construction when it is repeat-free, or when the
+field has more than :data:`GREEDY_LIMIT` bots; the greedy one otherwise
+(``TablePlan.method`` says which).
 
 ``greedy`` (small fields, up to :data:`GREEDY_LIMIT` bots, when the cyclic
-construction would repeat a pair). Round by round: the bots with the fewest
-seats so far play (a seeded random order breaks ties), and tables are filled
-in a snake draft, each pick the bot that has met the table's members least
-(the sum of their earlier meetings, which greedily minimises the sum of
-squared meeting counts), then improving swaps between the round's tables. The
-meeting counts live in an ``n x n`` byte table (1 MB at 1,024 bots); the plan
-is made round by round as tables are asked for.
+construction would repeat a pair). Round by round (a round's tables are
+disjoint): the bots with the fewest seats so far must play, and of those at the
+cut-off count the draft takes the ones that met the table least; tables fill
+in a snake draft, each pick the candidate with the fewest earlier meetings with
+the table's members (the marginal cost of the sum of squared meeting counts).
+Then a polish: swaps of two bots between two tables (every pair of tables when
+there are few, else within a round) while the sum of squared meeting counts
+drops, flat swaps taken half the time (seeded) to leave plateaus, within
+:data:`POLISH_BUDGET` swaps tried, and stopping early once no spread could be
+better. Seat counts never change in the polish. The whole plan is made on first
+use; the meeting counts take an ``n x n`` table (4 MB at 1,024 bots). In a
+gauntlet a challenger-field meeting weighs :data:`HOST_WEIGHT` field-field ones.
 
-Lineup positions: the order of a lineup matters only a little, because every
-table plays each deal in every seat rotation (every bot holds every seat's
-hand); it decides the cyclic order (who sits left of whom) for the deals
-played when a table plays fewer than ``(size-1)!`` deals
-(:func:`referee.league.schedule.seating_order`). The greedy construction gives
-every bot each position about equally often (the least used first); the cyclic
-one leaves positions to the stream's order (about uniform, not exact). A
-gauntlet's challenger takes the positions ``0, 1, .., size-1`` in turn.
-Lineups are *not* sorted: the order is the plan's.
+Lineup positions. Every table plays each deal in every seat rotation, so every
+bot holds every seat's hand, and a position in itself gives nothing: all that
+the lineup order decides is the cyclic order (who sits left of whom) of the
+deals played when a table plays fewer than ``(size-1)!`` deals
+(:func:`referee.league.schedule.seating_order`), a property of pairs that the
+pair spread already limits. Positions are balanced anyway, so that no bot is
+always first: the greedy construction exactly (each bot holds each position
+``seats / size`` times, give or take one: an equitable edge colouring of bots x
+tables, de Werra); the cyclic one by a rule (bot ``x`` takes position
+``(x + round) mod size`` when free): exact when ``size`` divides the number of
+bots, about uniform otherwise. A gauntlet's challenger takes the positions
+``0, 1, .., size-1`` in turn. Lineups are *not* sorted: the order is the plan's.
 
 Growing a field (phase 2, a ladder): a top-up for bots added later is a
 gauntlet with the new bots as challengers and every bot as the field; its
@@ -92,7 +106,7 @@ from typing import Any
 
 from referee.rules.rng import Rng, derive
 
-#: the largest field the greedy construction is used for (it keeps an n x n byte table)
+#: the largest field the greedy construction is used for (it keeps an n x n table of meeting counts)
 GREEDY_LIMIT = 1024
 #: a gauntlet's greedy construction counts a challenger's meetings this many times a field pair's
 HOST_WEIGHT = 4
@@ -589,28 +603,27 @@ class _GreedyBuilder:
         return order
 
     def _round(self, left: int) -> list[list[int]]:
-        """One round's tables (disjoint): the least seated bots (challengers) play."""
+        """One round's tables (disjoint). The bots with the fewest seats so far
+        must play; of those at the cut-off seat count, the draft takes the ones
+        that have met the table least. Gauntlet: the least seated challengers
+        host one table each; the field fills the other seats the same way."""
         k = self.k
         plan = self.plan
         if plan.kind == "balanced":
             m = min(self.n // k, left)
-            players = self._by_seats(list(range(self.n)))[: m * k]
-            groups = [[p] for p in players[:m]]
-            pool = players[m:]
+            groups: list[list[int]] = [[] for _ in range(m)]
+            must, may, extra = self._split(list(range(self.n)), m * k)
         else:
             want = [c for c in plan.challengers if self.seats[c] < plan.seats_per_bot]
             m = min(len(want), len(self.field) // (k - 1), left)
             groups = [[h] for h in self._by_seats(want)[:m]]
-            pool = self._by_seats(self.field)[: m * (k - 1)]
-        for g in groups:
-            self.seats[g[0]] += 1
-        for b in pool:
-            self.seats[b] += 1
+            must, may, extra = self._split(self.field, m * (k - 1))
         step = 0
-        while pool:
+        while must or extra:
             seq = range(len(groups)) if step % 2 == 0 else range(len(groups) - 1, -1, -1)
             for gi in seq:
-                if not pool:
+                pool = must if must else may if extra else None
+                if pool is None:
                     break
                 group = groups[gi]
                 best_i, best_c = 0, -1
@@ -620,9 +633,24 @@ class _GreedyBuilder:
                         best_i, best_c = i, cost
                         if cost == 0:
                             break
+                if pool is may:
+                    extra -= 1
                 group.append(pool.pop(best_i))
             step += 1
+        for g in groups:
+            for b in g:
+                self.seats[b] += 1
         return groups
+
+    def _split(self, bots: list[int], count: int) -> tuple[list[int], list[int], int]:
+        """Of ``bots``, the ones that must play (fewer seats than the cut-off),
+        the ones that may (at the cut-off), and how many of those play, for
+        ``count`` seats (each list in a seeded random order)."""
+        order = self._by_seats(bots)
+        cut = self.seats[order[count - 1]]
+        must = [b for b in order if self.seats[b] < cut]
+        may = [b for b in order if self.seats[b] == cut]
+        return must, may, count - len(must)
 
     def _weight(self, x: int) -> int:
         return HOST_WEIGHT if x in self.hosts else 1
@@ -640,12 +668,19 @@ class _GreedyBuilder:
                     row[y] += step
 
     def _polish(self, rounds: list[list[list[int]]]) -> None:
-        """Swaps of two (non-challenger) bots between two tables of one round:
-        every swap that lowers the cost is made, and one that keeps it equal
-        half the time (seeded), which lets the search leave flat ground. Sweeps
-        all rounds until three sweeps in a row improve nothing, no spread could
-        be better, or the budget is spent."""
+        """Swaps of two (non-challenger) bots between two tables: every swap
+        that lowers the cost is made, and one that keeps it equal half the time
+        (seeded), which lets the search leave flat ground. Seat counts do not
+        change. The tables tried together are every pair of tables when there
+        are few, else those of one round. Sweeps until three sweeps in a row
+        improve nothing, no spread could be better, or the budget is spent."""
         fixed = 1 if self.plan.kind == "gauntlet" else 0
+        k = self.k
+        tables = [g for groups in rounds for g in groups]
+        if len(tables) ** 2 * (k - fixed) ** 2 <= POLISH_BUDGET // 2:
+            blocks = [tables]
+        else:
+            blocks = rounds
         meet = self.meet
         wt = [self._weight(x) for x in range(self.n)]
         rng = self.rng
@@ -654,22 +689,24 @@ class _GreedyBuilder:
         excess = self._objective() - self._best_objective()   # 0: no spread can be better; stop
         while idle < 3 and budget > 0 and excess > 0:
             improved = False
-            for groups in rounds:
+            for groups in blocks:
                 m = len(groups)
                 for ai in range(m):
                     A = groups[ai]
                     for bi in range(ai + 1, m):
                         B = groups[bi]
-                        for iu in range(fixed, len(A)):
-                            for iv in range(fixed, len(B)):
+                        for iu in range(fixed, k):
+                            for iv in range(fixed, k):
                                 u, v = A[iu], B[iv]
+                                if u in B or v in A:
+                                    continue
                                 mu, mv = meet[u], meet[v]
-                                delta = 0
+                                delta = 0   # half the change of the cost; a bot at both tables changes nothing
                                 for w in A:
-                                    if w != u:
+                                    if w != u and w not in B:
                                         delta += wt[w] * (mv[w] - mu[w] + 1)
                                 for w in B:
-                                    if w != v:
+                                    if w != v and w not in A:
                                         delta += wt[w] * (mu[w] - mv[w] + 1)
                                 budget -= 1
                                 if delta < 0 or (delta == 0 and rng.below(2)):
