@@ -419,6 +419,8 @@ class _Stream:
             if v > 0 and (best is None or v < best[1]):
                 best = (b, v, pairs)
         if best is None or best[1] > 0:
+            # a scan from a seeded start: the first offset with no repeat, else after 256 offsets
+            # the one with the fewest (a plan stays quick when repeats cannot be avoided)
             start = rng.below(n)
             for i in range(n):
                 b = (start + i) % n
@@ -428,6 +430,8 @@ class _Stream:
                     break
                 if v > 0 and (best is None or v < best[1]):
                     best = (b, v, pairs)
+                if i >= 256 and best is not None:
+                    break
         if best is None:
             raise _Infeasible()
         self._straddle_pairs.extend(best[2])
