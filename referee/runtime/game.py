@@ -45,7 +45,6 @@ import trio
 from protocol.messages import BOT_DECODER, ENCODER, PROTOCOL_VERSION, REPLY_FOR_DECISION, BotHello
 from referee.rules import IllegalAction, Rng, derive, ranks_from_scores
 
-from .cpu import group_cpu_seconds
 from .errors import (BotCrashed, BotError, BotIllegal, BotMalformed, BotStale, BotTimeout, public_fault_detail,
                      retry_note)
 from .framing import LineTooLong, StreamClosed, decode_line
@@ -210,7 +209,8 @@ class _Runner:
             "seats": [
                 {"seat": s.index, "bot": s.name, "command": s.session.spec.command,
                  "hello": ({"name": s.session.hello.name, "version": s.session.hello.version}
-                           if isinstance(s.session.hello, BotHello) else None)}
+                           if isinstance(s.session.hello, BotHello) else None),
+                 "sandbox": s.session.sandbox_info()}
                 for s in self.seats
             ],
             "clock": self.clock.to_json(), "policy": self.policy.to_json(),
@@ -801,7 +801,7 @@ class _Runner:
         cpu_mode = clock.mode == "cpu"
         wall_limit = (clock.ceiling_ms() if cpu_mode else limit_ms) / 1000
         deadline = t0 + wall_limit
-        cpu0 = group_cpu_seconds(session.pid) if cpu_mode else None
+        cpu0 = session.cpu_seconds() if cpu_mode else None
         if cpu0 is None:
             cpu_mode = False
             deadline = t0 + limit_ms / 1000
@@ -822,7 +822,7 @@ class _Runner:
             elif cpu_mode:
                 # wake up at the earliest moment the CPU budget could be spent, re-check, repeat
                 while True:
-                    used = (group_cpu_seconds(session.pid) or 0.0) - cpu0  # type: ignore[operator]
+                    used = (session.cpu_seconds() or 0.0) - cpu0  # type: ignore[operator]
                     remaining = limit_ms / 1000 - used
                     if remaining <= 0:
                         timed_out = True
@@ -842,7 +842,7 @@ class _Runner:
             now = trio.current_time()
             wall_ms = (now - t0) * 1000
             if cpu_mode:
-                used_s = (group_cpu_seconds(session.pid) or 0.0) - cpu0  # type: ignore[operator]
+                used_s = (session.cpu_seconds() or 0.0) - cpu0  # type: ignore[operator]
                 ms = max(0.0, used_s * 1000)
                 if line is not None and ms > limit_ms:
                     timed_out = True
