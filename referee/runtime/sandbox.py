@@ -654,16 +654,13 @@ def own_paths(argv: list[str], base: str, env: dict[str, str] | None, named_cwd:
             words = []
     found: list[str] = []
     for i, word in enumerate(words):
-        if i == 0:
-            prog = _program_path(word, env)
-            if prog is None:
-                continue
-            found.append(_folder_for(prog))
-            real = os.path.realpath(prog)
-            if real != prog:
-                found.append(_folder_for(real))
-        elif os.path.isabs(word) and os.path.exists(word):
-            found.append(_folder_for(word))
+        path = _program_path(word, env) if i == 0 else (word if os.path.isabs(word) and os.path.exists(word) else None)
+        if path is None:
+            continue
+        found.append(_folder_for(path))
+        real = os.path.realpath(path)   # a symlink (a venv's python) needs its target too
+        if real != path:
+            found.append(_folder_for(real))
     base = os.path.abspath(base)
     if base not in _NEVER_WHOLE and (named_cwd or any(_inside(p, base) for p in found)):
         found.append(base)
