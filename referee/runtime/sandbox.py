@@ -672,6 +672,19 @@ def own_paths(argv: list[str], base: str, env: dict[str, str] | None, named_cwd:
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def sdk_folder() -> str | None:
+    """The bot SDK's package folder (``protocol/``: public code, standard library
+    only), mounted read-only for every bot so that bots written with it - the
+    sample bots insert the folder above their own into ``sys.path`` - find it."""
+    try:
+        import protocol
+
+        return os.path.dirname(os.path.abspath(protocol.__file__))
+    except (ImportError, TypeError):
+        return None
+
+
 def _masks(binds: list[str], own: list[str]) -> list[str]:
     """Registered paths inside the mounted ``binds`` that this bot must not see."""
     out = []
@@ -997,6 +1010,9 @@ def _plan_bwrap(plan: SpawnPlan, spec: Any, limits: Any, base: str, cwd: str, id
     writable = bool(limits.writable)
     # interpreters' install prefixes stay read-only; the bot's own folders follow `writable`
     binds = [(p, writable and not _is_prefix_only(p, base, plan.argv)) for p in own]
+    sdk = sdk_folder()
+    if sdk is not None and not any(_inside(sdk, p) for p in own):
+        binds.append((sdk, False))
     if plan.workdir:
         binds.append((plan.workdir, True))
     if ids is not None:
