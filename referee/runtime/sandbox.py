@@ -644,8 +644,8 @@ def own_paths(argv: list[str], base: str, env: dict[str, str] | None, named_cwd:
     """The host paths a bot's sandbox mounts besides the system: its folder
     (``base`` when its config names it, or when its command names files in
     it), and the folders of the programs and files its command names (an
-    interpreter's install prefix included: a venv, pyenv, nvm). Sorted, without
-    paths inside others."""
+    interpreter's install prefix included: a venv, pyenv, nvm). Sorted by depth
+    (a path may lie inside another one)."""
     words = list(argv)
     if len(argv) >= 3 and argv[0] == "/bin/sh" and argv[1] == "-c":
         try:
@@ -664,9 +664,13 @@ def own_paths(argv: list[str], base: str, env: dict[str, str] | None, named_cwd:
     base = os.path.abspath(base)
     if base not in _NEVER_WHOLE and (named_cwd or any(_inside(p, base) for p in found)):
         found.append(base)
-    keep = sorted({os.path.normpath(p) for p in found if not _is_system(p)}, key=lambda p: (p.count("/"), p))
+    return sorted({os.path.normpath(p) for p in found if not _is_system(p)}, key=lambda p: (p.count("/"), p))
+
+
+def _outermost(paths: list[str]) -> list[str]:
+    """``paths`` (sorted by depth) without those inside another one."""
     out: list[str] = []
-    for p in keep:
+    for p in paths:
         if not any(_inside(p, q) for q in out):
             out.append(p)
     return out
@@ -683,6 +687,29 @@ def sdk_folder() -> str | None:
         return os.path.dirname(os.path.abspath(protocol.__file__))
     except (ImportError, TypeError):
         return None
+
+
+def bot_folders(command: list[str] | str, cwd: str, named_cwd: bool) -> list[str]:
+    """A bot's own folders, to hide from the other bots (:func:`protect_paths`):
+    its ``cwd`` when its config names one, and the folders of the files its
+    command names (not interpreters' install prefixes)."""
+    argv = resolve_command(command, cwd)
+    words = argv
+    if len(argv) >= 3 and argv[0] == "/bin/sh" and argv[1] == "-c":
+        try:
+            words = shlex.split(argv[2])
+        except ValueError:
+            words = []
+    out = [os.path.abspath(cwd)] if named_cwd else []
+    for word in words:
+        if not (os.path.isabs(word) and os.path.exists(word)):
+            continue
+        folder = _folder_for(word)
+        if folder != word and os.path.basename(os.path.dirname(word)) in ("bin", "sbin"):
+            continue   # an interpreter (.venv/bin/python): its prefix is not the bot's folder
+        if not _is_system(folder):
+            out.append(folder)
+    return out
 
 
 def _masks(binds: list[str], own: list[str]) -> list[str]:
@@ -1006,10 +1033,15 @@ def _plan_bwrap(plan: SpawnPlan, spec: Any, limits: Any, base: str, cwd: str, id
     path = bwrap_path()
     assert path is not None
     features = _BWRAP_FEATURES.get(path, frozenset())
-    own = own_paths(plan.argv, base, plan.env, named_cwd=not limits.temp_workdir)
-    writable = bool(limits.writable)
-    # interpreters' install prefixes stay read-only; the bot's own folders follow `writable`
-    binds = [(p, writable and not _is_prefix_only(p, base, plan.argv)) for p in own]
+    named = not limits.temp_workdir
+    needed = own_paths(plan.argv, base, plan.env, named_cwd=named)
+    own = _outermost(needed)
+    # only the bot's named folder (its cwd) can be writable; all else is read-only
+    rw = bool(limits.writable) and named
+    binds = [(p, False) for p in own if not (rw and p == base)]
+    if rw:
+        binds.append((base, True))
+        binds.sort(key=lambda b: b[0].count("/"))   # a writable folder inside a read-only one: mounted after it
     sdk = sdk_folder()
     if sdk is not None and not any(_inside(sdk, p) for p in own):
         binds.append((sdk, False))
@@ -1019,7 +1051,7 @@ def _plan_bwrap(plan: SpawnPlan, spec: Any, limits: Any, base: str, cwd: str, id
         for p, _w in binds:
             if p != plan.workdir:
                 _check_reachable(os.path.join(p, "x"), ids[0], limits.user, "the bot's files are in")
-    masks = _masks([b for b, _ in binds], own)
+    masks = _masks([b for b, _ in binds], needed)
     report = ""
     if probe_leftovers:
         plan._report_fd = _report_file(ids)
@@ -1035,13 +1067,6 @@ def _plan_bwrap(plan: SpawnPlan, spec: Any, limits: Any, base: str, cwd: str, id
     child = _Child(pairs=limits.pairs(), lifeline=lifeline_fd(), workdir=plan.workdir or "", ids=ids,
                    cgroup=plan.cgroup, bwrap=True, signal_codes=True, keep_fds=plan.pass_fds)
     plan.preexec = _bwrap_preexec(child, plan.argv, plan.env)
-
-
-def _is_prefix_only(path: str, base: str, argv: list[str]) -> bool:
-    """Is ``path`` only an interpreter's install prefix (not the bot's folder)?"""
-    if _inside(path, base) or _inside(base, path):
-        return False
-    return not any(os.path.isabs(a) and _inside(a, path) for a in argv[1:])
 
 
 def _plan_basic(plan: SpawnPlan, limits: Any, base: str, ids: tuple[int, int] | None, probe_leftovers: bool) -> None:
