@@ -252,6 +252,7 @@ async def test_4_cpu_burnt_in_auto_reaped_children_is_charged(tmp_path: Path) ->
                 await s.close()
         nursery.cancel_scope.cancel()
     assert info["accounting"].startswith("cgroup"), info
+    assert result.faults, "the reaper's children burnt 300 ms per move, and it was never charged for them"
     first = result.faults[0]
     assert (first.seat, first.fault) == (1, "timeout") and "CPU time" in first.detail, result.faults
     assert {f.seat for f in result.faults} == {1}
