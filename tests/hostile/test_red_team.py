@@ -119,13 +119,21 @@ def _kill_referee_and_count(cmd: list[str], tag: str, label: str, env: dict[str,
     time.sleep(1.0)           # nothing of the bot may be left one second after the referee died
     left = survivors(tag)
     workdirs = glob.glob(os.path.join(tempfile.gettempdir(), f"referee-bot-{label}-*"))
+    if LAYOUT is not None:   # and its control groups
+        workdirs += [g for parent in LAYOUT.parents() for g in glob.glob(os.path.join(parent, f"referee-bot-{label}-*"))]
     for pid in left:          # do not leak them into other tests
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
     for d in workdirs:
-        shutil.rmtree(d, ignore_errors=True)
+        if d.startswith("/sys/fs/cgroup"):
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+        else:
+            shutil.rmtree(d, ignore_errors=True)
     return left, workdirs
 
 
@@ -143,7 +151,7 @@ def test_1_kill_9_of_referee_play_while_the_bot_froze_its_watcher(tmp_path: Path
            "--bot", f"b={legal_cmd}"]
     left, workdirs = _kill_referee_and_count(cmd, tag, label)
     assert not left, f"processes of the bot survived the referee's SIGKILL: {left}"
-    assert not workdirs, f"the bot's temporary folder survived: {workdirs}"
+    assert not workdirs, f"the bot's temporary folder or control groups survived: {workdirs}"
 
 
 def test_1_the_basic_sandbox_too(tmp_path: Path) -> None:
@@ -155,7 +163,7 @@ def test_1_the_basic_sandbox_too(tmp_path: Path) -> None:
            "clock": {"move_ms": 5000, "startup_ms": 10000}, "logdir": str(tmp_path / "logs")}
     left, workdirs = _kill_referee_and_count([PYTHON, "-c", REFEREE_GAME, json.dumps(cfg)], tag, label)
     assert not left, f"processes of the bot survived the referee's SIGKILL: {left}"
-    assert not workdirs, f"the bot's temporary folder survived: {workdirs}"
+    assert not workdirs, f"the bot's temporary folder or control groups survived: {workdirs}"
 
 
 # --------------------------------------------------------------------------

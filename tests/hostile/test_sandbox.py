@@ -35,9 +35,11 @@ async def introspect(limits: ResourceLimits | None = None, *args: str, **spec_kw
         session = await BotSession.start(spec, CLOCK, nursery)
         report = json.loads(session.hello.version)
         plan_dir = session._plan.workdir
+        groups = session._plan.cgroup.dirs() if session._plan.cgroup is not None else []
         await session.close()
         nursery.cancel_scope.cancel()
     assert plan_dir is None or not os.path.exists(plan_dir), "the temporary working directory was not removed"
+    assert not [g for g in groups if os.path.exists(g)], "the bot's control groups were not removed"
     if plan_dir:
         assert not os.path.exists(report["cwd"])
     await assert_no_survivors(tag)
