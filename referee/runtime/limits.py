@@ -53,8 +53,9 @@ class ResourceLimits:
       "bwrap" (refused with a clear error where bwrap cannot run) or "basic"
       (the home-made sandbox); "none" is the same as ``sandbox=False``
     * ``require_sandbox`` - refuse to run a bot outside bubblewrap (competition hosts)
-    * ``writable``      - bubblewrap: the bot's own folder is mounted read-write
-      (default read-only; its temporary working directory is always writable)
+    * ``writable``      - bubblewrap: the bot's folder - the ``cwd`` it runs in,
+      with ``temp_workdir`` False - is mounted read-write (default read-only; a
+      temporary working directory is always writable)
     * ``build_seconds`` - wall-clock limit of the bot's ``build`` command, default 600
     * ``build_network`` - the ``build`` command may use the network (default: not)
     * ``user``          - run the bot as this user (name or uid; the referee must

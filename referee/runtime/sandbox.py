@@ -628,16 +628,16 @@ def _program_path(word: str, env: dict[str, str] | None) -> str | None:
     return shutil.which(word, path=path)
 
 
-def _folder_for(path: str) -> str:
+def _folder_for(path: str) -> str | None:
     """What to mount for a named file or folder: a folder itself; a file's
     folder - the install prefix for ``.../bin/prog`` - or the file alone in
-    folders never mounted whole (``/tmp``...)."""
+    folders never mounted whole (``/tmp``...); None for such a folder itself."""
+    path = os.path.normpath(path)
     if os.path.isdir(path):
-        folder = path
-    else:
-        folder = os.path.dirname(path)
-        if os.path.basename(folder) in ("bin", "sbin") and os.path.dirname(folder) not in _NEVER_WHOLE:
-            folder = os.path.dirname(folder)
+        return None if path in _NEVER_WHOLE else path
+    folder = os.path.dirname(path)
+    if os.path.basename(folder) in ("bin", "sbin") and os.path.dirname(folder) not in _NEVER_WHOLE:
+        folder = os.path.dirname(folder)
     return path if folder in _NEVER_WHOLE else folder
 
 
@@ -658,10 +658,8 @@ def own_paths(argv: list[str], base: str, env: dict[str, str] | None, named_cwd:
         path = _program_path(word, env) if i == 0 else (word if os.path.isabs(word) and os.path.exists(word) else None)
         if path is None:
             continue
-        found.append(_folder_for(path))
         real = os.path.realpath(path)   # a symlink (a venv's python) needs its target too
-        if real != path:
-            found.append(_folder_for(real))
+        found += [f for f in {_folder_for(path), _folder_for(real)} if f is not None]
     base = os.path.abspath(base)
     if base not in _NEVER_WHOLE and (named_cwd or any(_inside(p, base) for p in found)):
         found.append(base)
@@ -706,8 +704,8 @@ def bot_folders(command: list[str] | str, cwd: str, named_cwd: bool) -> list[str
         if not (os.path.isabs(word) and os.path.exists(word)):
             continue
         folder = _folder_for(word)
-        if folder != word and os.path.basename(os.path.dirname(word)) in ("bin", "sbin"):
-            continue   # an interpreter (.venv/bin/python): its prefix is not the bot's folder
+        if folder is None or (folder != word and os.path.basename(os.path.dirname(word)) in ("bin", "sbin")):
+            continue   # a folder never hidden whole, or an interpreter (.venv/bin/python): not the bot's folder
         if not _is_system(folder):
             out.append(folder)
     return out
