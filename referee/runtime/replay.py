@@ -67,7 +67,8 @@ Timing (measured, so checked for consistency, within the rounding of the log:
   record is written).
 
 Free fields (not provable, not checked): stderr tails, the bots' commands and
-hellos, the content of refused replies (``in``/``bad``).
+hellos, each seat's ``sandbox`` description, the content of refused replies
+(``in``/``bad``).
 
 No bots, no trio, no I/O besides reading the file. Pure function of the
 file: never raises anything but ``UserError``.

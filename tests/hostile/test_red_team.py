@@ -32,7 +32,6 @@ import trio
 from referee.rules import get_variant
 from referee.runtime import BotCrashed, BotSession, BotSpec, ClockSpec, GameSpec, ResourceLimits, play_game
 from referee.runtime import cgroups, sandbox
-from referee.runtime.build import run_build
 
 from .conftest import PYTHON, REPO, ZOO, assert_no_survivors, new_tag, survivors, zoo_command
 
@@ -101,7 +100,8 @@ def legal(name: str = "legal") -> dict[str, Any]:
 # 1. a bot freezes its watcher; the referee is killed with SIGKILL
 
 
-def _kill_referee_and_count(cmd: list[str], tag: str, label: str, env: dict[str, str] | None = None) -> tuple[list[int], list[str]]:
+def _kill_referee_and_count(cmd: list[str], tag: str, label: str,
+                            env: dict[str, str] | None = None) -> tuple[list[int], list[str]]:
     """Start the referee ``cmd``, wait until the freezer has frozen its group and
     plays, SIGKILL the referee, wait one second; return (survivors, workdirs)."""
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -120,7 +120,8 @@ def _kill_referee_and_count(cmd: list[str], tag: str, label: str, env: dict[str,
     left = survivors(tag)
     workdirs = glob.glob(os.path.join(tempfile.gettempdir(), f"referee-bot-{label}-*"))
     if LAYOUT is not None:   # and its control groups
-        workdirs += [g for parent in LAYOUT.parents() for g in glob.glob(os.path.join(parent, f"referee-bot-{label}-*"))]
+        workdirs += [g for parent in LAYOUT.parents()
+                     for g in glob.glob(os.path.join(parent, f"referee-bot-{label}-*"))]
     for pid in left:          # do not leak them into other tests
         try:
             os.kill(pid, signal.SIGKILL)
