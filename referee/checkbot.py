@@ -228,13 +228,15 @@ class RawBot:
         from referee.runtime import BotSpec
         from referee.runtime.sandbox import plan_spawn
 
-        plan = plan_spawn(BotSpec(name=name, command=command, cwd=cwd))
+        # probe_leftovers: the sandbox reports the processes the bot leaves behind when it exits
+        plan = plan_spawn(BotSpec(name=name, command=command, cwd=cwd), probe_leftovers=True)
         argv = plan.argv
         try:
             try:
                 proc = await trio.lowlevel.open_process(
                     argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                    cwd=plan.cwd, env=plan.env, preexec_fn=plan.preexec, start_new_session=True)
+                    cwd=plan.cwd, env=plan.env, preexec_fn=plan.preexec, start_new_session=True,
+                    pass_fds=plan.pass_fds)
             except BaseException:
                 plan.cleanup()
                 raise
@@ -338,7 +340,7 @@ class RawBot:
             await kill_group(self.proc)
             await close_pipes(self.proc)
             if self.plan is not None:
-                self.plan.cleanup()
+                await self.plan.release()
 
 
 def decode_probe_line(line: bytes, lineno: int, decide: str | None = None) -> dict[str, Any]:
@@ -447,6 +449,8 @@ async def _handshake(bot: RawBot, report: Report, startup_s: float, name: str) -
 PROBES = ("probe: quiet until its turn", "probe: legal reply with the turn's id", "probe: keeps going after an error",
           "probe: answers only with the current id", "probe: exits on bye")
 _ERROR_TEXT = "check-bot probe: pretend your reply was illegal; keep going"
+_LEFTOVER_FIX = ("leave nothing running when you exit: wait for (or kill) every child process first, and never "
+                 "daemonize (double fork, setsid); the league's sandbox kills whatever a bot leaves behind")
 _MISHANDLED_FIX = ("an error message needs no answer: log it to stderr (never stdout) and keep reading stdin; "
                    "the next turn comes as usual")
 
@@ -663,7 +667,13 @@ async def _run_probes(bot: RawBot, report: Report, move_s: float, grace_s: float
     t0 = time.monotonic()
     rc = await bot.wait_exit(grace_s)
     if rc is not None:
-        report.add(PROBES[4], True, f"exited {1000 * (time.monotonic() - t0):.0f} ms after bye (status {rc})")
+        exited = f"exited {1000 * (time.monotonic() - t0):.0f} ms after bye (status {rc})"
+        left = bot.plan.leftovers() if bot.plan is not None else None
+        if left:
+            report.add(PROBES[4], False, f"{exited}, but left {plural(len(left), 'process', 'processes')} running "
+                       f"(PID COMMAND in its sandbox: {'; '.join(left[:5])})", _LEFTOVER_FIX)
+        else:
+            report.add(PROBES[4], True, exited)
         return ""
     await bot.close_stdin()
     rc = await bot.wait_exit(grace_s)

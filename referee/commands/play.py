@@ -188,6 +188,10 @@ def run_play(args: argparse.Namespace) -> int:
     game_id, log_path = reserve_log(args.log, base_id, explicit=args.game_id is not None, force=args.force)
     spec = GameSpec(game_id=game_id, rules=rules, players=players, seed=seed, deal=deal, match=match,
                     clock=clock, policy=FaultPolicy(retries=args.retries, max_line=args.max_line))
+    from referee.runtime.sandbox import protect_paths
+
+    # the log folder (this game's log names its seed) and a deal file are hidden from bots in bubblewrap
+    protect_paths(secret=[args.log] + ([args.deal] if args.deal else []))
     try:
         try:
             result = trio.run(_play, specs, spec, Path(args.log))

@@ -20,8 +20,9 @@ The file format (all keys optional unless marked required)::
 
     [clock]                  # move_ms, bank_ms, startup_ms, mode ("wall" | "cpu"), wall_ceiling_ms
     [limits]                 # resource limits and sandbox switches for every bot (docs/SECURITY.md):
-                             # memory_mb, cpu_seconds, processes, file_size_mb, open_files, network,
-                             # pid_namespace, temp_workdir, clean_env, sandbox
+                             # sandbox ("bwrap" | "basic" | "none"), require_sandbox, memory_mb,
+                             # cpu_seconds, processes, file_size_mb, open_files, network, writable,
+                             # build_seconds, build_network, pid_namespace, temp_workdir, clean_env, user
     [faults]                 # retries, max_line, max_decisions
 
     [[bots]]
@@ -30,7 +31,7 @@ The file format (all keys optional unless marked required)::
     cwd = ".."               # working directory, relative to this file (default: a fresh temporary
                              # folder; relative paths in the command are resolved against this file's folder)
     env = { LEVEL = "3" }    # extra environment variables (the rest of the environment is scrubbed)
-    build = "make"           # run once before the league, in cwd
+    build = "make"           # run once before the league, in cwd, in the bot's sandbox
     clock = { move_ms = 2000 }   # per-bot clock overrides
     limits = { memory_mb = 512 } # this bot's limits, key by key on top of [limits]
 

@@ -43,7 +43,6 @@ import math
 import os
 import sys
 import sqlite3
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -191,29 +190,51 @@ def _lock_out_dir(out: Path) -> int:
 
 
 async def run_builds(league: League) -> None:
-    """Run every bot's ``build`` command once, in its working directory.
+    """Run every bot's ``build`` command once, in its working directory, inside
+    the bot's sandbox (``referee.runtime.build``: the bot's limits, its folder
+    writable, no network unless ``build_network``, at most ``build_seconds``;
+    nothing it starts survives it). From here on the league's output folder and
+    config, and each bot's folder from the other bots, are hidden from every bot
+    in bubblewrap (``referee.runtime.sandbox.protect_paths``).
 
-    Raises :class:`UserError` with the tail of the build's output if it fails
-    or cannot start. Cancellation kills the build.
+    Raises :class:`UserError` with the tail of the build's output if it fails,
+    times out or cannot start. Cancellation kills the build.
     """
-    for bot in league.bots:
+    from referee.runtime.build import BuildStartError, run_build
+    from referee.runtime.limits import LimitsError, parse_limits
+    from referee.runtime.sandbox import bot_folders, protect_paths
+
+    limits = []
+    for i, bot in enumerate(league.bots):
+        try:
+            limits.append(parse_limits(bot.limits))
+        except LimitsError as exc:
+            raise UserError(f"bots[{i}].limits: {exc}") from None
+    protect_paths(secret=[str(league.out), str(league.path)],
+                  bot_folders=[f for bot, lim in zip(league.bots, limits)
+                               for f in bot_folders(bot.command, bot.cwd, named_cwd=not lim.temp_workdir)])
+    for bot, lim in zip(league.bots, limits):
         if bot.build is None:
             continue
-        argv = ["/bin/sh", "-c", bot.build] if isinstance(bot.build, str) else list(bot.build)
+        env = bot.env
+        if env and not (lim.sandbox and lim.clean_env):
+            env = {**os.environ, **env}   # without the scrubbed environment, a dict would replace it all
         try:
-            proc = await trio.run_process(
-                argv, cwd=bot.cwd, env={**os.environ, **bot.env} if bot.env else None, capture_stdout=True, stderr=subprocess.STDOUT, check=False,
-                stdin=subprocess.DEVNULL,
-            )
-        except OSError as exc:
-            raise UserError(f"bot '{bot.name}': build command {argv!r} could not start: {exc.strerror or exc}") from None
-        if proc.returncode != 0:
-            text = proc.stdout.decode(errors="replace").rstrip().splitlines()
-            tail = "\n    ".join(text[-15:]) or "(no output)"
+            result = await run_build(bot.name, bot.build, bot.cwd, env=env, limits=lim)
+        except BuildStartError as exc:
+            raise UserError(f"bot '{bot.name}': build command {bot.build!r} could not start: {exc}") from None
+        if result.ok:
+            continue
+        tail = result.tail().replace("\n", "\n    ")
+        if result.timed_out:
             raise UserError(
-                f"bot '{bot.name}': build command {bot.build!r} failed with exit status {proc.returncode} "
-                f"(in {bot.cwd}); last lines of its output:\n    {tail}"
-            )
+                f"bot '{bot.name}': build command {bot.build!r} did not finish within {lim.build_seconds} s and "
+                f"was killed (in {bot.cwd}; raise limits.build_seconds if it needs longer); last lines of its "
+                f"output:\n    {tail}")
+        raise UserError(
+            f"bot '{bot.name}': build command {bot.build!r} failed with exit status {result.returncode} "
+            f"(in {bot.cwd}); last lines of its output:\n    {tail}"
+        )
 
 
 # --------------------------------------------------------------------------

@@ -1,4 +1,11 @@
-"""CPU time of a bot's process group, read from ``/proc`` (Linux).
+"""CPU time of a bot's processes, read from ``/proc`` (Linux): the fallback
+where the bot has no control group to read it from (see
+:meth:`referee.runtime.sandbox.SpawnPlan.cpu_seconds`).
+
+:func:`tree_cpu_seconds` sums the CPU time of a sandboxed bot's watcher and
+every process below it (the bot, and in its own PID namespace everything it
+started, orphans included); :func:`group_cpu_seconds` is for a bot started
+without a sandbox (it leads its own process group).
 
 :func:`group_cpu_seconds` sums the CPU time of every live process whose
 process group is the bot's (each bot runs in its own session and group), and
@@ -83,6 +90,23 @@ def _descendants(pid: int) -> list[int]:
         except OSError:
             continue
     return out
+
+
+def tree_cpu_seconds(pid: int) -> float | None:
+    """CPU seconds used so far by ``pid`` and every live process below it
+    (plus what they reaped), or ``None`` when ``/proc`` is unavailable or
+    ``pid`` is gone. Children that were reaped automatically (``SIGCHLD``
+    ignored) leave no trace here once gone: only a control group counts them."""
+    if not _HAVE_PROC:
+        return None
+    total = 0.0
+    found = False
+    for p in _descendants(pid):
+        rest = _fields(p)
+        if rest is not None:
+            found = True
+            total += _seconds(p, rest)
+    return total if found else None
 
 
 def group_cpu_seconds(pgid: int) -> float | None:

@@ -127,7 +127,8 @@ class _Driver:
     def _seat_info(b: BotSession) -> dict[str, Any]:
         hello = b.hello
         return {"command": b.spec.command,
-                "hello": {"name": hello.name, "version": hello.version} if hello is not None else None}
+                "hello": {"name": hello.name, "version": hello.version} if hello is not None else None,
+                "sandbox": b.sandbox_info()}
 
     async def _drive(self) -> None:
         m = self.m

@@ -48,10 +48,25 @@ class ResourceLimits:
     * ``clean_env``     - scrub the environment: only the spec's ``env`` plus a
       minimal PATH/HOME/TMPDIR/LANG
     * ``sandbox``       - False: none of the above switches, only the rlimits
-      (trusted bots, debugging)
+      (trusted bots, debugging); ``isolation`` says which sandbox when True
+    * ``isolation``     - "auto" (bubblewrap where it works, else "basic"),
+      "bwrap" (refused with a clear error where bwrap cannot run) or "basic"
+      (the home-made sandbox); "none" is the same as ``sandbox=False``
+    * ``require_sandbox`` - refuse to run a bot outside bubblewrap (competition hosts)
+    * ``writable``      - bubblewrap: the bot's folder - the ``cwd`` it runs in,
+      with ``temp_workdir`` False - is mounted read-write (default read-only; a
+      temporary working directory is always writable)
+    * ``build_seconds`` - wall-clock limit of the bot's ``build`` command, default 600
+    * ``build_network`` - the ``build`` command may use the network (default: not)
     * ``user``          - run the bot as this user (name or uid; the referee must
       run as root). Then the bot cannot read what only the referee's user may,
       and ``processes`` counts only that user's processes: a real fork-bomb cap.
+
+    Where the machine lets the referee make control groups, ``address_space``
+    also caps the bot's memory in its group (resident memory, page cache and
+    shared memory: memfd, tmpfs) and ``processes`` its number of tasks
+    (``pids.max``); see :mod:`referee.runtime.cgroups`. Core dumps are always
+    off (RLIMIT_CORE 0).
     """
 
     address_space: int | None = 2048 * MiB
@@ -65,10 +80,26 @@ class ResourceLimits:
     clean_env: bool = True
     sandbox: bool = True
     user: str | int | None = None
+    isolation: str = "auto"
+    require_sandbox: bool = False
+    writable: bool = False
+    build_seconds: int | None = 600
+    build_network: bool = False
+
+    def __post_init__(self) -> None:
+        if self.isolation not in ISOLATIONS:
+            raise ValueError(f"isolation must be one of {', '.join(ISOLATIONS)}, got {self.isolation!r}")
+        if not self.sandbox and self.isolation not in ("auto", "none"):
+            raise ValueError(f"sandbox=False contradicts isolation={self.isolation!r}")
+        if not self.sandbox:
+            object.__setattr__(self, "isolation", "none")
+        elif self.isolation == "none":
+            object.__setattr__(self, "sandbox", False)
 
     def pairs(self) -> list[tuple[int, int]]:
-        """``(RLIMIT_*, value)`` for every rlimit that is set."""
-        out: list[tuple[int, int]] = []
+        """``(RLIMIT_*, value)`` for every rlimit that is set (RLIMIT_CORE is
+        always 0: no core dumps)."""
+        out: list[tuple[int, int]] = [(resource.RLIMIT_CORE, 0)]
         for value, which in (
             (self.address_space, resource.RLIMIT_AS),
             (self.cpu_seconds, resource.RLIMIT_CPU),
@@ -84,7 +115,8 @@ class ResourceLimits:
 
     @classmethod
     def unlimited(cls) -> "ResourceLimits":
-        """No rlimits and no sandbox: the process runs exactly as started."""
+        """No rlimits and no sandbox: the process runs exactly as started
+        (except that it may not dump core)."""
         return cls(address_space=None, cpu_seconds=None, processes=None, file_size=None, open_files=None,
                    sandbox=False)
 
@@ -119,13 +151,17 @@ class LimitsError(ValueError):
         super().__init__(f"{key}: {message}" if key else message)
 
 
-_INT_FIELDS = ("address_space", "cpu_seconds", "processes", "file_size", "open_files")
-_BOOL_FIELDS = ("network", "pid_namespace", "temp_workdir", "clean_env", "sandbox")
+#: the sandboxes a ``sandbox`` key may name (``isolation``; "auto" is what ``true`` means)
+ISOLATIONS = ("auto", "bwrap", "basic", "none")
+
+_INT_FIELDS = ("address_space", "cpu_seconds", "processes", "file_size", "open_files", "build_seconds")
+_BOOL_FIELDS = ("network", "pid_namespace", "temp_workdir", "clean_env", "require_sandbox", "writable",
+                "build_network")
 #: convenience keys in MiB
 _MIB_ALIASES = {"memory_mb": "address_space", "file_size_mb": "file_size"}
 
 #: every key a ``limits`` table accepts
-CONFIG_KEYS: tuple[str, ...] = (*_INT_FIELDS, *_MIB_ALIASES, *_BOOL_FIELDS, "user")
+CONFIG_KEYS: tuple[str, ...] = (*_INT_FIELDS, *_MIB_ALIASES, *_BOOL_FIELDS, "sandbox", "user")
 
 
 def parse_limits(*tables: Mapping[str, Any] | None, base: ResourceLimits | None = None) -> ResourceLimits:
@@ -134,12 +170,15 @@ def parse_limits(*tables: Mapping[str, Any] | None, base: ResourceLimits | None 
 
     Integer keys (``address_space``, ``cpu_seconds``, ``processes``,
     ``file_size``, ``open_files``; ``memory_mb`` and ``file_size_mb`` in MiB)
-    take a whole number >= 1, or ``false`` for "no limit"; switch keys
-    (``network``, ``pid_namespace``, ``temp_workdir``, ``clean_env``,
-    ``sandbox``) take true/false; ``user`` a user name or uid. Raises :class:`LimitsError` naming the key.
+    take a whole number >= 1, or ``false`` for "no limit" (``build_seconds``
+    likewise); switch keys (``network``, ``pid_namespace``, ``temp_workdir``,
+    ``clean_env``, ``require_sandbox``, ``writable``, ``build_network``) take
+    true/false; ``sandbox`` takes "bwrap", "basic" or "none", or the old
+    true (bwrap where it works, else basic) / false (none); ``user`` a user
+    name or uid. Raises :class:`LimitsError` naming the key.
     """
     limits = base if base is not None else ResourceLimits()
-    valid = {f.name for f in fields(ResourceLimits)}
+    valid = {f.name for f in fields(ResourceLimits)} - {"isolation"}
     for table in tables:
         if not table:
             continue
@@ -152,6 +191,15 @@ def parse_limits(*tables: Mapping[str, Any] | None, base: ResourceLimits | None 
                 close = difflib.get_close_matches(key, CONFIG_KEYS, n=1, cutoff=0.5)
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
                 raise LimitsError(None, f"unknown key '{key}'{hint}; valid keys here: {', '.join(CONFIG_KEYS)}")
+            if name == "sandbox":
+                if value is True or value is False:
+                    changes["sandbox"], changes["isolation"] = value, "auto" if value else "none"
+                elif value in ("bwrap", "basic", "none"):
+                    changes["sandbox"], changes["isolation"] = value != "none", value
+                else:
+                    raise LimitsError(key, f'expected "bwrap", "basic" or "none" (or true: bwrap where it works, '
+                                           f"else basic; false: none), got {value!r}")
+                continue
             if name == "user":
                 if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
                     raise LimitsError(key, f"expected a user name or uid, got {value!r}")

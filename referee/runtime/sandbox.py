@@ -1,55 +1,61 @@
 """The bot sandbox: how a bot process is started so that it cannot outlive,
-starve or snoop on the referee.
+starve or snoop on the referee, the other bots or the league's files.
 
 :func:`plan_spawn` turns a :class:`~referee.runtime.spec.BotSpec` into a
 :class:`SpawnPlan` - the argv, working directory, environment and
 ``preexec_fn`` to hand to :func:`trio.lowlevel.open_process` (with
-``start_new_session=True``) - and :meth:`SpawnPlan.cleanup` removes what the
-plan created once the process group is dead.
+``start_new_session=True``) - and :meth:`SpawnPlan.release` (or the blocking
+:meth:`SpawnPlan.cleanup`) removes what the plan created once the process
+group is dead.
 
-What a started bot looks like (when the machine allows it)::
+Three sandboxes (``[limits] sandbox``, see docs/SECURITY.md):
 
-    referee ──pipe──> watcher (python -I -S, pid W, process group W, host namespaces)
-                        └── bot (pid 1 of its own PID namespace; own mount
-                            namespace with a private /proc and /dev/shm; own network
-                            namespace when network = false; rlimits; temp cwd;
-                            scrubbed environment; optionally another user;
-                            PR_SET_PDEATHSIG = SIGKILL)
-                              └── anything the bot forks (same PID namespace)
+* ``"bwrap"`` - bubblewrap (the default where it is installed and works)::
 
-* The **watcher** is the process the runtime sees (its pid is the process
-  group id). It holds no pipe of the bot (its stdio is /dev/null), waits for
-  the bot and exits with the bot's status (a bot killed by signal N makes the
-  watcher die of signal N too). It also holds the read end of the referee's
-  *lifeline* pipe, whose write end only the referee holds: when the referee
-  dies in any way - even SIGKILL - the kernel closes the write end, the
-  watcher sees end-of-file at once, kills the bot and removes its working
-  directory.
-* The **bot** is PID 1 of a fresh PID namespace: when it dies, the kernel
-  kills every process left in that namespace, including children that called
-  ``setsid()`` to leave the process group. Its parent-death signal is SIGKILL,
-  so killing the watcher (``killpg`` by the runtime) kills the bot, and so the
-  whole namespace.
-* Why not simply ``PR_SET_PDEATHSIG`` on the bot? The kernel sends that
-  signal when the parent *thread* exits, and trio forks in a worker thread
-  that exits after 10 s idle: bots would be killed at random. The lifeline
-  pipe does not depend on threads.
+    referee ──pipe──> watcher (python -I -S, pid W, own session; host namespaces)
+                        └── bwrap (in the bot's cgroup; dies with the watcher)
+                              └── bwrap's init, PID 1 of a new PID namespace
+                                    └── the bot (new user namespace, uid 65534 inside,
+                                        no capabilities, own session, own IPC/UTS/cgroup
+                                        [and network] namespaces, a fresh /proc, minimal
+                                        /dev, tmpfs /tmp; only its own files and the
+                                        system paths a runtime needs are mounted)
 
-Without PID namespaces (an unprivileged user with user namespaces disabled)
-the watcher still kills the bot's process group when the referee dies, but a
-child that leaves the process group with ``setsid()`` can survive.
-``network = false`` needs a network namespace: when the machine does not
-allow one, :func:`plan_spawn` (and :func:`check_limits`) raise
-:class:`~referee.errors.UserError` saying so - the referee never silently
-runs a bot with network access that was asked to have none.
+* ``"basic"`` - the home-made sandbox for machines without bwrap: the watcher
+  forks the bot into a new PID namespace (and network namespace for
+  ``network = false``; as a non-root user also a user namespace), where it is
+  PID 1, in its own session, with a private /proc and /dev/shm and, having
+  done its mounts, no capabilities left. It sees the host's file system.
+* ``"none"`` - only the rlimits (trusted bots, debugging).
+
+In the first two the **watcher** is the process the runtime sees (its pid is
+the process group id). It holds no pipe of the bot (its stdio is /dev/null),
+is in none of the bot's groups or namespaces (the bot can neither name nor
+signal it), waits for the bot and exits with the bot's status. It holds the
+read end of the referee's *lifeline* pipe, whose write end only the referee
+holds: when the referee dies in any way - even SIGKILL - the watcher sees
+end-of-file at once, kills the bot with everything it started (its PID
+namespace and its control group) and removes its working directory and
+groups. The bot (bwrap, or the bot itself in "basic") has the watcher as
+parent and dies with it (``PR_SET_PDEATHSIG``): killing the watcher's process
+group, as the runtime does to end a bot, ends the bot. (Why not a parent-death
+signal tied to the referee? The kernel sends it when the parent *thread*
+exits, and trio forks in a worker thread that exits after 10 s idle.)
+
+**Control groups** (:mod:`referee.runtime.cgroups`): where the machine lets
+the referee make them, every bot gets its own (CPU accounting, the memory
+limit counting page cache and shared memory, the process limit); the bot's
+first process joins before ``exec``.
 
 Errors: :func:`plan_spawn` raises ``UserError`` for impossible requests
-(network isolation unavailable, an unknown user, another user without root).
-The first call probes what the machine allows by starting ``/bin/true`` the
-same way (tens of milliseconds, once per process, blocking). A failure inside the child before ``exec``
-(a limit the kernel refuses) makes the child exit before the bot starts; the
-runtime reports that as the bot failing to start. Nothing here is
-cancellable; cleanup never raises.
+(``sandbox = "bwrap"`` or ``require_sandbox`` where bwrap cannot run, network
+isolation unavailable, an unknown user, another user without root). The
+first call probes what the machine allows by starting ``/bin/true`` the same
+way (tens of milliseconds, once per process, blocking). A failure inside the
+child before ``exec`` makes the child exit before the bot starts; the runtime
+reports that as the bot failing to start. Nothing here is cancellable except
+:meth:`SpawnPlan.release`, which is shielded by its callers; cleanup never
+raises.
 """
 
 from __future__ import annotations
@@ -73,18 +79,29 @@ from typing import Any, Callable
 
 from referee.errors import UserError
 
+from . import cgroups
+
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWPID = 0x20000000
 _CLONE_NEWNET = 0x40000000
 _PR_SET_PDEATHSIG = 1
+_PR_CAPBSET_DROP = 24
+_PR_SET_NO_NEW_PRIVS = 38
+_CAP_VERSION_3 = 0x20080522
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
 
-#: size of the private /dev/shm a bot in its own namespaces gets
+#: size of the private /dev/shm (and, with bwrap, /tmp) a sandboxed bot gets
 SHM_KIB = 64 * 1024
+
+#: the bot's uid and gid inside bwrap's user namespace ("nobody")
+SANDBOX_UID = 65534
 
 #: the environment every sandboxed bot gets (plus what the config passes)
 _LANG = "C.UTF-8"
+
+#: the sandboxes, in the order "auto" tries them
+MODES = ("bwrap", "basic", "none")
 
 _libc: Any = None
 
@@ -120,11 +137,11 @@ def lifeline_fd() -> int:
 
 
 # --------------------------------------------------------------------------
-# the watcher (runs as ``python -I -S -c WATCHER bot_pid workdir``)
+# the watcher (runs as ``python -I -S -c WATCHER bot_pid workdir codes cgroup_dir...``)
 
 WATCHER = r"""
-import os, select, signal, sys
-pid = int(sys.argv[1]); workdir = sys.argv[2]
+import os, select, signal, sys, time
+pid = int(sys.argv[1]); workdir = sys.argv[2]; codes = sys.argv[3] == "1"; groups = sys.argv[4:]
 def rmtree(top):
     if not top:
         return
@@ -140,6 +157,38 @@ def rmtree(top):
             except OSError: pass
     try: os.rmdir(top)
     except OSError: pass
+def kill_groups():
+    for d in groups:
+        try:
+            with open(os.path.join(d, "cgroup.kill"), "w") as f: f.write("1")
+            return
+        except OSError: pass
+    for _ in range(100):
+        pids = []
+        for d in groups:
+            try:
+                with open(os.path.join(d, "cgroup.procs")) as f: pids = f.read().split()
+                break
+            except OSError: pass
+        if not pids:
+            return
+        for p in pids:
+            try: os.kill(int(p), signal.SIGKILL)
+            except OSError: pass
+def remove_groups():
+    if not groups:
+        return
+    deadline = time.monotonic() + 2.0
+    while True:
+        kill_groups()
+        left = False
+        for d in reversed(groups):
+            try: os.rmdir(d)
+            except FileNotFoundError: pass
+            except OSError: left = True
+        if not left or time.monotonic() > deadline:
+            return
+        time.sleep(0.005)
 referee_gone = False
 try:
     pidfd = os.pidfd_open(pid)
@@ -164,10 +213,12 @@ else:
             referee_gone = True
             break
         if os.waitpid(pid, os.WNOHANG)[0]:
+            remove_groups(); rmtree(workdir)
             os._exit(0)
 if referee_gone:
     try: os.kill(pid, signal.SIGKILL)
     except OSError: pass
+    kill_groups()
 while True:
     try:
         _, status = os.waitpid(pid, 0)
@@ -177,20 +228,49 @@ while True:
     except ChildProcessError:
         status = 0
         break
+remove_groups()
 rmtree(workdir)
 if referee_gone:
     os.killpg(0, signal.SIGKILL)
-if os.WIFSIGNALED(status):
-    sig = os.WTERMSIG(status)
+sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
+if not sig and codes and os.WIFEXITED(status) and 128 < os.WEXITSTATUS(status) <= 128 + 64:
+    sig = os.WEXITSTATUS(status) - 128   # bwrap reports a bot killed by signal N as exit status 128 + N
+if sig:
     try: signal.signal(sig, signal.SIG_DFL)
     except (OSError, ValueError): pass
     os.kill(os.getpid(), sig)
 os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
 """
 
+#: what runs the bot inside a sandbox where it needs a wrapper: ``sh -c INNER sh
+#: JUGGLE REPORT_FD ARGV...``. JUGGLE=1 (bwrap): the bot's stdin and stdout pipes
+#: arrive as fds 3 and 4 (bwrap's own processes hold /dev/null as stdin/stdout, so
+#: the bot alone holds its pipes: its closing stdout is seen at once) and move back to
+#: 0 and 1. Without REPORT_FD the shell then becomes the bot (``exec``). With it
+#: (check-bot's leftover probe) the bot runs as the shell's child; once it has exited
+#: the shell lists the processes still alive in the sandbox's PID namespace (other
+#: than PID 1 and itself) into the report file and exits with the bot's status
+INNER = r"""
+if [ "$1" = 1 ]; then exec 0<&3 1>&4 3<&- 4>&-; fi
+fd=$2; shift 2
+[ -z "$fd" ] && exec "$@"
+"$@"
+s=$?
+for d in /proc/[0-9]*; do
+  p=${d#/proc/}
+  [ "$p" = 1 ] && continue
+  [ "$p" = $$ ] && continue
+  read -r st < "$d/stat" 2>/dev/null || continue
+  case "${st##*) }" in Z*) continue;; esac
+  read -r c < "$d/comm" 2>/dev/null || c='?'
+  echo "$p $c" >> "/proc/self/fd/$fd"
+done
+exit $s
+"""
+
 
 # --------------------------------------------------------------------------
-# what the machine allows
+# what the machine allows: namespaces for "basic"
 
 
 def _unshare(flags: int) -> None:
@@ -222,10 +302,11 @@ def _ns_flags(network: bool, user: bool, mount: bool = False) -> int:
 
 @functools.lru_cache(maxsize=None)
 def namespace_support(network: bool) -> tuple[bool, str]:
-    """Can bots get their own PID namespace (and, with ``network=False``, their
-    own network namespace)? Returns ``(ok, how_or_why)``: ``how`` is "root" or
-    "user namespace"; ``why`` is the reason it is not possible. Probed once per
-    process by starting ``/bin/true`` the way a bot would be started."""
+    """Can "basic" bots get their own PID namespace (and, with
+    ``network=False``, their own network namespace)? Returns ``(ok,
+    how_or_why)``: ``how`` is "root" or "user namespace"; ``why`` is the reason
+    it is not possible. Probed once per process by starting ``/bin/true`` the
+    way a bot would be started."""
     if not sys.platform.startswith("linux"):
         return False, f"namespaces need Linux (this is {sys.platform})"
     uid, gid = os.getuid(), os.getgid()
@@ -258,15 +339,16 @@ def namespace_support(network: bool) -> tuple[bool, str]:
 
 @functools.lru_cache(maxsize=None)
 def private_proc_support(network: bool) -> bool:
-    """Can a bot in its own PID namespace also get its own mount namespace with
-    a private ``/proc``? (Some containers forbid mounting proc.) Probed once per
-    process by starting ``/bin/true`` exactly the way a bot is started."""
+    """Can a "basic" bot in its own PID namespace also get its own mount
+    namespace with a private ``/proc``? (Some containers forbid mounting proc.)
+    Probed once per process by starting ``/bin/true`` exactly the way a bot is
+    started."""
     ok, how = namespace_support(network)
     if not ok:
         return False
     flags = _ns_flags(network, how == "user namespace", mount=True)
     try:
-        rc = subprocess.run(["/bin/true"], preexec_fn=_sandbox_preexec([], flags, lifeline_fd(), "", None, False),
+        rc = subprocess.run(["/bin/true"], preexec_fn=_basic_preexec(_Child(flags=flags, lifeline=lifeline_fd())),
                             timeout=10, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True).returncode
     except (OSError, subprocess.SubprocessError):
@@ -274,12 +356,192 @@ def private_proc_support(network: bool) -> bool:
     return rc == 0
 
 
-def limits_problem(limits: Any) -> str | None:
-    """Why this machine cannot do what ``limits`` asks (``network = false``
-    without network namespaces, ``user`` when not root or unknown), or None."""
-    if limits is None or not getattr(limits, "sandbox", True):
+# --------------------------------------------------------------------------
+# what the machine allows: bubblewrap
+
+
+@functools.lru_cache(maxsize=None)
+def bwrap_path() -> str | None:
+    """The ``bwrap`` executable (``REFEREE_BWRAP`` or the PATH), or None."""
+    path = os.environ.get("REFEREE_BWRAP") or shutil.which("bwrap")
+    return path if path and os.access(path, os.X_OK) else None
+
+
+#: the bwrap options that not every version has (0.8.0: --disable-userns, --size)
+_NEW_OPTIONS = ("disable-userns", "size")
+
+
+@functools.lru_cache(maxsize=None)
+def bwrap_support(network: bool = True, uid: int | None = None) -> tuple[bool, str]:
+    """Can bwrap start a bot here (with ``network`` or without it; as the
+    referee's user, or - the referee being root - as ``uid``)? Returns ``(ok,
+    why)``; probed once per process and argument pair by starting ``/bin/true``
+    in a sandbox built exactly like a bot's."""
+    if not sys.platform.startswith("linux"):
+        return False, f"bubblewrap needs Linux (this is {sys.platform})"
+    path = bwrap_path()
+    if path is None:
+        return False, ("bubblewrap is not installed (no `bwrap` on the PATH); install it "
+                       "(Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)")
+    errors: list[str] = []
+    for features in (frozenset(_NEW_OPTIONS), frozenset()):
+        args = _bwrap_args(path, features, network=network, binds=[], masks=[], chdir="/", hostname=True)
+        ids = None if uid is None else (uid, _gid_of(uid))
+        try:
+            run = subprocess.run([*args, "--", "/bin/true"], preexec_fn=_as_user(ids), timeout=10,
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        except (OSError, subprocess.SubprocessError) as exc:
+            errors.append(str(exc))
+            continue
+        if run.returncode == 0:
+            _BWRAP_FEATURES[path] = features
+            return True, "bwrap" + ("" if features else " (an old version: without --disable-userns and --size)")
+        errors.append(run.stderr.decode(errors="replace").strip().splitlines()[-1:][0]
+                      if run.stderr.strip() else f"exit status {run.returncode}")
+    who = "" if uid is None else f" as uid {uid}"
+    return False, (f"bubblewrap ({path}) cannot start a sandbox here{who}: {errors[0]}; it needs user "
+                   "namespaces (sysctl user.max_user_namespaces > 0, and on Debian/Ubuntu "
+                   "kernel.unprivileged_userns_clone=1 or an AppArmor profile allowing bwrap)")
+
+
+_BWRAP_FEATURES: dict[str, frozenset[str]] = {}
+
+
+def _gid_of(uid: int) -> int:
+    import pwd
+
+    try:
+        return pwd.getpwuid(uid).pw_gid
+    except KeyError:
+        return uid
+
+
+def _as_user(ids: tuple[int, int] | None) -> Callable[[], None] | None:
+    if ids is None:
         return None
-    if getattr(limits, "network", True) is False:
+
+    def switch() -> None:
+        os.setgroups([])
+        os.setgid(ids[1])
+        os.setuid(ids[0])
+
+    return switch
+
+
+#: the system paths a runtime needs, mounted read-only (the ones that exist)
+_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_ETC = ("ld.so.cache", "alternatives", "localtime", "nsswitch.conf", "passwd", "group")
+#: /etc files only a bot with network access needs (name resolution, TLS certificates)
+_ETC_NET = ("hosts", "resolv.conf", "gai.conf", "services", "ssl/certs", "pki/tls/certs")
+#: /etc folders some runtimes reach through symlinks (Debian's Python, JDKs)
+_ETC_GLOBS = ("python3", "java")
+#: folders never mounted whole (a named file in them is mounted alone)
+_NEVER_WHOLE = ("/", "/tmp", "/var/tmp", "/dev/shm", "/dev", "/proc", "/sys", "/run", "/etc", "/var", "/home",
+                "/root", "/usr", "/opt", "/mnt", "/media", "/srv", "/boot")
+
+
+@functools.lru_cache(maxsize=None)
+def _system_args(network: bool) -> tuple[str, ...]:
+    """The read-only system mounts (each one costs bwrap a fraction of a millisecond)."""
+    out: list[str] = []
+    for d in _SYSTEM_DIRS:
+        if os.path.islink(d):
+            out += ["--symlink", os.readlink(d), d]
+        elif os.path.isdir(d):
+            out += ["--ro-bind", d, d]
+    names = list(_ETC) + (list(_ETC_NET) if network else [])
+    try:
+        names += sorted(n for n in os.listdir("/etc") if n.startswith(_ETC_GLOBS))
+    except OSError:
+        pass
+    for name in names:
+        path = os.path.join("/etc", name)
+        if os.path.exists(path):    # (a dangling symlink would stop bwrap)
+            out += ["--ro-bind", path, path]
+    return tuple(out)
+
+
+def _bwrap_args(path: str, features: frozenset[str], *, network: bool, binds: list[tuple[str, bool]],
+                masks: list[str], chdir: str, hostname: bool = True) -> list[str]:
+    """The bwrap command line up to (not including) ``--``: ``binds`` are
+    ``(path, writable)`` mounted at the same path, ``masks`` are paths inside
+    them hidden from the bot."""
+    args = [path, "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+    if "disable-userns" in features:
+        args.append("--disable-userns")
+    args += ["--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    if hostname:
+        args += ["--hostname", "referee-bot"]
+    if not network:
+        args.append("--unshare-net")
+    args += ["--new-session", "--die-with-parent", *_system_args(network), "--proc", "/proc", "--dev", "/dev"]
+    size = ["--size", str(SHM_KIB * 1024)] if "size" in features else []
+    args += [*size, "--tmpfs", "/dev/shm", *size, "--tmpfs", "/tmp"]
+    for src, writable in binds:
+        args += ["--bind" if writable else "--ro-bind", src, src]
+    for mask in masks:
+        if os.path.isdir(mask):
+            args += ["--tmpfs", mask, "--remount-ro", mask]
+        else:
+            args += ["--ro-bind", "/dev/null", mask]
+    args += ["--chdir", chdir]
+    return args
+
+
+# --------------------------------------------------------------------------
+# which sandbox, and whether the limits can be met
+
+
+def sandbox_mode(limits: Any) -> tuple[str, str | None]:
+    """``(mode, problem)``: the sandbox a bot with ``limits`` gets here
+    ("bwrap", "basic" or "none"), and why that is not what it asked for (None
+    when fine). ``sandbox = true`` ("auto") means bwrap where it works, else
+    basic; ``require_sandbox`` refuses anything but bwrap."""
+    if limits is None:
+        from .limits import ResourceLimits
+
+        limits = ResourceLimits()
+    wanted = getattr(limits, "isolation", "auto") if getattr(limits, "sandbox", True) else "none"
+    require = getattr(limits, "require_sandbox", False)
+    if wanted in ("none", "basic"):
+        if require:
+            return wanted, (f'require_sandbox = true, but sandbox = "{wanted}"; use sandbox = "bwrap" '
+                            "(or true) to run the bots in bubblewrap, or drop require_sandbox")
+        return wanted, None
+    network = getattr(limits, "network", True)
+    ok, why = bwrap_support(network, _bwrap_uid(limits))
+    if ok:
+        return "bwrap", None
+    if wanted == "bwrap":
+        return "bwrap", f'sandbox = "bwrap" is not possible here: {why}; or use sandbox = "basic"'
+    if require:
+        return "bwrap", (f"require_sandbox = true (bots only in bubblewrap), but {why}; "
+                         "this host cannot run the league as asked")
+    return "basic", None
+
+
+def _bwrap_uid(limits: Any) -> int | None:
+    user = getattr(limits, "user", None)
+    if user is None:
+        return None
+    try:
+        return _resolve_user(user)[0]
+    except ValueError:
+        return None
+
+
+def limits_problem(limits: Any) -> str | None:
+    """Why this machine cannot do what ``limits`` asks (bwrap asked for or
+    required where it cannot run, ``network = false`` without network
+    namespaces, ``user`` when not root or unknown), or None."""
+    if limits is None:
+        return None
+    mode, problem = sandbox_mode(limits)
+    if problem:
+        return problem
+    if mode == "none":
+        return None
+    if mode == "basic" and getattr(limits, "network", True) is False:
         ok, why = namespace_support(False)
         if not ok:
             return (f"network = false (run bots without network access) is not possible here: {why}; "
@@ -310,15 +572,16 @@ def _resolve_user(user: str | int) -> tuple[int, int]:
     return entry.pw_uid, entry.pw_gid
 
 
-def _check_reachable(path: str, uid: int, user: Any) -> None:
+def _check_reachable(path: str, uid: int, user: Any, what: str = "the bots' temporary folders are made in") -> None:
     """``UserError`` unless every folder above ``path`` lets ``uid`` pass."""
     parent = os.path.dirname(path)
     while True:
         st = os.stat(parent)
         if not (st.st_mode & 0o001 or (st.st_uid == uid and st.st_mode & 0o100)):
             raise UserError(
-                f"user = {user!r}: the bots' temporary folders are made in {os.path.dirname(path)}, but that user "
-                f"cannot enter {parent}; set TMPDIR to a folder it can reach (e.g. /var/tmp)")
+                f"user = {user!r}: {what} {os.path.dirname(path)}, but that user "
+                f"cannot enter {parent}; " + ("set TMPDIR to a folder it can reach (e.g. /var/tmp)"
+                                              if "temporary" in what else "make it reachable (chmod o+x) or move it"))
         if parent == "/":
             return
         parent = os.path.dirname(parent)
@@ -330,6 +593,134 @@ def check_limits(limits: Any, where: str = "limits") -> None:
     problem = limits_problem(limits)
     if problem:
         raise UserError(f"{where}: {problem}")
+
+
+# --------------------------------------------------------------------------
+# what a bot may see (bwrap)
+
+#: paths no bot ever sees: the league's output folder and config (see protect_paths)
+_PROTECTED: set[str] = set()
+#: other bots' own folders: hidden from a bot whose own folders they do not overlap
+_OTHERS: set[str] = set()
+
+
+def protect_paths(secret: list[str] | tuple[str, ...] = (), bot_folders: list[str] | tuple[str, ...] = ()) -> None:
+    """Register paths hidden from every bot in bubblewrap from now on (for this
+    process): ``secret`` ones (a league's output folder and config) are never
+    visible, even inside a bot's own folder; ``bot_folders`` (the bots' own
+    folders) are hidden from the bots whose own folders they do not overlap."""
+    _PROTECTED.update(os.path.abspath(p) for p in secret)
+    _OTHERS.update(os.path.abspath(p) for p in bot_folders)
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _is_system(path: str) -> bool:
+    return any(_inside(path, d) for d in _SYSTEM_DIRS)
+
+
+def _program_path(word: str, env: dict[str, str] | None) -> str | None:
+    if "/" in word:
+        return word if os.path.isabs(word) and os.path.exists(word) else None
+    path = (env or {}).get("PATH", os.environ.get("PATH", os.defpath))
+    return shutil.which(word, path=path)
+
+
+def _folder_for(path: str) -> str | None:
+    """What to mount for a named file or folder: a folder itself; a file's
+    folder - the install prefix for ``.../bin/prog`` - or the file alone in
+    folders never mounted whole (``/tmp``...); None for such a folder itself."""
+    path = os.path.normpath(path)
+    if os.path.isdir(path):
+        return None if path in _NEVER_WHOLE else path
+    folder = os.path.dirname(path)
+    if os.path.basename(folder) in ("bin", "sbin") and os.path.dirname(folder) not in _NEVER_WHOLE:
+        folder = os.path.dirname(folder)
+    return path if folder in _NEVER_WHOLE else folder
+
+
+def own_paths(argv: list[str], base: str, env: dict[str, str] | None, named_cwd: bool) -> list[str]:
+    """The host paths a bot's sandbox mounts besides the system: its folder
+    (``base`` when its config names it, or when its command names files in
+    it), and the folders of the programs and files its command names (an
+    interpreter's install prefix included: a venv, pyenv, nvm). Sorted by depth
+    (a path may lie inside another one)."""
+    words = list(argv)
+    if len(argv) >= 3 and argv[0] == "/bin/sh" and argv[1] == "-c":
+        try:
+            words = shlex.split(argv[2])
+        except ValueError:
+            words = []
+    found: list[str] = []
+    for i, word in enumerate(words):
+        path = _program_path(word, env) if i == 0 else (word if os.path.isabs(word) and os.path.exists(word) else None)
+        if path is None:
+            continue
+        real = os.path.realpath(path)   # a symlink (a venv's python) needs its target too
+        found += [f for f in {_folder_for(path), _folder_for(real)} if f is not None]
+    base = os.path.abspath(base)
+    if base not in _NEVER_WHOLE and (named_cwd or any(_inside(p, base) for p in found)):
+        found.append(base)
+    return sorted({os.path.normpath(p) for p in found if not _is_system(p)}, key=lambda p: (p.count("/"), p))
+
+
+def _outermost(paths: list[str]) -> list[str]:
+    """``paths`` (sorted by depth) without those inside another one."""
+    out: list[str] = []
+    for p in paths:
+        if not any(_inside(p, q) for q in out):
+            out.append(p)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def sdk_folder() -> str | None:
+    """The bot SDK's package folder (``protocol/``: public code, standard library
+    only), mounted read-only for every bot so that bots written with it - the
+    sample bots insert the folder above their own into ``sys.path`` - find it."""
+    try:
+        import protocol
+
+        return os.path.dirname(os.path.abspath(protocol.__file__))
+    except (ImportError, TypeError):
+        return None
+
+
+def bot_folders(command: list[str] | str, cwd: str, named_cwd: bool) -> list[str]:
+    """A bot's own folders, to hide from the other bots (:func:`protect_paths`):
+    its ``cwd`` when its config names one, and the folders of the files its
+    command names (not interpreters' install prefixes)."""
+    argv = resolve_command(command, cwd)
+    words = argv
+    if len(argv) >= 3 and argv[0] == "/bin/sh" and argv[1] == "-c":
+        try:
+            words = shlex.split(argv[2])
+        except ValueError:
+            words = []
+    out = [os.path.abspath(cwd)] if named_cwd else []
+    for word in words:
+        if not (os.path.isabs(word) and os.path.exists(word)):
+            continue
+        folder = _folder_for(word)
+        if folder is None or (folder != word and os.path.basename(os.path.dirname(word)) in ("bin", "sbin")):
+            continue   # a folder never hidden whole, or an interpreter (.venv/bin/python): not the bot's folder
+        if not _is_system(folder):
+            out.append(folder)
+    return out
+
+
+def _masks(binds: list[str], own: list[str]) -> list[str]:
+    """Registered paths inside the mounted ``binds`` that this bot must not see."""
+    out = []
+    for p in sorted(_PROTECTED | _OTHERS):
+        if not os.path.lexists(p) or not any(_inside(p, b) and p != b for b in binds):
+            continue
+        if p not in _PROTECTED and any(_inside(o, p) for o in own):
+            continue  # another bot's folder that holds this bot's own files (a shared folder)
+        out.append(p)
+    return out
 
 
 # --------------------------------------------------------------------------
@@ -379,7 +770,12 @@ def minimal_env(extra: dict[str, str] | None, home: str) -> dict[str, str]:
 
 @dataclass
 class SpawnPlan:
-    """Arguments for ``open_process`` and the clean-up owed afterwards."""
+    """Arguments for ``open_process`` and the clean-up owed afterwards.
+
+    ``pass_fds`` must be passed to ``open_process`` too (check-bot's leftover
+    probe; empty otherwise). ``mode`` is the sandbox ("bwrap", "basic",
+    "none"); ``cgroup`` the bot's control groups (None: none could be made).
+    """
 
     argv: list[str]
     cwd: str | None
@@ -388,14 +784,102 @@ class SpawnPlan:
     workdir: str | None = None            # temporary directory this plan created
     namespaces: str = "none"              # "pid", "pid+net" or "none"
     notes: list[str] = field(default_factory=list)
+    mode: str = "none"
+    cgroup: cgroups.BotCgroup | None = None
+    pass_fds: tuple[int, ...] = ()
+    mounts: list[str] = field(default_factory=list)   # bwrap: the host paths mounted besides the system
+    limits: Any = None
+    command: list[str] | None = None      # the bot's own argv, where ``argv`` wraps it (bwrap, probe)
+    _report_fd: int | None = None
 
+    # -- while the bot runs -----------------------------------------------------
+    def cpu_seconds(self, pid: int) -> float | None:
+        """CPU seconds used so far by the bot started with this plan (``pid``:
+        the process the runtime started): from its control group - every
+        process it ever ran, however reaped - else from ``/proc``
+        (:mod:`referee.runtime.cpu`); None when neither can tell."""
+        if self.cgroup is not None:
+            used = self.cgroup.cpu_seconds()
+            if used is not None:
+                return used
+        from .cpu import group_cpu_seconds, tree_cpu_seconds
+
+        if self.mode == "none":
+            return group_cpu_seconds(pid)
+        return tree_cpu_seconds(pid)
+
+    def sandbox_info(self) -> dict[str, Any]:
+        """What protects this bot, for the game log's header: the sandbox, how
+        its CPU time is measured and how its memory and processes are limited."""
+        lay = self.cgroup.layout if self.cgroup is not None else None
+        limits = self.limits
+        info: dict[str, Any] = {
+            "sandbox": self.mode,
+            "accounting": lay.accounting if lay is not None else ("proc-group" if self.mode == "none" else "proc"),
+            "memory": ("cgroup+rlimit" if lay is not None and lay.memory else "rlimit"),
+            "pids": ("cgroup" if lay is not None and lay.pids else "rlimit"),
+            "namespaces": self.namespaces,
+            "network": bool(getattr(limits, "network", True)),
+        }
+        if getattr(limits, "user", None) is not None and self.mode != "none":
+            info["user"] = limits.user
+        return info
+
+    def leftovers(self) -> list[str] | None:
+        """After the bot exited (plans made with ``probe_leftovers``): the
+        processes it left running in its sandbox ("PID COMMAND", PIDs of its
+        namespace), at the moment it exited - the sandbox then killed them.
+        None when the sandbox cannot tell (no PID namespace)."""
+        if self._report_fd is None:
+            return None
+        try:
+            data = os.pread(self._report_fd, 1 << 16, 0)
+        except OSError:
+            return None
+        return [line for line in data.decode(errors="replace").splitlines() if line.strip()]
+
+    # -- after the bot is gone -------------------------------------------------
     def cleanup(self) -> None:
-        """Remove the temporary working directory (after the process group is
-        dead). Never raises; safe to call twice."""
+        """Remove the temporary working directory and the control groups (after
+        the process group is dead; a group still emptying is retried later and
+        at exit). Never raises; safe to call twice."""
         if self.workdir is not None:
             _force_rmtree(self.workdir)
             _LIVE_WORKDIRS.discard(self.workdir)
             self.workdir = None
+        if self.cgroup is not None:
+            cg = self.cgroup
+            cg.kill()
+            if cg.remove():
+                self.cgroup = None
+            else:
+                cgroups._PENDING[cg.name] = cg
+        if self._report_fd is not None:
+            try:
+                os.close(self._report_fd)
+            except OSError:
+                pass
+            self._report_fd = None
+            self.pass_fds = ()
+
+    async def release(self) -> None:
+        """:meth:`cleanup`, waiting (up to 2 s, trio sleeps) for the kernel to
+        finish killing the bot's processes so that its control groups can be
+        removed. Call it shielded, after the process is reaped."""
+        import trio
+
+        cg = self.cgroup
+        if cg is not None:
+            delay = 0.001
+            with trio.move_on_after(2.0):
+                while True:
+                    cg.kill()
+                    if cg.remove():
+                        break
+                    await trio.sleep(delay)
+                    delay = min(delay * 2, 0.05)
+        self.cleanup()
+        cgroups.sweep()
 
 
 #: temporary folders of bots not cleaned up yet; whatever is left when the
@@ -423,28 +907,37 @@ def _force_rmtree(path: str) -> None:
         shutil.rmtree(path, onerror=onerror)
 
 
-def plan_spawn(spec: Any) -> SpawnPlan:
+def plan_spawn(spec: Any, *, probe_leftovers: bool = False) -> SpawnPlan:
     """How to start the bot of ``spec`` (a ``BotSpec``) in its sandbox.
 
     With ``spec.limits`` None the defaults of
     :class:`~referee.runtime.limits.ResourceLimits` apply. The temporary
-    working directory (when asked for) is named here but created by the child
-    itself, so a referee killed before the fork leaves nothing behind; the
-    caller must call :meth:`SpawnPlan.cleanup` once the process is gone, also
-    when the start fails. Raises :class:`UserError` for impossible requests.
+    working directory and the control groups (when asked for / possible) are
+    named here but created by the child itself, so a referee killed before the
+    fork leaves nothing behind; the caller must call :meth:`SpawnPlan.release`
+    (or :meth:`SpawnPlan.cleanup`) once the process is gone, also when the
+    start fails. ``probe_leftovers`` (check-bot): run the bot under a shell
+    that reports the processes it leaves behind (:meth:`SpawnPlan.leftovers`);
+    the caller must then pass ``plan.pass_fds`` to ``open_process``. Raises
+    :class:`UserError` for impossible requests.
     """
     from .limits import ResourceLimits
 
     limits = spec.limits if spec.limits is not None else ResourceLimits()
-    if not limits.sandbox:
+    mode, problem = sandbox_mode(limits)
+    if problem:
+        raise UserError(f"bot {spec.name!r}: limits: {problem}")
+    if mode == "none":
         argv = spec.argv() if hasattr(spec, "argv") else resolve_command(spec.command, os.getcwd())
-        return SpawnPlan(argv=argv, cwd=spec.cwd, env=spec.env, preexec=_rlimits_only(limits.pairs()))
+        return SpawnPlan(argv=argv, cwd=spec.cwd, env=spec.env, preexec=_rlimits_only(limits.pairs()),
+                         mode="none", limits=limits)
     check_limits(limits, f"bot {spec.name!r}: limits")
     base = os.path.abspath(spec.cwd) if spec.cwd else os.getcwd()
+    label = re.sub(r"[^A-Za-z0-9_.-]", "_", spec.name)[:40]
+    token = secrets.token_hex(6)
     workdir = None
     if limits.temp_workdir:
-        label = re.sub(r"[^A-Za-z0-9_.-]", "_", spec.name)[:40]
-        workdir = os.path.join(tempfile.gettempdir(), f"referee-bot-{label}-{secrets.token_hex(6)}")
+        workdir = os.path.join(tempfile.gettempdir(), f"referee-bot-{label}-{token}")
         _LIVE_WORKDIRS.add(workdir)
         cwd = workdir
         argv = resolve_command(spec.command, base)
@@ -456,9 +949,6 @@ def plan_spawn(spec: Any) -> SpawnPlan:
         env.setdefault("REFEREE_BOT_DIR", base)
     else:
         env = dict(os.environ) if spec.env is None else dict(spec.env)
-    ok, how = namespace_support(limits.network)
-    use_ns = ok and limits.pid_namespace
-    flags = _ns_flags(limits.network, how == "user namespace", private_proc_support(limits.network)) if use_ns else 0
     ids: tuple[int, int] | None = None
     if limits.user is not None:
         try:
@@ -467,18 +957,138 @@ def plan_spawn(spec: Any) -> SpawnPlan:
             raise UserError(f"bot {spec.name!r}: limits: {exc}") from None
         if workdir:
             _check_reachable(workdir, ids[0], limits.user)
-    plan = SpawnPlan(
-        argv=argv, cwd=None if workdir else cwd, env=env, workdir=workdir,
-        # no private /dev/shm when the bot's own files live there (it would hide them)
-        preexec=_sandbox_preexec(limits.pairs(), flags, lifeline_fd(), workdir or "", ids,
-                                 private_shm=not any("/dev/shm" in a for a in (workdir or "", base, *argv))),
-        namespaces=("pid" + ("" if limits.network else "+net")) if use_ns else "none",
-    )
+    lay = cgroups.layout()
+    cg = None
+    if lay is not None:
+        cg = cgroups.BotCgroup(lay, f"referee-bot-{label}-{token}", memory_bytes=limits.address_space,
+                               pids_max=limits.processes)
+    plan = SpawnPlan(argv=argv, cwd=None if workdir else cwd, env=env, preexec=None, workdir=workdir,
+                     mode=mode, cgroup=cg, limits=limits)
+    if mode == "bwrap" or probe_leftovers:
+        # the bot is started through a wrapper whose own exec succeeds: check its command first
+        error = _exec_error(plan.argv, base, env)
+        if error is not None:
+            return _as_failing(plan, plan.argv, base)
+    if mode == "bwrap":
+        _plan_bwrap(plan, spec, limits, base, cwd, ids, probe_leftovers)
+    else:
+        _plan_basic(plan, limits, base, ids, probe_leftovers)
+    if cg is None:
+        plan.notes.append("no control group: CPU time from /proc, memory and processes by rlimits only")
+    return plan
+
+
+def _report_file(ids: tuple[int, int] | None) -> int:
+    """An anonymous file (0600, fd >= 10) for the leftover probe's report."""
+    fd = os.open(tempfile.gettempdir(), os.O_TMPFILE | os.O_RDWR, 0o600)
+    try:
+        if ids is not None:
+            os.fchown(fd, ids[0], ids[1])
+        high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
+    finally:
+        os.close(fd)
+    return high
+
+
+def _exec_error(argv: list[str], cwd: str, env: dict[str, str] | None) -> OSError | None:
+    """The error ``exec`` of ``argv`` would raise here (not found, a directory,
+    not executable, not a program), or None. Checked up front where the bot is
+    started through a wrapper (bwrap, the leftover probe), whose own ``exec``
+    succeeds either way."""
+    import errno
+
+    prog = argv[0]
+    if "/" in prog:
+        path: str | None = os.path.join(cwd, prog)
+    else:
+        path = shutil.which(prog, path=(env or {}).get("PATH", os.environ.get("PATH", os.defpath)))
+    if path is None or not os.path.exists(path):
+        return FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), prog)
+    if os.path.isdir(path) or not os.access(path, os.X_OK):
+        return PermissionError(errno.EACCES, os.strerror(errno.EACCES), prog)
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(4)
+    except OSError:
+        return None
+    if magic[:2] != b"#!" and magic != b"\x7fELF":
+        return OSError(errno.ENOEXEC, os.strerror(errno.ENOEXEC), prog)
+    return None
+
+
+def _as_failing(plan: SpawnPlan, argv: list[str], cwd: str) -> SpawnPlan:
+    """A plan that fails in ``open_process`` exactly as ``argv`` cannot be
+    executed (so the runtime reports it as always), starting nothing."""
+    plan.argv, plan.cwd, plan.preexec = list(argv), cwd, None
+    plan.notes.append("the command cannot be executed")
+    if plan._report_fd is not None:
+        os.close(plan._report_fd)
+        plan._report_fd, plan.pass_fds = None, ()
+    return plan
+
+
+def _plan_bwrap(plan: SpawnPlan, spec: Any, limits: Any, base: str, cwd: str, ids: tuple[int, int] | None,
+                probe_leftovers: bool) -> None:
+    path = bwrap_path()
+    assert path is not None
+    features = _BWRAP_FEATURES.get(path, frozenset())
+    named = not limits.temp_workdir
+    needed = own_paths(plan.argv, base, plan.env, named_cwd=named)
+    own = _outermost(needed)
+    # only the bot's named folder (its cwd) can be writable; all else is read-only
+    rw = bool(limits.writable) and named
+    binds = [(p, False) for p in own if not (rw and p == base)]
+    if rw:
+        binds.append((base, True))
+        binds.sort(key=lambda b: b[0].count("/"))   # a writable folder inside a read-only one: mounted after it
+    sdk = sdk_folder()
+    if sdk is not None and not any(_inside(sdk, p) for p in own):
+        binds.append((sdk, False))
+    if plan.workdir:
+        binds.append((plan.workdir, True))
+    if ids is not None:
+        for p, _w in binds:
+            if p != plan.workdir:
+                _check_reachable(os.path.join(p, "x"), ids[0], limits.user, "the bot's files are in")
+    masks = _masks([b for b, _ in binds], needed)
+    report = ""
+    if probe_leftovers:
+        plan._report_fd = _report_file(ids)
+        plan.pass_fds = (plan._report_fd,)
+        report = str(plan._report_fd)
+    inner = ["/bin/sh", "-c", INNER, "sh", "1", report, *plan.argv]
+    args = _bwrap_args(path, features, network=limits.network, binds=binds, masks=masks, chdir=cwd)
+    plan.command = list(plan.argv)
+    plan.argv = [*args, "--", *inner]
+    plan.cwd = None
+    plan.mounts = [b for b, _ in binds]
+    plan.namespaces = "pid+net" if not limits.network else "pid"
+    child = _Child(pairs=limits.pairs(), lifeline=lifeline_fd(), workdir=plan.workdir or "", ids=ids,
+                   cgroup=plan.cgroup, bwrap=True, signal_codes=True, keep_fds=plan.pass_fds)
+    plan.preexec = _bwrap_preexec(child, plan.argv, plan.env)
+
+
+def _plan_basic(plan: SpawnPlan, limits: Any, base: str, ids: tuple[int, int] | None, probe_leftovers: bool) -> None:
+    ok, how = namespace_support(limits.network)
+    use_ns = ok and limits.pid_namespace
+    private_proc = use_ns and private_proc_support(limits.network)
+    flags = _ns_flags(limits.network, how == "user namespace", private_proc) if use_ns else 0
+    if probe_leftovers and private_proc:
+        plan._report_fd = _report_file(ids)
+        plan.pass_fds = (plan._report_fd,)
+        plan.command = list(plan.argv)
+        plan.argv = ["/bin/sh", "-c", INNER, "sh", "0", str(plan._report_fd), *plan.argv]
+    workdir = plan.workdir or ""
+    child = _Child(pairs=limits.pairs(), flags=flags, lifeline=lifeline_fd(), workdir=workdir, ids=ids,
+                   cgroup=plan.cgroup, signal_codes=plan._report_fd is not None,
+                   # no private /dev/shm when the bot's own files live there (it would hide them)
+                   private_shm=not any("/dev/shm" in a for a in (workdir, base, *plan.argv)))
+    plan.preexec = _basic_preexec(child)
+    plan.namespaces = ("pid" + ("" if limits.network else "+net")) if use_ns else "none"
     if not use_ns:
         plan.notes.append("no PID namespace: " + (how if not ok else "disabled by limits"))
     elif not flags & _CLONE_NEWNS:
         plan.notes.append("no private /proc: this machine does not allow mounting one")
-    return plan
 
 
 def _rlimits_only(pairs: list[tuple[int, int]]) -> Callable[[], None] | None:
@@ -492,74 +1102,196 @@ def _rlimits_only(pairs: list[tuple[int, int]]) -> Callable[[], None] | None:
     return apply
 
 
-def _sandbox_preexec(pairs: list[tuple[int, int]], flags: int, lifeline: int, workdir: str,
-                     ids: tuple[int, int] | None = None, private_shm: bool = True) -> Callable[[], None]:
-    """The ``preexec_fn``: runs in the forked child, before ``exec``.
+# --------------------------------------------------------------------------
+# in the forked child
 
-    1. enter new namespaces (``unshare``), 2. fork: the child (PID 1 of the
-    new PID namespace) sets its parent-death signal and rlimits and returns
-    to ``exec`` the bot; the parent becomes the watcher (``exec`` of
-    ``python -I -S -c WATCHER``) and never returns.
+
+@dataclass
+class _Child:
+    """What the forked child needs (computed before the fork)."""
+
+    pairs: list[tuple[int, int]] = field(default_factory=list)
+    flags: int = 0
+    lifeline: int = -1
+    workdir: str = ""
+    ids: tuple[int, int] | None = None
+    cgroup: cgroups.BotCgroup | None = None
+    private_shm: bool = True
+    bwrap: bool = False
+    signal_codes: bool = False
+    keep_fds: tuple[int, ...] = ()
+
+
+def _set_rlimits(pairs: list[tuple[int, int]]) -> None:
+    for which, value in pairs:
+        try:
+            resource.setrlimit(which, (value, value))
+        except (ValueError, OSError):
+            # cannot raise a hard limit: keep the lower inherited one
+            soft, hard = resource.getrlimit(which)
+            if hard == resource.RLIM_INFINITY or value < hard:
+                raise
+
+
+def _drop_capabilities(libc: Any, last_cap: int) -> None:
+    """Empty the capability bounding set (needs CAP_SETPCAP, so before any
+    change of user): nothing the bot executes can gain a capability."""
+    for cap in range(last_cap + 1):
+        libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)   # EINVAL for caps this kernel lacks: fine
+
+
+def _clear_capabilities(libc: Any) -> None:
+    """Drop every capability of the calling process and set no_new_privs."""
+    header = (ctypes.c_uint32 * 2)(_CAP_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()
+    if libc.capset(header, data) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"capset: {os.strerror(err)}")
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(err)}")
+
+
+@functools.lru_cache(maxsize=None)
+def _last_cap() -> int:
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return 40
+
+
+def _become_watcher(child: _Child, pid: int) -> None:
+    """In the forked child, after forking the bot (``pid``): become the watcher.
+    Never returns."""
+    # no pipes of the bot, only the lifeline as fd 3 (lifeline >= 10: dup2 onto a
+    # different number clears close-on-exec)
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.dup2(child.lifeline, 3)
+        os.closerange(4, 1 << 16)
+        groups = child.cgroup.dirs() if child.cgroup is not None else []
+        python = sys.executable
+        os.execv(python, [python, "-I", "-S", "-c", WATCHER, str(pid), child.workdir,
+                          "1" if child.signal_codes else "0", *groups])
+    finally:
+        # exec failed: do not leave an unwatched bot behind
+        try:
+            os.kill(pid, signal.SIGKILL)
+        finally:
+            os._exit(127)
+
+
+def _prepare(child: _Child) -> None:
+    """The child's first steps: the working directory and the control groups."""
+    if child.workdir:
+        os.mkdir(child.workdir, 0o700)
+        if child.ids is not None:
+            os.chown(child.workdir, child.ids[0], child.ids[1])
+    if child.cgroup is not None:
+        child.cgroup.create()
+
+
+def _basic_preexec(child: _Child) -> Callable[[], None]:
+    """The ``preexec_fn`` of the "basic" sandbox: runs in the forked child, before ``exec``.
+
+    1. make the working directory and control groups, 2. enter new namespaces
+    (``unshare``), 3. fork: the child (PID 1 of the new PID namespace) joins
+    the control groups, starts its own session, mounts its private /proc and
+    /dev/shm, sets its rlimits, umask and user, drops every capability, sets
+    its parent-death signal and returns to ``exec`` the bot; the parent becomes
+    the watcher and never returns.
     """
     uid, gid = os.getuid(), os.getgid()
-    python = sys.executable
     libc = _libc_handle()
     shm_kib = SHM_KIB
+    last_cap = _last_cap()
+    flags = child.flags
 
     def preexec() -> None:
-        if workdir:
-            os.mkdir(workdir, 0o700)
-            if ids is not None:
-                os.chown(workdir, ids[0], ids[1])
+        _prepare(child)
         if flags:
             _unshare(flags)
             if flags & _CLONE_NEWUSER:
                 _map_ids(uid, gid)
         pid = os.fork()
-        if pid == 0:
-            # the bot: limits apply to it and its children; it dies with the watcher
-            if flags & _CLONE_NEWNS:
-                # its own /proc: it sees only its namespace's processes, not the referee's or the
-                # other bots' environments and memory (/proc/PID/environ, /proc/PID/mem)
-                if libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0 or \
-                        libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None) != 0:
-                    raise OSError(ctypes.get_errno(), "cannot mount a private /proc for the bot")
-                # and its own small /dev/shm (tmpfs pages escape the address-space limit); best effort
-                if private_shm and os.path.isdir("/dev/shm"):
-                    libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", _MS_NOSUID | _MS_NODEV,
-                               b"size=%dk,mode=1777" % (shm_kib,))
-            for which, value in pairs:
-                try:
-                    resource.setrlimit(which, (value, value))
-                except (ValueError, OSError):
-                    # cannot raise a hard limit: keep the lower inherited one
-                    soft, hard = resource.getrlimit(which)
-                    if hard == resource.RLIM_INFINITY or value < hard:
-                        raise
-            if ids is not None:
-                os.setgroups([])
-                os.setgid(ids[1])
-                os.setuid(ids[0])
-            # after any change of user: the kernel clears the parent-death signal on it
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-            if workdir:
-                os.chdir(workdir)
-            return
-        # the watcher: no pipes of the bot, only the lifeline as fd 3 (lifeline >= 10:
-        # dup2 onto a different number clears close-on-exec)
-        try:
-            null = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(null, fd)
-            os.dup2(lifeline, 3)
-            os.closerange(4, 1 << 16)
-            os.execv(python, [python, "-I", "-S", "-c", WATCHER, str(pid), workdir])
-        finally:
-            # exec failed: do not leave an unwatched bot behind
-            try:
-                os.kill(pid, signal.SIGKILL)
-            finally:
-                os._exit(127)
+        if pid != 0:
+            _become_watcher(child, pid)
+        # the bot: limits apply to it and its children; it dies with the watcher
+        if child.cgroup is not None:
+            child.cgroup.join()
+        os.setsid()  # out of the watcher's process group: kill(0, ...) cannot reach the watcher
+        if flags & _CLONE_NEWNS:
+            # its own /proc: it sees only its namespace's processes, not the referee's or the
+            # other bots' environments and memory (/proc/PID/environ, /proc/PID/mem)
+            if libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0 or \
+                    libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None) != 0:
+                raise OSError(ctypes.get_errno(), "cannot mount a private /proc for the bot")
+            # and its own small /dev/shm (tmpfs pages escape the address-space limit); best effort
+            if child.private_shm and os.path.isdir("/dev/shm"):
+                libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", _MS_NOSUID | _MS_NODEV,
+                           b"size=%dk,mode=1777" % (shm_kib,))
+        _set_rlimits(child.pairs)
+        os.umask(0o077)
+        privileged = os.geteuid() == 0 or bool(flags & _CLONE_NEWUSER)
+        if privileged:
+            _drop_capabilities(libc, last_cap)
+        if child.ids is not None:
+            os.setgroups([])
+            os.setgid(child.ids[1])
+            os.setuid(child.ids[0])
+        if privileged or child.ids is not None:
+            # no capability left (root without them cannot umount its /proc, join other
+            # namespaces or raise its limits), and none to be gained by exec
+            _clear_capabilities(libc)
+        # after any change of user: the kernel clears the parent-death signal on it
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if child.workdir:
+            os.chdir(child.workdir)
+
+    return preexec
+
+
+def _bwrap_preexec(child: _Child, argv: list[str], env: dict[str, str] | None) -> Callable[[], None]:
+    """The ``preexec_fn`` of the "bwrap" sandbox: makes the working directory
+    and control groups, forks; the parent becomes the watcher, the child joins
+    the groups, sets the rlimits, umask, user (``limits.user``: bwrap then runs
+    unprivileged) and its parent-death signal, moves the bot's stdin/stdout
+    pipes to fds 3 and 4 (see :data:`INNER`) and executes bwrap itself.
+    Neither returns."""
+    libc = _libc_handle()
+    keep = sorted(child.keep_fds)
+    env = dict(env) if env is not None else dict(os.environ)
+
+    def preexec() -> None:
+        _prepare(child)
+        pid = os.fork()
+        if pid != 0:
+            _become_watcher(child, pid)
+        if child.cgroup is not None:
+            child.cgroup.join()
+        _set_rlimits(child.pairs)
+        os.umask(0o077)
+        if child.ids is not None:
+            os.setgroups([])
+            os.setgid(child.ids[1])
+            os.setuid(child.ids[0])
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        os.dup2(0, 3)
+        os.dup2(1, 4)
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(null, 1)
+        low = 5
+        for fd in keep:
+            os.closerange(low, fd)
+            low = fd + 1
+        os.closerange(low, 1 << 16)
+        for fd in keep:
+            os.set_inheritable(fd, True)
+        os.execve(argv[0], argv, env)
 
     return preexec
 
@@ -572,4 +1304,3 @@ def process_alive(pid: int) -> bool:
     except OSError:
         return False
     return data[data.rfind(b")") + 2 : data.rfind(b")") + 3] != b"Z"
-

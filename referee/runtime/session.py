@@ -322,21 +322,37 @@ class BotSession:
         await kill_group(self.process)
         plan = getattr(self, "_plan", None)
         if plan is not None:
-            plan.cleanup()  # the bot's temporary working directory
+            await plan.release()  # the bot's temporary working directory and control groups
         with trio.move_on_after(0.5):
             await self._stderr_done.wait()
         if self._stderr_scope is not None:
             self._stderr_scope.cancel()
         await close_pipes(self.process)
 
-    def cpu_seconds(self) -> float | None:
-        """CPU seconds the bot (its process group and PID namespace) used so far,
-        or None where it cannot be measured (then the runtime times by wall clock)."""
-        return group_cpu_seconds(self.pid)
-
     @property
     def closed(self) -> bool:
         return self._closed
+
+    # -- accounting --------------------------------------------------------------
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds the bot has used so far, every process it started
+        included: from its control group where it has one (children reaped in
+        any way count), else from ``/proc`` (see
+        :meth:`referee.runtime.sandbox.SpawnPlan.cpu_seconds`); None when the
+        machine cannot tell (the clock then falls back to wall time)."""
+        plan = getattr(self, "_plan", None)
+        if plan is None:
+            from .cpu import group_cpu_seconds
+
+            return group_cpu_seconds(self.pid)
+        return plan.cpu_seconds(self.pid)
+
+    def sandbox_info(self) -> dict[str, Any]:
+        """What protects this bot (for the game log's header): e.g. ``{"sandbox":
+        "bwrap", "accounting": "cgroup-v1", "memory": "cgroup+rlimit", "pids":
+        "cgroup", ...}``; see :meth:`referee.runtime.sandbox.SpawnPlan.sandbox_info`."""
+        plan = getattr(self, "_plan", None)
+        return plan.sandbox_info() if plan is not None else {"sandbox": "unknown"}
 
     def __repr__(self) -> str:
         return f"<BotSession {self.name!r} pid={self.pid} alive={self.alive}>"

@@ -80,6 +80,32 @@ def test_broken_bot_fails_with_the_right_message(bot: str, check: str, words: li
     assert re.search(r"^\d+ of \d+ checks? failed", out, re.M), out
 
 
+@pytest.mark.parametrize("when", ["start", "bye"])
+def test_a_bot_that_leaves_a_daemon_is_not_ready(when: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A bot that daemonizes a process (at start-up, or when it reads bye) and
+    exits on bye as it should: the sandbox counts what it left behind (then
+    kills it), and check-bot fails the bye probe with a fix."""
+    import uuid
+
+    tag = f"daemon-{uuid.uuid4().hex[:12]}"
+    status = check_bot("--variant", "kwartet", "--", PY, str(ROOT / "tests" / "hostile" / "bots" / "daemonizer.py"),
+                       tag, when)
+    out = capsys.readouterr().out
+    left = [p for p in Path("/proc").iterdir() if p.name.isdigit() and tag.encode() in _cmdline(p)]
+    assert not left, f"the daemon survived check-bot: {left}"
+    assert status == 1, out
+    line = next((x for x in out.splitlines() if x.strip().startswith("FAIL probe: exits on bye:")), "")
+    assert "but left 1 process running" in line and "python" in line, out
+    assert "never daemonize" in out and "is ready for a league" not in out
+
+
+def _cmdline(proc: Path) -> bytes:
+    try:
+        return (proc / "cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def test_json_report_and_shell_string(capsys: pytest.CaptureFixture[str]) -> None:
     # one argument with spaces is a shell command line
     status = check_bot("--json", "--variant", "authors", "--", f"{PY} {ROOT / 'sample_bots' / 'random_bot.py'}")

@@ -107,12 +107,14 @@ def test_cpu_clock_measures_a_few_milliseconds(tmp_path, capsys):
 
 
 def test_a_bot_that_cannot_restart_keeps_its_real_reason(tmp_path, capsys):
-    pid_log = tmp_path / "pids"
+    (tmp_path / "logs").mkdir()
+    pid_log = tmp_path / "logs" / "pids"   # in the bot's own, writable folder (the sandbox shows no other)
     cfg = tmp_path / "league.toml"
     bots = "".join(f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "{HAND_BOT}"]\n' for n in ("a", "b"))
     cfg.write_text(textwrap.dedent(
         'seed = 4\nout = "out"\nconcurrency = 1\n' + bots
         + f'[[bots]]\nname = "flaky"\ncommand = ["{{python}}", "{HAND_BOT}"]\n'
+        + 'cwd = "logs"\nlimits = { writable = true }\n'
         + f'env = {{ CRASH_AFTER = "3", START_LIMIT = "1", PID_LOG = "{pid_log}" }}\n'
         + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'))
     assert main(["run", str(cfg), "--quiet"]) == 0

@@ -35,18 +35,27 @@ async def introspect(limits: ResourceLimits | None = None, *args: str, **spec_kw
         session = await BotSession.start(spec, CLOCK, nursery)
         report = json.loads(session.hello.version)
         plan_dir = session._plan.workdir
+        groups = session._plan.cgroup.dirs() if session._plan.cgroup is not None else []
         await session.close()
         nursery.cancel_scope.cancel()
     assert plan_dir is None or not os.path.exists(plan_dir), "the temporary working directory was not removed"
+    assert not [g for g in groups if os.path.exists(g)], "the bot's control groups were not removed"
     if plan_dir:
         assert not os.path.exists(report["cwd"])
     await assert_no_survivors(tag)
     return report, session
 
 
-async def test_defaults_scrub_env_temp_cwd_rlimits_pid_namespace(monkeypatch: pytest.MonkeyPatch) -> None:
+BWRAP_OK, BWRAP_WHY = sandbox.bwrap_support(True)
+needs_bwrap = pytest.mark.skipif(not BWRAP_OK, reason=f"bubblewrap cannot run here: {BWRAP_WHY}")
+#: the sandboxes this machine can run ("bwrap" is skipped where bubblewrap cannot run)
+SANDBOXES = [pytest.param("bwrap", marks=needs_bwrap), "basic"]
+
+
+@pytest.mark.parametrize("kind", SANDBOXES)
+async def test_defaults_scrub_env_temp_cwd_rlimits_pid_namespace(monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
     monkeypatch.setenv("REFEREE_TEST_SECRET", "s3cret")
-    report, _ = await introspect(None, env={"ZOO_EXTRA": "1"})
+    report, session = await introspect(ResourceLimits(isolation=kind), env={"ZOO_EXTRA": "1"})
     # environment: only the minimal base plus what the spec passes
     assert "REFEREE_TEST_SECRET" not in report["env"]
     assert set(report["env"]) <= MINIMAL_ENV | {"ZOO_EXTRA", "PWD", "SHLVL", "_"}, report["env"]
@@ -60,8 +69,15 @@ async def test_defaults_scrub_env_temp_cwd_rlimits_pid_namespace(monkeypatch: py
     assert report["rlimits"] == {"RLIMIT_AS": defaults.address_space, "RLIMIT_CPU": defaults.cpu_seconds,
                                  "RLIMIT_NPROC": defaults.processes, "RLIMIT_FSIZE": defaults.file_size,
                                  "RLIMIT_NOFILE": defaults.open_files}
-    ok, _why = sandbox.namespace_support(True)
-    if ok:
+    assert report["core"] == [0, 0], "no core dumps, and no way to turn them on"
+    assert report["umask"] == 0o077, "the bot's files are its own (0600/0700)"
+    info = session.sandbox_info()
+    assert info["sandbox"] == kind
+    if kind == "bwrap":
+        assert report["pid"] == 2, "the bot should be PID 2 of its own PID namespace (bwrap's init is PID 1)"
+        assert report["uid"] == sandbox.SANDBOX_UID
+        assert report["shm_bytes"] == sandbox.SHM_KIB * 1024, "the bot should get its own small /dev/shm"
+    elif sandbox.namespace_support(True)[0]:
         assert report["pid"] == 1, "the bot should be PID 1 of its own PID namespace"
         assert report["shm_bytes"] == sandbox.SHM_KIB * 1024, "the bot should get its own small /dev/shm"
     # the lifeline never sits on 0-3, where the child's stdio and the watcher's fd 3 are set up
@@ -70,12 +86,22 @@ async def test_defaults_scrub_env_temp_cwd_rlimits_pid_namespace(monkeypatch: py
 
 
 async def test_file_size_limit_and_named_cwd() -> None:
-    report, _ = await introspect(ResourceLimits(file_size=1 * MiB, temp_workdir=False))
+    report, _ = await introspect(ResourceLimits(file_size=1 * MiB, temp_workdir=False, writable=True))
     assert report["cwd"] == str(ZOO)
     assert report["wrote"] != 2 << 20 and "too large" in str(report["wrote"]).lower(), report["wrote"]
     big = ZOO / "big.bin"
     assert big.stat().st_size <= 1 * MiB
     big.unlink()
+
+
+@needs_bwrap
+async def test_bwrap_mounts_the_bot_folder_read_only_unless_writable() -> None:
+    """In bubblewrap the bot's own folder is read-only by default (its temporary
+    working directory stays writable); ``writable = true`` opens it."""
+    report, _ = await introspect(ResourceLimits(isolation="bwrap", temp_workdir=False))
+    assert report["cwd"] == str(ZOO)
+    assert "Read-only file system" in str(report["wrote"]), report["wrote"]
+    assert not (ZOO / "big.bin").exists()
 
 
 async def test_sandbox_off_runs_the_command_as_given(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -101,7 +127,10 @@ async def test_network_false_cuts_the_network() -> None:
     finally:
         listener.close()
     assert with_net["net"] == "connected"
-    assert without["net"] != "connected" and "unreachable" in without["net"].lower(), without["net"]
+    # its own network namespace: the host's listener is out of reach (basic: loopback is down;
+    # bwrap brings loopback up, where nothing listens)
+    assert without["net"] != "connected", without["net"]
+    assert "unreachable" in without["net"].lower() or "refused" in without["net"].lower(), without["net"]
 
 
 def test_network_refused_where_impossible(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -110,13 +139,39 @@ def test_network_refused_where_impossible(monkeypatch: pytest.MonkeyPatch, tmp_p
     answer is replaced here: this machine can do it.)"""
     monkeypatch.setattr(sandbox, "namespace_support", lambda network: (network, "no namespaces on this box"))
     with pytest.raises(UserError) as info:
-        sandbox.plan_spawn(BotSpec("b", ["true"], limits=ResourceLimits(network=False)))
+        sandbox.plan_spawn(BotSpec("b", ["true"], limits=ResourceLimits(network=False, isolation="basic")))
     assert "network = false" in str(info.value) and "no namespaces on this box" in str(info.value)
     cfg = tmp_path / "l.toml"
-    cfg.write_text('[limits]\nnetwork = false\n[[bots]]\nname = "a"\ncommand = "true"\n'
+    cfg.write_text('[limits]\nnetwork = false\nsandbox = "basic"\n[[bots]]\nname = "a"\ncommand = "true"\n'
                    '[[bots]]\nname = "b"\ncommand = "true"\n[[bots]]\nname = "c"\ncommand = "true"\n'
                    '[[variants]]\nname = "kwartet"\n')
     with pytest.raises(UserError, match=r"bots\[0\]\.limits: network = false .* not possible here"):
+        load_config(cfg)
+
+
+def test_sandbox_keys_and_refusals(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """``sandbox = "bwrap"`` or ``require_sandbox = true`` where bubblewrap
+    cannot run stop the league with the reason; ``true`` falls back to
+    "basic", ``false`` is "none". (The machine's answer is replaced here.)"""
+    assert parse_limits({"sandbox": True}).isolation == "auto"
+    assert parse_limits({"sandbox": False}).isolation == "none" and not parse_limits({"sandbox": False}).sandbox
+    assert parse_limits({"sandbox": "basic"}).isolation == "basic"
+    assert not parse_limits({"sandbox": "none"}).sandbox
+    with pytest.raises(LimitsError, match='expected "bwrap", "basic" or "none"'):
+        parse_limits({"sandbox": "docker"})
+    monkeypatch.setattr(sandbox, "bwrap_support", lambda network=True, uid=None: (False, "no bwrap on this box"))
+    assert sandbox.sandbox_mode(ResourceLimits()) == ("basic", None)
+    assert sandbox.sandbox_mode(ResourceLimits(sandbox=False)) == ("none", None)
+    with pytest.raises(UserError, match='sandbox = "bwrap" is not possible here: no bwrap on this box'):
+        sandbox.plan_spawn(BotSpec("b", ["true"], limits=ResourceLimits(isolation="bwrap")))
+    with pytest.raises(UserError, match="require_sandbox = true .*no bwrap on this box"):
+        sandbox.plan_spawn(BotSpec("b", ["true"], limits=ResourceLimits(require_sandbox=True)))
+    with pytest.raises(UserError, match='require_sandbox = true, but sandbox = "basic"'):
+        sandbox.check_limits(ResourceLimits(require_sandbox=True, isolation="basic"))
+    cfg = tmp_path / "l.toml"
+    bots = "".join(f'[[bots]]\nname = "{n}"\ncommand = "true"\n' for n in "abc")
+    cfg.write_text("[limits]\nrequire_sandbox = true\n" + bots + '[[variants]]\nname = "kwartet"\n')
+    with pytest.raises(UserError, match=r"bots\[0\]\.limits: require_sandbox = true .*no bwrap on this box"):
         load_config(cfg)
 
 

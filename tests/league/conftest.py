@@ -23,13 +23,19 @@ def referee(*args: str, timeout: float = 60, **kw) -> subprocess.CompletedProces
     return subprocess.run([*REFEREE, *args], capture_output=True, text=True, timeout=timeout, env=env, **kw)
 
 
-def bots_toml(names: list[str], env: dict[str, str] | None = None, tag: str = "") -> str:
+#: the keys that give a bot the folder ``logs`` (next to the config) as its own, writable
+#: folder: a sandboxed bot can write nowhere else that the test can read
+LOGS_FOLDER = 'cwd = "logs"\nlimits = { writable = true }\n'
+
+
+def bots_toml(names: list[str], env: dict[str, str] | None = None, tag: str = "", keys: str = "") -> str:
     """``[[bots]]`` tables running the hand bot; ``tag`` is an extra (ignored)
-    argument that lets a test find its bot processes in /proc."""
+    argument that lets a test find its bot processes in /proc; ``keys`` are
+    added to each table (e.g. :data:`LOGS_FOLDER`)."""
     out = []
     extra = f', "{tag}"' if tag else ""
     for n in names:
-        out.append(f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "{HAND_BOT}"{extra}]\n')
+        out.append(f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "{HAND_BOT}"{extra}]\n{keys}')
         if env:
             out.append("env = { " + ", ".join(f'{k} = "{v}"' for k, v in env.items()) + " }\n")
     return "".join(out)

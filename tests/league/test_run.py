@@ -15,7 +15,7 @@ from referee.league.config import load_config
 from referee.league.ledger import Ledger
 from referee.league.standings import from_ledger, to_json
 
-from .conftest import REFEREE, REPO, bots_toml, processes_with, referee
+from .conftest import LOGS_FOLDER, REFEREE, REPO, bots_toml, processes_with, referee
 
 
 def _ledger_ids(out: Path) -> list[str]:
@@ -68,10 +68,11 @@ def test_resume_after_sigkill_plays_exactly_the_planned_games(tmp_path: Path, ma
 
 
 def test_duplicate_rotations_give_every_bot_every_hand(tmp_path: Path, make_config) -> None:
-    hand_log = tmp_path / "hands.jsonl"
+    (tmp_path / "logs").mkdir()
+    hand_log = tmp_path / "logs" / "hands.jsonl"
     cfg = make_config(
         'seed = 11\nreuse = "game"\nfill = "repeat"\nout = "out"\n'
-        + bots_toml(["x", "y"], env={"HAND_LOG": str(hand_log)})
+        + bots_toml(["x", "y"], env={"HAND_LOG": str(hand_log)}, keys=LOGS_FOLDER)
         + '[[variants]]\nname = "happy-families"\nsizes = [2, 3]\ndeals = 2\n'
     )
     res = referee("run", str(cfg), "--quiet")
@@ -99,12 +100,13 @@ def test_duplicate_rotations_give_every_bot_every_hand(tmp_path: Path, make_conf
 
 
 def test_standings_recomputed_from_ledger_equal_written_ones_and_faults_restart(tmp_path: Path, make_config) -> None:
-    pid_log = tmp_path / "pids"
+    (tmp_path / "logs").mkdir()
+    pid_log = tmp_path / "logs" / "pids"
     cfg = make_config(
         'seed = 3\nout = "out"\n'
-        + bots_toml(["p", "q"], env={"PID_LOG": str(pid_log)})
+        + bots_toml(["p", "q"], env={"PID_LOG": str(pid_log)}, keys=LOGS_FOLDER)
         + f'[[bots]]\nname = "crashy"\ncommand = ["{{python}}", "{REPO}/tests/league/bots/hand_bot.py"]\n'
-        + f'env = {{ CRASH_AFTER = "7", PID_LOG = "{pid_log}" }}\n'
+        + LOGS_FOLDER + f'env = {{ CRASH_AFTER = "7", PID_LOG = "{pid_log}" }}\n'
         + '[[variants]]\nname = "authors"\nsizes = 3\ndeals = 2\n'
         + '[[variants]]\nname = "chickens"\nsizes = 3\ndeals = 1\n'
         + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\nmatch = { kind = "fixed", hands = 2 }\n'
@@ -192,12 +194,13 @@ def test_failing_build_shows_its_output(tmp_path: Path, make_config) -> None:
 
 
 def test_a_bot_that_cannot_restart_forfeits_and_the_league_goes_on(tmp_path: Path, make_config) -> None:
-    pid_log = tmp_path / "pids"
+    (tmp_path / "logs").mkdir()
+    pid_log = tmp_path / "logs" / "pids"
     cfg = make_config(
         'seed = 4\nout = "out"\nconcurrency = 1\n'
         + bots_toml(["a", "b"])
         + f'[[bots]]\nname = "flaky"\ncommand = ["{{python}}", "{REPO}/tests/league/bots/hand_bot.py"]\n'
-        + f'env = {{ CRASH_AFTER = "3", START_LIMIT = "2", PID_LOG = "{pid_log}" }}\n'
+        + LOGS_FOLDER + f'env = {{ CRASH_AFTER = "3", START_LIMIT = "2", PID_LOG = "{pid_log}" }}\n'
         + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 2\n'
     )
     res = referee("run", str(cfg), "--quiet")

@@ -12,11 +12,12 @@ import subprocess
 import sys
 import time
 import uuid
+from dataclasses import replace
 
 import trio
 
 from referee.rules import get_variant
-from referee.runtime import ClockSpec, GameSpec, play_game, start_bots
+from referee.runtime import ClockSpec, GameSpec, ResourceLimits, play_game, start_bots
 
 from .helpers import BOTS, ROOT, bot, live_with_token
 
@@ -24,7 +25,10 @@ from .helpers import BOTS, ROOT, bot, live_with_token
 async def test_no_process_left_after_game_crash_and_timeout(tmp_path):
     pidfile = tmp_path / "pids"
     tokens = {name: uuid.uuid4().hex for name in ("crasher", "silent", "good")}
-    specs = [bot("crasher", "crash_bot.py", BOT_PIDFILE=str(pidfile), BOT_TOKEN=tokens["crasher"]),
+    # the crasher writes its pid file into its own folder: a sandbox shows it no other writable one
+    crasher = replace(bot("crasher", "crash_bot.py", BOT_PIDFILE=str(pidfile), BOT_TOKEN=tokens["crasher"]),
+                      cwd=str(tmp_path), limits=ResourceLimits(temp_workdir=False, writable=True))
+    specs = [crasher,
              bot("silent", "silent_bot.py", BOT_TOKEN=tokens["silent"]),
              bot("good", "instant_bot.py", BOT_TOKEN=tokens["good"])]
     clock = ClockSpec(move_ms=300)

@@ -196,9 +196,10 @@ def test_corrupt_logs_are_clear_errors(logs, tmp_path, capsys, where, new, words
 
 # ----------------------------------------------------------------------------- random mutations
 
-#: fields replay cannot prove: stderr tails, the referee version, commands, hello texts, and the
-#: header's wall-clock date `started` (metadata; record times `t` are relative to it)
-_FREE = {"tail", "referee", "command", "hello", "started"}
+#: fields replay cannot prove: stderr tails, the referee version, commands, hello texts, each
+#: seat's sandbox description, and the header's wall-clock date `started` (metadata; record
+#: times `t` are relative to it)
+_FREE = {"tail", "referee", "command", "hello", "sandbox", "started"}
 #: measured times: replay checks their consistency (limits, bank, order, footer stats), within tolerances
 _TIMES = {"t", "ms", "wall_ms", "think_ms"}
 

@@ -1,5 +1,5 @@
 """Tries to kill the referee and everything else it can signal. Only inside
-its own PID namespace (it is PID 1 there) does it try the dangerous ones -
+its own PID namespace (it is PID 1 there, or 2 under bwrap's init) does it try the dangerous ones -
 kill(-1) and killing every process whose command line mentions "referee" by
 the pid /proc shows - so a broken sandbox can never make this bot harm the
 machine. Then it plays until its first turn, where it signals its own
@@ -10,7 +10,7 @@ import signal
 from _common import play
 
 report = []
-if os.getpid() == 1:
+if os.getpid() <= 2:
     try:
         os.kill(-1, signal.SIGKILL)          # every process it can see: only its namespace
         report.append("kill(-1) sent")
@@ -26,6 +26,8 @@ if os.getpid() == 1:
     try:
         referee = host_ppid(host_ppid("self"))
     except (OSError, IndexError):
+        referee = "0"
+    if referee in ("0", "1"):
         report.append("referee pid invisible")  # the sandbox gave it a private /proc
     else:
         try:
@@ -34,7 +36,7 @@ if os.getpid() == 1:
         except OSError as exc:
             report.append(f"referee {referee}: {exc.strerror}")
     for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == 1:
+        if not name.isdigit() or int(name) in (1, os.getpid()):
             continue
         try:
             with open(f"/proc/{name}/cmdline", "rb") as f:

@@ -17,6 +17,8 @@ report = {
     "shm_bytes": os.statvfs("/dev/shm").f_blocks * os.statvfs("/dev/shm").f_frsize if os.path.isdir("/dev/shm") else None,
     "rlimits": {name: resource.getrlimit(getattr(resource, name))[1]
                 for name in ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_NPROC", "RLIMIT_FSIZE", "RLIMIT_NOFILE")},
+    "core": resource.getrlimit(resource.RLIMIT_CORE),
+    "umask": os.umask(0o077),
 }
 try:
     with open("big.bin", "wb") as f:
