@@ -189,10 +189,7 @@ def run_play(args: argparse.Namespace) -> int:
     spec = GameSpec(game_id=game_id, rules=rules, players=players, seed=seed, deal=deal, match=match,
                     clock=clock, policy=FaultPolicy(retries=args.retries, max_line=args.max_line))
     try:
-        try:
-            result = trio.run(_play, specs, spec, Path(args.log))
-        except BaseExceptionGroup as group:
-            raise _unwrap(group) from None
+        result = trio.run(_play, specs, spec, Path(args.log))  # exception groups: read by the cli (user_facing)
     finally:
         _drop_if_empty(log_path)  # the reserved name, when no game was logged (a bot could not start)
     if isinstance(result, BaseException):
@@ -244,25 +241,6 @@ def _drop_if_empty(path: str) -> None:
             os.unlink(path)
     except OSError:
         pass
-
-
-def _unwrap(group: BaseExceptionGroup) -> BaseException:
-    """The exception to report from a trio exception group (Ctrl-C first)."""
-    leaves: list[BaseException] = []
-
-    def walk(exc: BaseException) -> None:
-        if isinstance(exc, BaseExceptionGroup):
-            for e in exc.exceptions:
-                walk(e)
-        else:
-            leaves.append(exc)
-
-    walk(group)
-    for kind in (KeyboardInterrupt, UserError, OSError):
-        for e in leaves:
-            if isinstance(e, kind):
-                return e
-    return leaves[0] if leaves else group
 
 
 async def _play(specs: list[Any], spec: Any, log_dir: Path) -> Any:

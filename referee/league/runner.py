@@ -51,7 +51,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import trio
 
-from referee.errors import UserError
+from referee.errors import UserError, user_facing
 from referee.league import schedule as sched
 from referee.league.config import League, diff_canonical, normalize_stored
 from referee.league.ledger import GameRow, Ledger
@@ -629,31 +629,6 @@ async def run_league(league: League, ledger: Ledger, *, hook: ProgressHook | Non
     return stats
 
 
-def leaves(exc: BaseException) -> list[BaseException]:
-    """The non-group exceptions inside a (possibly nested) exception group."""
-    if isinstance(exc, BaseExceptionGroup):
-        out: list[BaseException] = []
-        for e in exc.exceptions:
-            out.extend(leaves(e))
-        return out
-    return [exc]
-
-
-def simplify(exc: BaseException) -> BaseException:
-    """The exception a user should see for a trio exception group: a
-    ``KeyboardInterrupt`` if there is one, else the first :class:`UserError`
-    (or ``BrokenPipeError``: output piped into a closed reader), else the
-    group itself."""
-    found = leaves(exc)
-    for e in found:
-        if isinstance(e, KeyboardInterrupt):
-            return e
-    for e in found:
-        if isinstance(e, (UserError, BrokenPipeError)):
-            return e
-    return exc
-
-
 def play(league: League, ledger: Ledger, *, hook: ProgressHook | None = None,
          concurrency: int | None = None) -> RunStats:
     """Synchronous entry: ``trio.run(run_league)``, with exception groups
@@ -661,7 +636,7 @@ def play(league: League, ledger: Ledger, *, hook: ProgressHook | None = None,
     try:
         return trio.run(lambda: run_league(league, ledger, hook=hook, concurrency=concurrency))
     except BaseExceptionGroup as eg:
-        exc = simplify(eg)
+        exc = user_facing(eg)
         if exc is eg:
             raise
         raise exc from None
