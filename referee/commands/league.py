@@ -180,22 +180,18 @@ def cmd_standings(args: argparse.Namespace) -> int:
 
 def _split_note(ledger: Any, out: str) -> str | None:
     """A note for the standings of a split league: a shard's own, or an incomplete merge."""
-    import json
+    from referee.league.ledger import MergedMeta
 
     shard = ledger.get_meta("shard")
     if shard:
         return (f"note: {out} holds shard {shard} only: these are that shard's standings "
                 "(combine the shards with referee merge OUT1 OUT2 ... --into DIR)")
-    merged = ledger.get_meta("merged")
-    if merged:
-        try:
-            data = json.loads(merged)
-            if not data.get("complete", True):
-                return (f"note: {out} is an incomplete merge (shards {', '.join(map(str, data['shards']))} of "
-                        f"{data['of']}; {data['missing_games']} planned games missing): these standings cover "
-                        "the games there")
-        except (ValueError, KeyError, TypeError):
-            return None
+    text = ledger.get_meta("merged")
+    merged = MergedMeta.parse(text) if text else None
+    if merged is not None and not merged.complete:
+        return (f"note: {out} is an incomplete merge (shards {', '.join(map(str, merged.shards))} of "
+                f"{merged.of}; {merged.missing_games} planned games missing): these standings cover "
+                "the games there")
     return None
 
 
@@ -297,7 +293,8 @@ class _Live:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from referee.league.config import load_config
-    from referee.league.runner import check_bot_clocks, new_out_dir, open_ledger, play, write_outputs
+    from referee.league.outdir import new_out_dir, open_ledger, write_outputs
+    from referee.league.runner import check_bot_clocks, play
 
     from referee.league.schedule import check_shard
     from referee.league.shards import parse_shard

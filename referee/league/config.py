@@ -268,6 +268,15 @@ def diff_canonical(old: Any, new: Any, path: str = "") -> list[str]:
     return out
 
 
+def describe_diff(old: Any, new: Any, most: int = 20) -> str:
+    """:func:`diff_canonical` for an error message: the lines joined with a
+    newline and two spaces of indent, at most ``most`` of them and then
+    ``... and N more``."""
+    diffs = diff_canonical(old, new)
+    more = f"\n  ... and {len(diffs) - most} more" if len(diffs) > most else ""
+    return "\n  ".join(diffs[:most]) + more
+
+
 def _short(x: Any) -> str:
     text = msgspec.json.encode(x).decode()
     return text if len(text) <= 80 else text[:77] + "..."

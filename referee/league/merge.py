@@ -33,8 +33,6 @@ transaction after the copies, so running the same merge again completes it.
 
 from __future__ import annotations
 
-import fcntl
-import json
 import os
 import shutil
 from dataclasses import dataclass, field, replace
@@ -43,8 +41,9 @@ from typing import Any
 
 from referee.errors import UserError
 from referee.league import schedule as sched
-from referee.league.config import diff_canonical, from_canonical, normalize_stored
-from referee.league.ledger import LEDGER_NAME, GameRow, Ledger
+from referee.league.config import describe_diff, from_canonical, normalize_stored
+from referee.league.ledger import LEDGER_NAME, GameRow, Ledger, MergedMeta, config_text, run_lock_held
+from referee.league.outdir import write_outputs
 from referee.league.shards import Shard, format_shards, parse_shard, shard_of
 
 
@@ -92,12 +91,10 @@ def _shards_of(path: Path, ledger: Ledger) -> tuple[int, set[int], str]:
     """``(N, shards held, kind)`` of an output directory from its ledger meta."""
     merged = ledger.get_meta("merged")
     if merged is not None:
-        try:
-            data = json.loads(merged)
-            n, shards = int(data["of"]), {int(s) for s in data["shards"]}
-        except (ValueError, KeyError, TypeError):
-            raise UserError(f"{path}: the ledger's merge record is damaged ({merged!r})") from None
-        return n, shards, "merged"
+        meta = MergedMeta.parse(merged)
+        if meta is None:
+            raise UserError(f"{path}: the ledger's merge record is damaged ({merged!r})")
+        return meta.of, set(meta.shards), "merged"
     held = ledger.get_meta("shard")
     if held is not None:
         try:
@@ -116,21 +113,6 @@ def _describe(n: int, shards: set[int], kind: str) -> str:
     return f"the merged shards {format_shards(shards, n)}"
 
 
-def _is_running(path: Path) -> bool:
-    """Whether a ``referee run`` holds the directory's run lock right now."""
-    try:
-        fd = os.open(path / ".lock", os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
-
-
 def _open_input(path: Path) -> _Input:
     if not path.exists():
         raise UserError(f"{path}: no such directory; give the output directories of `referee run --shard K/N`")
@@ -144,7 +126,7 @@ def _open_input(path: Path) -> _Input:
         raise UserError(f"{path}: not a league output directory (its ledger stores no config)")
     n, shards, kind = _shards_of(path, ledger)
     name = ledger.get_meta("league") or ""
-    return _Input(path, ledger, n, shards, config, name, kind, running=_is_running(path))
+    return _Input(path, ledger, n, shards, config, name, kind, running=run_lock_held(path))
 
 
 def _log_source(inp: _Input, row: GameRow) -> Path | None:
@@ -203,11 +185,10 @@ def _merge(opened: list[_Input], into: Path) -> MergeResult:
     # -- the inputs fit together ---------------------------------------------
     for inp in opened[1:]:
         if inp.config != first.config:
-            diffs = diff_canonical(first.config, inp.config)
-            shown = "\n  ".join(diffs[:20]) + (f"\n  ... and {len(diffs) - 20} more" if len(diffs) > 20 else "")
             raise UserError(
                 f"{inp.path} was played with a different config than {first.path} "
-                f"(\"was\" is {first.path.name}'s, \"now\" is {inp.path.name}'s):\n  {shown}\n"
+                f"(\"was\" is {first.path.name}'s, \"now\" is {inp.path.name}'s):\n"
+                f"  {describe_diff(first.config, inp.config)}\n"
                 "Only shards of one league (the same config and seed on every machine) can be merged."
             )
     for inp in opened[1:]:
@@ -271,11 +252,9 @@ def _merge(opened: list[_Input], into: Path) -> MergeResult:
                 raise UserError(f"--into {into}: already holds a league played by `referee run`, not a merge; "
                                 "merge into a new directory")
             if stored is not None and stored != first.config:
-                diffs = diff_canonical(stored, first.config)
-                shown = "\n  ".join(diffs[:20]) + (f"\n  ... and {len(diffs) - 20} more" if len(diffs) > 20 else "")
                 raise UserError(
                     f"--into {into}: already holds a different league (\"was\" is the one there, \"now\" the inputs'):\n"
-                    f"  {shown}\nMerge into a new directory."
+                    f"  {describe_diff(stored, first.config)}\nMerge into a new directory."
                 )
             if kind == "merged" and held_n != n:
                 raise UserError(f"--into {into}: holds {_describe(held_n, held_shards, kind)}, but the inputs "
@@ -296,15 +275,11 @@ def _merge(opened: list[_Input], into: Path) -> MergeResult:
             check.close()
 
     # -- write ------------------------------------------------------------------
-    from referee.league.runner import _lock_out_dir, write_outputs
-
     try:
         (into / "games").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"--into {into}: cannot create the directory: {exc.strerror or exc}") from None
-    lock = _lock_out_dir(into)
-    ledger = Ledger.in_dir(into)
-    ledger.lock_fd = lock  # type: ignore[attr-defined]
+    ledger = Ledger.in_dir(into, lock=True)
     try:
         done = ledger.done_ids()
         new_rows: list[GameRow] = []
@@ -329,10 +304,9 @@ def _merge(opened: list[_Input], into: Path) -> MergeResult:
         incomplete = {k: (held.get(k, 0), planned_by[k]) for k in shards if held.get(k, 0) < planned_by[k]}
         name = prior_name or first.name or league.name
         meta = {
-            "config": json.dumps(first.config, sort_keys=True),
+            "config": config_text(first.config),
             "league": name,
-            "merged": json.dumps({"of": n, "shards": shards, "complete": games >= planned,
-                                  "missing_games": planned - games}, sort_keys=True),
+            "merged": MergedMeta(of=n, shards=shards, complete=games >= planned, missing_games=planned - games).text(),
         }
         ledger.record_many(new_rows, meta)
         st = write_outputs(into, ledger, name)

@@ -53,138 +53,9 @@ import trio
 
 from referee.errors import UserError, user_facing
 from referee.league import schedule as sched
-from referee.league.config import League, diff_canonical, normalize_stored
+from referee.league.config import League
 from referee.league.ledger import GameRow, Ledger
 from referee.league.standings import Tally
-
-# --------------------------------------------------------------------------
-# output directory and ledger
-
-
-def new_out_dir(out: Path) -> Path:
-    """The first of ``OUT-2``, ``OUT-3``, ... that does not exist yet."""
-    i = 2
-    while True:
-        cand = out.with_name(f"{out.name}-{i}")
-        if not cand.exists():
-            return cand
-        i += 1
-
-
-def open_ledger(league: League) -> Ledger:
-    """Create the output directory and open its ledger; refuse a changed config.
-
-    Raises :class:`UserError` listing every key that differs from the config
-    stored in an existing ledger that already holds games. A ledger without
-    any finished game takes the new config (so fixing a failed build or a bot
-    that never started is just a matter of running again).
-
-    The ledger's meta ``shard`` records ``league.shard`` (``"K/N"``; absent for
-    the whole league). A ledger holding games of another shard (or of the whole
-    league) is refused with a :class:`UserError` naming the shard it holds; so is
-    a directory written by ``referee merge`` (meta ``merged``).
-    """
-    out = league.out
-    try:
-        (out / "games").mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        blocker = next((p for p in (out, out / "games") if p.exists() and not p.is_dir()), None)
-        if blocker is not None:
-            raise UserError(f"{blocker} is a file, but the league needs a folder there for its results; "
-                            "move the file away or choose another output directory with --out DIR") from None
-        raise UserError(f"{out}: cannot create the output directory: {exc.strerror or exc}") from None
-    lock = _lock_out_dir(out)
-    ledger = Ledger.in_dir(out)
-    ledger.lock_fd = lock  # type: ignore[attr-defined]  # released when the process exits
-    stored = normalize_stored(ledger.config())
-    canonical = league.canonical()
-    shard = str(league.shard) if league.shard is not None else None
-    merged = ledger.get_meta("merged")
-    if merged is not None:
-        ledger.close()
-        raise UserError(
-            f"{out}: this output directory holds shards merged by `referee merge` ({_merged_text(merged)}); "
-            "it is not played into. Play a missing shard into its own directory "
-            "(referee run CONFIG --shard K/N --out DIR) and merge that in, or use another --out DIR."
-        )
-    empty = ledger.count() == 0
-    held = ledger.get_meta("shard")
-    if held != shard and not empty:
-        ledger.close()
-        holds = f"shard {held} of the league (--shard {held})" if held else "the whole league (no --shard)"
-        wants = f"--shard {shard}" if shard else "the whole league (no --shard)"
-        again = f"--shard {held}" if held else "no --shard"
-        raise UserError(
-            f"{out}: this output directory holds {holds}, but this run asks for {wants}. "
-            f"Resume it with {again}, or play into another directory with --out DIR (or --new-out)."
-        )
-    pending: dict[str, str] = {"league": league.name}   # the current name titles the standings
-    if stored is None or (stored != canonical and empty):
-        # a new ledger, or one where nothing was recorded yet (a build or a bot
-        # failed before the first game finished): nothing to protect, so the
-        # fixed config simply replaces the stored one - written by run_league once
-        # the builds and the bots' start check have passed, so that a failed start
-        # leaves nothing recorded
-        pending["config"] = json.dumps(canonical, sort_keys=True)
-    elif stored != canonical:
-        diffs = diff_canonical(stored, canonical)
-        ledger.close()
-        shown = "\n  ".join(diffs[:20]) + (f"\n  ... and {len(diffs) - 20} more" if len(diffs) > 20 else "")
-        raise UserError(
-            f"{out}: this output directory holds a league played with a different config:\n  {shown}\n"
-            "Restore the old config to resume it, or start afresh with --new-out (a new directory next to it) "
-            "or --out DIR."
-        )
-    if shard is not None:
-        pending["shard"] = shard
-    ledger.pending_meta = pending  # type: ignore[attr-defined]  # see commit_pending
-    return ledger
-
-
-def commit_pending(ledger: Ledger) -> None:
-    """Write what :func:`open_ledger` left for the start of play: the config (for a
-    new or empty ledger), the league's current name and the shard, in one transaction."""
-    pending: dict[str, str] | None = getattr(ledger, "pending_meta", None)
-    if pending is None:
-        return
-    ledger.db.execute("BEGIN IMMEDIATE")
-    try:
-        if "shard" not in pending:
-            ledger.db.execute("DELETE FROM meta WHERE key = 'shard'")
-        for key, value in pending.items():
-            ledger.set_meta(key, value)
-    except BaseException:
-        ledger.db.execute("ROLLBACK")
-        raise
-    ledger.db.execute("COMMIT")
-    ledger.pending_meta = None  # type: ignore[attr-defined]
-
-
-def _merged_text(meta: str) -> str:
-    try:
-        data = json.loads(meta)
-        from referee.league.shards import format_shards
-
-        return "shards " + format_shards(data["shards"], data["of"])
-    except (ValueError, KeyError, TypeError):
-        return "shards of a split league"
-
-
-def _lock_out_dir(out: Path) -> int:
-    """Take an exclusive lock on ``OUT/.lock`` so that two runs never play into
-    the same ledger at once. Raises :class:`UserError` if another run holds it.
-    The lock is released when the process exits (also on kill -9)."""
-    import fcntl
-
-    fd = os.open(out / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise UserError(f"{out}: another `referee run` is playing into this output directory right now; "
-                        "wait for it, stop it, or use --out DIR") from None
-    return fd
-
 
 # --------------------------------------------------------------------------
 # builds
@@ -578,7 +449,7 @@ async def run_league(league: League, ledger: Ledger, *, hook: ProgressHook | Non
         for row in ledger.rows():
             tally.add(row)
     if stats.done >= total:
-        commit_pending(ledger)
+        ledger.commit_staged()
         return stats
     check_bot_clocks(league)
     slots = concurrency or league.concurrency
@@ -605,7 +476,7 @@ async def run_league(league: League, ledger: Ledger, *, hook: ProgressHook | Non
             given_up[f.index] = f.dead
             print(f"warning: {f.message.splitlines()[0]}; it forfeits its games "
                   "(the referee's fallback plays its seats)", file=sys.stderr)
-    commit_pending(ledger)
+    ledger.commit_staged()
     ntables = _open_tables(league, done, total)
     shards = max(1, math.ceil(slots / max(1, ntables)))
     runner = _League(league, ledger, stats, tally, hook, started_ok=ok, given_up=given_up)
@@ -640,19 +511,3 @@ def play(league: League, ledger: Ledger, *, hook: ProgressHook | None = None,
         if exc is eg:
             raise
         raise exc from None
-
-
-def write_outputs(league_out: Path, ledger: Ledger, name: str) -> dict[str, Any]:
-    """Recompute standings from the ledger (game-id order) and write
-    standings.json/.csv/.md and report.html; return the standings."""
-    from referee.league.report import write_report
-    from referee.league.standings import from_ledger, write_files
-
-    st = from_ledger(ledger, name)
-    write_files(league_out, st)
-    write_report(league_out, st)
-    return st
-
-
-def summary_json(stats: RunStats) -> str:
-    return json.dumps({"total": stats.total, "done": stats.done, "played": stats.played, "faults": stats.faults})
