@@ -294,7 +294,7 @@ class _Live:
 def cmd_run(args: argparse.Namespace) -> int:
     from referee.league.config import load_config
     from referee.league.outdir import new_out_dir, open_ledger, write_outputs
-    from referee.league.runner import check_bot_clocks, play
+    from referee.league.runner import play
 
     from referee.league.schedule import check_shard
     from referee.league.shards import parse_shard
@@ -305,7 +305,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         league = _replace(league, shard=parse_shard(args.shard))
         check_shard(league, league.shard)
-    check_bot_clocks(league)
     if args.concurrency is not None and args.concurrency < 1:
         raise UserError("--concurrency must be at least 1")
     if args.new_out and (league.out / "ledger.sqlite").exists():
