@@ -33,15 +33,17 @@ transaction after the copies, so running the same merge again completes it.
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from referee.errors import UserError
 from referee.league import schedule as sched
-from referee.league.config import describe_diff, from_canonical, normalize_stored
+from referee.league.config import League, describe_diff, from_canonical, normalize_stored
 from referee.league.ledger import LEDGER_NAME, GameRow, Ledger, MergedMeta, config_text, run_lock_held
 from referee.league.outdir import write_outputs
 from referee.league.shards import Shard, format_shards, parse_shard, shard_of
@@ -180,9 +182,52 @@ def merge(inputs: list[Path], into: Path) -> MergeResult:
             inp.ledger.close()
 
 
+class _Found(NamedTuple):
+    """A game of an input: its row and its log file (None: the game has no log)."""
+
+    inp: _Input
+    row: GameRow
+    src: Path | None
+
+
+@dataclass(frozen=True)
+class _Prior:
+    """What ``DIR`` held before this merge: its shards and its league name."""
+
+    shards: frozenset[int] = frozenset()
+    name: str | None = None
+
+
+class _ShardOf:
+    """The shard (1..n) a ledger row belongs to, from the schedule of ``league``."""
+
+    def __init__(self, league: League, n: int) -> None:
+        self.offsets = sched.table_offsets(league)
+        self.n = n
+
+    def __call__(self, where: Path, row: GameRow) -> int:
+        start, count = self.offsets.get((row.variant, row.size), (0, 0))
+        if not 0 <= row.table < count:
+            raise UserError(f"{where}: game {row.game_id} is not a game of this league's schedule "
+                            "(a damaged ledger?); remove its row or play that shard again")
+        return shard_of(start + row.table, self.n)
+
+
 def _merge(opened: list[_Input], into: Path) -> MergeResult:
+    """Check, then write (see :func:`merge`)."""
     first = opened[0]
-    # -- the inputs fit together ---------------------------------------------
+    n = _check_fit(opened)
+    league = from_canonical(first.config, str(first.path))
+    shard_of_row = _ShardOf(league, n)
+    found = _collect(opened, shard_of_row)
+    prior = _check_target(into, first.config, n, found)
+    return _write(into, opened, league, found, prior, shard_of_row)
+
+
+def _check_fit(opened: list[_Input]) -> int:
+    """Refuse inputs of different configs or splits, or a shard given twice;
+    return the split (N)."""
+    first = opened[0]
     for inp in opened[1:]:
         if inp.config != first.config:
             raise UserError(
@@ -204,19 +249,13 @@ def _merge(opened: list[_Input], into: Path) -> MergeResult:
             if s in owner:
                 raise UserError(f"shard {s}/{n} is in both {owner[s]} and {inp.path}; give each shard once")
             owner[s] = inp.path
+    return n
 
-    league = from_canonical(first.config, str(first.path))
-    offsets = sched.table_offsets(league)
 
-    def shard_of_row(inp_path: Path, row: GameRow) -> int:
-        start, count = offsets.get((row.variant, row.size), (0, 0))
-        if not 0 <= row.table < count:
-            raise UserError(f"{inp_path}: game {row.game_id} is not a game of this league's schedule "
-                            "(a damaged ledger?); remove its row or play that shard again")
-        return shard_of(start + row.table, n)
-
-    # -- every game of the inputs ------------------------------------------------
-    rows: list[tuple[_Input, GameRow, Path | None]] = []
+def _collect(opened: list[_Input], shard_of_row: _ShardOf) -> list[_Found]:
+    """Every game of the inputs; refuse a game in two inputs, in the wrong
+    shard, or without its log file."""
+    found: list[_Found] = []
     where: dict[str, Path] = {}
     for inp in opened:
         for row in inp.ledger.rows():
@@ -226,95 +265,80 @@ def _merge(opened: list[_Input], into: Path) -> MergeResult:
             where[row.game_id] = inp.path
             s = shard_of_row(inp.path, row)
             if s not in inp.shards:
-                raise UserError(f"{inp.path}: game {row.game_id} belongs to shard {s}/{n}, but the directory holds "
-                                f"shards {format_shards(inp.shards, n)} (a damaged ledger?)")
+                raise UserError(f"{inp.path}: game {row.game_id} belongs to shard {s}/{shard_of_row.n}, but the "
+                                f"directory holds shards {format_shards(inp.shards, shard_of_row.n)} "
+                                "(a damaged ledger?)")
             src = _log_source(inp, row)
             if src is not None and not src.is_file():
                 raise UserError(f"{inp.path}: the log of game {row.game_id} ({row.log_path}) is missing; "
                                 "copy the whole output directory, games/ included")
-            rows.append((inp, row, src))
+            found.append(_Found(inp, row, src))
+    return found
 
-    # -- the target directory ----------------------------------------------------
+
+def _check_target(into: Path, config: dict[str, Any], n: int, found: list[_Found]) -> _Prior:
+    """Refuse a ``DIR`` that is a file or holds anything but an earlier merge
+    of the same league and split (with the same record of every game the
+    inputs have too); return what it holds."""
     if into.exists() and not into.is_dir():
         raise UserError(f"--into {into}: is a file; give a directory for the merged league")
-    prior_shards: set[int] = set()
-    prior_name: str | None = None
     existing = into / LEDGER_NAME
-    if existing.exists():
-        check = Ledger(existing, create=False)
-        try:
-            stored = normalize_stored(check.config())
-            held_n, held_shards, kind = _shards_of(into, check)
-            if kind == "shard":
-                raise UserError(f"--into {into}: holds shard {min(held_shards)}/{held_n} played by `referee run`; "
-                                "merge into a new directory (and give this one as an input)")
-            if kind == "whole" and (check.count() or stored is not None):
-                raise UserError(f"--into {into}: already holds a league played by `referee run`, not a merge; "
-                                "merge into a new directory")
-            if stored is not None and stored != first.config:
+    if not existing.exists():
+        return _Prior()
+    with Ledger(existing, create=False) as check:
+        stored = normalize_stored(check.config())
+        held_n, held_shards, kind = _shards_of(into, check)
+        if kind == "shard":
+            raise UserError(f"--into {into}: holds shard {min(held_shards)}/{held_n} played by `referee run`; "
+                            "merge into a new directory (and give this one as an input)")
+        if kind == "whole" and (check.count() or stored is not None):
+            raise UserError(f"--into {into}: already holds a league played by `referee run`, not a merge; "
+                            "merge into a new directory")
+        if stored is not None and stored != config:
+            raise UserError(
+                f"--into {into}: already holds a different league (\"was\" is the one there, \"now\" the inputs'):\n"
+                f"  {describe_diff(stored, config)}\nMerge into a new directory."
+            )
+        if kind == "merged" and held_n != n:
+            raise UserError(f"--into {into}: holds {_describe(held_n, held_shards, kind)}, but the inputs "
+                            f"are shards of a split into {n}; merge into a new directory")
+        done = check.done_ids()
+        for f in found:
+            if f.row.game_id in done and check.get(f.row.game_id) != _moved(f.row):
                 raise UserError(
-                    f"--into {into}: already holds a different league (\"was\" is the one there, \"now\" the inputs'):\n"
-                    f"  {describe_diff(stored, first.config)}\nMerge into a new directory."
+                    f"--into {into}: already holds game {f.row.game_id} with a different record than "
+                    f"{f.inp.path} (was that shard played again?); merge into a new directory"
                 )
-            if kind == "merged" and held_n != n:
-                raise UserError(f"--into {into}: holds {_describe(held_n, held_shards, kind)}, but the inputs "
-                                f"are shards of a split into {n}; merge into a new directory")
-            if kind == "merged":
-                prior_shards = held_shards
-            prior_name = check.get_meta("league")
-            done = check.done_ids()
-            for inp, row, _src in rows:
-                if row.game_id in done:
-                    there = check.get(row.game_id)
-                    if there != _moved(row):
-                        raise UserError(
-                            f"--into {into}: already holds game {row.game_id} with a different record than "
-                            f"{inp.path} (was that shard played again?); merge into a new directory"
-                        )
-        finally:
-            check.close()
+        return _Prior(frozenset(held_shards) if kind == "merged" else frozenset(), check.get_meta("league"))
 
-    # -- write ------------------------------------------------------------------
+
+def _write(into: Path, opened: list[_Input], league: League, found: list[_Found], prior: _Prior,
+           shard_of_row: _ShardOf) -> MergeResult:
+    """Copy the logs, commit the new rows and the meta in one transaction, write the outputs."""
     try:
         (into / "games").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"--into {into}: cannot create the directory: {exc.strerror or exc}") from None
-    ledger = Ledger.in_dir(into, lock=True)
-    try:
+    n = shard_of_row.n
+    first = opened[0]
+    with Ledger.in_dir(into, lock=True) as ledger:
         done = ledger.done_ids()
-        new_rows: list[GameRow] = []
-        for _inp, row, src in rows:
-            moved = _moved(row)
-            if src is not None:
-                _copy_log(src, into / moved.log_path)  # type: ignore[operator]
-            if row.game_id not in done:
-                new_rows.append(moved)
-        shards = sorted(prior_shards | {s for inp in opened for s in inp.shards})
-        held: dict[int, int] = {}
-        for gid_row in ledger.rows():
-            s = shard_of_row(into, gid_row)
-            held[s] = held.get(s, 0) + 1
-        for row in new_rows:
-            s = shard_of_row(into, row)
-            held[s] = held.get(s, 0) + 1
+        for f in found:
+            if f.src is not None:
+                _copy_log(f.src, into / "games" / f.src.name)
+        new_rows = [_moved(f.row) for f in found if f.row.game_id not in done]
+        shards = sorted(prior.shards | {s for inp in opened for s in inp.shards})
+        held = Counter(shard_of_row(into, row) for row in itertools.chain(ledger.rows(), new_rows))
         planned_by = {k: sched.total_games(league, Shard(k, n)) for k in range(1, n + 1)}
-        planned = sum(planned_by.values())
-        games = sum(held.values())
-        missing = {k: planned_by[k] for k in range(1, n + 1) if k not in shards}
-        incomplete = {k: (held.get(k, 0), planned_by[k]) for k in shards if held.get(k, 0) < planned_by[k]}
-        name = prior_name or first.name or league.name
-        meta = {
-            "config": config_text(first.config),
-            "league": name,
-            "merged": MergedMeta(of=n, shards=shards, complete=games >= planned, missing_games=planned - games).text(),
-        }
-        ledger.record_many(new_rows, meta)
+        planned, games = sum(planned_by.values()), sum(held.values())
+        name = prior.name or first.name or league.name
+        merged = MergedMeta(of=n, shards=shards, complete=games >= planned, missing_games=planned - games)
+        ledger.record_many(new_rows, {"config": config_text(first.config), "league": name, "merged": merged.text()})
         st = write_outputs(into, ledger, name)
-    finally:
-        ledger.close()
     return MergeResult(
-        into=into, n=n, shards=shards, added=len(new_rows), already=len(rows) - len(new_rows), games=games,
-        planned=planned, missing_shards=missing, incomplete=incomplete,
+        into=into, n=n, shards=shards, added=len(new_rows), already=len(found) - len(new_rows), games=games,
+        planned=planned, missing_shards={k: planned_by[k] for k in range(1, n + 1) if k not in shards},
+        incomplete={k: (held[k], planned_by[k]) for k in shards if held[k] < planned_by[k]},
         running=[inp.path for inp in opened if inp.running], standings=st,
     )
 

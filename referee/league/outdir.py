@@ -15,6 +15,7 @@ instead; the ledger is closed (and the lock released) before it is raised.
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +123,17 @@ def _check(ledger: Ledger, league: League, stored: dict[str, Any] | None, empty:
             "Restore the old config to resume it, or start afresh with --new-out (a new directory next to it) "
             "or --out DIR."
         )
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write a file via a temporary file next to it and a rename, so that a
+    reader never sees half of it (text is UTF-8). ``OSError`` propagates."""
+    tmp = path.with_name(path.name + ".tmp")
+    if isinstance(data, str):
+        tmp.write_text(data, encoding="utf-8")
+    else:
+        tmp.write_bytes(data)
+    os.replace(tmp, path)
 
 
 def write_outputs(out: Path, ledger: Ledger, name: str) -> dict[str, Any]:

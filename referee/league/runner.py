@@ -46,6 +46,7 @@ from referee.league import schedule as sched
 from referee.league.config import League
 from referee.league.ledger import GameRow, Ledger
 from referee.league.local import LocalExecutor
+from referee.league.outdir import write_atomic
 from referee.league.preflight import prepare
 from referee.league.standings import Tally
 from referee.league.work import Executor, GameDone, Unit, UnitMaker
@@ -118,10 +119,8 @@ class _Committer:
         """Write a log delivered as bytes to ``OUT/games/<id>.jsonl`` (a
         temporary file, then a rename); return its path."""
         path = self.league.out / "games" / f"{game_id}.jsonl"
-        tmp = path.with_name(path.name + ".tmp")
         try:
-            tmp.write_bytes(data)
-            os.replace(tmp, path)
+            write_atomic(path, data)
         except OSError as exc:
             raise UserError(f"{path.parent}: cannot write the log of {game_id}: {exc.strerror or exc}; "
                             "the games recorded so far are safe: fix this and run again to resume") from None

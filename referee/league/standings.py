@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from referee.league.ledger import GameRow
+from referee.league.outdir import write_atomic
 
 Z95 = 1.959963984540054
 
@@ -290,6 +291,14 @@ def md_text(text: Any) -> str:
     return " ".join(t.split())
 
 
+def meeting(scope: dict[str, Any], a: str, b: str) -> dict[str, int] | None:
+    """How often bot ``a`` finished above bot ``b`` (``above``) out of their
+    meetings (``met``) in one scope of the standings; None if they never met
+    (or ``a`` is ``b``)."""
+    cell: dict[str, int] | None = scope["head_to_head"].get(a, {}).get(b)
+    return None if a == b or not cell else cell
+
+
 HEAD_TO_HEAD_FIELDS = ["scope", "bot", "opponent", "above", "met"]
 
 
@@ -303,8 +312,8 @@ def head_to_head_csv(st: dict[str, Any]) -> str:
         names = [r["bot"] for r in data["bots"]]
         for a in names:
             for b in names:
-                cell = data["head_to_head"].get(a, {}).get(b)
-                if a != b and cell:
+                cell = meeting(data, a, b)
+                if cell:
                     w.writerow({"scope": scope, "bot": a, "opponent": b, "above": cell["above"], "met": cell["met"]})
     return buf.getvalue()
 
@@ -330,8 +339,8 @@ def to_markdown(st: dict[str, Any]) -> str:
             for a in names:
                 cells = []
                 for b in names:
-                    cell = data["head_to_head"].get(a, {}).get(b)
-                    cells.append("-" if a == b or not cell else f"{cell['above']}/{cell['met']}")
+                    cell = meeting(data, a, b)
+                    cells.append(f"{cell['above']}/{cell['met']}" if cell else "-")
                 out.append(f"| {md_text(a)} | " + " | ".join(cells) + " |")
             out.append("")
     if st.get("aborted"):
@@ -349,9 +358,7 @@ def write_files(out_dir: Path, st: dict[str, Any]) -> list[Path]:
     for name, text in (("standings.json", to_json(st)), ("standings.csv", to_csv(st)),
                        ("head_to_head.csv", head_to_head_csv(st)), ("standings.md", to_markdown(st))):
         p = out_dir / name
-        tmp = p.with_suffix(p.suffix + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(p)
+        write_atomic(p, text)
         written.append(p)
     return written
 
