@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from referee import __version__
 from referee.errors import UserError, user_facing
@@ -49,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(func(args) or 0)
-    except BaseException as exc:  # noqa: BLE001 - sorted out by _exit_status, re-raised if unknown
+    except BaseException as exc:  # sorted out by _exit_status, re-raised if unknown
         status = _exit_status(exc)
         if status is None:
             raise
