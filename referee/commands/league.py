@@ -46,12 +46,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     p.add_argument("config", help="league config (TOML)")
-    p.add_argument("--out", metavar="DIR", help="output directory (default: the config's `out`, relative to the config file)")
+    p.add_argument("--out", metavar="DIR",
+                   help="output directory (default: the config's `out`, relative to the config file)")
     p.add_argument(
         "--new-out", "--force-new", dest="new_out", action="store_true",
         help="if the output directory already holds a league, use a fresh one next to it (OUT-2, OUT-3, ...)",
     )
-    p.add_argument("--concurrency", "-j", type=int, metavar="N", help="tables played at once (default: config, else CPU cores)")
+    p.add_argument("--concurrency", "-j", type=int, metavar="N",
+                   help="tables played at once (default: config, else CPU cores)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     p.add_argument("--progress-every", type=float, default=2.0, metavar="SECONDS",
                    help="plain-output progress interval when stdout is not a terminal (default 2)")
@@ -91,7 +93,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=cmd_standings)
 
     p = sub.add_parser("report", help="write the HTML report of a league (OUT/report.html)",
-                       description="Recompute the standings from OUT/ledger.sqlite and write the self-contained OUT/report.html.")
+                       description="Recompute the standings from OUT/ledger.sqlite and write the self-contained "
+                                   "OUT/report.html.")
     p.add_argument("out", help="the league's output directory")
     p.set_defaults(func=cmd_report)
 

@@ -98,7 +98,8 @@ def load_variant(text: str) -> Any:
         try:
             params = tomllib.loads(raw.decode()) if text.endswith(".toml") else json.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:
-            raise UserError(f"variant file {text!r} is not valid {'TOML' if text.endswith('.toml') else 'JSON'}: {exc}") from None
+            kind = "TOML" if text.endswith(".toml") else "JSON"
+            raise UserError(f"variant file {text!r} is not valid {kind}: {exc}") from None
         if isinstance(params, dict) and isinstance(params.get("variant"), dict):
             params = params["variant"]
         if not isinstance(params, dict):

@@ -52,10 +52,12 @@ import os
 import re
 import shlex
 import sys
+import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -216,7 +218,8 @@ def _drop_non_result(data: dict[str, Any]) -> dict[str, Any]:
             data.pop(key, None)
         elif isinstance(data.get(head), dict):
             data[head] = {k: v for k, v in data[head].items() if k != rest}
-    return _sort_keys(data)
+    ordered: dict[str, Any] = _sort_keys(data)
+    return ordered
 
 
 def normalize_stored(stored: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -313,7 +316,7 @@ _ENUM_RE = re.compile(r"^Invalid enum value (?P<val>.+?)(?: - at `\$(?P<path>[^`
 
 def _clean_path(p: str | None) -> str:
     p = p or ""
-    return p[1:] if p.startswith(".") else p
+    return p.removeprefix(".")
 
 
 def _words(type_text: str) -> str:
@@ -330,7 +333,7 @@ def _segments(path: str) -> list[str | int]:
 def _unwrap(tp: Any, want: str) -> Any:
     """From a (possibly union) type, the member that is a Struct ('struct'),
     a list ('list') or a Literal ('literal')."""
-    args = typing.get_args(tp) if typing.get_origin(tp) in (typing.Union, getattr(__import__("types"), "UnionType")) else (tp,)
+    args = typing.get_args(tp) if typing.get_origin(tp) in (typing.Union, types.UnionType) else (tp,)
     for a in args:
         if want == "struct" and isinstance(a, type) and issubclass(a, msgspec.Struct):
             return a
@@ -448,7 +451,8 @@ def from_canonical(canonical: dict[str, Any], where: str) -> League:
     try:
         cfg = msgspec.convert(canonical, type=LeagueConfig)
     except msgspec.ValidationError as exc:
-        raise UserError(f"{where}: the stored config cannot be read ({exc}); was it written by another referee version?") from None
+        raise UserError(f"{where}: the stored config cannot be read ({exc}); "
+                        "was it written by another referee version?") from None
     return resolve(cfg, Path(where) / "stored-config.toml", source=f"{where} (stored config)", schedule_only=True)
 
 
@@ -710,7 +714,8 @@ def _check_limits(league: dict[str, Any] | None, bot: dict[str, Any] | None, cwd
 def _match(m: str | MatchConfig, where: str, err: ErrorAt) -> MatchSpec:
     if isinstance(m, str):
         if m != "single":
-            raise err(where, f'unknown match format {m!r}; use "single", or a table such as {{ kind = "fixed", hands = 3 }} or {{ kind = "race", target = 10 }}')
+            raise err(where, f'unknown match format {m!r}; use "single", or a table such as '
+                             '{ kind = "fixed", hands = 3 } or { kind = "race", target = 10 }')
         return MatchSpec()
     takes = {"single": (), "fixed": ("hands",), "race": ("target", "max_hands")}[m.kind]
     given = {"hands": m.hands is not None, "target": m.target is not None, "max_hands": m.max_hands != 50}

@@ -35,10 +35,11 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Self
 
 import msgspec
 
@@ -111,7 +112,7 @@ class MergedMeta(msgspec.Struct, kw_only=True):
         return json.dumps(msgspec.to_builtins(self), sort_keys=True)
 
     @classmethod
-    def parse(cls, text: str) -> "MergedMeta | None":
+    def parse(cls, text: str) -> MergedMeta | None:
         """The stored form decoded; None if it is damaged."""
         try:
             return msgspec.json.decode(text, type=cls)
@@ -154,7 +155,8 @@ def _take_run_lock(out: Path) -> int:
 
 def _values(row: GameRow) -> tuple[Any, ...]:
     return (
-        row.game_id, row.variant, row.size, row.table, row.deal, row.rotation, None if row.seed is None else str(row.seed),
+        row.game_id, row.variant, row.size, row.table, row.deal, row.rotation,
+        None if row.seed is None else str(row.seed),
         json.dumps(row.bots), json.dumps(row.scores), json.dumps(row.ranks),
         json.dumps(row.win_shares), json.dumps(row.forfeits), json.dumps(row.faults),
         json.dumps(row.think), row.log_path, row.reason, row.wall_ms, row.finished or time.time(), row.detail,
@@ -185,10 +187,11 @@ class Ledger:
         elif version is None:
             raise UserError(f"{self.path}: not a league ledger (no schema version)")
         elif int(version) > SCHEMA_VERSION:
-            raise UserError(f"{self.path}: ledger schema {version} is newer than this referee's ({SCHEMA_VERSION}); upgrade the referee")
+            raise UserError(f"{self.path}: ledger schema {version} is newer than this referee's "
+                            f"({SCHEMA_VERSION}); upgrade the referee")
 
     @classmethod
-    def in_dir(cls, out: Path, *, create: bool = True, lock: bool = False) -> "Ledger":
+    def in_dir(cls, out: Path, *, create: bool = True, lock: bool = False) -> Ledger:
         """The ledger of output directory ``out``. With ``lock``, first take the
         directory's run lock (:class:`UserError` if another run holds it); it is
         held until :meth:`close`."""
@@ -205,7 +208,7 @@ class Ledger:
         ledger._lock_fd = fd
         return ledger
 
-    def __enter__(self) -> "Ledger":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -275,7 +278,7 @@ class Ledger:
         return self.db.execute("SELECT 1 FROM games WHERE game_id = ?", (game_id,)).fetchone() is not None
 
     def count(self) -> int:
-        return self.db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+        return int(self.db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
 
     def record(self, row: GameRow) -> None:
         """Commit one finished game in one transaction.
@@ -284,7 +287,7 @@ class Ledger:
         """
         self.record_many([row])
 
-    def record_many(self, rows: "Iterable[GameRow]", meta: dict[str, str] | None = None) -> None:
+    def record_many(self, rows: Iterable[GameRow], meta: dict[str, str] | None = None) -> None:
         """Commit many games (and meta entries) in one transaction: all or none.
 
         Raises ``sqlite3.IntegrityError`` (nothing committed) if a game id is

@@ -16,8 +16,8 @@ bot processes (shielded) and propagates.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from referee.errors import UserError
 from referee.league.pool import open_pool

@@ -108,8 +108,9 @@ def _check(ledger: Ledger, league: League, stored: dict[str, Any] | None, empty:
     shard = str(league.shard) if league.shard is not None else None
     held_shard = ledger.get_meta("shard")
     if held_shard != shard:
-        holds = f"shard {held_shard} of the league (--shard {held_shard})" if held_shard else "the whole league (no --shard)"
-        wants = f"--shard {shard}" if shard else "the whole league (no --shard)"
+        whole = "the whole league (no --shard)"
+        holds = f"shard {held_shard} of the league (--shard {held_shard})" if held_shard else whole
+        wants = f"--shard {shard}" if shard else whole
         again = f"--shard {held_shard}" if held_shard else "no --shard"
         raise UserError(
             f"{out}: this output directory holds {holds}, but this run asks for {wants}. "

@@ -22,8 +22,8 @@ and has no earlier session to stand in for it.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import AsyncIterator, Mapping, Sequence
 
 import trio
 

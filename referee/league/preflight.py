@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import trio
 
@@ -89,7 +89,8 @@ async def run_builds(league: League) -> None:
                 stderr=subprocess.STDOUT, check=False, stdin=subprocess.DEVNULL,
             )
         except OSError as exc:
-            raise UserError(f"bot '{bot.name}': build command {argv!r} could not start: {exc.strerror or exc}") from None
+            raise UserError(f"bot '{bot.name}': build command {argv!r} could not start: "
+                            f"{exc.strerror or exc}") from None
         if proc.returncode != 0:
             text = proc.stdout.decode(errors="replace").rstrip().splitlines()
             tail = "\n    ".join(text[-15:]) or "(no output)"

@@ -60,7 +60,8 @@ def _h2h_table(data: dict[str, Any]) -> str:
                 cells.append('<td class="muted">-</td>')
             else:
                 pct = 100.0 * c["above"] / c["met"]
-                cells.append(f'<td title="{c["above"]} of {c["met"]}">{pct:.0f}% <span class="muted">({c["met"]})</span></td>')
+                cells.append(f'<td title="{c["above"]} of {c["met"]}">{pct:.0f}% '
+                             f'<span class="muted">({c["met"]})</span></td>')
         rows.append(f'<tr><th class="l">{_e(a)}</th>{"".join(cells)}</tr>')
     return (
         "<p class=\"muted\">How often the row's bot finished above the column's bot at the same table "
@@ -89,7 +90,8 @@ def render(st: dict[str, Any], out_dir: Path | None = None) -> str:
     faults = st.get("faults", [])
     parts.append(f"<h2>Faults <span class=\"muted\">({len(faults)})</span></h2>")
     if faults:
-        parts.append('<table><tr><th class="l">game</th><th class="l">bot</th><th>seat</th><th class="l">fault</th><th class="l">detail</th></tr>')
+        parts.append('<table><tr><th class="l">game</th><th class="l">bot</th><th>seat</th><th class="l">fault</th>'
+                     '<th class="l">detail</th></tr>')
         for f in faults:
             parts.append(
                 f'<tr><td class="l">{_game_link(f)}</td><td class="l">{_e(f["bot"])}</td><td>{_e(f["seat"])}</td>'
@@ -100,7 +102,8 @@ def render(st: dict[str, Any], out_dir: Path | None = None) -> str:
         parts.append("<p>No faults.</p>")
     aborted = st.get("aborted", [])
     if aborted:
-        parts.append(f"<h2>Aborted games <span class=\"muted\">({len(aborted)}, not counted in the standings)</span></h2>")
+        parts.append(f"<h2>Aborted games <span class=\"muted\">({len(aborted)}, not counted in the standings)"
+                     "</span></h2>")
         parts.append('<table><tr><th class="l">game</th><th class="l">bots</th><th class="l">detail</th></tr>')
         for a in aborted:
             parts.append(f'<tr><td class="l">{_game_link(a)}</td><td class="l">{_e(", ".join(a["bots"]))}</td>'

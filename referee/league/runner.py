@@ -36,8 +36,8 @@ import math
 import os
 import sqlite3
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
 
 import trio
 
@@ -175,9 +175,8 @@ def _open_tables(league: League, done: set[str], total: int) -> int:
     exactly for a resumed league of up to a million games; otherwise the table count."""
     if not done or total > 1_000_000:
         return sched.total_tables(league, league.shard)
-    return sum(
-        1 for t in sched.tables(league, league.shard) if any(g.game_id not in done for g in sched.table_games(league, t))
-    )
+    tables = sched.tables(league, league.shard)
+    return sum(1 for t in tables if any(g.game_id not in done for g in sched.table_games(league, t)))
 
 
 async def _drive(batches: Iterator[_Batch], executor: Executor, committer: _Committer, slots: int) -> None:

@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from referee.errors import UserError
 from referee.league.config import League, Variant

@@ -35,9 +35,10 @@ import io
 import json
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from referee.league.ledger import GameRow
 from referee.league.outdir import write_atomic
@@ -128,7 +129,8 @@ class _Scope:
             if bot not in self.ratings:
                 self.ratings[bot] = self.model.rating(name=bot)
         teams = [[self.model.rating(mu=self.ratings[b].mu, sigma=self.ratings[b].sigma)] for b in row.bots]
-        new = self.model.rate(teams, ranks=eff)
+        ranks: list[float] = list(eff)
+        new = self.model.rate(teams, ranks=ranks)
         per_bot: dict[str, list[Any]] = defaultdict(list)
         for s, bot in enumerate(row.bots):
             per_bot[bot].append(new[s][0])
@@ -138,7 +140,7 @@ class _Scope:
             self.ratings[bot] = self.model.rating(mu=mu, sigma=sigma, name=bot)
 
     def result(self) -> dict[str, Any]:
-        rows = []
+        rows: list[dict[str, Any]] = []
         for bot, t in self.bots.items():
             r = self.ratings.get(bot)
             mu = r.mu if r else 25.0
@@ -278,7 +280,8 @@ def to_csv(st: dict[str, Any]) -> str:
     w.writeheader()
     for scope, data in st["scopes"].items():
         for row in data["bots"]:
-            w.writerow({**{k: row[k] for k in CSV_FIELDS if k in row}, "scope": scope, "faults": _faults_text(row["faults"])})
+            w.writerow({**{k: row[k] for k in CSV_FIELDS if k in row}, "scope": scope,
+                        "faults": _faults_text(row["faults"])})
     return buf.getvalue()
 
 
@@ -322,13 +325,15 @@ def to_markdown(st: dict[str, Any]) -> str:
     out = [f"# Standings: {md_text(st['league'] or 'league')}", "", f"{st['games']} games.", ""]
     for scope, data in st["scopes"].items():
         out += [f"## {md_text(scope)} ({data['games']} games)", ""]
-        out.append("| # | bot | games | win share | 95% CI | mean score | mean rank | mu | sigma | ordinal | forfeits | faults | think mean ms | think max ms |")
+        out.append("| # | bot | games | win share | 95% CI | mean score | mean rank | mu | sigma | ordinal "
+                   "| forfeits | faults | think mean ms | think max ms |")
         out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for r in data["bots"]:
             out.append(
-                f"| {r['place']} | {md_text(r['bot'])} | {r['games']} | {r['win_share']:.3f} | {r['win_lo']:.3f}-{r['win_hi']:.3f} "
-                f"| {r['mean_score']:.2f} | {r['mean_rank']:.2f} | {r['mu']:.2f} | {r['sigma']:.2f} | {r['ordinal']:.2f} "
-                f"| {r['forfeits']} | {_faults_text(r['faults']) or '-'} | {r['think_mean_ms']:.2f} | {r['think_max_ms']:.1f} |"
+                f"| {r['place']} | {md_text(r['bot'])} | {r['games']} | {r['win_share']:.3f} "
+                f"| {r['win_lo']:.3f}-{r['win_hi']:.3f} | {r['mean_score']:.2f} | {r['mean_rank']:.2f} "
+                f"| {r['mu']:.2f} | {r['sigma']:.2f} | {r['ordinal']:.2f} | {r['forfeits']} "
+                f"| {_faults_text(r['faults']) or '-'} | {r['think_mean_ms']:.2f} | {r['think_max_ms']:.1f} |"
             )
         out.append("")
         names = [r["bot"] for r in data["bots"]]

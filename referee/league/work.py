@@ -23,8 +23,9 @@ specs for its bots and games).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, Protocol, Sequence
+from typing import Any, Literal, Protocol
 
 from referee.errors import UserError
 from referee.league.config import League
