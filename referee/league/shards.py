@@ -7,8 +7,9 @@ every lineup: ``0, 1, 2, ...``); shard ``K/N`` holds the tables whose global
 number ``t`` has ``t mod N == K - 1``. That is a pure function of the config,
 so the N shards together hold every planned game exactly once, on any machine.
 
-(Not to be confused with the runner's *table shards*: a table's games split
-over several bot processes when there are fewer tables than slots.)
+(Not to be confused with the runner's *shares* of a table: its games split
+into several units, each with its own bot processes, when there are fewer
+tables than slots.)
 
 Pure code, no I/O. Errors: :func:`parse_shard` raises
 :class:`referee.errors.UserError` for anything that is not ``K/N`` with
