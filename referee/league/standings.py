@@ -38,10 +38,13 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from referee.league.ledger import GameRow
 from referee.league.outdir import write_atomic
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 Z95 = 1.959963984540054
 
@@ -368,20 +371,17 @@ def write_files(out_dir: Path, st: dict[str, Any]) -> list[Path]:
     return written
 
 
-def rich_tables(st: dict[str, Any], scopes: Iterable[str] | None = None) -> list[Any]:
+def rich_tables(st: dict[str, Any], scopes: Iterable[str] | None = None) -> list[Table]:
     from rich.table import Table
 
-    tables = []
+    tables: list[Table] = []
     for scope, data in st["scopes"].items():
         if scopes is not None and scope not in scopes:
             continue
         t = Table(title=f"{scope} ({data['games']} games)", title_justify="left")
-        for col, just in (
-            ("#", "right"), ("bot", "left"), ("games", "right"), ("win share", "right"), ("95% CI", "right"),
-            ("score", "right"), ("rank", "right"), ("mu", "right"), ("sigma", "right"), ("ordinal", "right"),
-            ("faults", "left"), ("think ms", "right"),
-        ):
-            t.add_column(col, justify=just)  # type: ignore[arg-type]
+        for col in ("#", "bot", "games", "win share", "95% CI", "score", "rank", "mu", "sigma", "ordinal", "faults",
+                    "think ms"):
+            t.add_column(col, justify="left" if col in ("bot", "faults") else "right")
         for r in data["bots"]:
             t.add_row(
                 str(r["place"]), r["bot"], str(r["games"]), f"{r['win_share']:.3f}",
