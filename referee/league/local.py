@@ -48,7 +48,7 @@ class LocalExecutor:
                 try:
                     t0 = time.monotonic()
                     try:
-                        result = await play_game(game.spec, bots, self.log_dir)
+                        result = await play_game(unit.spec(game), bots, self.log_dir)
                     except OSError as exc:
                         raise UserError(f"{self.log_dir}: cannot write the log of {game.game_id}: "
                                         f"{exc.strerror or exc}; the games recorded so far are safe: "

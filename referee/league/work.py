@@ -2,9 +2,10 @@
 
 A :class:`Unit` is a share of one table's games, played in order by one set
 of bot processes (one per lineup position). It is a plain description: the
-lineup (how to start each bot, its session clock), each game's
-:class:`~referee.runtime.GameSpec` (id, seed, rules, clocks, fault policy) and
-seating, the process reuse mode, and the bots given up before the night. It
+lineup (how to start each bot, its session clock), what every game of the
+table shares (rules, table size, match format, clock, fault policy), each
+game's id, seed and seating, the process reuse mode, and the bots given up
+before the night. It
 holds no open resource and pickles, so it can be sent to another process or
 machine.
 
@@ -30,6 +31,7 @@ from typing import Any, Literal, Protocol
 from referee.errors import UserError
 from referee.league.config import League
 from referee.league.schedule import ScheduledGame, Table
+from referee.rules import Rules
 from referee.rules.match import MatchFormat
 from referee.runtime import BotSpec, ClockSpec, FaultPolicy, GameResult, GameSpec
 from referee.runtime.limits import LimitsError, parse_limits
@@ -48,35 +50,49 @@ class Entrant:
 
 @dataclass(frozen=True, slots=True)
 class UnitGame:
-    """One game of a unit: what to play, and who plays which seat (seat ``s``
-    is played by the process of lineup position ``positions[s]``)."""
+    """One game of a unit: its id, its deal's seed, and who plays which seat
+    (seat ``s`` is played by the process of lineup position ``positions[s]``)."""
 
-    spec: GameSpec
+    game_id: str
+    seed: int
     positions: tuple[int, ...]
-
-    @property
-    def game_id(self) -> str:
-        return self.spec.game_id
 
 
 @dataclass(frozen=True, slots=True)
 class Unit:
     """A share of one table's games (see the module docstring).
 
+    Every game of a unit has the same ``rules``, ``players``, ``match``,
+    ``clock`` and fault ``policy``; :meth:`spec` makes a game's
+    :class:`~referee.runtime.GameSpec`. ``own_clocks``: the lineup's bots have
+    clocks of their own, so every seat is timed by its bot's (``Entrant.clock``).
     ``reuse``: ``"session"`` keeps each position's process for all the unit's
     games (a dead one is restarted for the next game); ``"game"`` starts fresh
-    processes for every game. ``given_up``: the bots (``Entrant.index``) that
+    processes for every game. ``max_line``: the longest line a bot may write
+    (also during ``hello``). ``given_up``: the bots (``Entrant.index``) that
     failed the start check under ``[faults] broken_bot = "forfeit"``; they are
     never started, their seats are played by the referee's fallback.
-    ``max_line``: the longest line a bot may write (also during ``hello``).
     """
 
     table: str                                 # the table's key, e.g. "kwartet-4p-t0003"
     lineup: tuple[Entrant, ...]
     games: tuple[UnitGame, ...]
+    rules: Rules
+    players: int
+    match: MatchFormat | None
+    clock: ClockSpec
+    policy: FaultPolicy
+    own_clocks: bool
     reuse: Literal["session", "game"]
     max_line: int
     given_up: frozenset[int] = frozenset()
+
+    def spec(self, game: UnitGame) -> GameSpec:
+        """What the runtime plays for ``game``."""
+        seat_clocks: list[ClockSpec | None] | None = (
+            [self.lineup[p].clock for p in game.positions] if self.own_clocks else None)
+        return GameSpec(game_id=game.game_id, rules=self.rules, players=self.players, seed=game.seed,
+                        match=self.match, clock=self.clock, policy=self.policy, seat_clocks=seat_clocks)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,20 +165,16 @@ class UnitMaker:
             found = self._entrants[index] = Entrant(index, spec, self.clock(b.clock))
         return found
 
-    def game(self, g: ScheduledGame, lineup: Sequence[Entrant]) -> UnitGame:
-        """The runtime spec of scheduled game ``g`` at a table of ``lineup``."""
-        v = g.variant
-        match = None if v.match.kind == "single" else MatchFormat(
-            kind=v.match.kind, hands=v.match.hands, target=v.match.target, max_hands=v.match.max_hands)
-        spec = GameSpec(game_id=g.game_id, rules=v.rules, players=g.size, seed=g.seed, match=match,
-                        clock=self._clock, policy=self._policy)
-        if any(self.league.bots[i].clock for i in g.seats):
-            spec.seat_clocks = [lineup[p].clock for p in g.positions]
-        return UnitGame(spec, g.positions)
-
     def unit(self, table: Table, games: Sequence[ScheduledGame], given_up: frozenset[int] = frozenset()) -> Unit:
         """The unit that plays ``games`` (of ``table``, in this order)."""
-        lineup = tuple(self.entrant(i) for i in table.lineup)
+        v = table.variant
+        match = None if v.match.kind == "single" else MatchFormat(
+            kind=v.match.kind, hands=v.match.hands, target=v.match.target, max_hands=v.match.max_hands)
         reuse: Literal["session", "game"] = "game" if self.league.reuse == "game" else "session"
-        return Unit(table=table.key, lineup=lineup, games=tuple(self.game(g, lineup) for g in games), reuse=reuse,
-                    max_line=self.league.faults.max_line, given_up=given_up)
+        return Unit(
+            table=table.key, lineup=tuple(self.entrant(i) for i in table.lineup),
+            games=tuple(UnitGame(g.game_id, g.seed, g.positions) for g in games),
+            rules=v.rules, players=table.size, match=match, clock=self._clock, policy=self._policy,
+            own_clocks=any(self.league.bots[i].clock for i in table.lineup),
+            reuse=reuse, max_line=self.league.faults.max_line, given_up=given_up,
+        )

@@ -42,12 +42,14 @@ def test_a_unit_is_a_plain_description_that_pickles(make_config) -> None:
     back = pickle.loads(pickle.dumps(unit))
     assert [g.game_id for g in back.games] == [g.game_id for g in unit.games] and back.table == unit.table
     assert [e.index for e in back.lineup] == [0, 1, 2] and back.reuse == "session" and back.max_line == 65536
-    assert len(back.games) == 2 * 3 and back.games[0].spec.policy.retries == 1
+    assert len(back.games) == 2 * 3 and back.policy.retries == 1 and back.players == 3 and back.match is None
     # the bot with its own clock is timed by it in every game, in whichever seat it sits
     for game in back.games:
+        spec = back.spec(game)
+        assert (spec.game_id, spec.seed) == (game.game_id, game.seed) and spec.rules.name == "kwartet"
         c_seat = game.positions.index(2)
-        assert game.spec.seat_clocks is not None and game.spec.clock_for(c_seat).move_ms == 3000
-        assert all(game.spec.clock_for(s).move_ms == 1000 for s in range(3) if s != c_seat)
+        assert spec.seat_clocks is not None and spec.clock_for(c_seat).move_ms == 3000
+        assert all(spec.clock_for(s).move_ms == 1000 for s in range(3) if s != c_seat)
 
 
 async def test_the_local_executor_delivers_every_game_in_order(make_config, tmp_path: Path) -> None:
