@@ -29,7 +29,8 @@ class LocalExecutor:
     """Plays units here; game logs go to ``log_dir``. ``given_up``: the dead
     sessions of the bots given up before the night (by ``Entrant.index``; the
     start check's, see :func:`referee.league.preflight.prepare`), seated for
-    every bot a unit names in ``given_up``."""
+    every bot a unit names in ``given_up``; a unit naming a bot without one
+    is a ``ValueError`` (a bug in the caller)."""
 
     def __init__(self, log_dir: Path, given_up: Mapping[int, BotSession] | None = None) -> None:
         self.log_dir = log_dir

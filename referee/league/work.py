@@ -5,9 +5,8 @@ of bot processes (one per lineup position). It is a plain description: the
 lineup (how to start each bot, its session clock), what every game of the
 table shares (rules, table size, match format, clock, fault policy), each
 game's id, seed and seating, the process reuse mode, and the bots given up
-before the night. It
-holds no open resource and pickles, so it can be sent to another process or
-machine.
+before the night. It holds no open resource and pickles, so it can be sent
+to another process or machine.
 
 An :class:`Executor` plays units: ``await executor.play(unit, deliver)``
 plays ``unit.games`` in order and calls ``deliver(GameDone(...))`` once per
@@ -99,8 +98,9 @@ class Unit:
 class GameDone:
     """One finished game, as an executor delivers it. ``wall_ms``: how long it
     took to play. ``log``: the game log's bytes when the executor wrote it
-    somewhere the caller cannot read (a remote worker); None when it is
-    already at ``result.log_path``."""
+    somewhere the caller cannot read (a remote worker; the caller writes it to
+    its own ``games/<game_id>.jsonl`` and ignores ``result.log_path``); None
+    when it is already at ``result.log_path``."""
 
     game_id: str
     result: GameResult
