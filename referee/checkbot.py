@@ -345,7 +345,7 @@ def decode_probe_line(line: bytes, lineno: int, decide: str | None = None) -> di
     """Decode one bot line; :class:`_ProbeFailure` says why it is not a message,
     in the same words a game uses (:func:`referee.runtime.framing.decode_line`).
     ``decide``: the ``decide`` of the turn being answered, if any (for the fix)."""
-    from referee.runtime.errors import BotMalformed
+    from referee.core.errors import BotMalformed
     from referee.runtime.framing import decode_line
 
     try:
@@ -740,7 +740,7 @@ async def _games(command: list[str] | str, name: str, cwd: str | None, report: R
                  move_ms: int, startup_ms: int, grace_ms: int, log_dir: Path | None,
                  progress: Callable[[str], None]) -> None:
     from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, play_game, start_bots
-    from referee.runtime.errors import BotError
+    from referee.core.errors import BotError
 
     clock = ClockSpec(move_ms=move_ms, startup_ms=startup_ms, grace_ms=grace_ms)
     spec = BotSpec(name=name, command=command, cwd=cwd)

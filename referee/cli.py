@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "referee.commands.play",      # play, replay
     "referee.commands.league",    # run, plan, standings, report
     "referee.commands.checkbot",  # check-bot
+    "referee.commands.view",      # view, serve
     "referee.commands.schema",    # schema
     "referee.commands.bench",     # bench engine|transport|league
 )

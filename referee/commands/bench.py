@@ -1,4 +1,4 @@
-"""``referee bench engine|transport|league|load``: speed benchmarks (never tests)."""
+"""``referee bench engine|transport|league|load|schedule``: speed benchmarks (never tests)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ _TARGETS = {
     "transport": ("referee.bench.transport", "Referee round trip vs raw pipe ping-pong, and referee CPU per decision."),
     "league": ("referee.bench.league", "A 4-bot league of 4-seat games: games/s in session and per-game mode."),
     "load": ("referee.bench.load", "CPU-busy bots at 2 x cores tables: false timeouts under the wall and CPU clocks."),
+    "schedule": ("referee.bench.schedule", "Planning a balanced night for a big field: time and peak memory."),
 }
 
 

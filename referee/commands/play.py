@@ -332,7 +332,9 @@ def run_replay(args: argparse.Namespace) -> int:
         for line in report.transcript:
             console.print(line, markup=False, soft_wrap=True)
     if report.ok:
-        what = "verified up to the interruption" if report.interrupted else "verified"
+        what = ("verified up to the interruption" if report.interrupted else
+                "verified up to the log's size cap (the rest of the game was not recorded)" if report.capped else
+                "verified")
         console.print(f"[green]{what}[/]: {report.hands} hand(s), {report.actions} actions, "
                       f"scores {report.footer.get('scores')}, ranks {report.footer.get('ranks')}", soft_wrap=True)
         return 0

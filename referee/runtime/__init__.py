@@ -11,7 +11,7 @@ The door for the league (docs/ARCHITECTURE.md section 3)::
                 await bot.close()
 """
 
-from .errors import BotCrashed, BotError, BotIllegal, BotMalformed, BotRefused, BotStale, BotStartError, BotTimeout
+from referee.core.errors import BotCrashed, BotError, BotIllegal, BotMalformed, BotRefused, BotStale, BotStartError, BotTimeout
 from .game import play_game
 from .limits import ResourceLimits
 from .session import BotSession, start_bots

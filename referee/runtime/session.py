@@ -24,7 +24,8 @@ import trio
 
 from protocol.messages import ENCODER, PROTOCOL_VERSION, BotHello
 
-from .errors import BotCrashed, BotError, BotMalformed, BotRefused, BotStartError, BotTimeout
+from referee.core.errors import BotCrashed, BotError, BotMalformed, BotRefused, BotStartError, BotTimeout
+from .cpu import group_cpu_seconds
 from .framing import LineReader, LineTooLong, StreamClosed, decode_line
 from .sandbox import plan_spawn
 from .spec import BotSpec, ClockSpec
@@ -327,6 +328,11 @@ class BotSession:
         if self._stderr_scope is not None:
             self._stderr_scope.cancel()
         await close_pipes(self.process)
+
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds the bot (its process group and PID namespace) used so far,
+        or None where it cannot be measured (then the runtime times by wall clock)."""
+        return group_cpu_seconds(self.pid)
 
     @property
     def closed(self) -> bool:

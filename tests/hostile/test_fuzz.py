@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from protocol.messages import BOT_DECODER, BotMessage
-from referee.runtime.errors import BotError, BotMalformed
+from referee.core.errors import BotError, BotMalformed
 from referee.runtime.framing import LineReader, LineTooLong, StreamClosed, decode_line
 
 json_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=8))

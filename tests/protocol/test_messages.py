@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from protocol.messages import BOT_DECODER, ENCODER, REFEREE_DECODER, AskReply, BotHello, PlayReply
 from protocol.schema import schemas
 from referee.cli import main
-from referee.runtime.errors import BotMalformed
+from referee.core.errors import BotMalformed
 from referee.runtime.framing import LineReader, LineTooLong, StreamClosed, decode_line
 
 

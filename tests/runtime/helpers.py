@@ -103,7 +103,10 @@ async def play(specs: list[BotSpec], variant: str = "kwartet", *, seed: int = 1,
 
 
 def log_records(path: str | Path) -> list[dict[str, Any]]:
-    return [msgspec.json.decode(line) for line in Path(path).read_bytes().splitlines()]
+    """A game log's records (plain or compressed)."""
+    from referee.runtime.gamelog import read_log_bytes
+
+    return [msgspec.json.decode(line) for line in read_log_bytes(Path(path).read_bytes()).splitlines()]
 
 
 def sent_to(path: str | Path, seat: int, msg_type: str) -> list[dict[str, Any]]:

@@ -45,7 +45,7 @@ async def test_seat_clocks_of_the_wrong_length_are_refused(tmp_path):
         await play_game(spec, [None, None, None], tmp_path)  # type: ignore[list-item]
 
 
-# The hand's reply-deadline scope (referee/runtime/game.py, _Runner._decide_all):
+# The hand's reply-deadline scope (referee/runtime/game.py, _Driver._sequential):
 # sequential waits arm one long-lived cancel scope lazily, so its deadline can
 # fire before the decision's own limit is spent; the decision must then go on
 # waiting for the rest of its exact limit.
@@ -55,13 +55,13 @@ async def test_a_reply_after_an_early_armed_deadline_but_within_the_limit_is_acc
 
     monkeypatch.setattr(game, "SLACK_FRACTION", 1.0)  # arm once per limit: the 2nd turn's armed deadline is early
     resumed = []
-    original = game._Runner._resume_wait
+    original = game._Driver._resume_wait
 
     async def counting(self):
-        resumed.append(self._waiting[2] if self._waiting else None)
+        resumed.append(self._waiting[0].turn_id if self._waiting else None)
         await original(self)
 
-    monkeypatch.setattr(game._Runner, "_resume_wait", counting)
+    monkeypatch.setattr(game._Driver, "_resume_wait", counting)
     # seat 0 thinks 120 ms on its 1st turn and 300 ms on its 2nd, limit 400 ms: the deadline
     # armed at the game's first turn fires about 120 ms early during the 2nd; 300 ms is within the limit
     specs = [bot("sched", "slow_bot.py", BOT_DELAYS_MS="120,300"), bot("fast", "instant_bot.py", BOT_SEED="2"),

@@ -11,7 +11,7 @@ import trio
 
 from referee.rules import get_variant
 from referee.runtime import BotRefused, BotSession, BotSpec, ClockSpec, FaultPolicy, GameSpec, play_game, start_bots
-from referee.runtime.errors import public_fault_detail
+from referee.core.errors import public_fault_detail
 from referee.runtime.replay import replay
 
 from .helpers import bot, left_behind, live_in_group, live_with_token, play, sent_to

@@ -1,0 +1,362 @@
+"""``referee serve OUT``: the report, the game browser, the viewer pages, the logs
+and a live page of a league night, over HTTP on localhost.
+
+The server only reads: the ledger is opened read-only (SQLite in WAL mode, so
+a ``referee run`` writing into the same folder is never blocked), files are
+served from the output folder and nothing outside it. While a night runs in
+another process, ``/live`` shows its progress and standings and refreshes by
+itself (it polls ``/api/status``, which adds only the games recorded since the
+last poll to a running tally, so a poll costs little even for a big night).
+
+A game's viewer page is served from ``OUT/games/<game>.html`` when the report
+wrote one, else built on the spot from its log (``/view/<game>``).
+
+The standard library's threaded HTTP server is enough for this (one user or
+a handful on localhost, static files and small JSON answers); it stops with
+Ctrl-C. Errors: a folder that holds no ledger is one ``UserError``; a request
+for a file outside the folder, or that does not exist, is a 404.
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+import os
+import sqlite3
+import threading
+import time
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import unquote, urlsplit
+
+from referee.errors import UserError
+from referee.league.ledger import LEDGER_NAME, GameRow, Ledger
+from referee.league.standings import Tally
+
+__all__ = ["LeagueState", "make_server", "serve"]
+
+_TYPES = {".jsonl": "application/x-ndjson; charset=utf-8", ".zst": "application/zstd", ".gz": "application/gzip",
+          ".js": "text/javascript; charset=utf-8", ".md": "text/markdown; charset=utf-8",
+          ".csv": "text/csv; charset=utf-8", ".json": "application/json; charset=utf-8",
+          ".html": "text/html; charset=utf-8", ".svg": "image/svg+xml", ".png": "image/png"}
+
+
+def _lock_held(path: Path) -> bool | None:
+    """Whether some process holds the run lock of ``OUT/.lock`` (read from
+    ``/proc/locks``, so the server never takes the lock itself); None where
+    that cannot be known."""
+    try:
+        st = path.stat()
+        with open("/proc/locks") as f:
+            text = f.read()
+    except OSError:
+        return None
+    dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    return any(line.split()[5] == dev for line in text.splitlines() if len(line.split()) > 5)
+
+
+class LeagueState:
+    """What the live page shows, read from the ledger (read-only) and kept up to
+    date incrementally. Thread-safe (:meth:`status` may be called from any thread)."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = Path(out)
+        self.path = self.out / LEDGER_NAME
+        if not self.path.is_file():
+            raise UserError(f"{self.out}: no {LEDGER_NAME} here; give the output folder of a league night "
+                            "(referee run CONFIG writes it)")
+        self._lock = threading.Lock()
+        self._seen: set[str] = set()
+        self._tally: Tally | None = None
+        self._recent: list[dict[str, Any]] = []
+        self._counts = {"aborted": 0, "stalled": 0, "faults": 0}
+        self._per_variant: dict[str, int] = {}
+        self._planned: tuple[str | None, int | None, dict[str, int]] = (None, None, {})
+        self._rate: list[tuple[float, int]] = []
+
+    def _db(self) -> sqlite3.Connection:
+        try:
+            return sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=5)
+        except sqlite3.Error as exc:
+            raise UserError(f"{self.path}: cannot open the ledger to read it ({exc})") from None
+
+    def _plan(self, db: sqlite3.Connection) -> tuple[int | None, dict[str, int]]:
+        """Games planned in all and per variant (from the stored config), cached per config."""
+        row = db.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()
+        text = row[0] if row else None
+        if text == self._planned[0]:
+            return self._planned[1], self._planned[2]
+        total: int | None = None
+        per: dict[str, int] = {}
+        if text:
+            try:
+                from referee.league import schedule as sched
+                from referee.league.config import from_canonical
+
+                league = from_canonical(json.loads(text), str(self.path))
+                shard_row = db.execute("SELECT value FROM meta WHERE key = 'shard'").fetchone()
+                shard = None
+                if shard_row:
+                    from referee.league.shards import parse_shard
+
+                    shard = parse_shard(shard_row[0])
+                plan = sched.plan(league, shard)
+                total = sum(p.games for p in plan)
+                for p in plan:
+                    per[p.variant] = per.get(p.variant, 0) + p.games
+            except Exception:  # an unreadable config: show what is played without a total
+                total, per = None, {}
+        self._planned = (text, total, per)
+        return total, per
+
+    def status(self) -> dict[str, Any]:
+        """The live figures: progress, counts, live standings, the latest games."""
+        with self._lock:
+            db = self._db()
+            try:
+                name_row = db.execute("SELECT value FROM meta WHERE key = 'league'").fetchone()
+                league = name_row[0] if name_row else self.out.name
+                planned, per_planned = self._plan(db)
+                if self._tally is None:
+                    self._tally = Tally(league, live=True)
+                new = db.execute("SELECT * FROM games ORDER BY finished").fetchall() if not self._seen else \
+                    db.execute("SELECT * FROM games WHERE finished >= ? ORDER BY finished",
+                               (self._last_finished,)).fetchall()
+            except sqlite3.Error as exc:
+                raise UserError(f"{self.path}: the ledger cannot be read ({exc})") from None
+            finally:
+                db.close()
+            reader = Ledger.__new__(Ledger)
+            reader.path = self.path
+            added = 0
+            for r in new:
+                if r[0] in self._seen:
+                    continue
+                row: GameRow = Ledger._row(reader, r)
+                self._seen.add(row.game_id)
+                self._last_finished = row.finished
+                self._tally.add(row)
+                added += 1
+                self._per_variant[row.variant] = self._per_variant.get(row.variant, 0) + 1
+                if row.reason == "aborted":
+                    self._counts["aborted"] += 1
+                elif row.reason == "stalled":
+                    self._counts["stalled"] += 1
+                self._counts["faults"] += len(row.faults)
+                self._recent.append({"game": row.game_id, "variant": row.variant, "bots": row.bots,
+                                     "scores": row.scores, "reason": row.reason, "faults": len(row.faults),
+                                     "log": row.log_path, "view": f"/view/{row.game_id}"})
+            self._recent = self._recent[-25:]
+            now = time.time()
+            self._rate = [(t, n) for t, n in self._rate if now - t < 30] + [(now, len(self._seen))]
+            t0, n0 = self._rate[0]
+            rate = (len(self._seen) - n0) / (now - t0) if now - t0 > 1 else 0.0
+            done = len(self._seen)
+            return {
+                "league": league, "out": str(self.out), "running": _lock_held(self.out / ".lock"),
+                "planned": planned, "done": done, "complete": planned is not None and done >= planned,
+                **self._counts, "games_per_s": round(rate, 2), "updated": now,
+                "variants": {v: {"done": self._per_variant.get(v, 0), "planned": per_planned.get(v)}
+                             for v in sorted(set(per_planned) | set(self._per_variant))},
+                "top": self._tally.top(20), "recent": list(reversed(self._recent)),
+            }
+
+    _last_finished = 0.0
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: "_Server"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        if self.server.verbose:
+            super().log_message(format, *args)
+
+    def do_GET(self) -> None:  # noqa: N802 - the base class's name
+        path = unquote(urlsplit(self.path).path)
+        try:
+            if path in ("/", ""):
+                target = "/report.html" if (self.server.out / "report.html").is_file() else "/live"
+                self.send_response(HTTPStatus.FOUND)
+                self.send_header("Location", target)
+                self.end_headers()
+            elif path == "/live":
+                self._send(HTTPStatus.OK, "text/html; charset=utf-8", LIVE_PAGE.encode())
+            elif path == "/api/status":
+                body = json.dumps(self.server.state.status()).encode()
+                self._send(HTTPStatus.OK, "application/json; charset=utf-8", body, no_cache=True)
+            elif path.startswith("/view/"):
+                self._viewer(path[len("/view/"):])
+            else:
+                self._file(path)
+        except UserError as exc:
+            self._send(HTTPStatus.INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8", f"error: {exc}\n".encode())
+
+    def _send(self, status: HTTPStatus, ctype: str, body: bytes, *, no_cache: bool = False) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        if no_cache:
+            self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _not_found(self, what: str) -> None:
+        self._send(HTTPStatus.NOT_FOUND, "text/plain; charset=utf-8", f"not found: {what}\n".encode())
+
+    def _file(self, path: str) -> None:
+        out = self.server.out.resolve()
+        target = (out / path.lstrip("/")).resolve()
+        if out != target and out not in target.parents:
+            self._not_found(path)
+            return
+        if target.is_dir():
+            target = target / "index.html"
+        if not target.is_file():
+            self._not_found(path)
+            return
+        suffix = target.suffix
+        ctype = _TYPES.get(suffix) or mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+        self._send(HTTPStatus.OK, ctype, target.read_bytes())
+
+    def _viewer(self, game: str) -> None:
+        games = self.server.out / "games"
+        if not game or "/" in game or game.startswith("."):
+            self._not_found(game)
+            return
+        page = games / f"{game}.html"
+        if page.is_file():
+            self._send(HTTPStatus.OK, "text/html; charset=utf-8", page.read_bytes())
+            return
+        log = next((games / f"{game}{s}" for s in (".jsonl.zst", ".jsonl", ".jsonl.gz")
+                    if (games / f"{game}{s}").is_file()), None)
+        if log is None:
+            self._not_found(f"the log of game {game}")
+            return
+        from referee.view import render_viewer
+        from referee.view.frames import frames_from_log
+
+        self._send(HTTPStatus.OK, "text/html; charset=utf-8", render_viewer(frames_from_log(log)).encode())
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, addr: tuple[str, int], out: Path, verbose: bool) -> None:
+        self.out = Path(out)
+        self.state = LeagueState(self.out)
+        self.verbose = verbose
+        super().__init__(addr, _Handler)
+
+
+def make_server(out: str | Path, host: str = "127.0.0.1", port: int = 8000, *, verbose: bool = False) -> _Server:
+    """A server for ``out`` bound to ``host:port`` (port 0: any free port; the
+    bound one is ``server.server_address[1]``). Raises ``UserError`` when the
+    folder holds no ledger or the port cannot be bound."""
+    try:
+        return _Server((host, port), Path(out), verbose)
+    except OSError as exc:
+        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; choose another --port") from None
+
+
+def serve(out: str | Path, host: str = "127.0.0.1", port: int = 8000, *, verbose: bool = False,
+          announce: Callable[[str], None] = print) -> int:
+    """Serve until Ctrl-C; returns 0."""
+    server = make_server(out, host, port, verbose=verbose)
+    url = f"http://{host}:{server.server_address[1]}/"
+    announce(f"serving {out} at {url} (live page: {url}live); Ctrl-C stops")
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        announce("stopped")
+    finally:
+        server.server_close()
+    return 0
+
+
+LIVE_PAGE = r"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>League night - live</title>
+<style>
+:root { --ink:#1d2430; --muted:#5d6878; --line:#d9dee6; --bg:#f6f7f9; --ok:#1b7f4b; --warn:#b7791f; --bad:#b42318; }
+* { box-sizing: border-box; }
+body { margin:0; font:15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color:var(--ink); background:var(--bg); }
+header { background:#fff; border-bottom:1px solid var(--line); padding:14px 24px; display:flex; gap:24px; align-items:baseline; flex-wrap:wrap; }
+h1 { font-size:20px; margin:0; }
+main { padding:18px 24px; display:grid; gap:18px; grid-template-columns: minmax(320px, 1fr) minmax(320px, 1.3fr); }
+section { background:#fff; border:1px solid var(--line); border-radius:8px; padding:14px 16px; }
+h2 { font-size:15px; margin:0 0 10px; color:var(--muted); text-transform:uppercase; letter-spacing:.04em; }
+.bar { height:14px; background:#e8ebf0; border-radius:7px; overflow:hidden; }
+.bar > div { height:100%; background:var(--ok); width:0; transition: width .4s; }
+.figures { display:flex; gap:18px; flex-wrap:wrap; margin-top:10px; }
+.figures b { font-size:22px; display:block; }
+table { border-collapse:collapse; width:100%; }
+th, td { text-align:left; padding:4px 8px; border-bottom:1px solid var(--line); font-variant-numeric: tabular-nums; }
+th { color:var(--muted); font-weight:600; font-size:13px; }
+.state { font-weight:600; }
+.running { color:var(--ok); } .stopped { color:var(--warn); } .done { color:var(--ink); }
+.aborted { color:var(--bad); } .stalled { color:var(--warn); }
+a { color:#1f5fbf; }
+@media (max-width: 800px) { main { grid-template-columns: 1fr; } }
+</style></head>
+<body>
+<header><h1 id="league">League night</h1><span id="state" class="state" data-testid="state">connecting...</span>
+<a href="/report.html">report</a><span id="updated" style="color:var(--muted)"></span></header>
+<main>
+<section><h2>Progress</h2>
+<div class="bar"><div id="bar"></div></div>
+<div class="figures">
+<span><b id="done" data-testid="done">0</b>games played</span>
+<span><b id="planned" data-testid="planned">?</b>planned</span>
+<span><b id="rate">0</b>games/s</span>
+<span><b id="aborted" data-testid="aborted">0</b>aborted</span>
+<span><b id="stalled" data-testid="stalled">0</b>stalled</span>
+<span><b id="faults" data-testid="faults">0</b>faults</span>
+</div>
+<table style="margin-top:14px"><thead><tr><th>variant</th><th>played</th><th>planned</th></tr></thead><tbody id="variants"></tbody></table>
+</section>
+<section><h2>Standings so far (all variants, by win share)</h2>
+<p style="color:var(--muted);margin:0 0 8px">Live: win share = wins / games (a tie shares the win). The final
+standings, with ratings per variant, are in the report when the night ends.</p>
+<table><thead><tr><th>#</th><th>bot</th><th>games</th><th>win share</th><th>faults</th></tr></thead>
+<tbody id="top" data-testid="standings"></tbody></table></section>
+<section style="grid-column: 1 / -1"><h2>Latest games</h2>
+<table><thead><tr><th>game</th><th>variant</th><th>bots</th><th>scores</th><th>result</th><th></th></tr></thead>
+<tbody id="recent" data-testid="recent"></tbody></table></section>
+</main>
+<script>
+"use strict";
+const $ = (id) => document.getElementById(id);
+function esc(s) { return String(s).replace(/[&<>"']/g, c => ({"&":"&amp;","<":"&lt;",">":"&gt;","\"":"&quot;","'":"&#39;"}[c])); }
+async function poll() {
+  try {
+    const r = await fetch("/api/status", {cache: "no-store"});
+    if (!r.ok) throw new Error(await r.text());
+    const s = await r.json();
+    $("league").textContent = s.league;
+    document.title = s.league + " - live";
+    const st = s.complete ? ["done", "complete"] : s.running ? ["running", "running"] : ["stopped", s.running === false ? "not running (interrupted? run the same command again to resume)" : "state unknown"];
+    $("state").className = "state " + st[0]; $("state").textContent = st[1];
+    $("done").textContent = s.done; $("planned").textContent = s.planned ?? "?";
+    $("rate").textContent = s.games_per_s; $("aborted").textContent = s.aborted;
+    $("stalled").textContent = s.stalled; $("faults").textContent = s.faults;
+    $("bar").style.width = s.planned ? Math.min(100, 100 * s.done / s.planned) + "%" : "0";
+    $("variants").innerHTML = Object.entries(s.variants).map(([v, x]) =>
+      `<tr><td>${esc(v)}</td><td>${x.done}</td><td>${x.planned ?? "?"}</td></tr>`).join("");
+    $("top").innerHTML = s.top.map((t, i) =>
+      `<tr><td>${i + 1}</td><td>${esc(t.bot)}</td><td>${t.games}</td><td>${(100 * t.win_share).toFixed(1)}%</td><td>${t.faults}</td></tr>`).join("");
+    $("recent").innerHTML = s.recent.map(g =>
+      `<tr><td>${esc(g.game)}</td><td>${esc(g.variant)}</td><td>${g.bots.map(esc).join(", ")}</td>` +
+      `<td>${g.scores.join(" : ")}</td><td class="${esc(g.reason)}">${esc(g.reason)}${g.faults ? ", " + g.faults + " fault(s)" : ""}</td>` +
+      `<td><a href="${esc(g.view)}">watch</a></td></tr>`).join("");
+    $("updated").textContent = "updated " + new Date(s.updated * 1000).toLocaleTimeString();
+  } catch (e) {
+    $("state").className = "state stopped"; $("state").textContent = "no answer from the server";
+  }
+  setTimeout(poll, 2000);
+}
+poll();
+</script>
+</body></html>
+"""

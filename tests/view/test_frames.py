@@ -1,0 +1,110 @@
+"""Viewer frames come from the replay core: every step of real games, the state
+derived from the events equal to the engine's at every action's end."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee.cli import main
+from referee.errors import UserError
+from referee.view.frames import FORMAT, frames_from_log
+
+ROOT = Path(__file__).resolve().parents[2]
+BOTS = ROOT / "tests" / "bots"
+PY = sys.executable
+RANDOM = f"{PY} {ROOT / 'sample_bots' / 'random_bot.py'}"
+
+
+def materialize(frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every frame's full state (the patches applied forward, as the page does)."""
+    out: list[dict[str, Any]] = []
+    state: dict[str, Any] = {}
+    for f in frames:
+        patch = f["state"]
+        state = {**state, **{k: v for k, v in patch.items() if k != "hands"}}
+        hands = dict(state.get("hands_map", {}))
+        hands.update(patch.get("hands", {}))
+        state["hands_map"] = hands
+        out.append(dict(state, hands=[hands[str(i)] for i in range(len(hands))]))
+    return out
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("frames")
+    stock = d / "stocky.json"
+    stock.write_text(json.dumps({"name": "stocky", "families": ["A", "B", "C", "D", "E", "F"],
+                                 "members": ["1", "2", "3", "4"], "ask": "card", "miss": "asked", "stock": 6,
+                                 "players": [2, 4]}))
+    games = {
+        "stock": [str(stock), "--seed", "14", "--bot", f"a={RANDOM}", "--bot", f"b={RANDOM}", "--bot", f"c={RANDOM}"],
+        "faults": ["kwartet", "--seed", "11", "--retries", "1", "--bot", f"a={RANDOM}",
+                   "--bot", f"b={PY} {BOTS / 'crash_bot.py'}", "--bot", f"c={RANDOM}",
+                   "--bot", f"d=env BOT_THEN_LEGAL=1 {PY} {BOTS / 'illegal_bot.py'}"],
+        "chickens": ["chickens", "--seed", "12", "--retries", "1", "--bot", f"a={RANDOM}",
+                     "--bot", f"b={PY} {BOTS / 'crash_bot.py'}", "--bot", f"c={RANDOM}"],
+        "match": ["authors", "--seed", "13", "--match", "fixed:2", "--bot", f"a={RANDOM}", "--bot", f"b={RANDOM}",
+                  "--bot", f"c={RANDOM}"],
+    }
+    out = {}
+    for name, args in games.items():
+        assert main(["play", *args, "--game-id", name, "--log", str(d), "--grace-ms", "100"]) == 0
+        out[name] = d / f"{name}.jsonl"
+    return out
+
+
+def test_frames_of_real_games_agree_with_the_replay_core(logs):
+    for name, path in logs.items():
+        data = frames_from_log(path)
+        assert data["format"] == FORMAT and data["version"] == 1
+        assert data["verified"], (name, data["mismatch"])
+        frames = data["frames"]
+        assert [f["i"] for f in frames] == list(range(len(frames)))
+        states = materialize(frames)
+        footer = json.loads(path.read_text().splitlines()[-1])["footer"]
+        assert data["result"]["scores"] == footer["scores"]
+        ends = [f for f in frames if f["kind"] == "end"]
+        assert ends and ends[-1]["end"]["reason"] == footer["reason"]
+        if data["match"] is None:
+            assert states[-1]["scores"] == footer["scores"], name
+        for st in states:  # every seat's hand size matches its cards
+            for h, c in zip(st["hands"], st["counts"]):
+                assert (h is None and c is None) or len(h) == c
+
+
+def test_every_kind_of_step_has_its_frame(logs):
+    kinds = {name: {f["kind"] for f in frames_from_log(p)["frames"]} for name, p in logs.items()}
+    assert {"start", "ask", "laid", "draw", "end"} <= kinds["stock"]
+    assert {"fault", "retry", "ask"} <= kinds["faults"]
+    assert {"play", "reveal", "take", "round", "fault"} <= kinds["chickens"]
+    data = frames_from_log(logs["match"])
+    assert [f["game"] for f in data["frames"] if f["kind"] == "start"] == ["match.h1", "match.h2"]
+    asks = [f for f in frames_from_log(logs["faults"])["frames"] if f["kind"] == "ask"]
+    assert any(f["hit"] for f in asks) and any(f["hit"] is False for f in asks)
+    assert any(f["fallback"] for f in asks) and any(f["think_ms"] is not None for f in asks)
+    assert all(f["actor"] is not None and f["target"] is not None and f["ask"] for f in asks)
+
+
+def test_chickens_frames_show_hidden_plays_then_the_reveal(logs):
+    frames = frames_from_log(logs["chickens"])["frames"]
+    states = materialize(frames)
+    i = next(k for k, f in enumerate(frames) if f["kind"] == "reveal")
+    assert all(states[i - 1]["played"]) and not any(states[i]["played"])
+    assert states[i]["centre"] == sorted(states[i]["centre"], key=["jack-black", "jack-red", "queen", "king",
+                                                                   "ace"].index)
+    take = next(k for k, f in enumerate(frames) if f["kind"] == "take")
+    assert frames[take]["cards"][0] in states[take]["laid"][frames[take]["actor"]]
+
+
+def test_a_broken_log_is_one_user_error(tmp_path):
+    p = tmp_path / "x.jsonl"
+    p.write_text('{"log":"card-referee-game"\n')
+    with pytest.raises(UserError, match="line 1"):
+        frames_from_log(p)
+    with pytest.raises(UserError, match="not found"):
+        frames_from_log(tmp_path / "missing.jsonl")
