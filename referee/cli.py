@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from referee import __version__
-from referee.errors import UserError
+from referee.errors import UserError, user_facing
 from referee.rules import RulesError
 
 #: modules that register commands, in help order
@@ -50,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(func(args) or 0)
-    except BaseException as exc:  # noqa: BLE001 - sorted out by _exit_status, re-raised if unknown
+    except BaseException as exc:  # sorted out by _exit_status, re-raised if unknown
         status = _exit_status(exc)
         if status is None:
             raise
@@ -61,16 +61,11 @@ def _exit_status(exc: BaseException) -> int | None:
     """Turn an exception that reached the command line into a message and an
     exit status, or ``None`` for a real bug (which keeps its traceback).
 
-    Exception groups (from trio nurseries) are looked through: Ctrl-C anywhere
-    inside wins, then the first user error.
+    Exception groups (from trio nurseries) are looked through with
+    :func:`referee.errors.user_facing`: Ctrl-C anywhere inside wins, then the
+    first user error.
     """
-    if isinstance(exc, BaseExceptionGroup):
-        leaves = list(_leaves(exc))
-        for kind in (KeyboardInterrupt, UserError, RulesError, BrokenPipeError, OSError):
-            for leaf in leaves:
-                if isinstance(leaf, kind):
-                    return _exit_status(leaf)
-        return None
+    exc = user_facing(exc)
     if isinstance(exc, KeyboardInterrupt):
         print("interrupted", file=sys.stderr)
         return 130
@@ -84,14 +79,6 @@ def _exit_status(exc: BaseException) -> int | None:
         print(f"error: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     return None
-
-
-def _leaves(group: BaseExceptionGroup):
-    for exc in group.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            yield from _leaves(exc)
-        else:
-            yield exc
 
 
 if __name__ == "__main__":

@@ -56,7 +56,8 @@ def _child(spec_json: str) -> None:
     import resource
 
     from referee.league.config import load_config
-    from referee.league.runner import open_ledger, play
+    from referee.league.outdir import open_ledger
+    from referee.league.runner import play
 
     spec = json.loads(spec_json)
     with tempfile.TemporaryDirectory(prefix="referee-bench-") as tmp:

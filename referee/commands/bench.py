@@ -6,8 +6,8 @@ import argparse
 import importlib
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
-
 
 _TARGETS = {
     "engine": ("referee.bench.engine", "Random-vs-random games in-process: games/s and actions/s per variant."),
@@ -18,7 +18,7 @@ _TARGETS = {
 }
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("bench", help="run a speed benchmark", description=__doc__)
     bsub = p.add_subparsers(dest="bench", metavar="BENCH", required=True)
     for name, (module_name, text) in _TARGETS.items():
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         bp.set_defaults(func=_runner(module))
 
 
-def _runner(module: Any):
+def _runner(module: Any) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
         result = module.run(args)
         if args.json:

@@ -8,6 +8,7 @@ passes, 1 when any fails, 2 for bad usage (no command, bad option values).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import tempfile
@@ -17,7 +18,7 @@ import trio
 from rich.console import Console
 from rich.markup import escape
 
-from referee.checkbot import check_bot, parse_command, plural
+from referee.checkbot import Report, check_bot, parse_command, plural
 from referee.errors import UserError
 
 DESCRIPTION = """Is this bot ready for a league? check-bot starts the bot, checks the hello handshake,
@@ -35,7 +36,7 @@ EPILOG = """examples:
 """
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "check-bot", help="put a bot through the handshake, every variant and the malformed-situation probes",
         description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -66,7 +67,6 @@ def run(args: argparse.Namespace) -> int:
     for opt in ("move_ms", "startup_ms", "grace_ms"):
         if getattr(args, opt) <= 0:
             raise UserError(f"--{opt.replace('_', '-')} must be a positive number of milliseconds")
-    console = Console(highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False)
     status = err.status("check-bot: starting", spinner="dots") if err.is_terminal and not args.json else None
 
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         if status is not None:
             status.update(f"check-bot: {escape(text)}")
 
-    async def go(log_dir: Path):
+    async def go(log_dir: Path) -> Report:
         return await check_bot(command, name=args.name, cwd=args.cwd, move_ms=args.move_ms,
                                startup_ms=args.startup_ms, grace_ms=args.grace_ms, variants=args.variant,
                                log_dir=log_dir, progress=progress)
@@ -87,15 +87,19 @@ def run(args: argparse.Namespace) -> int:
             except OSError as exc:
                 raise UserError(f"--log-dir {log_dir}: cannot use it as a folder for game logs: "
                                 f"{exc.strerror or exc}") from None
-        if status is not None:
-            with status:
-                report = trio.run(go, log_dir)
-        else:
+        with status if status is not None else contextlib.nullcontext():
             report = trio.run(go, log_dir)
     if args.json:
         json.dump(report.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
-        return 0 if report.ok else 1
+    else:
+        _print_checklist(Console(highlight=False, soft_wrap=True), command, report)
+    return 0 if report.ok else 1
+
+
+def _print_checklist(console: Console, command: list[str] | str, report: Report) -> None:
+    """One PASS/FAIL line per check (with the fix under a failure; consecutive
+    checks skipped for the same reason on one SKIP line), then the verdict."""
     shown = command if isinstance(command, str) else " ".join(command)
     console.print(f"check-bot: {escape(shown)}")
     checks = report.checks
@@ -103,7 +107,6 @@ def run(args: argparse.Namespace) -> int:
     while i < len(checks):
         check = checks[i]
         if check.skipped:
-            # consecutive checks skipped for the same reason: one line
             j = i
             while j < len(checks) and checks[j].skipped and checks[j].detail == check.detail:
                 j += 1
@@ -117,15 +120,12 @@ def run(args: argparse.Namespace) -> int:
         if check.fix:
             console.print(f"       [yellow]fix:[/yellow] {escape(check.fix)}")
         i += 1
-    failed = len(report.failed)
-    skipped = len(report.skipped)
-    ran = len(checks) - skipped
     if report.ok:
         console.print(f"[green]all {plural(len(checks), 'check')} passed[/green] in {report.seconds:.1f} s: "
                       f"{escape(report.bot_name or '')} is ready for a league")
-        return 0
-    summary = f"{failed} of {plural(ran, 'check')} failed"
+        return
+    skipped = len(report.skipped)
+    summary = f"{len(report.failed)} of {plural(len(checks) - skipped, 'check')} failed"
     if skipped:
         summary += f", {skipped} not run (SKIP)"
     console.print(f"[bold red]{summary}[/bold red]: fix the lines marked FAIL and run check-bot again")
-    return 1

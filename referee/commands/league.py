@@ -14,15 +14,28 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 from referee.errors import UserError
 
+if TYPE_CHECKING:
+    from rich.table import Table
 
-def register(sub: argparse._SubParsersAction) -> None:
+    from referee.league.config import League
+    from referee.league.ledger import Ledger
+    from referee.league.merge import MergeResult
+    from referee.league.runner import ProgressHook, RunStats
+    from referee.league.schedule import PlanRow
+    from referee.league.standings import Tally
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "run",
         help="run a league night from a TOML config (resumes an interrupted one)",
@@ -33,12 +46,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("config", help="league config (TOML)")
-    p.add_argument("--out", metavar="DIR", help="output directory (default: the config's `out`, relative to the config file)")
+    p.add_argument("--out", metavar="DIR",
+                   help="output directory (default: the config's `out`, relative to the config file)")
     p.add_argument(
         "--new-out", "--force-new", dest="new_out", action="store_true",
         help="if the output directory already holds a league, use a fresh one next to it (OUT-2, OUT-3, ...)",
     )
-    p.add_argument("--concurrency", "-j", type=int, metavar="N", help="tables played at once (default: config, else CPU cores)")
+    p.add_argument("--concurrency", "-j", type=int, metavar="N",
+                   help="tables played at once (default: config, else CPU cores)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     p.add_argument("--progress-every", type=float, default=2.0, metavar="SECONDS",
                    help="plain-output progress interval when stdout is not a terminal (default 2)")
@@ -78,41 +93,90 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_standings)
 
     p = sub.add_parser("report", help="write the HTML report of a league (OUT/report.html)",
-                       description="Recompute the standings from OUT/ledger.sqlite and write the self-contained OUT/report.html.")
+                       description="Recompute the standings from OUT/ledger.sqlite and write the self-contained "
+                                   "OUT/report.html.")
     p.add_argument("out", help="the league's output directory")
     p.set_defaults(func=cmd_report)
 
 
 # --------------------------------------------------------------------------
+# shared
 
 
-def cmd_plan(args: argparse.Namespace) -> int:
+def _load(config: str, shard: str | None, out: str | None = None) -> League:
+    """The league of ``config`` (``out`` overriding its output directory), for
+    shard ``shard`` (``"K/N"``) if given. Raises :class:`UserError`."""
+    from dataclasses import replace
+
     from referee.league.config import load_config
-    from referee.league.schedule import plan
-
     from referee.league.schedule import check_shard
     from referee.league.shards import parse_shard
 
-    league = load_config(args.config)
-    shard = parse_shard(args.shard) if args.shard is not None else None
-    check_shard(league, shard)
-    rows = plan(league, shard)
-    if args.json:
-        import json
+    league = load_config(config, out=out)
+    if shard is None:
+        return league
+    league = replace(league, shard=parse_shard(shard))
+    check_shard(league, league.shard)
+    return league
 
-        data = {
-            "league": league.name,
-            "shard": str(shard) if shard else None,
-            "rows": [{"variant": r.variant, "size": r.size, "tables": r.tables, "deals": r.deals,
-                      "rotations": r.rotations, "games": r.games} for r in rows],
-            "tables": sum(r.tables for r in rows),
-            "games": sum(r.games for r in rows),
-        }
-        print(json.dumps(data, indent=2))
+
+def _print_standings(st: dict[str, Any]) -> None:
+    from rich.console import Console
+
+    from referee.league.standings import rich_tables
+
+    console = Console(width=max(120, Console().width))
+    for t in rich_tables(st):
+        console.print(t)
+
+
+def _open_existing(out: str) -> Ledger:
+    from referee.league.ledger import Ledger
+
+    p = Path(out)
+    if not p.is_dir():
+        raise UserError(f"{out}: no such directory; give the output directory of a league run")
+    return Ledger.in_dir(p, create=False)
+
+
+# --------------------------------------------------------------------------
+# plan
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from referee.league.schedule import plan
+
+    league = _load(args.config, args.shard)
+    rows = plan(league, league.shard)
+    if args.json:
+        print(json.dumps(_plan_json(league, rows), indent=2))
         return 0
     from rich.console import Console
+
+    Console(width=max(100, Console().width)).print(_plan_table(league, rows))
+    shard = league.shard
+    if shard is not None and shard.n > 1:
+        print(f"shard {shard} plays every {_ordinal(shard.n)} table of the schedule, starting with the "
+              f"{_ordinal(shard.k)} (whole tables)")
+    print(f"output directory: {league.out}")
+    return 0
+
+
+def _plan_json(league: League, rows: list[PlanRow]) -> dict[str, Any]:
+    return {
+        "league": league.name,
+        "shard": str(league.shard) if league.shard else None,
+        "rows": [{"variant": r.variant, "size": r.size, "tables": r.tables, "deals": r.deals,
+                  "rotations": r.rotations, "games": r.games} for r in rows],
+        "tables": sum(r.tables for r in rows),
+        "games": sum(r.games for r in rows),
+    }
+
+
+def _plan_table(league: League, rows: list[PlanRow]) -> Table:
     from rich.table import Table
 
+    shard = league.shard
     part = f", shard {shard}" if shard else ""
     t = Table(title=f"{league.name}: {len(league.bots)} bots, seed {league.seed}{part}", title_justify="left")
     for col in ("variant", "size", "tables", "deals", "rotations", "games"):
@@ -130,12 +194,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     t.add_section()
     t.add_row(f"total (shard {shard})" if shard else "total", "", str(sum(r.tables for r in rows)), "", "",
               f"{sum(r.games for r in rows):,}")
-    Console(width=max(100, Console().width)).print(t)
-    if shard is not None and shard.n > 1:
-        print(f"shard {shard} plays every {_ordinal(shard.n)} table of the schedule, starting with the "
-              f"{_ordinal(shard.k)} (whole tables)")
-    print(f"output directory: {league.out}")
-    return 0
+    return t
 
 
 def _ordinal(n: int) -> str:
@@ -143,23 +202,8 @@ def _ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-def _print_standings(st: dict[str, Any]) -> None:
-    from rich.console import Console
-
-    from referee.league.standings import rich_tables
-
-    console = Console(width=max(120, Console().width))
-    for t in rich_tables(st):
-        console.print(t)
-
-
-def _open_existing(out: str) -> Any:
-    from referee.league.ledger import Ledger
-
-    p = Path(out)
-    if not p.is_dir():
-        raise UserError(f"{out}: no such directory; give the output directory of a league run")
-    return Ledger.in_dir(p, create=False)
+# --------------------------------------------------------------------------
+# standings, report
 
 
 def cmd_standings(args: argparse.Namespace) -> int:
@@ -178,24 +222,20 @@ def cmd_standings(args: argparse.Namespace) -> int:
     return 0
 
 
-def _split_note(ledger: Any, out: str) -> str | None:
+def _split_note(ledger: Ledger, out: str) -> str | None:
     """A note for the standings of a split league: a shard's own, or an incomplete merge."""
-    import json
+    from referee.league.ledger import MergedMeta
 
     shard = ledger.get_meta("shard")
     if shard:
         return (f"note: {out} holds shard {shard} only: these are that shard's standings "
                 "(combine the shards with referee merge OUT1 OUT2 ... --into DIR)")
-    merged = ledger.get_meta("merged")
-    if merged:
-        try:
-            data = json.loads(merged)
-            if not data.get("complete", True):
-                return (f"note: {out} is an incomplete merge (shards {', '.join(map(str, data['shards']))} of "
-                        f"{data['of']}; {data['missing_games']} planned games missing): these standings cover "
-                        "the games there")
-        except (ValueError, KeyError, TypeError):
-            return None
+    text = ledger.get_meta("merged")
+    merged = MergedMeta.parse(text) if text else None
+    if merged is not None and not merged.complete:
+        return (f"note: {out} is an incomplete merge (shards {', '.join(map(str, merged.shards))} of "
+                f"{merged.of}; {merged.missing_games} planned games missing): these standings cover "
+                "the games there")
     return None
 
 
@@ -214,6 +254,61 @@ def cmd_report(args: argparse.Namespace) -> int:
 # run
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    from referee.league.outdir import open_ledger, with_new_out, write_outputs
+    from referee.league.runner import play
+
+    league = _load(args.config, args.shard, out=args.out)
+    if args.concurrency is not None and args.concurrency < 1:
+        raise UserError("--concurrency must be at least 1")
+    if args.new_out:
+        fresh = with_new_out(league)
+        if fresh is not league:
+            league = fresh
+            print(f"using a new output directory: {league.out}", file=sys.stderr)
+    with open_ledger(league) as ledger:
+        try:
+            with _progress(args.quiet, args.progress_every) as hook:
+                stats = play(league, ledger, hook=hook, concurrency=args.concurrency)
+        except KeyboardInterrupt:
+            print(f"interrupted: {ledger.count()} games are safely recorded in {league.out}; run the same command "
+                  f"again to resume (referee standings {league.out} shows the standings so far)", file=sys.stderr)
+            return 130
+        st = write_outputs(league.out, ledger, league.name)
+    if not args.quiet:
+        _print_standings(st)
+        print(_run_summary(league, stats))
+    return 0
+
+
+def _run_summary(league: League, stats: RunStats) -> str:
+    if league.shard is None:
+        return (f"{stats.played} games played now, {stats.done}/{stats.total} in the ledger; "
+                f"standings and report.html in {league.out}")
+    return (f"shard {league.shard}: {stats.played} games played now, {stats.done}/{stats.total} of this shard's "
+            f"games in the ledger; the standings above and in {league.out} are this shard's only "
+            f"(combine the shards with: referee merge OUT1 OUT2 ... --into DIR)")
+
+
+@contextmanager
+def _progress(quiet: bool, every: float) -> Iterator[ProgressHook | None]:
+    """The progress display for a run: none (``quiet``), a live display on a
+    terminal, else a plain line every ``every`` seconds."""
+    if quiet:
+        yield None
+    elif sys.stdout.isatty():
+        with _Live() as live:
+            yield live
+    else:
+        yield _Plain(every)
+
+
+def _start_text(stats: RunStats) -> str:
+    left = stats.total - stats.done_before
+    return (f"starting: {left} games to play, {stats.done_before} of {stats.total} already in the ledger, "
+            f"{stats.concurrency} table{'s' if stats.concurrency != 1 else ''} at once")
+
+
 class _Plain:
     """One progress line every ``every`` seconds (and at the end) when stdout is not a terminal."""
 
@@ -222,7 +317,7 @@ class _Plain:
         self.last = 0.0
         self.started = False
 
-    def __call__(self, stats: Any, tally: Any) -> None:
+    def __call__(self, stats: RunStats, tally: Tally) -> None:
         now = time.monotonic()
         if not self.started:
             # the first call comes when play starts, before any game has finished
@@ -241,19 +336,14 @@ class _Plain:
         )
 
 
-def _start_text(stats: Any) -> str:
-    left = stats.total - stats.done_before
-    return (f"starting: {left} games to play, {stats.done_before} of {stats.total} already in the ledger, "
-            f"{stats.concurrency} table{'s' if stats.concurrency != 1 else ''} at once")
-
-
 class _Live:
     """A rich live display: progress bar, rate, ETA, faults and the top of the standings."""
 
     def __init__(self) -> None:
         from rich.console import Console
         from rich.live import Live
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+        from rich.text import Text
 
         self.console = Console()
         self.progress = Progress(
@@ -261,25 +351,26 @@ class _Live:
             TextColumn("{task.fields[rate]:.1f}/s"), TextColumn("eta"), TimeRemainingColumn(),
             TextColumn("faults {task.fields[faults]}"), console=self.console,
         )
-        self.task = None
+        self.task: TaskID | None = None
+        self.header = Text()
         self.live = Live(console=self.console, auto_refresh=False, transient=False)
         self.last = 0.0
 
-    def __enter__(self) -> "_Live":
+    def __enter__(self) -> Self:
         self.live.__enter__()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.live.__exit__(*exc)
+    def __exit__(self, *exc: object) -> None:
+        self.live.stop()
 
-    def __call__(self, stats: Any, tally: Any) -> None:
+    def __call__(self, stats: RunStats, tally: Tally) -> None:
         from rich.console import Group
         from rich.table import Table
-
         from rich.text import Text
 
         if self.task is None:
-            self.task = self.progress.add_task("games", total=stats.total, completed=stats.done_before, rate=0.0, faults=0)
+            self.task = self.progress.add_task("games", total=stats.total, completed=stats.done_before, rate=0.0,
+                                               faults=0)
             self.header = Text(_start_text(stats))
             self.last = 0.0             # show the display at once, before the first game ends
         self.progress.update(self.task, completed=stats.done, rate=stats.rate, faults=stats.faults)
@@ -295,67 +386,8 @@ class _Live:
         self.live.update(Group(self.header, self.progress, t), refresh=True)
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    from referee.league.config import load_config
-    from referee.league.runner import check_bot_clocks, new_out_dir, open_ledger, play, write_outputs
-
-    from referee.league.schedule import check_shard
-    from referee.league.shards import parse_shard
-
-    league = load_config(args.config, out=args.out)
-    if args.shard is not None:
-        from dataclasses import replace as _replace
-
-        league = _replace(league, shard=parse_shard(args.shard))
-        check_shard(league, league.shard)
-    check_bot_clocks(league)
-    if args.concurrency is not None and args.concurrency < 1:
-        raise UserError("--concurrency must be at least 1")
-    if args.new_out and (league.out / "ledger.sqlite").exists():
-        from dataclasses import replace
-
-        league = replace(league, out=new_out_dir(league.out))
-        print(f"using a new output directory: {league.out}", file=sys.stderr)
-    ledger = open_ledger(league)
-    live = None
-    hook = None
-    if not args.quiet:
-        if sys.stdout.isatty():
-            live = _Live()
-            hook = live
-        else:
-            hook = _Plain(args.progress_every)
-    try:
-        if live is not None:
-            with live:
-                stats = play(league, ledger, hook=hook, concurrency=args.concurrency)
-        else:
-            stats = play(league, ledger, hook=hook, concurrency=args.concurrency)
-    except KeyboardInterrupt:
-        n = ledger.count()
-        ledger.close()
-        print(f"interrupted: {n} games are safely recorded in {league.out}; run the same command again to resume "
-              f"(referee standings {league.out} shows the standings so far)",
-              file=sys.stderr)
-        return 130
-    try:
-        st = write_outputs(league.out, ledger, league.name)
-    finally:
-        ledger.close()
-    if not args.quiet:
-        _print_standings(st)
-        if league.shard is not None:
-            print(
-                f"shard {league.shard}: {stats.played} games played now, {stats.done}/{stats.total} of this shard's "
-                f"games in the ledger; the standings above and in {league.out} are this shard's only "
-                f"(combine the shards with: referee merge OUT1 OUT2 ... --into DIR)"
-            )
-        else:
-            print(
-                f"{stats.played} games played now, {stats.done}/{stats.total} in the ledger; "
-                f"standings and report.html in {league.out}"
-            )
-    return 0
+# --------------------------------------------------------------------------
+# merge
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
@@ -373,13 +405,17 @@ def cmd_merge(args: argparse.Namespace) -> int:
     if res.complete:
         print(f"complete: all {res.planned} planned games; standings and report.html in {res.into}")
     else:
-        parts = []
-        if res.missing_shards:
-            parts.append("missing shard" + ("s " if len(res.missing_shards) > 1 else " ")
-                         + ", ".join(f"{k}/{res.n} ({g} games)" for k, g in sorted(res.missing_shards.items())))
-        for k, (have, want) in sorted(res.incomplete.items()):
-            parts.append(f"shard {k}/{res.n} has {have} of its {want} games (resume it with --shard {k}/{res.n})")
-        print(f"incomplete: {res.missing_games} of {res.planned} planned games are missing: " + "; ".join(parts)
-              + f". The standings in {res.into} cover the {res.games} games there; merge the rest in later "
-              "with the same command.", file=sys.stderr)
+        print(_incomplete_text(res), file=sys.stderr)
     return 0
+
+
+def _incomplete_text(res: MergeResult) -> str:
+    parts = []
+    if res.missing_shards:
+        parts.append("missing shard" + ("s " if len(res.missing_shards) > 1 else " ")
+                     + ", ".join(f"{k}/{res.n} ({g} games)" for k, g in sorted(res.missing_shards.items())))
+    for k, (have, want) in sorted(res.incomplete.items()):
+        parts.append(f"shard {k}/{res.n} has {have} of its {want} games (resume it with --shard {k}/{res.n})")
+    return (f"incomplete: {res.missing_games} of {res.planned} planned games are missing: " + "; ".join(parts)
+            + f". The standings in {res.into} cover the {res.games} games there; merge the rest in later "
+            "with the same command.")

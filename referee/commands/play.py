@@ -10,16 +10,20 @@ import shlex
 import time
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from referee.commands import seed_value
 from referee.errors import UserError
+
+if TYPE_CHECKING:
+    from referee.rules import Deal, Rules
+    from referee.runtime import BotSpec, ClockSpec, FaultPolicy
 
 _SHELL_CHARS = set("|&;<>()$`\\\"'*?[]#~%{}\n")
 _GAME_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "play", help="play one game (or match) between bots and log it",
         description="Play one game between bot processes, print the result table and write the game log. "
@@ -94,7 +98,8 @@ def load_variant(text: str) -> Any:
         try:
             params = tomllib.loads(raw.decode()) if text.endswith(".toml") else json.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:
-            raise UserError(f"variant file {text!r} is not valid {'TOML' if text.endswith('.toml') else 'JSON'}: {exc}") from None
+            kind = "TOML" if text.endswith(".toml") else "JSON"
+            raise UserError(f"variant file {text!r} is not valid {kind}: {exc}") from None
         if isinstance(params, dict) and isinstance(params.get("variant"), dict):
             params = params["variant"]
         if not isinstance(params, dict):
@@ -147,9 +152,42 @@ def parse_match(text: str | None) -> Any:
 def run_play(args: argparse.Namespace) -> int:
     import trio
 
-    from referee.runtime import BotSpec, ClockSpec, FaultPolicy, GameSpec
+    from referee.runtime import GameSpec
 
     rules = load_variant(args.variant)
+    specs = _seats(args)
+    match = parse_match(args.match)
+    players = len(specs)
+    if not (rules.min_players <= players <= rules.max_players):
+        raise UserError(f"{rules.name} is for {rules.min_players}-{rules.max_players} players, not {players}")
+    deal, seed = _cards(args, rules, players)
+    clock, policy = _limits(args)
+    if args.game_id is not None and not _GAME_ID.fullmatch(args.game_id):
+        raise UserError(f"--game-id {args.game_id!r}: use 1-128 letters, digits, '.', '_' or '-', starting with a "
+                        "letter or digit (the id names the log file inside the --log folder)")
+    base_id = args.game_id or (f"g-{seed:06d}" if seed is not None else f"g-{time.strftime('%Y%m%d-%H%M%S')}")
+    game_id, log_path = reserve_log(args.log, base_id, explicit=args.game_id is not None, force=args.force)
+    spec = GameSpec(game_id=game_id, rules=rules, players=players, seed=seed, deal=deal, match=match,
+                    clock=clock, policy=policy)
+    from referee.runtime.sandbox import protect_paths
+
+    # the log folder (this game's log names its seed) and a deal file are hidden from bots in bubblewrap
+    protect_paths(secret=[args.log] + ([args.deal] if args.deal else []))
+    try:
+        result = trio.run(_play, specs, spec, Path(args.log))  # exception groups: read by the cli (user_facing)
+    finally:
+        _drop_if_empty(log_path)  # the reserved name, when no game was logged (a bot could not start)
+    if isinstance(result, BaseException):
+        raise UserError(f"a bot could not start: {result}")
+    _print_result(result, specs)
+    return 0
+
+
+def _seats(args: argparse.Namespace) -> list[BotSpec]:
+    """One BotSpec per seat: the --bot options, repeated to fill --players; a
+    name seated again gets ``#2``, ``#3``..."""
+    from referee.runtime import BotSpec
+
     if not args.bot:
         raise UserError("no bots: give one --bot NAME=COMMAND per seat")
     bots = [parse_bot(b) for b in args.bot]
@@ -162,17 +200,27 @@ def run_play(args: argparse.Namespace) -> int:
         name, command = bots[i % len(bots)]
         seen[name] = seen.get(name, 0) + 1
         specs.append(BotSpec(name if seen[name] == 1 else f"{name}#{seen[name]}", command))
-    match = parse_match(args.match)
-    if not (rules.min_players <= players <= rules.max_players):
-        raise UserError(f"{rules.name} is for {rules.min_players}-{rules.max_players} players, not {players}")
+    return specs
+
+
+def _cards(args: argparse.Namespace, rules: Rules, players: int) -> tuple[Deal | None, int | None]:
+    """``(deal, seed)``: the --deal file (checked against the rules and the
+    table size), else the --seed, else a random seed."""
     deal = load_deal(args.deal) if args.deal else None
     if deal is not None and len(deal.hands) != players:
         raise UserError(f"the deal has {len(deal.hands)} hands but there are {players} bots")
     if deal is not None:
         rules.new_game(players, deal=deal)  # validates the deal (RulesError -> exit 2)
-    seed = args.seed
+    seed: int | None = args.seed
     if seed is None and deal is None:
-        seed = int.from_bytes(__import__("os").urandom(4), "big")
+        seed = int.from_bytes(os.urandom(4), "big")
+    return deal, seed
+
+
+def _limits(args: argparse.Namespace) -> tuple[ClockSpec, FaultPolicy]:
+    """``(ClockSpec, FaultPolicy)`` from the options, checked."""
+    from referee.runtime import ClockSpec, FaultPolicy
+
     clock = ClockSpec(move_ms=args.move_ms, bank_ms=args.bank_ms, startup_ms=args.startup_ms, mode=args.clock,
                       grace_ms=args.grace_ms)
     try:
@@ -181,28 +229,7 @@ def run_play(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     if args.retries < 0 or args.max_line < 64:
         raise UserError("--retries must be >= 0 and --max-line at least 64")
-    if args.game_id is not None and not _GAME_ID.fullmatch(args.game_id):
-        raise UserError(f"--game-id {args.game_id!r}: use 1-128 letters, digits, '.', '_' or '-', starting with a "
-                        "letter or digit (the id names the log file inside the --log folder)")
-    base_id = args.game_id or (f"g-{seed:06d}" if seed is not None else f"g-{time.strftime('%Y%m%d-%H%M%S')}")
-    game_id, log_path = reserve_log(args.log, base_id, explicit=args.game_id is not None, force=args.force)
-    spec = GameSpec(game_id=game_id, rules=rules, players=players, seed=seed, deal=deal, match=match,
-                    clock=clock, policy=FaultPolicy(retries=args.retries, max_line=args.max_line))
-    from referee.runtime.sandbox import protect_paths
-
-    # the log folder (this game's log names its seed) and a deal file are hidden from bots in bubblewrap
-    protect_paths(secret=[args.log] + ([args.deal] if args.deal else []))
-    try:
-        try:
-            result = trio.run(_play, specs, spec, Path(args.log))
-        except BaseExceptionGroup as group:
-            raise _unwrap(group) from None
-    finally:
-        _drop_if_empty(log_path)  # the reserved name, when no game was logged (a bot could not start)
-    if isinstance(result, BaseException):
-        raise UserError(f"a bot could not start: {result}")
-    _print_result(result, specs)
-    return 0
+    return clock, FaultPolicy(retries=args.retries, max_line=args.max_line)
 
 
 def reserve_log(folder: str, game_id: str, *, explicit: bool, force: bool) -> tuple[str, str]:
@@ -248,25 +275,6 @@ def _drop_if_empty(path: str) -> None:
             os.unlink(path)
     except OSError:
         pass
-
-
-def _unwrap(group: BaseExceptionGroup) -> BaseException:
-    """The exception to report from a trio exception group (Ctrl-C first)."""
-    leaves: list[BaseException] = []
-
-    def walk(exc: BaseException) -> None:
-        if isinstance(exc, BaseExceptionGroup):
-            for e in exc.exceptions:
-                walk(e)
-        else:
-            leaves.append(exc)
-
-    walk(group)
-    for kind in (KeyboardInterrupt, UserError, OSError):
-        for e in leaves:
-            if isinstance(e, kind):
-                return e
-    return leaves[0] if leaves else group
 
 
 async def _play(specs: list[Any], spec: Any, log_dir: Path) -> Any:

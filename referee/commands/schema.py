@@ -10,7 +10,7 @@ from pathlib import Path
 from referee.errors import UserError
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("schema", help="write the JSON Schema of every protocol message",
                        description="Write the JSON Schemas of protocol v1, generated from the message types: "
                                    "referee-to-bot, bot-to-referee and the events, one file per union and per "

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     v = sub.add_parser(
         "view", help="write a game's log as a page to watch it step by step",
         description="Replay a game or match log with the referee's core and write one self-contained HTML page "

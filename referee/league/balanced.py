@@ -334,6 +334,11 @@ class _Stream:
     def block(self, j: int) -> list[int]:
         return [self.at(q) for q in range(j * self.g, j * self.g + self.g)]
 
+    def blocks_of(self, bot: int, blocks: int) -> list[int]:
+        """The blocks below ``blocks`` that hold ``bot``, one per round, in round order."""
+        x = self.item_of(bot)
+        return [t for t in (self.pos(x, r) // self.g for r in range(self.rounds)) if t < blocks]
+
     def met_before(self, x: int, y: int, rounds: int) -> bool:
         """Whether items x and y shared a block in rounds ``0..rounds-1``: inside
         a round, or at a table spanning two rounds (recorded when it was made)."""
@@ -410,27 +415,27 @@ class _Stream:
     def _choose_b(self, r: int, rng: Rng) -> tuple[int, int]:
         n = self.n
         best: tuple[int, int, list[tuple[int, int]]] | None = None
-        for _ in range(64):
-            b = rng.below(n)
+
+        def perfect(b: int) -> bool:
+            """Try offset ``b``: keep it if it has the fewest repeats so far; True if it has none."""
+            nonlocal best
             v, pairs = self._violations(r, b)
             if v == 0:
                 best = (b, 0, pairs)
-                break
+                return True
             if v > 0 and (best is None or v < best[1]):
                 best = (b, v, pairs)
+            return False
+
+        for _ in range(64):
+            if perfect(rng.below(n)):
+                break
         if best is None or best[1] > 0:
             # a scan from a seeded start: the first offset with no repeat, else after 256 offsets
             # the one with the fewest (a plan stays quick when repeats cannot be avoided)
             start = rng.below(n)
             for i in range(n):
-                b = (start + i) % n
-                v, pairs = self._violations(r, b)
-                if v == 0:
-                    best = (b, 0, pairs)
-                    break
-                if v > 0 and (best is None or v < best[1]):
-                    best = (b, v, pairs)
-                if i >= 256 and best is not None:
+                if perfect((start + i) % n) or (i >= 256 and best is not None):
                     break
         if best is None:
             raise _Infeasible()
@@ -472,14 +477,7 @@ class _CyclicBalanced(TablePlan):
 
     def tables_of(self, bot: int) -> list[int]:
         self._check_bot(bot)
-        s = self._s
-        x = s.item_of(bot)
-        out = []
-        for r in range(s.rounds):
-            t = s.pos(x, r) // s.g
-            if t < self.tables:
-                out.append(t)
-        return out
+        return self._s.blocks_of(bot, self.tables)
 
 
 class _CyclicGauntlet(TablePlan):
@@ -518,14 +516,7 @@ class _CyclicGauntlet(TablePlan):
         if bot in self._rank:
             i = self._rank[bot]
             return [i + k * c for k in range(self.seats_per_bot)]
-        s = self._s
-        x = s.item_of(bot)
-        out = []
-        for r in range(s.rounds):
-            t = s.pos(x, r) // s.g
-            if t < self.tables:
-                out.append(t)
-        return out
+        return self._s.blocks_of(bot, self.tables)
 
 
 # --------------------------------------------------------------------------

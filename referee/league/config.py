@@ -53,7 +53,9 @@ import os
 import re
 import shlex
 import sys
+import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -217,7 +219,8 @@ def _drop_non_result(data: dict[str, Any]) -> dict[str, Any]:
             data.pop(key, None)
         elif isinstance(data.get(head), dict):
             data[head] = {k: v for k, v in data[head].items() if k != rest}
-    return _sort_keys(data)
+    ordered: dict[str, Any] = _sort_keys(data)
+    return ordered
 
 
 def normalize_stored(stored: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -269,6 +272,15 @@ def diff_canonical(old: Any, new: Any, path: str = "") -> list[str]:
     return out
 
 
+def describe_diff(old: Any, new: Any, most: int = 20) -> str:
+    """:func:`diff_canonical` for an error message: the lines joined with a
+    newline and two spaces of indent, at most ``most`` of them and then
+    ``... and N more``."""
+    diffs = diff_canonical(old, new)
+    more = f"\n  ... and {len(diffs) - most} more" if len(diffs) > most else ""
+    return "\n  ".join(diffs[:most]) + more
+
+
 def _short(x: Any) -> str:
     text = msgspec.json.encode(x).decode()
     return text if len(text) <= 80 else text[:77] + "..."
@@ -305,7 +317,7 @@ _ENUM_RE = re.compile(r"^Invalid enum value (?P<val>.+?)(?: - at `\$(?P<path>[^`
 
 def _clean_path(p: str | None) -> str:
     p = p or ""
-    return p[1:] if p.startswith(".") else p
+    return p.removeprefix(".")
 
 
 def _words(type_text: str) -> str:
@@ -322,7 +334,7 @@ def _segments(path: str) -> list[str | int]:
 def _unwrap(tp: Any, want: str) -> Any:
     """From a (possibly union) type, the member that is a Struct ('struct'),
     a list ('list') or a Literal ('literal')."""
-    args = typing.get_args(tp) if typing.get_origin(tp) in (typing.Union, getattr(__import__("types"), "UnionType")) else (tp,)
+    args = typing.get_args(tp) if typing.get_origin(tp) in (typing.Union, types.UnionType) else (tp,)
     for a in args:
         if want == "struct" and isinstance(a, type) and issubclass(a, msgspec.Struct):
             return a
@@ -440,7 +452,8 @@ def from_canonical(canonical: dict[str, Any], where: str) -> League:
     try:
         cfg = msgspec.convert(canonical, type=LeagueConfig)
     except msgspec.ValidationError as exc:
-        raise UserError(f"{where}: the stored config cannot be read ({exc}); was it written by another referee version?") from None
+        raise UserError(f"{where}: the stored config cannot be read ({exc}); "
+                        "was it written by another referee version?") from None
     return resolve(cfg, Path(where) / "stored-config.toml", source=f"{where} (stored config)", schedule_only=True)
 
 
@@ -463,6 +476,22 @@ def load_config(path: str | os.PathLike[str], *, out: str | None = None) -> Leag
     return resolve(cfg, p, source=source, out=out)
 
 
+#: makes the error for a key path (``where``) of the config being resolved
+ErrorAt = Callable[[str, str], UserError]
+
+
+@dataclass(frozen=True)
+class _Resolving:
+    """What resolving one config needs besides the config: where it comes from."""
+
+    source: str                    # the config file as named to the user
+    config_dir: Path               # relative paths in the config start here
+    schedule_only: bool            # skip the checks that depend on this machine
+
+    def err(self, where: str, msg: str) -> UserError:
+        return UserError(f"{self.source}: {where}: {msg}")
+
+
 def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: str | None = None,
             schedule_only: bool = False) -> League:
     """Check a decoded config and resolve it into a :class:`League`.
@@ -470,20 +499,39 @@ def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: st
     ``schedule_only=True`` skips the checks that depend on this machine (bot
     working directories, resource limits): enough to rebuild the schedule of
     a config stored in a ledger played elsewhere (``referee merge``); such a
-    League must not be used to play.
+    League must not be used to play. Raises :class:`UserError` naming
+    ``source`` (default: ``path``) and the key path of the first mistake.
     """
-    from referee.rules import RulesError, get_variant
+    ctx = _Resolving(source or str(path), path.resolve().parent, schedule_only)
+    _check_top(cfg, ctx)
+    names: dict[str, int] = {}
+    bots = tuple(_resolve_bot(cfg, i, names, ctx) for i in range(len(cfg.bots)))
+    slugs: dict[str, int] = {}
+    variants = tuple(_resolve_variant(cfg, i, slugs, ctx.err) for i in range(len(cfg.variants)))
+    return League(
+        path=path.resolve(),
+        config_dir=ctx.config_dir,
+        name=cfg.name or path.stem,
+        seed=cfg.seed,
+        out=_out_dir(cfg, path, ctx.config_dir, out),
+        concurrency=cfg.concurrency or os.cpu_count() or 1,
+        reuse=cfg.reuse,
+        fill=cfg.fill,
+        clock=cfg.clock,
+        faults=cfg.faults,
+        bots=bots,
+        variants=variants,
+        raw=cfg,
+    )
 
-    source = source or str(path)
-    config_dir = path.resolve().parent
 
-    def err(where: str, msg: str) -> UserError:
-        return UserError(f"{source}: {where}: {msg}")
-
+def _check_top(cfg: LeagueConfig, ctx: _Resolving) -> None:
+    """The league-wide keys: bots and variants present, concurrency, clock, seed, faults."""
+    err = ctx.err
     if not cfg.bots:
-        raise UserError(f"{source}: no bots: add at least one [[bots]] table with a name and a command")
+        raise UserError(f"{ctx.source}: no bots: add at least one [[bots]] table with a name and a command")
     if not cfg.variants:
-        raise UserError(f'{source}: no variants: add at least one [[variants]] table, e.g. name = "kwartet"')
+        raise UserError(f'{ctx.source}: no variants: add at least one [[variants]] table, e.g. name = "kwartet"')
     if cfg.concurrency is not None and cfg.concurrency < 1:
         raise err("concurrency", "must be at least 1")
     if cfg.clock.move_ms < 1:
@@ -499,132 +547,130 @@ def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: st
     if cfg.faults.retries < 0:
         raise err("faults.retries", "must be 0 or more")
     if cfg.faults.max_decisions < 1:
-        raise err("faults.max_decisions", "must be at least 1 (a hand still running after that many decisions is aborted)")
+        raise err("faults.max_decisions",
+                  "must be at least 1 (a hand still running after that many decisions is aborted)")
     if cfg.faults.max_line < 64:
         raise err("faults.max_line", "must be at least 64 (bytes)")
 
-    bots: list[Bot] = []
-    seen: dict[str, int] = {}
-    for i, b in enumerate(cfg.bots):
-        where = f"bots[{i}]"
-        if not b.name.strip():
-            raise err(f"{where}.name", "must not be empty")
-        if b.name in seen:
-            raise err(f"{where}.name", f"duplicate bot name '{b.name}' (also bots[{seen[b.name]}]); names must be unique")
-        seen[b.name] = i
-        cwd = (config_dir / b.cwd).resolve() if b.cwd is not None else config_dir
-        if not cwd.is_dir() and not schedule_only:
-            raise err(f"{where}.cwd", f"directory {cwd} does not exist (paths are relative to the config file)")
-        clock = {k: v for k, v in msgspec.to_builtins(b.clock).items() if v is not None} if b.clock else {}
-        for k, v in clock.items():
-            if isinstance(v, int) and v < 1:
-                raise err(f"{where}.clock.{k}", "must be at least 1 (milliseconds)")
-        if "move_ms" in clock or "wall_ceiling_ms" in clock:
-            own = "wall_ceiling_ms" in clock
-            _check_ceiling(
-                clock.get("wall_ceiling_ms", cfg.clock.wall_ceiling_ms), clock.get("move_ms", cfg.clock.move_ms),
-                f"{where}.clock.wall_ceiling_ms" if own else f"{where}.clock.move_ms",
-                f"{where}.clock.move_ms" if "move_ms" in clock else "clock.move_ms", err,
-                inherited=None if own else "clock.wall_ceiling_ms",
-            )
-        limits = (None if schedule_only
-                  else _check_limits(cfg.limits, b.limits, b.cwd is not None, f"{where}.limits", err))
-        env = dict(b.env) if b.env else None  # extra variables; the runtime's sandbox adds a minimal base
-        bots.append(
-            Bot(
-                name=b.name,
-                command=_command(b.command, config_dir, f"{source}: {where}.command"),
-                cwd=str(cwd),
-                env=env,
-                build=_command(b.build, config_dir, f"{source}: {where}.build") if b.build is not None else None,
-                clock=clock,
-                limits=limits,
-            )
-        )
 
-    nbots = len(bots)
-    variants: list[Variant] = []
-    slugs: dict[str, int] = {}
-    for i, v in enumerate(cfg.variants):
-        where = f"variants[{i}]"
-        try:
-            if v.rules is None:
-                rules = get_variant(v.name)
-            else:
-                params = dict(v.rules)
-                params.setdefault("name", v.name)
-                rules = get_variant(params)
-        except RulesError as exc:
-            msg = str(exc)
-            if v.rules is None:
-                from referee.rules import VARIANTS
-
-                close = difflib.get_close_matches(v.name, VARIANTS, n=1, cutoff=0.6)
-                if close:
-                    msg += f"; did you mean '{close[0]}'?"
-            raise err(f"{where}.rules" if v.rules is not None else f"{where}.name", msg) from None
-        slug = slugify(v.name)
-        if slug in slugs:
-            raise err(f"{where}.name", f"variant '{v.name}' appears twice (also variants[{slugs[slug]}]); give each a distinct name")
-        slugs[slug] = i
-        lo, hi = rules.min_players, rules.max_players
-        if v.sizes is None:
-            top = hi if cfg.fill == "repeat" else min(hi, nbots)
-            sizes = tuple(range(lo, top + 1))
-            if not sizes:
-                raise err(
-                    where,
-                    f"'{v.name}' needs at least {lo} players but the config has {nbots} bot(s); "
-                    'add bots or set fill = "repeat" to seat several instances of the same bots',
-                )
-        else:
-            raw_sizes = [v.sizes] if isinstance(v.sizes, int) else list(v.sizes)
-            if not raw_sizes:
-                raise err(f"{where}.sizes", "is empty; give one table size or a list")
-            for s in raw_sizes:
-                if not lo <= s <= hi:
-                    raise err(f"{where}.sizes", f"table size {s} is outside {v.name}'s {lo}..{hi} players")
-                if s > nbots and cfg.fill != "repeat":
-                    raise err(
-                        f"{where}.sizes",
-                        f"table size {s} needs {s} bots but the config has {nbots}; "
-                        'set fill = "repeat" (top level) to seat several instances of the same bots',
-                    )
-            if len(set(raw_sizes)) != len(raw_sizes):
-                raise err(f"{where}.sizes", "lists a table size twice")
-            sizes = tuple(sorted(raw_sizes))
-        if v.deals < 1:
-            raise err(f"{where}.deals", "must be at least 1")
-        match = _match(v.match, f"{where}.match", err)
-        if match.kind != "single" and getattr(rules, "kind", "ask") == "chickens":
-            raise err(f"{where}.match", 'chickens is played as single games only; remove match or set match = "single"')
-        variants.append(Variant(name=v.name, slug=slug, rules=rules, sizes=sizes, deals=v.deals, match=match))
-
-    if out is not None:
-        out_dir = Path(out).resolve()
-    elif cfg.out is not None:
-        out_dir = (config_dir / cfg.out).resolve()
-    else:
-        out_dir = (config_dir / "out" / path.stem).resolve()
-
-    return League(
-        path=path.resolve(),
-        config_dir=config_dir,
-        name=cfg.name or path.stem,
-        seed=cfg.seed,
-        out=out_dir,
-        concurrency=cfg.concurrency or os.cpu_count() or 1,
-        reuse=cfg.reuse,
-        fill=cfg.fill,
-        clock=cfg.clock,
-        faults=cfg.faults,
-        bots=tuple(bots),
-        variants=tuple(variants),
-        raw=cfg,
+def _resolve_bot(cfg: LeagueConfig, i: int, names: dict[str, int], ctx: _Resolving) -> Bot:
+    """``bots[i]``: its name (unique: ``names`` holds the earlier ones), working
+    directory, clock overrides, limits and commands."""
+    b = cfg.bots[i]
+    where = f"bots[{i}]"
+    if not b.name.strip():
+        raise ctx.err(f"{where}.name", "must not be empty")
+    if b.name in names:
+        raise ctx.err(f"{where}.name",
+                      f"duplicate bot name '{b.name}' (also bots[{names[b.name]}]); names must be unique")
+    names[b.name] = i
+    cwd = (ctx.config_dir / b.cwd).resolve() if b.cwd is not None else ctx.config_dir
+    if not cwd.is_dir() and not ctx.schedule_only:
+        raise ctx.err(f"{where}.cwd", f"directory {cwd} does not exist (paths are relative to the config file)")
+    clock = _bot_clock(cfg, b, where, ctx.err)
+    limits = (None if ctx.schedule_only
+              else _check_limits(cfg.limits, b.limits, b.cwd is not None, f"{where}.limits", ctx.err))
+    return Bot(
+        name=b.name,
+        command=_command(b.command, ctx.config_dir, f"{ctx.source}: {where}.command"),
+        cwd=str(cwd),
+        env=dict(b.env) if b.env else None,  # extra variables; the runtime's sandbox adds a minimal base
+        build=_command(b.build, ctx.config_dir, f"{ctx.source}: {where}.build") if b.build is not None else None,
+        clock=clock,
+        limits=limits,
     )
 
 
-def _check_ceiling(ceiling: int | None, move_ms: int, where: str, move_key: str, err: Any,
+def _bot_clock(cfg: LeagueConfig, b: BotConfig, where: str, err: ErrorAt) -> dict[str, Any]:
+    """A bot's clock overrides (only the keys given), checked against the league clock."""
+    clock = {k: v for k, v in msgspec.to_builtins(b.clock).items() if v is not None} if b.clock else {}
+    for k, v in clock.items():
+        if isinstance(v, int) and v < 1:
+            raise err(f"{where}.clock.{k}", "must be at least 1 (milliseconds)")
+    if "move_ms" in clock or "wall_ceiling_ms" in clock:
+        own = "wall_ceiling_ms" in clock
+        _check_ceiling(
+            clock.get("wall_ceiling_ms", cfg.clock.wall_ceiling_ms), clock.get("move_ms", cfg.clock.move_ms),
+            f"{where}.clock.wall_ceiling_ms" if own else f"{where}.clock.move_ms",
+            f"{where}.clock.move_ms" if "move_ms" in clock else "clock.move_ms", err,
+            inherited=None if own else "clock.wall_ceiling_ms",
+        )
+    return clock
+
+
+def _resolve_variant(cfg: LeagueConfig, i: int, slugs: dict[str, int], err: ErrorAt) -> Variant:
+    """``variants[i]``: its rules, name (unique as a game-id part: ``slugs``
+    holds the earlier ones), table sizes, deals and match format."""
+    v = cfg.variants[i]
+    where = f"variants[{i}]"
+    rules = _rules(v, where, err)
+    slug = slugify(v.name)
+    if slug in slugs:
+        raise err(f"{where}.name",
+                  f"variant '{v.name}' appears twice (also variants[{slugs[slug]}]); give each a distinct name")
+    slugs[slug] = i
+    sizes = _sizes(v, rules, len(cfg.bots), cfg.fill, where, err)
+    if v.deals < 1:
+        raise err(f"{where}.deals", "must be at least 1")
+    match = _match(v.match, f"{where}.match", err)
+    if match.kind != "single" and getattr(rules, "kind", "ask") == "chickens":
+        raise err(f"{where}.match", 'chickens is played as single games only; remove match or set match = "single"')
+    return Variant(name=v.name, slug=slug, rules=rules, sizes=sizes, deals=v.deals, match=match)
+
+
+def _rules(v: VariantConfig, where: str, err: ErrorAt) -> Any:
+    """The rules of a variant: a preset by name, or custom parameters (``rules``)."""
+    from referee.rules import VARIANTS, RulesError, get_variant
+
+    try:
+        if v.rules is None:
+            return get_variant(v.name)
+        return get_variant({"name": v.name, **v.rules})
+    except RulesError as exc:
+        msg = str(exc)
+        if v.rules is not None:
+            raise err(f"{where}.rules", msg) from None
+        close = difflib.get_close_matches(v.name, VARIANTS, n=1, cutoff=0.6)
+        if close:
+            msg += f"; did you mean '{close[0]}'?"
+        raise err(f"{where}.name", msg) from None
+
+
+def _sizes(v: VariantConfig, rules: Any, nbots: int, fill: str, where: str, err: ErrorAt) -> tuple[int, ...]:
+    """The table sizes of a variant: given (checked against the rules and the
+    bot count), or every size the bots can fill."""
+    lo, hi = rules.min_players, rules.max_players
+    if v.sizes is None:
+        sizes = tuple(range(lo, (hi if fill == "repeat" else min(hi, nbots)) + 1))
+        if not sizes:
+            raise err(where, f"'{v.name}' needs at least {lo} players but the config has {nbots} bot(s); "
+                             'add bots or set fill = "repeat" to seat several instances of the same bots')
+        return sizes
+    raw = [v.sizes] if isinstance(v.sizes, int) else list(v.sizes)
+    if not raw:
+        raise err(f"{where}.sizes", "is empty; give one table size or a list")
+    for s in raw:
+        if not lo <= s <= hi:
+            raise err(f"{where}.sizes", f"table size {s} is outside {v.name}'s {lo}..{hi} players")
+        if s > nbots and fill != "repeat":
+            raise err(f"{where}.sizes", f"table size {s} needs {s} bots but the config has {nbots}; "
+                                        'set fill = "repeat" (top level) to seat several instances of the same bots')
+    if len(set(raw)) != len(raw):
+        raise err(f"{where}.sizes", "lists a table size twice")
+    return tuple(sorted(raw))
+
+
+def _out_dir(cfg: LeagueConfig, path: Path, config_dir: Path, out: str | None) -> Path:
+    """The output directory: ``out`` (a command-line path), else the config's
+    ``out`` (relative to the config file), else ``out/<config name>`` next to it."""
+    if out is not None:
+        return Path(out).resolve()
+    if cfg.out is not None:
+        return (config_dir / cfg.out).resolve()
+    return (config_dir / "out" / path.stem).resolve()
+
+
+def _check_ceiling(ceiling: int | None, move_ms: int, where: str, move_key: str, err: ErrorAt,
                    inherited: str | None = None) -> None:
     """A wall ceiling (the wall limit per decision of the cpu clock) must be at
     least 1 ms and not below the move limit it bounds."""
@@ -643,7 +689,7 @@ def _check_ceiling(ceiling: int | None, move_ms: int, where: str, move_key: str,
 
 
 def _check_limits(league: dict[str, Any] | None, bot: dict[str, Any] | None, cwd_named: bool,
-                  where: str, err: Any) -> dict[str, Any]:
+                  where: str, err: ErrorAt) -> dict[str, Any]:
     """Check the league's ``[limits]`` and a bot's ``limits`` (see
     ``referee.runtime.limits.parse_limits``); return the bot's merged table
     (a bot whose config names a ``cwd`` runs there, not in a temporary folder)."""
@@ -666,10 +712,11 @@ def _check_limits(league: dict[str, Any] | None, bot: dict[str, Any] | None, cwd
     return merged
 
 
-def _match(m: str | MatchConfig, where: str, err: Any) -> MatchSpec:
+def _match(m: str | MatchConfig, where: str, err: ErrorAt) -> MatchSpec:
     if isinstance(m, str):
         if m != "single":
-            raise err(where, f'unknown match format {m!r}; use "single", or a table such as {{ kind = "fixed", hands = 3 }} or {{ kind = "race", target = 10 }}')
+            raise err(where, f'unknown match format {m!r}; use "single", or a table such as '
+                             '{ kind = "fixed", hands = 3 } or { kind = "race", target = 10 }')
         return MatchSpec()
     takes = {"single": (), "fixed": ("hands",), "race": ("target", "max_hands")}[m.kind]
     given = {"hands": m.hands is not None, "target": m.target is not None, "max_hands": m.max_hands != 50}

@@ -4,8 +4,8 @@
 
 * ``meta``: the league's canonical config (JSON), the schema version, the
   league name, and for split leagues ``shard`` (``"K/N"``, written by
-  ``referee run --shard K/N``) or ``merged`` (JSON ``{"of": N, "shards": [...],
-  "complete": bool, "missing_games": int}``, written by ``referee merge``).
+  ``referee run --shard K/N``) or ``merged`` (:class:`MergedMeta` as JSON,
+  written by ``referee merge``).
 * ``games``: one row per finished game, keyed by the game id (the primary key,
   so a game can never be recorded twice). Each row is committed in its own
   transaction together with its log file name, scores, ranks, win shares,
@@ -15,24 +15,39 @@ Crash safety: the runtime writes the game log first, then the league commits
 the row. A kill at any moment therefore loses at most the games in flight; on
 resume those are played again and their logs are overwritten.
 
+The run lock: a ledger opened with ``lock=True`` holds an exclusive ``flock``
+on ``OUT/.lock`` until it is closed (or the process exits, also on kill -9),
+so two runs never play into one ledger at once. Meta entries can be *staged*
+(:meth:`Ledger.stage_meta`) and written later in one transaction
+(:meth:`Ledger.commit_staged`): a league run stages its config, name and
+shard when it opens the ledger and commits them only once its bots have
+passed the start check.
+
 Errors: a file that is not a ledger, or a ledger of a newer schema, raises
-:class:`referee.errors.UserError`; ``sqlite3`` errors while writing propagate.
+:class:`referee.errors.UserError`, as does a run lock held by another run;
+``sqlite3`` errors while writing propagate.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sqlite3
 import time
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Self
+
+import msgspec
 
 from referee.errors import UserError
 
 SCHEMA_VERSION = 1
 LEDGER_NAME = "ledger.sqlite"
+LOCK_NAME = ".lock"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -83,9 +98,65 @@ class GameRow:
     detail: str | None = None
 
 
+class MergedMeta(msgspec.Struct, kw_only=True):
+    """The meta ``merged`` of a directory written by ``referee merge``: the split
+    (``of`` N shards), the shards in it, and whether every planned game is."""
+
+    of: int
+    shards: list[int]
+    complete: bool
+    missing_games: int
+
+    def text(self) -> str:
+        """The stored form (JSON, keys sorted)."""
+        return json.dumps(msgspec.to_builtins(self), sort_keys=True)
+
+    @classmethod
+    def parse(cls, text: str) -> MergedMeta | None:
+        """The stored form decoded; None if it is damaged."""
+        try:
+            return msgspec.json.decode(text, type=cls)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+
+
+def config_text(canonical: dict[str, Any]) -> str:
+    """The stored form of a canonical config (the meta ``config``)."""
+    return json.dumps(canonical, sort_keys=True)
+
+
+def run_lock_held(out: Path) -> bool:
+    """Whether a run (or a merge) holds the run lock of output directory ``out`` right now."""
+    try:
+        fd = os.open(Path(out) / LOCK_NAME, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def _take_run_lock(out: Path) -> int:
+    """Take the exclusive run lock of ``out``; return its file descriptor.
+    Raises :class:`UserError` if another run holds it."""
+    fd = os.open(out / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise UserError(f"{out}: another `referee run` is playing into this output directory right now; "
+                        "wait for it, stop it, or use --out DIR") from None
+    return fd
+
+
 def _values(row: GameRow) -> tuple[Any, ...]:
     return (
-        row.game_id, row.variant, row.size, row.table, row.deal, row.rotation, None if row.seed is None else str(row.seed),
+        row.game_id, row.variant, row.size, row.table, row.deal, row.rotation,
+        None if row.seed is None else str(row.seed),
         json.dumps(row.bots), json.dumps(row.scores), json.dumps(row.ranks),
         json.dumps(row.win_shares), json.dumps(row.forfeits), json.dumps(row.faults),
         json.dumps(row.think), row.log_path, row.reason, row.wall_ms, row.finished or time.time(), row.detail,
@@ -97,6 +168,8 @@ class Ledger:
 
     def __init__(self, path: Path, *, create: bool = True) -> None:
         self.path = Path(path)
+        self._lock_fd: int | None = None
+        self._staged: dict[str, str | None] = {}
         if not create and not self.path.exists():
             raise UserError(f"{self.path}: no ledger here; run a league first (referee run CONFIG)")
         try:
@@ -114,32 +187,56 @@ class Ledger:
         elif version is None:
             raise UserError(f"{self.path}: not a league ledger (no schema version)")
         elif int(version) > SCHEMA_VERSION:
-            raise UserError(f"{self.path}: ledger schema {version} is newer than this referee's ({SCHEMA_VERSION}); upgrade the referee")
+            raise UserError(f"{self.path}: ledger schema {version} is newer than this referee's "
+                            f"({SCHEMA_VERSION}); upgrade the referee")
 
     @classmethod
-    def in_dir(cls, out: Path, *, create: bool = True) -> "Ledger":
+    def in_dir(cls, out: Path, *, create: bool = True, lock: bool = False) -> Ledger:
+        """The ledger of output directory ``out``. With ``lock``, first take the
+        directory's run lock (:class:`UserError` if another run holds it); it is
+        held until :meth:`close`."""
         out = Path(out)
         if not create and not (out / LEDGER_NAME).exists():
             raise UserError(f"{out}: no {LEDGER_NAME} here; give the output directory of a league run")
-        return cls(out / LEDGER_NAME, create=create)
+        fd = _take_run_lock(out) if lock else None
+        try:
+            ledger = cls(out / LEDGER_NAME, create=create)
+        except BaseException:
+            if fd is not None:
+                os.close(fd)
+            raise
+        ledger._lock_fd = fd
+        return ledger
 
-    def __enter__(self) -> "Ledger":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
+        """Close the database and release the run lock (so that an in-process
+        caller can run or resume the same league again). Staged meta entries
+        not committed are dropped."""
         self.db.close()
-        # the output directory's run lock (set by runner.open_ledger): released with the ledger,
-        # so that an in-process caller can run or resume the same league again
-        fd = getattr(self, "lock_fd", None)
+        self._staged = {}
+        fd, self._lock_fd = self._lock_fd, None
         if fd is not None:
-            self.lock_fd = None
             try:
                 os.close(fd)
             except OSError:
                 pass
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One write transaction: committed if the block ends, rolled back if it raises."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
 
     # -- meta -----------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
@@ -156,8 +253,22 @@ class Ledger:
         text = self.get_meta("config")
         return json.loads(text) if text else None
 
-    def set_config(self, canonical: dict[str, Any]) -> None:
-        self.set_meta("config", json.dumps(canonical, sort_keys=True))
+    def stage_meta(self, entries: Mapping[str, str | None]) -> None:
+        """Keep meta entries to write later with :meth:`commit_staged` (a value
+        of None removes the key)."""
+        self._staged.update(entries)
+
+    def commit_staged(self) -> None:
+        """Write the staged meta entries in one transaction (nothing if none are staged)."""
+        if not self._staged:
+            return
+        with self._transaction():
+            for key, value in self._staged.items():
+                if value is None:
+                    self.db.execute("DELETE FROM meta WHERE key = ?", (key,))
+                else:
+                    self.set_meta(key, value)
+        self._staged = {}
 
     # -- games ----------------------------------------------------------
     def done_ids(self) -> set[str]:
@@ -167,7 +278,7 @@ class Ledger:
         return self.db.execute("SELECT 1 FROM games WHERE game_id = ?", (game_id,)).fetchone() is not None
 
     def count(self) -> int:
-        return self.db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+        return int(self.db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
 
     def record(self, row: GameRow) -> None:
         """Commit one finished game in one transaction.
@@ -176,22 +287,17 @@ class Ledger:
         """
         self.record_many([row])
 
-    def record_many(self, rows: "Iterable[GameRow]", meta: dict[str, str] | None = None) -> None:
+    def record_many(self, rows: Iterable[GameRow], meta: dict[str, str] | None = None) -> None:
         """Commit many games (and meta entries) in one transaction: all or none.
 
         Raises ``sqlite3.IntegrityError`` (nothing committed) if a game id is
         already recorded. Used by ``referee merge``.
         """
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._transaction():
             for row in rows:
                 self.db.execute("INSERT INTO games VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", _values(row))
             for key, value in (meta or {}).items():
                 self.set_meta(key, value)
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
 
     def get(self, game_id: str) -> GameRow | None:
         """One recorded game, or None."""

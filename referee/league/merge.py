@@ -33,18 +33,19 @@ transaction after the copies, so running the same merge again completes it.
 
 from __future__ import annotations
 
-import fcntl
-import json
+import itertools
 import os
 import shutil
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from referee.errors import UserError
 from referee.league import schedule as sched
-from referee.league.config import diff_canonical, from_canonical, normalize_stored
-from referee.league.ledger import LEDGER_NAME, GameRow, Ledger
+from referee.league.config import League, describe_diff, from_canonical, normalize_stored
+from referee.league.ledger import LEDGER_NAME, GameRow, Ledger, MergedMeta, config_text, run_lock_held
+from referee.league.outdir import write_outputs
 from referee.league.shards import Shard, format_shards, parse_shard, shard_of
 
 
@@ -92,12 +93,10 @@ def _shards_of(path: Path, ledger: Ledger) -> tuple[int, set[int], str]:
     """``(N, shards held, kind)`` of an output directory from its ledger meta."""
     merged = ledger.get_meta("merged")
     if merged is not None:
-        try:
-            data = json.loads(merged)
-            n, shards = int(data["of"]), {int(s) for s in data["shards"]}
-        except (ValueError, KeyError, TypeError):
-            raise UserError(f"{path}: the ledger's merge record is damaged ({merged!r})") from None
-        return n, shards, "merged"
+        meta = MergedMeta.parse(merged)
+        if meta is None:
+            raise UserError(f"{path}: the ledger's merge record is damaged ({merged!r})")
+        return meta.of, set(meta.shards), "merged"
     held = ledger.get_meta("shard")
     if held is not None:
         try:
@@ -116,21 +115,6 @@ def _describe(n: int, shards: set[int], kind: str) -> str:
     return f"the merged shards {format_shards(shards, n)}"
 
 
-def _is_running(path: Path) -> bool:
-    """Whether a ``referee run`` holds the directory's run lock right now."""
-    try:
-        fd = os.open(path / ".lock", os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
-
-
 def _open_input(path: Path) -> _Input:
     if not path.exists():
         raise UserError(f"{path}: no such directory; give the output directories of `referee run --shard K/N`")
@@ -144,7 +128,7 @@ def _open_input(path: Path) -> _Input:
         raise UserError(f"{path}: not a league output directory (its ledger stores no config)")
     n, shards, kind = _shards_of(path, ledger)
     name = ledger.get_meta("league") or ""
-    return _Input(path, ledger, n, shards, config, name, kind, running=_is_running(path))
+    return _Input(path, ledger, n, shards, config, name, kind, running=run_lock_held(path))
 
 
 def _log_source(inp: _Input, row: GameRow) -> Path | None:
@@ -198,16 +182,58 @@ def merge(inputs: list[Path], into: Path) -> MergeResult:
             inp.ledger.close()
 
 
+class _Found(NamedTuple):
+    """A game of an input: its row and its log file (None: the game has no log)."""
+
+    inp: _Input
+    row: GameRow
+    src: Path | None
+
+
+@dataclass(frozen=True)
+class _Prior:
+    """What ``DIR`` held before this merge: its shards and its league name."""
+
+    shards: frozenset[int] = frozenset()
+    name: str | None = None
+
+
+class _ShardOf:
+    """The shard (1..n) a ledger row belongs to, from the schedule of ``league``."""
+
+    def __init__(self, league: League, n: int) -> None:
+        self.offsets = sched.table_offsets(league)
+        self.n = n
+
+    def __call__(self, where: Path, row: GameRow) -> int:
+        start, count = self.offsets.get((row.variant, row.size), (0, 0))
+        if not 0 <= row.table < count:
+            raise UserError(f"{where}: game {row.game_id} is not a game of this league's schedule "
+                            "(a damaged ledger?); remove its row or play that shard again")
+        return shard_of(start + row.table, self.n)
+
+
 def _merge(opened: list[_Input], into: Path) -> MergeResult:
+    """Check, then write (see :func:`merge`)."""
     first = opened[0]
-    # -- the inputs fit together ---------------------------------------------
+    n = _check_fit(opened)
+    league = from_canonical(first.config, str(first.path))
+    shard_of_row = _ShardOf(league, n)
+    found = _collect(opened, shard_of_row)
+    prior = _check_target(into, first.config, n, found)
+    return _write(into, opened, league, found, prior, shard_of_row)
+
+
+def _check_fit(opened: list[_Input]) -> int:
+    """Refuse inputs of different configs or splits, or a shard given twice;
+    return the split (N)."""
+    first = opened[0]
     for inp in opened[1:]:
         if inp.config != first.config:
-            diffs = diff_canonical(first.config, inp.config)
-            shown = "\n  ".join(diffs[:20]) + (f"\n  ... and {len(diffs) - 20} more" if len(diffs) > 20 else "")
             raise UserError(
                 f"{inp.path} was played with a different config than {first.path} "
-                f"(\"was\" is {first.path.name}'s, \"now\" is {inp.path.name}'s):\n  {shown}\n"
+                f"(\"was\" is {first.path.name}'s, \"now\" is {inp.path.name}'s):\n"
+                f"  {describe_diff(first.config, inp.config)}\n"
                 "Only shards of one league (the same config and seed on every machine) can be merged."
             )
     for inp in opened[1:]:
@@ -223,19 +249,13 @@ def _merge(opened: list[_Input], into: Path) -> MergeResult:
             if s in owner:
                 raise UserError(f"shard {s}/{n} is in both {owner[s]} and {inp.path}; give each shard once")
             owner[s] = inp.path
+    return n
 
-    league = from_canonical(first.config, str(first.path))
-    offsets = sched.table_offsets(league)
 
-    def shard_of_row(inp_path: Path, row: GameRow) -> int:
-        start, count = offsets.get((row.variant, row.size), (0, 0))
-        if not 0 <= row.table < count:
-            raise UserError(f"{inp_path}: game {row.game_id} is not a game of this league's schedule "
-                            "(a damaged ledger?); remove its row or play that shard again")
-        return shard_of(start + row.table, n)
-
-    # -- every game of the inputs ------------------------------------------------
-    rows: list[tuple[_Input, GameRow, Path | None]] = []
+def _collect(opened: list[_Input], shard_of_row: _ShardOf) -> list[_Found]:
+    """Every game of the inputs; refuse a game in two inputs, in the wrong
+    shard, or without its log file."""
+    found: list[_Found] = []
     where: dict[str, Path] = {}
     for inp in opened:
         for row in inp.ledger.rows():
@@ -245,102 +265,80 @@ def _merge(opened: list[_Input], into: Path) -> MergeResult:
             where[row.game_id] = inp.path
             s = shard_of_row(inp.path, row)
             if s not in inp.shards:
-                raise UserError(f"{inp.path}: game {row.game_id} belongs to shard {s}/{n}, but the directory holds "
-                                f"shards {format_shards(inp.shards, n)} (a damaged ledger?)")
+                raise UserError(f"{inp.path}: game {row.game_id} belongs to shard {s}/{shard_of_row.n}, but the "
+                                f"directory holds shards {format_shards(inp.shards, shard_of_row.n)} "
+                                "(a damaged ledger?)")
             src = _log_source(inp, row)
             if src is not None and not src.is_file():
                 raise UserError(f"{inp.path}: the log of game {row.game_id} ({row.log_path}) is missing; "
                                 "copy the whole output directory, games/ included")
-            rows.append((inp, row, src))
+            found.append(_Found(inp, row, src))
+    return found
 
-    # -- the target directory ----------------------------------------------------
+
+def _check_target(into: Path, config: dict[str, Any], n: int, found: list[_Found]) -> _Prior:
+    """Refuse a ``DIR`` that is a file or holds anything but an earlier merge
+    of the same league and split (with the same record of every game the
+    inputs have too); return what it holds."""
     if into.exists() and not into.is_dir():
         raise UserError(f"--into {into}: is a file; give a directory for the merged league")
-    prior_shards: set[int] = set()
-    prior_name: str | None = None
     existing = into / LEDGER_NAME
-    if existing.exists():
-        check = Ledger(existing, create=False)
-        try:
-            stored = normalize_stored(check.config())
-            held_n, held_shards, kind = _shards_of(into, check)
-            if kind == "shard":
-                raise UserError(f"--into {into}: holds shard {min(held_shards)}/{held_n} played by `referee run`; "
-                                "merge into a new directory (and give this one as an input)")
-            if kind == "whole" and (check.count() or stored is not None):
-                raise UserError(f"--into {into}: already holds a league played by `referee run`, not a merge; "
-                                "merge into a new directory")
-            if stored is not None and stored != first.config:
-                diffs = diff_canonical(stored, first.config)
-                shown = "\n  ".join(diffs[:20]) + (f"\n  ... and {len(diffs) - 20} more" if len(diffs) > 20 else "")
+    if not existing.exists():
+        return _Prior()
+    with Ledger(existing, create=False) as check:
+        stored = normalize_stored(check.config())
+        held_n, held_shards, kind = _shards_of(into, check)
+        if kind == "shard":
+            raise UserError(f"--into {into}: holds shard {min(held_shards)}/{held_n} played by `referee run`; "
+                            "merge into a new directory (and give this one as an input)")
+        if kind == "whole" and (check.count() or stored is not None):
+            raise UserError(f"--into {into}: already holds a league played by `referee run`, not a merge; "
+                            "merge into a new directory")
+        if stored is not None and stored != config:
+            raise UserError(
+                f"--into {into}: already holds a different league (\"was\" is the one there, \"now\" the inputs'):\n"
+                f"  {describe_diff(stored, config)}\nMerge into a new directory."
+            )
+        if kind == "merged" and held_n != n:
+            raise UserError(f"--into {into}: holds {_describe(held_n, held_shards, kind)}, but the inputs "
+                            f"are shards of a split into {n}; merge into a new directory")
+        done = check.done_ids()
+        for f in found:
+            if f.row.game_id in done and check.get(f.row.game_id) != _moved(f.row):
                 raise UserError(
-                    f"--into {into}: already holds a different league (\"was\" is the one there, \"now\" the inputs'):\n"
-                    f"  {shown}\nMerge into a new directory."
+                    f"--into {into}: already holds game {f.row.game_id} with a different record than "
+                    f"{f.inp.path} (was that shard played again?); merge into a new directory"
                 )
-            if kind == "merged" and held_n != n:
-                raise UserError(f"--into {into}: holds {_describe(held_n, held_shards, kind)}, but the inputs "
-                                f"are shards of a split into {n}; merge into a new directory")
-            if kind == "merged":
-                prior_shards = held_shards
-            prior_name = check.get_meta("league")
-            done = check.done_ids()
-            for inp, row, _src in rows:
-                if row.game_id in done:
-                    there = check.get(row.game_id)
-                    if there != _moved(row):
-                        raise UserError(
-                            f"--into {into}: already holds game {row.game_id} with a different record than "
-                            f"{inp.path} (was that shard played again?); merge into a new directory"
-                        )
-        finally:
-            check.close()
+        return _Prior(frozenset(held_shards) if kind == "merged" else frozenset(), check.get_meta("league"))
 
-    # -- write ------------------------------------------------------------------
-    from referee.league.runner import _lock_out_dir, write_outputs
 
+def _write(into: Path, opened: list[_Input], league: League, found: list[_Found], prior: _Prior,
+           shard_of_row: _ShardOf) -> MergeResult:
+    """Copy the logs, commit the new rows and the meta in one transaction, write the outputs."""
     try:
         (into / "games").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"--into {into}: cannot create the directory: {exc.strerror or exc}") from None
-    lock = _lock_out_dir(into)
-    ledger = Ledger.in_dir(into)
-    ledger.lock_fd = lock  # type: ignore[attr-defined]
-    try:
+    n = shard_of_row.n
+    first = opened[0]
+    with Ledger.in_dir(into, lock=True) as ledger:
         done = ledger.done_ids()
-        new_rows: list[GameRow] = []
-        for _inp, row, src in rows:
-            moved = _moved(row)
-            if src is not None:
-                _copy_log(src, into / moved.log_path)  # type: ignore[operator]
-            if row.game_id not in done:
-                new_rows.append(moved)
-        shards = sorted(prior_shards | {s for inp in opened for s in inp.shards})
-        held: dict[int, int] = {}
-        for gid_row in ledger.rows():
-            s = shard_of_row(into, gid_row)
-            held[s] = held.get(s, 0) + 1
-        for row in new_rows:
-            s = shard_of_row(into, row)
-            held[s] = held.get(s, 0) + 1
+        for f in found:
+            if f.src is not None:
+                _copy_log(f.src, into / "games" / f.src.name)
+        new_rows = [_moved(f.row) for f in found if f.row.game_id not in done]
+        shards = sorted(prior.shards | {s for inp in opened for s in inp.shards})
+        held = Counter(shard_of_row(into, row) for row in itertools.chain(ledger.rows(), new_rows))
         planned_by = {k: sched.total_games(league, Shard(k, n)) for k in range(1, n + 1)}
-        planned = sum(planned_by.values())
-        games = sum(held.values())
-        missing = {k: planned_by[k] for k in range(1, n + 1) if k not in shards}
-        incomplete = {k: (held.get(k, 0), planned_by[k]) for k in shards if held.get(k, 0) < planned_by[k]}
-        name = prior_name or first.name or league.name
-        meta = {
-            "config": json.dumps(first.config, sort_keys=True),
-            "league": name,
-            "merged": json.dumps({"of": n, "shards": shards, "complete": games >= planned,
-                                  "missing_games": planned - games}, sort_keys=True),
-        }
-        ledger.record_many(new_rows, meta)
+        planned, games = sum(planned_by.values()), sum(held.values())
+        name = prior.name or first.name or league.name
+        merged = MergedMeta(of=n, shards=shards, complete=games >= planned, missing_games=planned - games)
+        ledger.record_many(new_rows, {"config": config_text(first.config), "league": name, "merged": merged.text()})
         st = write_outputs(into, ledger, name)
-    finally:
-        ledger.close()
     return MergeResult(
-        into=into, n=n, shards=shards, added=len(new_rows), already=len(rows) - len(new_rows), games=games,
-        planned=planned, missing_shards=missing, incomplete=incomplete,
+        into=into, n=n, shards=shards, added=len(new_rows), already=len(found) - len(new_rows), games=games,
+        planned=planned, missing_shards={k: planned_by[k] for k in range(1, n + 1) if k not in shards},
+        incomplete={k: (held[k], planned_by[k]) for k in shards if held[k] < planned_by[k]},
         running=[inp.path for inp in opened if inp.running], standings=st,
     )
 

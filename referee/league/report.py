@@ -7,9 +7,11 @@ faults with links to the game logs (relative links into ``OUT/games/``).
 from __future__ import annotations
 
 import html
-import os
 from pathlib import Path
 from typing import Any
+
+from referee.league.outdir import write_atomic
+from referee.league.standings import meeting
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;color:#222}
@@ -53,18 +55,25 @@ def _h2h_table(data: dict[str, Any]) -> str:
     for a in names:
         cells = []
         for b in names:
-            c = data["head_to_head"].get(a, {}).get(b)
-            if a == b or not c:
+            c = meeting(data, a, b)
+            if not c:
                 cells.append('<td class="muted">-</td>')
             else:
                 pct = 100.0 * c["above"] / c["met"]
-                cells.append(f'<td title="{c["above"]} of {c["met"]}">{pct:.0f}% <span class="muted">({c["met"]})</span></td>')
+                cells.append(f'<td title="{c["above"]} of {c["met"]}">{pct:.0f}% '
+                             f'<span class="muted">({c["met"]})</span></td>')
         rows.append(f'<tr><th class="l">{_e(a)}</th>{"".join(cells)}</tr>')
     return (
         "<p class=\"muted\">How often the row's bot finished above the column's bot at the same table "
         "(times met in brackets).</p>"
         f"<table><tr>{ths}</tr>{''.join(rows)}</table>"
     )
+
+
+def _game_link(entry: dict[str, Any]) -> str:
+    """A fault's or aborted game's id, linked to its log if it has one."""
+    log = entry.get("log")
+    return f'<a href="{_e(log)}">{_e(entry["game"])}</a>' if log else _e(entry["game"])
 
 
 def render(st: dict[str, Any], out_dir: Path | None = None) -> str:
@@ -81,12 +90,11 @@ def render(st: dict[str, Any], out_dir: Path | None = None) -> str:
     faults = st.get("faults", [])
     parts.append(f"<h2>Faults <span class=\"muted\">({len(faults)})</span></h2>")
     if faults:
-        parts.append('<table><tr><th class="l">game</th><th class="l">bot</th><th>seat</th><th class="l">fault</th><th class="l">detail</th></tr>')
+        parts.append('<table><tr><th class="l">game</th><th class="l">bot</th><th>seat</th><th class="l">fault</th>'
+                     '<th class="l">detail</th></tr>')
         for f in faults:
-            log = f.get("log")
-            game = f'<a href="{_e(log)}">{_e(f["game"])}</a>' if log else _e(f["game"])
             parts.append(
-                f'<tr><td class="l">{game}</td><td class="l">{_e(f["bot"])}</td><td>{_e(f["seat"])}</td>'
+                f'<tr><td class="l">{_game_link(f)}</td><td class="l">{_e(f["bot"])}</td><td>{_e(f["seat"])}</td>'
                 f'<td class="l">{_e(f["fault"])}</td><td class="l">{_e(f["detail"])}</td></tr>'
             )
         parts.append("</table>")
@@ -94,12 +102,11 @@ def render(st: dict[str, Any], out_dir: Path | None = None) -> str:
         parts.append("<p>No faults.</p>")
     aborted = st.get("aborted", [])
     if aborted:
-        parts.append(f"<h2>Aborted games <span class=\"muted\">({len(aborted)}, not counted in the standings)</span></h2>")
+        parts.append(f"<h2>Aborted games <span class=\"muted\">({len(aborted)}, not counted in the standings)"
+                     "</span></h2>")
         parts.append('<table><tr><th class="l">game</th><th class="l">bots</th><th class="l">detail</th></tr>')
         for a in aborted:
-            log = a.get("log")
-            game = f'<a href="{_e(log)}">{_e(a["game"])}</a>' if log else _e(a["game"])
-            parts.append(f'<tr><td class="l">{game}</td><td class="l">{_e(", ".join(a["bots"]))}</td>'
+            parts.append(f'<tr><td class="l">{_game_link(a)}</td><td class="l">{_e(", ".join(a["bots"]))}</td>'
                          f'<td class="l">{_e(a["detail"])}</td></tr>')
         parts.append("</table>")
     parts.append("</body></html>\n")
@@ -108,7 +115,5 @@ def render(st: dict[str, Any], out_dir: Path | None = None) -> str:
 
 def write_report(out_dir: Path, st: dict[str, Any]) -> Path:
     p = Path(out_dir) / "report.html"
-    tmp = p.with_suffix(".html.tmp")
-    tmp.write_text(render(st, out_dir), encoding="utf-8")
-    os.replace(tmp, p)
+    write_atomic(p, render(st, out_dir))
     return p

@@ -1,326 +1,55 @@
-"""Playing a league: builds, tables, sessions, ledger, progress, resume.
+"""Playing a league: the schedule driven through an executor, each game committed as it ends.
 
 :func:`run_league` plays every scheduled game that the ledger does not hold
-yet. Tables run concurrently inside one trio nursery, at most ``concurrency``
-at a time (a :class:`trio.CapacityLimiter`); the table list is consumed lazily,
-a table only when a slot is free. When there are fewer tables than slots, each
-table's games are split into contiguous shards that run side by side (each
-shard with its own bot processes), so a one-table league still uses every core.
+yet. First :func:`referee.league.preflight.prepare` (memory warning, builds,
+start check); then the meta entries the output directory staged are committed
+(:mod:`referee.league.outdir`), and the schedule is driven:
 
-Process reuse:
+* Tables become units of work (:class:`referee.league.work.Unit`), lazily, a
+  table only when a slot is free; at most ``concurrency`` units are played at
+  once (a :class:`trio.CapacityLimiter`). When there are fewer tables than
+  slots, each table's games are split into contiguous shares (units) that run
+  side by side, each with its own bot processes, so a one-table league still
+  uses every core.
+* An :class:`~referee.league.work.Executor` plays each unit
+  (:class:`~referee.league.local.LocalExecutor` by default: trio and bot
+  processes here; ``reuse = "session"`` keeps one process per lineup position
+  for all the unit's games, ``"game"`` starts fresh ones for every game).
+* As each game ends, the coordinator commits it: its log (already written by
+  the runtime into ``OUT/games/``, or delivered as bytes and written here),
+  then its ledger row in one transaction, then the progress figures and the
+  live tally (the ``hook``). A kill at any moment loses only games in flight;
+  their logs are overwritten on resume.
 
-* ``session`` (default): every member of a table's lineup gets one bot process
-  (:class:`BotSession`) that plays all the shard's games, whatever seat the
-  rotation gives it. A bot found dead after a game is closed and restarted
-  for its next game.
-* ``game``: fresh processes for every game.
+Cancellation (Ctrl-C): trio cancels every unit; each closes its bot sessions
+(shielded, always reaping the process group), so no bot process outlives the
+league. ``KeyboardInterrupt`` then propagates to the caller.
 
-After each game the runtime has already written the game log (OUT/games/);
-then the league commits the ledger row in one transaction. A kill at any
-moment loses only games in flight; their logs are overwritten on resume.
-
-Cancellation (Ctrl-C): trio cancels every table; each table closes its bot
-sessions (``BotSession.close`` is shielded and always reaps the process
-group), so no bot process outlives the league. ``KeyboardInterrupt`` then
-propagates to the caller.
-
-Before the first game of a run, after the builds, every bot is started once and
-must answer ``hello`` (:func:`preflight`), then closed again. Nothing is written
-to the ledger before that check has passed.
-
-Errors: a failing build raises :class:`UserError` with the tail of its output;
-a bot that fails the start check stops the run with one error per failing bot
-(``[faults] broken_bot = "stop"``, the default); with ``"forfeit"`` a bot whose
-process ran but failed its hello forfeits its games instead (one ``warning:``),
-while a command that cannot start at all still stops the run. A changed config
-against an existing ledger raises :class:`UserError` listing what differs.
+Errors: :class:`referee.errors.UserError` for a failing build or start check
+(see :mod:`referee.league.preflight`), for a bot that cannot start at all in
+the middle of the night, and for a log or ledger row that cannot be written.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import sys
 import sqlite3
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
 
 import trio
 
-from referee.errors import UserError
+from referee.errors import UserError, user_facing
 from referee.league import schedule as sched
-from referee.league.config import League, diff_canonical, normalize_stored
+from referee.league.config import League
 from referee.league.ledger import GameRow, Ledger
+from referee.league.local import LocalExecutor
+from referee.league.outdir import write_atomic
+from referee.league.preflight import prepare
 from referee.league.standings import Tally
-
-# --------------------------------------------------------------------------
-# output directory and ledger
-
-
-def new_out_dir(out: Path) -> Path:
-    """The first of ``OUT-2``, ``OUT-3``, ... that does not exist yet."""
-    i = 2
-    while True:
-        cand = out.with_name(f"{out.name}-{i}")
-        if not cand.exists():
-            return cand
-        i += 1
-
-
-def open_ledger(league: League) -> Ledger:
-    """Create the output directory and open its ledger; refuse a changed config.
-
-    Raises :class:`UserError` listing every key that differs from the config
-    stored in an existing ledger that already holds games. A ledger without
-    any finished game takes the new config (so fixing a failed build or a bot
-    that never started is just a matter of running again).
-
-    The ledger's meta ``shard`` records ``league.shard`` (``"K/N"``; absent for
-    the whole league). A ledger holding games of another shard (or of the whole
-    league) is refused with a :class:`UserError` naming the shard it holds; so is
-    a directory written by ``referee merge`` (meta ``merged``).
-    """
-    out = league.out
-    try:
-        (out / "games").mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        blocker = next((p for p in (out, out / "games") if p.exists() and not p.is_dir()), None)
-        if blocker is not None:
-            raise UserError(f"{blocker} is a file, but the league needs a folder there for its results; "
-                            "move the file away or choose another output directory with --out DIR") from None
-        raise UserError(f"{out}: cannot create the output directory: {exc.strerror or exc}") from None
-    lock = _lock_out_dir(out)
-    ledger = Ledger.in_dir(out)
-    ledger.lock_fd = lock  # type: ignore[attr-defined]  # released when the process exits
-    stored = normalize_stored(ledger.config())
-    canonical = league.canonical()
-    shard = str(league.shard) if league.shard is not None else None
-    merged = ledger.get_meta("merged")
-    if merged is not None:
-        ledger.close()
-        raise UserError(
-            f"{out}: this output directory holds shards merged by `referee merge` ({_merged_text(merged)}); "
-            "it is not played into. Play a missing shard into its own directory "
-            "(referee run CONFIG --shard K/N --out DIR) and merge that in, or use another --out DIR."
-        )
-    empty = ledger.count() == 0
-    held = ledger.get_meta("shard")
-    if held != shard and not empty:
-        ledger.close()
-        holds = f"shard {held} of the league (--shard {held})" if held else "the whole league (no --shard)"
-        wants = f"--shard {shard}" if shard else "the whole league (no --shard)"
-        again = f"--shard {held}" if held else "no --shard"
-        raise UserError(
-            f"{out}: this output directory holds {holds}, but this run asks for {wants}. "
-            f"Resume it with {again}, or play into another directory with --out DIR (or --new-out)."
-        )
-    pending: dict[str, str] = {"league": league.name}   # the current name titles the standings
-    if stored is None or (stored != canonical and empty):
-        # a new ledger, or one where nothing was recorded yet (a build or a bot
-        # failed before the first game finished): nothing to protect, so the
-        # fixed config simply replaces the stored one - written by run_league once
-        # the builds and the bots' start check have passed, so that a failed start
-        # leaves nothing recorded
-        pending["config"] = json.dumps(canonical, sort_keys=True)
-    elif stored != canonical:
-        diffs = diff_canonical(stored, canonical)
-        ledger.close()
-        shown = "\n  ".join(diffs[:20]) + (f"\n  ... and {len(diffs) - 20} more" if len(diffs) > 20 else "")
-        raise UserError(
-            f"{out}: this output directory holds a league played with a different config:\n  {shown}\n"
-            "Restore the old config to resume it, or start afresh with --new-out (a new directory next to it) "
-            "or --out DIR."
-        )
-    if shard is not None:
-        pending["shard"] = shard
-    ledger.pending_meta = pending  # type: ignore[attr-defined]  # see commit_pending
-    return ledger
-
-
-def commit_pending(ledger: Ledger) -> None:
-    """Write what :func:`open_ledger` left for the start of play: the config (for a
-    new or empty ledger), the league's current name and the shard, in one transaction."""
-    pending: dict[str, str] | None = getattr(ledger, "pending_meta", None)
-    if pending is None:
-        return
-    ledger.db.execute("BEGIN IMMEDIATE")
-    try:
-        if "shard" not in pending:
-            ledger.db.execute("DELETE FROM meta WHERE key = 'shard'")
-        for key, value in pending.items():
-            ledger.set_meta(key, value)
-    except BaseException:
-        ledger.db.execute("ROLLBACK")
-        raise
-    ledger.db.execute("COMMIT")
-    ledger.pending_meta = None  # type: ignore[attr-defined]
-
-
-def _merged_text(meta: str) -> str:
-    try:
-        data = json.loads(meta)
-        from referee.league.shards import format_shards
-
-        return "shards " + format_shards(data["shards"], data["of"])
-    except (ValueError, KeyError, TypeError):
-        return "shards of a split league"
-
-
-def _lock_out_dir(out: Path) -> int:
-    """Take an exclusive lock on ``OUT/.lock`` so that two runs never play into
-    the same ledger at once. Raises :class:`UserError` if another run holds it.
-    The lock is released when the process exits (also on kill -9)."""
-    import fcntl
-
-    fd = os.open(out / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise UserError(f"{out}: another `referee run` is playing into this output directory right now; "
-                        "wait for it, stop it, or use --out DIR") from None
-    return fd
-
-
-# --------------------------------------------------------------------------
-# builds
-
-
-async def run_builds(league: League) -> None:
-    """Run every bot's ``build`` command once, in its working directory, inside
-    the bot's sandbox (``referee.runtime.build``: the bot's limits, its folder
-    writable, no network unless ``build_network``, at most ``build_seconds``;
-    nothing it starts survives it). From here on the league's output folder and
-    config, and each bot's folder from the other bots, are hidden from every bot
-    in bubblewrap (``referee.runtime.sandbox.protect_paths``).
-
-    Raises :class:`UserError` with the tail of the build's output if it fails,
-    times out or cannot start. Cancellation kills the build.
-    """
-    from referee.runtime.build import BuildStartError, run_build
-    from referee.runtime.limits import LimitsError, parse_limits
-    from referee.runtime.sandbox import bot_folders, protect_paths
-
-    limits = []
-    for i, bot in enumerate(league.bots):
-        try:
-            limits.append(parse_limits(bot.limits))
-        except LimitsError as exc:
-            raise UserError(f"bots[{i}].limits: {exc}") from None
-    protect_paths(secret=[str(league.out), str(league.path)],
-                  bot_folders=[f for bot, lim in zip(league.bots, limits)
-                               for f in bot_folders(bot.command, bot.cwd, named_cwd=not lim.temp_workdir)])
-    for bot, lim in zip(league.bots, limits):
-        if bot.build is None:
-            continue
-        env = bot.env
-        if env and not (lim.sandbox and lim.clean_env):
-            env = {**os.environ, **env}   # without the scrubbed environment, a dict would replace it all
-        try:
-            result = await run_build(bot.name, bot.build, bot.cwd, env=env, limits=lim)
-        except BuildStartError as exc:
-            raise UserError(f"bot '{bot.name}': build command {bot.build!r} could not start: {exc}") from None
-        if result.ok:
-            continue
-        tail = result.tail().replace("\n", "\n    ")
-        if result.timed_out:
-            raise UserError(
-                f"bot '{bot.name}': build command {bot.build!r} did not finish within {lim.build_seconds} s and "
-                f"was killed (in {bot.cwd}; raise limits.build_seconds if it needs longer); last lines of its "
-                f"output:\n    {tail}")
-        raise UserError(
-            f"bot '{bot.name}': build command {bot.build!r} failed with exit status {result.returncode} "
-            f"(in {bot.cwd}); last lines of its output:\n    {tail}"
-        )
-
-
-# --------------------------------------------------------------------------
-# runtime glue
-
-
-def _runtime() -> Any:
-    import referee.runtime as rt
-
-    return rt
-
-
-def _clock_spec(league: League, overrides: dict[str, Any] | None = None) -> Any:
-    rt = _runtime()
-    c = league.clock
-    data = {"move_ms": c.move_ms, "bank_ms": c.bank_ms, "startup_ms": c.startup_ms, "mode": c.mode,
-            "wall_ceiling_ms": c.wall_ceiling_ms}
-    if overrides:
-        data.update({k: v for k, v in overrides.items() if v is not None})
-    return rt.ClockSpec(**data)
-
-
-def _bot_spec(league: League, index: int) -> Any:
-    rt = _runtime()
-    b = league.bots[index]
-    from referee.runtime.limits import LimitsError, parse_limits
-
-    try:
-        limits = parse_limits(b.limits)  # the sandbox defaults, then [limits], then the bot's own
-    except LimitsError as exc:
-        raise UserError(f"bots[{index}].limits: {exc}") from None
-    env = b.env
-    if env and not (limits.sandbox and limits.clean_env):
-        env = {**os.environ, **env}   # without the scrubbed environment, a dict would replace it all
-    return rt.BotSpec(name=b.name, command=b.command, cwd=b.cwd, env=env, limits=limits)
-
-
-def _match_format(v: Any) -> Any:
-    if v.match.kind == "single":
-        return None
-    from referee.rules.match import MatchFormat
-
-    return MatchFormat(kind=v.match.kind, hands=v.match.hands, target=v.match.target, max_hands=v.match.max_hands)
-
-
-def check_bot_clocks(league: League) -> None:
-    """Per-bot clock overrides (``startup_ms`` for the session; ``move_ms``,
-    ``bank_ms``, ``mode``, ``wall_ceiling_ms`` through ``GameSpec.seat_clocks``)
-    are all supported by the runtime: nothing to refuse. Kept so callers need
-    no change; the values themselves are checked by the config loader."""
-
-
-def _game_spec(league: League, g: sched.ScheduledGame) -> Any:
-    rt = _runtime()
-    spec = rt.GameSpec(
-        game_id=g.game_id,
-        rules=g.variant.rules,
-        players=g.size,
-        seed=g.seed,
-        match=_match_format(g.variant),
-        clock=_clock_spec(league),
-        policy=rt.FaultPolicy(retries=league.faults.retries, max_line=league.faults.max_line,
-                              max_decisions=league.faults.max_decisions),
-    )
-    if any(league.bots[i].clock for i in g.seats):
-        spec.seat_clocks = [_clock_spec(league, league.bots[i].clock) for i in g.seats]
-    return spec
-
-
-def _row(league: League, g: sched.ScheduledGame, res: Any, wall_ms: float) -> GameRow:
-    log = res.log_path
-    if log:
-        try:
-            log = os.path.relpath(log, league.out)
-        except ValueError:
-            pass
-    faults = [f.to_json() if hasattr(f, "to_json") else dict(f) for f in res.faults]
-    think = [t.to_json() if hasattr(t, "to_json") else dict(t) for t in res.think_ms]
-    return GameRow(
-        game_id=g.game_id, variant=g.variant.name, size=g.size, table=g.table, deal=g.deal, rotation=g.rotation,
-        seed=g.seed, bots=[league.bots[i].name for i in g.seats], scores=[float(s) for s in res.scores],
-        ranks=list(res.ranks), win_shares=[float(w) for w in res.win_shares], forfeits=list(res.forfeits),
-        faults=faults, think=think, log_path=log, reason=res.reason, wall_ms=wall_ms,
-        detail=getattr(res, "detail", None),
-    )
-
+from referee.league.work import Executor, GameDone, Unit, UnitMaker
 
 # --------------------------------------------------------------------------
 # progress
@@ -354,156 +83,27 @@ ProgressHook = Callable[[RunStats, Tally], None]
 
 
 # --------------------------------------------------------------------------
-# the league
+# committing finished games
 
 
-@dataclass
-class _Unit:
-    table: sched.Table
-    games: list[sched.ScheduledGame]
+class _Committer:
+    """Commits each finished game: log, ledger row, figures, tally, hook."""
 
-
-def _units(league: League, done: set[str], shards: int) -> Iterator[_Unit]:
-    for table in sched.tables(league, league.shard):
-        todo = [g for g in sched.table_games(league, table) if g.game_id not in done]
-        if not todo:
-            continue
-        n = min(shards, len(todo))
-        size = math.ceil(len(todo) / n)
-        for i in range(0, len(todo), size):
-            yield _Unit(table, todo[i : i + size])
-
-
-def _open_tables(league: League, done: set[str], total: int) -> int:
-    """How many tables still have games to play (for sharding). Counted exactly
-    for a resumed league of up to a million games; otherwise the table count."""
-    if not done or total > 1_000_000:
-        return sched.total_tables(league, league.shard)
-    return sum(
-        1 for t in sched.tables(league, league.shard) if any(g.game_id not in done for g in sched.table_games(league, t))
-    )
-
-
-async def _start(league: League, index: int, nursery: trio.Nursery) -> Any:
-    rt = _runtime()
-    b = league.bots[index]
-    try:
-        return await rt.BotSession.start(_bot_spec(league, index), _clock_spec(league, b.clock), nursery,
-                                         max_line=league.faults.max_line)
-    except rt.BotError as exc:
-        detail = str(getattr(exc, "detail", exc))
-        if detail.startswith("cannot start: "):
-            detail = detail[len("cannot start: "):]
-        err = UserError(
-            f"bot '{b.name}' (bots[{index}]) could not start: {detail}\n"
-            f"  command: {b.command!r}, cwd: {b.cwd}\n"
-            "  (commands run in cwd, which is relative to the config file; try: referee check-bot -- COMMAND)"
-        )
-        # the process ran but failed its hello: the dead session lets the league go on without it
-        err.dead_session = exc.session  # type: ignore[attr-defined]
-        raise err from None
-    except OSError as exc:
-        raise UserError(f"bot '{b.name}' could not start: {b.command!r} in {b.cwd}: {exc.strerror or exc}") from None
-
-
-@dataclass
-class StartFailure:
-    index: int
-    message: str                   # the whole error (bot, reason, command, hint)
-    dead: Any = None               # the dead session, if the process ran but failed its hello
-
-
-async def preflight(league: League, *, limit: int = 8) -> tuple[set[int], list[StartFailure]]:
-    """Start every bot of the league once and let it answer ``hello`` (at most
-    ``limit`` at once, each within its ``startup_ms``), then close it again:
-    the check before the first game of a run. Returns the bots that passed and
-    the failures (with the dead session of a bot whose process ran)."""
-    ok: set[int] = set()
-    failures: list[StartFailure] = []
-    limiter = trio.CapacityLimiter(max(1, limit))
-
-    async def one(i: int, nursery: trio.Nursery) -> None:
-        async with limiter:
-            try:
-                sess = await _start(league, i, nursery)
-            except UserError as exc:
-                failures.append(StartFailure(i, str(exc), getattr(exc, "dead_session", None)))
-                return
-            await sess.close()
-            ok.add(i)
-
-    async with trio.open_nursery() as nursery:
-        for i in range(len(league.bots)):
-            nursery.start_soon(one, i, nursery)
-    failures.sort(key=lambda f: f.index)
-    return ok, failures
-
-
-def memory_warning(league: League, slots: int) -> str | None:
-    """A warning if ``slots`` tables of the largest size, each bot at its memory
-    limit, could need more memory than the machine has; else None."""
-    from referee.runtime.limits import LimitsError, parse_limits
-
-    try:
-        phys = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
-    seats = max((s for v in league.variants for s in v.sizes), default=0)
-    per_bot = 0
-    for b in league.bots:
-        try:
-            limit = parse_limits(b.limits).address_space
-        except LimitsError:
-            return None
-        if limit is None:
-            return None                     # no memory limit: nothing to multiply
-        per_bot = max(per_bot, limit)
-    need = slots * seats * per_bot
-    if phys <= 0 or need <= phys:
-        return None
-    gib = 1024**3
-    return (f"warning: {slots} tables at once x {seats} seats x {per_bot // 2**20} MiB memory limit per bot = "
-            f"{need / gib:.1f} GiB, more than this machine's {phys / gib:.1f} GiB of memory; if the bots use "
-            "their limit, the machine runs out of memory. Lower `concurrency` (or -j N) or the bots' memory "
-            "limit ([limits] memory_mb, or a bot's limits = { memory_mb = ... })")
-
-
-async def _close_all(sessions: Sequence[Any]) -> None:
-    """Close every session, concurrently. ``BotSession.close`` is shielded, so
-    this completes (and reaps every process) even when cancelled."""
-    live = [s for s in sessions if s is not None]
-    if len(live) == 1:
-        await live[0].close()
-    elif live:
-        with trio.CancelScope(shield=True):
-            async with trio.open_nursery() as nursery:
-                for s in live:
-                    nursery.start_soon(s.close)
-
-
-class _League:
-    def __init__(self, league: League, ledger: Ledger, stats: RunStats, tally: Tally, hook: ProgressHook | None,
-                 started_ok: set[int] | None = None, given_up: dict[int, Any] | None = None):
+    def __init__(self, league: League, ledger: Ledger, stats: RunStats, tally: Tally,
+                 hook: ProgressHook | None) -> None:
         self.league = league
         self.ledger = ledger
         self.stats = stats
         self.tally = tally
         self.hook = hook
-        self.log_dir = league.out / "games"
-        self.started_ok: set[int] = started_ok or set()   # bots that passed the start check
-        self.given_up: dict[int, Any] = given_up or {}    # bots whose process ran but never passed hello
-                                                          # (broken_bot = "forfeit"): their dead session,
-                                                          # seated everywhere instead of retrying
 
-    async def _play(self, g: sched.ScheduledGame, bots: Sequence[Any]) -> None:
-        rt = _runtime()
-        t0 = time.monotonic()
-        try:
-            res = await rt.play_game(_game_spec(self.league, g), list(bots), self.log_dir)
-        except OSError as exc:
-            raise UserError(f"{self.log_dir}: cannot write the log of {g.game_id}: {exc.strerror or exc}; "
-                            "the games recorded so far are safe: fix this and run again to resume") from None
-        row = _row(self.league, g, res, (time.monotonic() - t0) * 1000.0)
+    def commit(self, g: sched.ScheduledGame, done: GameDone) -> None:
+        """Write a delivered log, then record the row (its own transaction);
+        raises :class:`UserError` if either cannot be written."""
+        log_path = done.result.log_path
+        if done.log is not None:
+            log_path = self._write_log(g.game_id, done.log)
+        row = _row(self.league, g, done, log_path)
         try:
             self.ledger.record(row)
         except sqlite3.Error as exc:
@@ -515,81 +115,102 @@ class _League:
         if self.hook is not None:
             self.hook(self.stats, self.tally)
 
-    async def _start_many(self, sessions: list[Any], missing: list[int], lineup: tuple[int, ...],
-                          nursery: trio.Nursery) -> None:
-        """Start the missing sessions concurrently (fills ``sessions`` in place).
+    def _write_log(self, game_id: str, data: bytes) -> str:
+        """Write a log delivered as bytes to ``OUT/games/<id>.jsonl`` (a
+        temporary file, then a rename); return its path."""
+        path = self.league.out / "games" / f"{game_id}.jsonl"
+        try:
+            write_atomic(path, data)
+        except OSError as exc:
+            raise UserError(f"{path.parent}: cannot write the log of {game_id}: {exc.strerror or exc}; "
+                            "the games recorded so far are safe: fix this and run again to resume") from None
+        return str(path)
 
-        Every bot passed the start check (:func:`preflight`) or was given up
-        there (``[faults] broken_bot = "forfeit"``: its dead session is seated
-        everywhere). A bot that fails to *restart* later keeps a dead session for
-        this game: the runtime then records a crash for its seat and the fallback
-        plays it, so one flaky bot cannot stop a league night; it is tried again
-        for the next game.
-        """
 
-        async def one(j: int) -> None:
-            bot = lineup[j]
-            if bot in self.given_up:
-                sessions[j] = self.given_up[bot]
-                return
-            try:
-                sessions[j] = await _start(self.league, bot, nursery)
-            except UserError as exc:
-                dead = getattr(exc, "dead_session", None)
-                if bot in self.started_ok:
-                    if dead is not None:
-                        sessions[j] = dead              # its crash (exit status, stderr) goes in the game's fault
-                        return
-                    if sessions[j] is not None:
-                        sessions[j].death = str(exc).split("\n")[0]
-                        return
-                raise
-            self.started_ok.add(bot)
+def _row(league: League, g: sched.ScheduledGame, done: GameDone, log_path: str | None) -> GameRow:
+    res = done.result
+    log = log_path
+    if log:
+        try:
+            log = os.path.relpath(log, league.out)
+        except ValueError:
+            pass
+    return GameRow(
+        game_id=g.game_id, variant=g.variant.name, size=g.size, table=g.table, deal=g.deal, rotation=g.rotation,
+        seed=g.seed, bots=[league.bots[i].name for i in g.seats], scores=[float(s) for s in res.scores],
+        ranks=list(res.ranks), win_shares=[float(w) for w in res.win_shares], forfeits=list(res.forfeits),
+        faults=[f.to_json() for f in res.faults], think=[t.to_json() for t in res.think_ms], log_path=log,
+        reason=res.reason, wall_ms=done.wall_ms, detail=res.detail,
+    )
 
-        async with trio.open_nursery() as starters:
-            for j in missing:
-                starters.start_soon(one, j)
 
-    async def run_unit(self, unit: _Unit) -> None:
-        """Play one table shard. Sessions are closed on the way out, also on
-        cancellation (closing is shielded)."""
-        lineup = unit.table.lineup
-        k = len(lineup)
-        per_game = self.league.reuse == "game"
-        async with trio.open_nursery() as nursery:
-            sessions: list[Any] = [None] * k
-            try:
-                for g in unit.games:
-                    missing = []
-                    for j, sess in enumerate(sessions):
-                        if sess is not None and lineup[j] in self.given_up:
-                            continue                    # never passed hello: stays dead, its seats forfeit
-                        if sess is None or not sess.alive:
-                            if sess is not None:
-                                await sess.close()      # reaps a crashed process; idempotent
-                            missing.append(j)
-                    if missing:
-                        await self._start_many(sessions, missing, lineup, nursery)
-                    bots = [sessions[p] for p in g.positions]
-                    try:
-                        await self._play(g, bots)
-                    finally:
-                        if per_game:
-                            await _close_all(sessions)  # closed sessions are not alive: restarted next game
-            finally:
-                await _close_all(sessions)
-                nursery.cancel_scope.cancel()
+# --------------------------------------------------------------------------
+# the schedule, in units
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """A unit and the scheduled games it plays (for their ledger rows)."""
+
+    unit: Unit
+    games: dict[str, sched.ScheduledGame]
+
+
+def _batches(league: League, maker: UnitMaker, done: set[str], shares: int,
+             given_up: frozenset[int]) -> Iterator[_Batch]:
+    """Every table's games not in ``done``, in schedule order, split into at most
+    ``shares`` contiguous units per table (lazily: one table at a time)."""
+    for table in sched.tables(league, league.shard):
+        todo = [g for g in sched.table_games(league, table) if g.game_id not in done]
+        if not todo:
+            continue
+        size = math.ceil(len(todo) / min(shares, len(todo)))
+        for i in range(0, len(todo), size):
+            part = todo[i : i + size]
+            yield _Batch(maker.unit(table, part, given_up), {g.game_id: g for g in part})
+
+
+def _open_tables(league: League, done: set[str], total: int) -> int:
+    """How many tables still have games to play (for sharing them out). Counted
+    exactly for a resumed league of up to a million games; otherwise the table count."""
+    if not done or total > 1_000_000:
+        return sched.total_tables(league, league.shard)
+    tables = sched.tables(league, league.shard)
+    return sum(1 for t in tables if any(g.game_id not in done for g in sched.table_games(league, t)))
+
+
+async def _drive(batches: Iterator[_Batch], executor: Executor, committer: _Committer, slots: int) -> None:
+    """Play the batches' units, at most ``slots`` at once, committing every game as it is delivered."""
+    limiter = trio.CapacityLimiter(slots)
+
+    async def one(batch: _Batch, token: object) -> None:
+        try:
+            await executor.play(batch.unit, lambda done: committer.commit(batch.games[done.game_id], done))
+        finally:
+            limiter.release_on_behalf_of(token)
+
+    async with trio.open_nursery() as nursery:
+        for batch in batches:
+            token = object()
+            await limiter.acquire_on_behalf_of(token)
+            nursery.start_soon(one, batch, token)
+
+
+# --------------------------------------------------------------------------
+# entry points
 
 
 async def run_league(league: League, ledger: Ledger, *, hook: ProgressHook | None = None,
-                     concurrency: int | None = None) -> RunStats:
+                     concurrency: int | None = None, executor: Executor | None = None) -> RunStats:
     """Play every scheduled game missing from ``ledger``; return the run's figures.
     With ``league.shard`` set, only that shard's tables are scheduled (and
-    ``RunStats.total`` counts that shard's games).
+    ``RunStats.total`` counts that shard's games). ``executor`` plays the units
+    (default: a :class:`~referee.league.local.LocalExecutor` writing logs into
+    ``OUT/games/`` and seating the dead sessions of given-up bots).
 
-    Builds run first. Raises :class:`UserError` for build and start failures;
-    ``KeyboardInterrupt``/cancellation stop every table promptly and close all
-    bot processes (finished games stay committed).
+    Raises :class:`UserError` for build and start failures (see the module
+    docstring); ``KeyboardInterrupt``/cancellation stop every unit promptly and
+    close all bot processes (finished games stay committed).
     """
     done = ledger.done_ids()
     total = sched.total_games(league, league.shard)
@@ -599,106 +220,34 @@ async def run_league(league: League, ledger: Ledger, *, hook: ProgressHook | Non
         for row in ledger.rows():
             tally.add(row)
     if stats.done >= total:
-        commit_pending(ledger)
+        ledger.commit_staged()
         return stats
-    check_bot_clocks(league)
     slots = concurrency or league.concurrency
-    warning = memory_warning(league, slots)
-    if warning:
-        print(warning, file=sys.stderr)
-    await run_builds(league)
-    ok, failures = await preflight(league, limit=max(8, slots))
-    given_up: dict[int, Any] = {}
-    if failures:
-        forfeit = league.faults.broken_bot == "forfeit"
-        stop = [f for f in failures if not forfeit or f.dead is None]   # a command that cannot start
-        if stop:                                                         # at all always stops
-            for f in stop[:-1]:
-                print(f"error: {f.message}", file=sys.stderr)
-            hint = ("" if forfeit else
-                    '\n  (to play on without a broken bot, its games forfeited, set broken_bot = "forfeit" in [faults])')
-            raise UserError(
-                f"{stop[-1].message}\n"
-                f"{len(stop)} of {len(league.bots)} bots failed the start check before the first game; "
-                f"nothing was played or recorded: fix the config and run the same command again{hint}"
-            )
-        for f in failures:
-            given_up[f.index] = f.dead
-            print(f"warning: {f.message.splitlines()[0]}; it forfeits its games "
-                  "(the referee's fallback plays its seats)", file=sys.stderr)
-    commit_pending(ledger)
-    ntables = _open_tables(league, done, total)
-    shards = max(1, math.ceil(slots / max(1, ntables)))
-    runner = _League(league, ledger, stats, tally, hook, started_ok=ok, given_up=given_up)
-    limiter = trio.CapacityLimiter(slots)
+    maker = UnitMaker(league)
+    given_up = await prepare(league, maker, slots)
+    ledger.commit_staged()
+    if executor is None:
+        executor = LocalExecutor(league.out / "games", given_up)
+    shares = max(1, math.ceil(slots / max(1, _open_tables(league, done, total))))
+    batches = _batches(league, maker, done, shares, frozenset(given_up))
     stats.started = time.monotonic()
     stats.concurrency = slots
     if hook is not None:
         hook(stats, tally)          # the first progress line: the night starts
-
-    async def unit_task(unit: _Unit, token: object) -> None:
-        try:
-            await runner.run_unit(unit)
-        finally:
-            limiter.release_on_behalf_of(token)
-
-    async with trio.open_nursery() as nursery:
-        for unit in _units(league, done, shards):
-            token = object()
-            await limiter.acquire_on_behalf_of(token)
-            nursery.start_soon(unit_task, unit, token)
+    await _drive(batches, executor, _Committer(league, ledger, stats, tally, hook), slots)
     return stats
-
-
-def leaves(exc: BaseException) -> list[BaseException]:
-    """The non-group exceptions inside a (possibly nested) exception group."""
-    if isinstance(exc, BaseExceptionGroup):
-        out: list[BaseException] = []
-        for e in exc.exceptions:
-            out.extend(leaves(e))
-        return out
-    return [exc]
-
-
-def simplify(exc: BaseException) -> BaseException:
-    """The exception a user should see for a trio exception group: a
-    ``KeyboardInterrupt`` if there is one, else the first :class:`UserError`
-    (or ``BrokenPipeError``: output piped into a closed reader), else the
-    group itself."""
-    found = leaves(exc)
-    for e in found:
-        if isinstance(e, KeyboardInterrupt):
-            return e
-    for e in found:
-        if isinstance(e, (UserError, BrokenPipeError)):
-            return e
-    return exc
 
 
 def play(league: League, ledger: Ledger, *, hook: ProgressHook | None = None,
          concurrency: int | None = None) -> RunStats:
-    """Synchronous entry: ``trio.run(run_league)``, with exception groups
-    reduced to the ``KeyboardInterrupt`` or :class:`UserError` inside them."""
+    """Synchronous entry: ``trio.run(run_league)``, with an exception group
+    reduced to the exception a user should see (:func:`referee.errors.user_facing`:
+    a ``KeyboardInterrupt`` inside it first, then a :class:`UserError`)."""
     try:
         return trio.run(lambda: run_league(league, ledger, hook=hook, concurrency=concurrency))
     except BaseExceptionGroup as eg:
-        exc = simplify(eg)
+        exc = user_facing(eg)
         if exc is eg:
             raise
         raise exc from None
 
-
-def write_outputs(league_out: Path, ledger: Ledger, name: str) -> dict[str, Any]:
-    """Recompute standings from the ledger (game-id order) and write
-    standings.json/.csv/.md and report.html; return the standings."""
-    from referee.league.report import write_report
-    from referee.league.standings import from_ledger, write_files
-
-    st = from_ledger(ledger, name)
-    write_files(league_out, st)
-    write_report(league_out, st)
-    return st
-
-
-def summary_json(stats: RunStats) -> str:
-    return json.dumps({"total": stats.total, "done": stats.done, "played": stats.played, "faults": stats.faults})

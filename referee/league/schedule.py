@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from referee.errors import UserError
 from referee.league.config import League, Variant
@@ -110,19 +110,26 @@ def deal_seed(master_seed: int, variant: Variant, size: int, deal: int) -> int:
     return derive(master_seed, f"{variant.slug}:{size}p:deal:{deal}")
 
 
-def tables(league: League, shard: Shard | None = None) -> Iterator[Table]:
-    """Every table of the league (or of one shard), in schedule order (lazily)."""
+def _blocks(league: League) -> Iterator[tuple[Variant, int, int, int]]:
+    """``(variant, size, global number of its first table, its table count)``
+    for every variant and table size, in schedule order."""
     n = len(league.bots)
     number = 0
     for v in league.variants:
         for size in v.sizes:
-            if shard is not None and shard.count_in(number, lineup_count(n, size, league.fill)) == 0:
-                number += lineup_count(n, size, league.fill)
-                continue
-            for t, lineup in enumerate(lineups(n, size, league.fill)):
-                if shard is None or shard.holds(number):
-                    yield Table(variant=v, size=size, index=t, lineup=lineup, number=number)
-                number += 1
+            count = lineup_count(n, size, league.fill)
+            yield v, size, number, count
+            number += count
+
+
+def tables(league: League, shard: Shard | None = None) -> Iterator[Table]:
+    """Every table of the league (or of one shard), in schedule order (lazily)."""
+    for v, size, start, count in _blocks(league):
+        if shard is not None and shard.count_in(start, count) == 0:
+            continue
+        for t, lineup in enumerate(lineups(len(league.bots), size, league.fill)):
+            if shard is None or shard.holds(start + t):
+                yield Table(variant=v, size=size, index=t, lineup=lineup, number=start + t)
 
 
 def table_games(league: League, table: Table) -> Iterator[ScheduledGame]:
@@ -168,16 +175,8 @@ class PlanRow:
 def plan(league: League, shard: Shard | None = None) -> list[PlanRow]:
     """Table and game counts per variant and size (of one shard, if given),
     without generating anything."""
-    n = len(league.bots)
-    rows = []
-    number = 0
-    for v in league.variants:
-        for size in v.sizes:
-            count = lineup_count(n, size, league.fill)
-            mine = count if shard is None else shard.count_in(number, count)
-            rows.append(PlanRow(v.name, size, mine, v.deals, size))
-            number += count
-    return rows
+    return [PlanRow(v.name, size, count if shard is None else shard.count_in(start, count), v.deals, size)
+            for v, size, start, count in _blocks(league)]
 
 
 def total_games(league: League, shard: Shard | None = None) -> int:
@@ -190,15 +189,7 @@ def total_tables(league: League, shard: Shard | None = None) -> int:
 
 def table_offsets(league: League) -> dict[tuple[str, int], tuple[int, int]]:
     """``(variant name, size) -> (global number of its first table, its table count)``."""
-    n = len(league.bots)
-    out: dict[tuple[str, int], tuple[int, int]] = {}
-    number = 0
-    for v in league.variants:
-        for size in v.sizes:
-            count = lineup_count(n, size, league.fill)
-            out[(v.name, size)] = (number, count)
-            number += count
-    return out
+    return {(v.name, size): (start, count) for v, size, start, count in _blocks(league)}
 
 
 def check_shard(league: League, shard: Shard | None) -> None:

@@ -7,8 +7,9 @@ every lineup: ``0, 1, 2, ...``); shard ``K/N`` holds the tables whose global
 number ``t`` has ``t mod N == K - 1``. That is a pure function of the config,
 so the N shards together hold every planned game exactly once, on any machine.
 
-(Not to be confused with the runner's *table shards*: a table's games split
-over several bot processes when there are fewer tables than slots.)
+(Not to be confused with the runner's *shares* of a table: its games split
+into several units, each with its own bot processes, when there are fewer
+tables than slots.)
 
 Pure code, no I/O. Errors: :func:`parse_shard` raises
 :class:`referee.errors.UserError` for anything that is not ``K/N`` with
@@ -61,7 +62,8 @@ def parse_shard(text: str) -> Shard:
         raise UserError(f"--shard {text!r}: expected K/N, e.g. --shard 2/3 for the second of three machines")
     k, n = int(m[1]), int(m[2])
     if n < 1 or not 1 <= k <= n:
-        raise UserError(f"--shard {text}: K/N needs 1 <= K <= N (the shards of a split into N are 1/N .. {max(n, 1)}/N)")
+        raise UserError(f"--shard {text}: K/N needs 1 <= K <= N "
+                        f"(the shards of a split into N are 1/N .. {max(n, 1)}/N)")
     return Shard(k, n)
 
 

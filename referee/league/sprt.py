@@ -129,7 +129,8 @@ def game_score(ranks: Sequence[int], seat_a: int, seat_b: int) -> float:
 
 def elo_to_score(elo: float) -> float:
     """The expected score of a logistic Elo difference: ``1 / (1 + 10 ** (-elo / 400))``."""
-    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+    odds: float = 10.0 ** (-elo / 400.0)
+    return 1.0 / (1.0 + odds)
 
 
 def score_to_elo(score: float) -> float:

@@ -35,11 +35,16 @@ import io
 import json
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from referee.league.ledger import GameRow
+from referee.league.outdir import write_atomic
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 Z95 = 1.959963984540054
 
@@ -127,7 +132,8 @@ class _Scope:
             if bot not in self.ratings:
                 self.ratings[bot] = self.model.rating(name=bot)
         teams = [[self.model.rating(mu=self.ratings[b].mu, sigma=self.ratings[b].sigma)] for b in row.bots]
-        new = self.model.rate(teams, ranks=eff)
+        ranks: list[float] = list(eff)
+        new = self.model.rate(teams, ranks=ranks)
         per_bot: dict[str, list[Any]] = defaultdict(list)
         for s, bot in enumerate(row.bots):
             per_bot[bot].append(new[s][0])
@@ -137,7 +143,7 @@ class _Scope:
             self.ratings[bot] = self.model.rating(mu=mu, sigma=sigma, name=bot)
 
     def result(self) -> dict[str, Any]:
-        rows = []
+        rows: list[dict[str, Any]] = []
         for bot, t in self.bots.items():
             r = self.ratings.get(bot)
             mu = r.mu if r else 25.0
@@ -277,7 +283,8 @@ def to_csv(st: dict[str, Any]) -> str:
     w.writeheader()
     for scope, data in st["scopes"].items():
         for row in data["bots"]:
-            w.writerow({**{k: row[k] for k in CSV_FIELDS if k in row}, "scope": scope, "faults": _faults_text(row["faults"])})
+            w.writerow({**{k: row[k] for k in CSV_FIELDS if k in row}, "scope": scope,
+                        "faults": _faults_text(row["faults"])})
     return buf.getvalue()
 
 
@@ -288,6 +295,14 @@ def md_text(text: Any) -> str:
 
     t = html.escape(str(text), quote=False).replace("\\", "\\\\").replace("|", "\\|")
     return " ".join(t.split())
+
+
+def meeting(scope: dict[str, Any], a: str, b: str) -> dict[str, int] | None:
+    """How often bot ``a`` finished above bot ``b`` (``above``) out of their
+    meetings (``met``) in one scope of the standings; None if they never met
+    (or ``a`` is ``b``)."""
+    cell: dict[str, int] | None = scope["head_to_head"].get(a, {}).get(b)
+    return None if a == b or not cell else cell
 
 
 HEAD_TO_HEAD_FIELDS = ["scope", "bot", "opponent", "above", "met"]
@@ -303,8 +318,8 @@ def head_to_head_csv(st: dict[str, Any]) -> str:
         names = [r["bot"] for r in data["bots"]]
         for a in names:
             for b in names:
-                cell = data["head_to_head"].get(a, {}).get(b)
-                if a != b and cell:
+                cell = meeting(data, a, b)
+                if cell:
                     w.writerow({"scope": scope, "bot": a, "opponent": b, "above": cell["above"], "met": cell["met"]})
     return buf.getvalue()
 
@@ -313,13 +328,15 @@ def to_markdown(st: dict[str, Any]) -> str:
     out = [f"# Standings: {md_text(st['league'] or 'league')}", "", f"{st['games']} games.", ""]
     for scope, data in st["scopes"].items():
         out += [f"## {md_text(scope)} ({data['games']} games)", ""]
-        out.append("| # | bot | games | win share | 95% CI | mean score | mean rank | mu | sigma | ordinal | forfeits | faults | think mean ms | think max ms |")
+        out.append("| # | bot | games | win share | 95% CI | mean score | mean rank | mu | sigma | ordinal "
+                   "| forfeits | faults | think mean ms | think max ms |")
         out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for r in data["bots"]:
             out.append(
-                f"| {r['place']} | {md_text(r['bot'])} | {r['games']} | {r['win_share']:.3f} | {r['win_lo']:.3f}-{r['win_hi']:.3f} "
-                f"| {r['mean_score']:.2f} | {r['mean_rank']:.2f} | {r['mu']:.2f} | {r['sigma']:.2f} | {r['ordinal']:.2f} "
-                f"| {r['forfeits']} | {_faults_text(r['faults']) or '-'} | {r['think_mean_ms']:.2f} | {r['think_max_ms']:.1f} |"
+                f"| {r['place']} | {md_text(r['bot'])} | {r['games']} | {r['win_share']:.3f} "
+                f"| {r['win_lo']:.3f}-{r['win_hi']:.3f} | {r['mean_score']:.2f} | {r['mean_rank']:.2f} "
+                f"| {r['mu']:.2f} | {r['sigma']:.2f} | {r['ordinal']:.2f} | {r['forfeits']} "
+                f"| {_faults_text(r['faults']) or '-'} | {r['think_mean_ms']:.2f} | {r['think_max_ms']:.1f} |"
             )
         out.append("")
         names = [r["bot"] for r in data["bots"]]
@@ -330,8 +347,8 @@ def to_markdown(st: dict[str, Any]) -> str:
             for a in names:
                 cells = []
                 for b in names:
-                    cell = data["head_to_head"].get(a, {}).get(b)
-                    cells.append("-" if a == b or not cell else f"{cell['above']}/{cell['met']}")
+                    cell = meeting(data, a, b)
+                    cells.append(f"{cell['above']}/{cell['met']}" if cell else "-")
                 out.append(f"| {md_text(a)} | " + " | ".join(cells) + " |")
             out.append("")
     if st.get("aborted"):
@@ -349,27 +366,22 @@ def write_files(out_dir: Path, st: dict[str, Any]) -> list[Path]:
     for name, text in (("standings.json", to_json(st)), ("standings.csv", to_csv(st)),
                        ("head_to_head.csv", head_to_head_csv(st)), ("standings.md", to_markdown(st))):
         p = out_dir / name
-        tmp = p.with_suffix(p.suffix + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(p)
+        write_atomic(p, text)
         written.append(p)
     return written
 
 
-def rich_tables(st: dict[str, Any], scopes: Iterable[str] | None = None) -> list[Any]:
+def rich_tables(st: dict[str, Any], scopes: Iterable[str] | None = None) -> list[Table]:
     from rich.table import Table
 
-    tables = []
+    tables: list[Table] = []
     for scope, data in st["scopes"].items():
         if scopes is not None and scope not in scopes:
             continue
         t = Table(title=f"{scope} ({data['games']} games)", title_justify="left")
-        for col, just in (
-            ("#", "right"), ("bot", "left"), ("games", "right"), ("win share", "right"), ("95% CI", "right"),
-            ("score", "right"), ("rank", "right"), ("mu", "right"), ("sigma", "right"), ("ordinal", "right"),
-            ("faults", "left"), ("think ms", "right"),
-        ):
-            t.add_column(col, justify=just)  # type: ignore[arg-type]
+        for col in ("#", "bot", "games", "win share", "95% CI", "score", "rank", "mu", "sigma", "ordinal", "faults",
+                    "think ms"):
+            t.add_column(col, justify="left" if col in ("bot", "faults") else "right")
         for r in data["bots"]:
             t.add_row(
                 str(r["place"]), r["bot"], str(r["games"]), f"{r['win_share']:.3f}",

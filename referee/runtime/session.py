@@ -25,7 +25,6 @@ import trio
 from protocol.messages import ENCODER, PROTOCOL_VERSION, BotHello
 
 from referee.core.errors import BotCrashed, BotError, BotMalformed, BotRefused, BotStartError, BotTimeout
-from .cpu import group_cpu_seconds
 from .framing import LineReader, LineTooLong, StreamClosed, decode_line
 from .sandbox import plan_spawn
 from .spec import BotSpec, ClockSpec

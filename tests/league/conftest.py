@@ -41,6 +41,20 @@ def bots_toml(names: list[str], env: dict[str, str] | None = None, tag: str = ""
     return "".join(out)
 
 
+def bot_processes(tag: str) -> list[int]:
+    """Pids of the bots themselves whose command line contains ``tag`` (not the
+    sandbox's processes around each bot: bubblewrap and its shell step)."""
+    out = []
+    for pid in processes_with(tag):
+        try:
+            argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+        except OSError:
+            continue
+        if os.path.basename(argv0) not in (b"bwrap", b"sh"):
+            out.append(pid)
+    return out
+
+
 def processes_with(tag: str) -> list[int]:
     """Pids of running processes whose command line contains ``tag``."""
     found = []

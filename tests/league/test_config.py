@@ -114,13 +114,10 @@ def test_canonical_diff_names_changed_keys() -> None:
 
 
 def test_per_bot_move_limits_are_accepted(tmp_path: Path) -> None:
-    from referee.league.runner import check_bot_clocks
-
     p = write(tmp_path, BOTS.replace('name = "b"', 'name = "b"\nclock = { move_ms = 3000 }')
               + '[[variants]]\nname = "kwartet"\n')
     league = load_config(p)
     assert league.bots[1].clock == {"move_ms": 3000} and league.bots[0].clock == {}
-    check_bot_clocks(league)  # the runtime has per-seat clocks: nothing is refused
 
 
 def test_a_file_where_the_output_folder_goes_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,60 @@
+"""The local executor: plays units of work with trio and bot processes on this machine.
+
+:class:`LocalExecutor` is the :class:`referee.league.work.Executor` of
+``referee run``: each unit gets a bot pool (:func:`referee.league.pool.open_pool`),
+each game is played by :func:`referee.runtime.play_game`, which writes its log
+into the executor's ``log_dir`` before the game is delivered. With ``reuse =
+"game"`` the pool's processes are closed after every game (after its
+delivery), so the next game starts fresh ones.
+
+Errors: a log that cannot be written is a :class:`referee.errors.UserError`
+(the games recorded so far are safe); a bot that cannot start at all is
+:class:`referee.league.pool.BotStartFailed`. Cancellation closes the unit's
+bot processes (shielded) and propagates.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from referee.errors import UserError
+from referee.league.pool import open_pool
+from referee.league.work import Deliver, GameDone, Unit
+from referee.runtime import BotSession, play_game
+
+
+class LocalExecutor:
+    """Plays units here; game logs go to ``log_dir``. ``given_up``: the dead
+    sessions of the bots given up before the night (by ``Entrant.index``; the
+    start check's, see :func:`referee.league.preflight.prepare`), seated for
+    every bot a unit names in ``given_up``; a unit naming a bot without one
+    is a ``ValueError`` (a bug in the caller)."""
+
+    def __init__(self, log_dir: Path, given_up: Mapping[int, BotSession] | None = None) -> None:
+        self.log_dir = log_dir
+        self.given_up: Mapping[int, BotSession] = given_up or {}
+
+    async def play(self, unit: Unit, deliver: Deliver) -> None:
+        """See :meth:`referee.league.work.Executor.play`."""
+        unknown = unit.given_up - set(self.given_up)
+        if unknown:
+            raise ValueError(f"unit {unit.table}: no dead session for the given-up bots {sorted(unknown)}")
+        dead = {i: s for i, s in self.given_up.items() if i in unit.given_up}
+        per_game = unit.reuse == "game"
+        async with open_pool(unit.lineup, max_line=unit.max_line, given_up=dead) as pool:
+            for game in unit.games:
+                bots = await pool.seat(game.positions)
+                try:
+                    t0 = time.monotonic()
+                    try:
+                        result = await play_game(unit.spec(game), bots, self.log_dir)
+                    except OSError as exc:
+                        raise UserError(f"{self.log_dir}: cannot write the log of {game.game_id}: "
+                                        f"{exc.strerror or exc}; the games recorded so far are safe: "
+                                        "fix this and run again to resume") from None
+                    deliver(GameDone(game.game_id, result, (time.monotonic() - t0) * 1000.0))
+                finally:
+                    if per_game:
+                        await pool.close_all()  # closed sessions are not alive: restarted next game

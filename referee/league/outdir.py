@@ -1,0 +1,149 @@
+"""A league's output directory: created, locked, and checked against the run.
+
+:func:`open_ledger` is the door: it creates ``OUT/games/``, opens
+``OUT/ledger.sqlite`` holding the directory's run lock, refuses a directory
+this run must not play into (another run holds it, it was written by
+``referee merge``, it holds another shard, or games of a different config),
+and stages the meta entries the run writes once its bots have passed the
+start check (:meth:`referee.league.ledger.Ledger.commit_staged`): the config
+(for a new or empty ledger), the league's current name and the shard.
+
+Errors: every refusal is a :class:`referee.errors.UserError` saying what to do
+instead; the ledger is closed (and the lock released) before it is raised.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any
+
+from referee.errors import UserError
+from referee.league.config import League, describe_diff, normalize_stored
+from referee.league.ledger import LEDGER_NAME, Ledger, MergedMeta, config_text
+from referee.league.shards import format_shards
+
+
+def new_out_dir(out: Path) -> Path:
+    """The first of ``OUT-2``, ``OUT-3``, ... that does not exist yet."""
+    i = 2
+    while True:
+        cand = out.with_name(f"{out.name}-{i}")
+        if not cand.exists():
+            return cand
+        i += 1
+
+
+def with_new_out(league: League) -> League:
+    """``league`` moved to a fresh output directory next to its own
+    (:func:`new_out_dir`) if its own already holds a ledger; else unchanged."""
+    if not (league.out / LEDGER_NAME).exists():
+        return league
+    return dataclasses.replace(league, out=new_out_dir(league.out))
+
+
+def make_out_dir(out: Path) -> None:
+    """Create ``out/games/``. Raises :class:`UserError` naming a file in the way,
+    or why the folder cannot be created."""
+    try:
+        (out / "games").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        blocker = next((p for p in (out, out / "games") if p.exists() and not p.is_dir()), None)
+        if blocker is not None:
+            raise UserError(f"{blocker} is a file, but the league needs a folder there for its results; "
+                            "move the file away or choose another output directory with --out DIR") from None
+        raise UserError(f"{out}: cannot create the output directory: {exc.strerror or exc}") from None
+
+
+def open_ledger(league: League) -> Ledger:
+    """Create the output directory and open its ledger, holding the run lock;
+    refuse a directory this run must not play into (see the module docstring).
+
+    A ledger without any finished game takes the new config (so fixing a failed
+    build or a bot that never started is just a matter of running again); one
+    holding games of a different config is refused with every key that differs.
+    The ledger's meta ``shard`` records ``league.shard`` (``"K/N"``; absent for
+    the whole league): a ledger holding games of another shard (or of the whole
+    league) is refused, naming the shard it holds.
+    """
+    out = league.out
+    make_out_dir(out)
+    ledger = Ledger.in_dir(out, lock=True)
+    try:
+        stored = normalize_stored(ledger.config())
+        empty = ledger.count() == 0
+        _check(ledger, league, stored, empty)
+    except BaseException:
+        ledger.close()
+        raise
+    shard = str(league.shard) if league.shard is not None else None
+    staged: dict[str, str | None] = {"league": league.name, "shard": shard}  # the current name titles the standings
+    if stored is None or (empty and stored != league.canonical()):
+        # a new ledger, or one where nothing was recorded yet (a build or a bot failed before
+        # the first game finished): nothing to protect, so the config simply replaces the stored
+        # one - committed once the builds and the bots' start check have passed, so that a failed
+        # start leaves nothing recorded
+        staged["config"] = config_text(league.canonical())
+    ledger.stage_meta(staged)
+    return ledger
+
+
+def _check(ledger: Ledger, league: League, stored: dict[str, Any] | None, empty: bool) -> None:
+    """Refuse a merged directory, another shard's games or a changed config
+    (``stored``: the ledger's config in today's canonical form; ``empty``: no
+    game recorded yet). Raises :class:`UserError`."""
+    out = league.out
+    merged = ledger.get_meta("merged")
+    if merged is not None:
+        meta = MergedMeta.parse(merged)
+        held = f"shards {format_shards(meta.shards, meta.of)}" if meta else "shards of a split league"
+        raise UserError(
+            f"{out}: this output directory holds shards merged by `referee merge` ({held}); "
+            "it is not played into. Play a missing shard into its own directory "
+            "(referee run CONFIG --shard K/N --out DIR) and merge that in, or use another --out DIR."
+        )
+    if empty:
+        return
+    shard = str(league.shard) if league.shard is not None else None
+    held_shard = ledger.get_meta("shard")
+    if held_shard != shard:
+        whole = "the whole league (no --shard)"
+        holds = f"shard {held_shard} of the league (--shard {held_shard})" if held_shard else whole
+        wants = f"--shard {shard}" if shard else whole
+        again = f"--shard {held_shard}" if held_shard else "no --shard"
+        raise UserError(
+            f"{out}: this output directory holds {holds}, but this run asks for {wants}. "
+            f"Resume it with {again}, or play into another directory with --out DIR (or --new-out)."
+        )
+    stored = normalize_stored(ledger.config())
+    if stored is not None and stored != league.canonical():
+        raise UserError(
+            f"{out}: this output directory holds a league played with a different config:\n"
+            f"  {describe_diff(stored, league.canonical())}\n"
+            "Restore the old config to resume it, or start afresh with --new-out (a new directory next to it) "
+            "or --out DIR."
+        )
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write a file via a temporary file next to it and a rename, so that a
+    reader never sees half of it (text is UTF-8). ``OSError`` propagates."""
+    tmp = path.with_name(path.name + ".tmp")
+    if isinstance(data, str):
+        tmp.write_text(data, encoding="utf-8")
+    else:
+        tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def write_outputs(out: Path, ledger: Ledger, name: str) -> dict[str, Any]:
+    """Recompute the standings from the ledger (game-id order), write
+    standings.json/.csv/.md and report.html into ``out``; return the standings."""
+    from referee.league.report import write_report
+    from referee.league.standings import from_ledger, write_files
+
+    st = from_ledger(ledger, name)
+    write_files(out, st)
+    write_report(out, st)
+    return st

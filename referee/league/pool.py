@@ -1,0 +1,149 @@
+"""The bot pool: the bot processes of one unit's lineup, kept alive across its games.
+
+``async with open_pool(unit, given_up) as pool`` hosts one
+:class:`~referee.runtime.BotSession` per lineup position; ``await
+pool.seat(positions)`` returns the sessions for a game's seats, starting the
+missing ones and restarting the dead ones first (concurrently). On the way out
+every session is closed, also on cancellation (closing is shielded and always
+reaps the process group), so no bot process outlives its pool.
+
+Bots that failed the league's start check under ``[faults] broken_bot =
+"forfeit"`` are never started: their dead session from that check (``given_up``)
+is seated everywhere, and ``play_game`` records a crash for the seat and lets
+the fallback play it. A bot that passed the start check but fails to *restart*
+later keeps a dead session for the next game (the same result), so one flaky
+bot cannot stop a league night; it is tried again for the game after.
+
+Errors: :func:`start_bot` raises :class:`BotStartFailed` (a
+:class:`~referee.errors.UserError` that says which bot, why and how to check
+it); :meth:`BotPool.seat` raises it only for a bot that cannot start at all
+and has no earlier session to stand in for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+
+import trio
+
+from referee.errors import UserError
+from referee.league.work import Entrant
+from referee.runtime import BotError, BotSession
+
+
+class BotStartFailed(UserError):
+    """Bot ``index`` (of ``League.bots``) could not start. ``dead`` is its dead
+    session when the process ran but failed its ``hello`` (it holds the exit
+    status and the stderr tail, for the fault a game records); None when the
+    command could not be started at all."""
+
+    def __init__(self, message: str, index: int, dead: BotSession | None = None) -> None:
+        super().__init__(message)
+        self.index = index
+        self.dead = dead
+
+
+async def start_bot(entrant: Entrant, nursery: trio.Nursery, *, max_line: int) -> BotSession:
+    """Start one bot and let it answer ``hello`` within its ``startup_ms``;
+    ``nursery`` hosts its stderr drain. Raises :class:`BotStartFailed`; if
+    cancelled, the process is killed."""
+    spec = entrant.bot
+    try:
+        return await BotSession.start(spec, entrant.clock, nursery, max_line=max_line)
+    except BotError as exc:
+        detail = exc.detail.removeprefix("cannot start: ")
+        raise BotStartFailed(
+            f"bot '{spec.name}' (bots[{entrant.index}]) could not start: {detail}\n"
+            f"  command: {spec.command!r}, cwd: {spec.cwd}\n"
+            "  (commands run in cwd, which is relative to the config file; try: referee check-bot -- COMMAND)",
+            entrant.index, exc.session,
+        ) from None
+    except OSError as exc:
+        raise BotStartFailed(f"bot '{spec.name}' could not start: {spec.command!r} in {spec.cwd}: "
+                             f"{exc.strerror or exc}", entrant.index) from None
+
+
+async def close_all(sessions: Sequence[BotSession | None]) -> None:
+    """Close every session, concurrently. ``BotSession.close`` is shielded, so
+    this completes (and reaps every process) even when cancelled."""
+    live = [s for s in sessions if s is not None]
+    if len(live) == 1:
+        await live[0].close()
+    elif live:
+        with trio.CancelScope(shield=True):
+            async with trio.open_nursery() as nursery:
+                for s in live:
+                    nursery.start_soon(s.close)
+
+
+class BotPool:
+    """The sessions of one lineup (position ``j`` plays ``lineup[j]``). Made by :func:`open_pool`."""
+
+    def __init__(self, lineup: Sequence[Entrant], nursery: trio.Nursery, *, max_line: int,
+                 given_up: Mapping[int, BotSession]) -> None:
+        self.lineup = tuple(lineup)
+        self.sessions: list[BotSession | None] = [None] * len(self.lineup)
+        self._nursery = nursery
+        self._max_line = max_line
+        self._given_up = given_up
+
+    async def seat(self, positions: Sequence[int]) -> list[BotSession]:
+        """The sessions for a game whose seat ``s`` is played by position
+        ``positions[s]``, after starting every missing or dead one (a crashed
+        process is reaped first)."""
+        missing = []
+        for j, sess in enumerate(self.sessions):
+            if sess is not None and self.lineup[j].index in self._given_up:
+                continue                    # never passed hello: stays dead, its seats forfeit
+            if sess is None or not sess.alive:
+                if sess is not None:
+                    await sess.close()      # reaps a crashed process; idempotent
+                missing.append(j)
+        if missing:
+            async with trio.open_nursery() as starters:
+                for j in missing:
+                    starters.start_soon(self._start, j)
+        return [self._session(p) for p in positions]
+
+    def _session(self, j: int) -> BotSession:
+        sess = self.sessions[j]
+        if sess is None:
+            raise RuntimeError(f"lineup position {j} has no session after the starts")  # a bug in seat()
+        return sess
+
+    async def _start(self, j: int) -> None:
+        entrant = self.lineup[j]
+        dead = self._given_up.get(entrant.index)
+        if dead is not None:
+            self.sessions[j] = dead
+            return
+        try:
+            self.sessions[j] = await start_bot(entrant, self._nursery, max_line=self._max_line)
+        except BotStartFailed as exc:
+            if exc.dead is not None:
+                self.sessions[j] = exc.dead          # its crash (exit status, stderr) goes in the game's fault
+                return
+            earlier = self.sessions[j]
+            if earlier is None:
+                raise                                # cannot start at all, nothing to seat instead
+            earlier.death = str(exc).split("\n")[0]  # the old dead session stands in, saying why
+
+    async def close_all(self) -> None:
+        """Close every session (the next :meth:`seat` starts fresh ones)."""
+        await close_all(self.sessions)
+
+
+@asynccontextmanager
+async def open_pool(lineup: Sequence[Entrant], *, max_line: int,
+                    given_up: Mapping[int, BotSession] | None = None) -> AsyncIterator[BotPool]:
+    """A :class:`BotPool` for ``lineup``; every session is closed on the way
+    out (shielded, also on cancellation). ``given_up``: the dead sessions of
+    the bots given up before the night, by ``Entrant.index``."""
+    async with trio.open_nursery() as nursery:
+        pool = BotPool(lineup, nursery, max_line=max_line, given_up=given_up or {})
+        try:
+            yield pool
+        finally:
+            await pool.close_all()
+            nursery.cancel_scope.cancel()
