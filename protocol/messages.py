@@ -118,11 +118,17 @@ class Turn(_Msg, tag="turn", kw_only=True):
     round: int | None = None
 
 
+#: why a game ended: ``complete`` (played to its end), ``stalled`` (an ask game ended by the
+#: stalemate rule, RULES.md rule 10: scored as it stands, a result like any other) or
+#: ``aborted`` (the referee could not finish it: no result)
+EndReason = Literal["complete", "stalled", "aborted"]
+
+
 class End(_Msg, tag="end", kw_only=True):
     game: str
     scores: list[float]
     ranks: list[int]
-    reason: Literal["complete", "aborted"]
+    reason: EndReason
     detail: str | None = None
     forfeits: list[int] | None = None
 

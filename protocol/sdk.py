@@ -143,7 +143,7 @@ class GameView:
     scores: list[int] = field(default_factory=list)
     round: int | None = None
     left_ms: int | None = None
-    #: the ``end`` message once the game is over (scores, ranks, reason)
+    #: the ``end`` message once the game is over (scores, ranks, reason: complete, stalled or aborted)
     result: dict[str, Any] | None = None
     _family: dict[str, str] = field(default_factory=dict, repr=False)
 
@@ -439,7 +439,11 @@ class Bot:
         """An event arrived (already applied to ``view`` and appended to ``view.history``)."""
 
     def on_end(self, view: GameView, result: dict[str, Any]) -> None:
-        """The game ended; ``result`` is the ``end`` message (scores, ranks, reason)."""
+        """The game ended; ``result`` is the ``end`` message (scores, ranks, reason).
+
+        ``result["reason"]`` is ``"complete"``, ``"stalled"`` (an ask game ended by
+        the stalemate rule: ``rules["stall"]`` asks in a row moved no card; scored
+        as it stands, a result like any other) or ``"aborted"`` (no result)."""
 
     def on_error(self, message: dict[str, Any]) -> None:
         """The referee reported a fault of yours (already logged to stderr)."""
@@ -605,7 +609,7 @@ class Bot:
 
 
 if __name__ == "__main__":
-    # `python protocol/sdk.py` runs the SDK's default bot (uniformly random legal moves);
+    # `python3 protocol/sdk.py` runs the SDK's default bot (uniformly random legal moves);
     # `referee check-bot` uses it as the instant opponent in the other seats.
     class InstantBot(Bot):
         name = "InstantBot"

@@ -19,7 +19,14 @@
    (every variant, presets and two custom ask variants, at several table sizes,
    the bot in a different seat each game, the other seats played by the SDK's
    instant random bot), all in one bot process.
-4. **per-game mode** - a fresh process for each of a few games, closed with
+4. **self-play** - in every ask variant checked, two copies of the bot at one
+   table (with instant bots filling the variant's smallest table) and three
+   copies: every hand must end by the rules. A hand that stalls (the stalemate
+   rule: ``stall`` asks in a row moved no card) or is aborted (no end after
+   :data:`SELF_PLAY_MAX_DECISIONS` decisions) fails: copies of one bot that
+   ask each other the same questions in circles would wipe out games in a
+   league.
+5. **per-game mode** - a fresh process for each of a few games, closed with
    ``bye`` after each.
 
 Every check gives a pass/fail line; every failure carries a fix in words a bot
@@ -60,6 +67,15 @@ CUSTOM_VARIANTS: list[dict[str, Any]] = [
      "ask": "family", "miss": "asked", "please": False, "stock": 3, "players": [2, 5]},
 ]
 PRESETS = ["happy-families", "happy-families-jaques", "authors", "kwartet", "chickens"]
+
+#: self-play: the hand a bot plays against copies of itself is aborted after this many decisions
+#: (a long normal hand takes a few hundred; see docs/PERFORMANCE.md "Hand lengths")
+SELF_PLAY_MAX_DECISIONS = 2000
+#: self-play: the seed of every table (seed 1 is issue 10's endless kwartet game)
+SELF_PLAY_SEED = 1
+SELF_PLAY_FIX = ("remember misses; vary target or card: a seat that just said it lacks a card still lacks it "
+                 "until a card moves to it, so do not ask it again; ask another seat or for another card "
+                 "(the example bot in docs/WRITING-A-BOT.md section 1 shows how)")
 
 FIXES = {
     "malformed": "write exactly one JSON protocol message per line to stdout and nothing else; send debug "
@@ -243,7 +259,7 @@ class RawBot:
         except FileNotFoundError as exc:
             raise _ProbeFailure(f"cannot start {argv!r}: {exc.filename or argv[0]!r} not found",
                                 "check the command and the working directory; a script needs its interpreter "
-                                "(python bot.py, node bot.js) or a #! line and chmod +x") from None
+                                "(python3 bot.py, node bot.js) or a #! line and chmod +x") from None
         except PermissionError:
             raise _ProbeFailure(f"cannot start {argv!r}: {argv[0]!r} is not executable",
                                 f"chmod +x {argv[0]}, or run it through its interpreter") from None
@@ -811,6 +827,8 @@ async def _games(command: list[str] | str, name: str, cwd: str | None, report: R
                                             f"{plural(decisions, 'decision')}, no faults (session mode)")
             if cand is not None:
                 await cand.close()
+            await _self_play(spec, clock, [rules for rules, _ in plans], instants, nursery, report, log_dir,
+                             progress)
             # per-game mode: a fresh process per game
             problems = []
             per_game = [get_variant("kwartet"), get_variant("authors"), get_variant("chickens")]
@@ -843,6 +861,96 @@ async def _games(command: list[str] | str, name: str, cwd: str | None, report: R
             nursery.cancel_scope.cancel()
 
 
+async def _self_play(spec: Any, clock: Any, variants: list[Any], instants: list[Any], nursery: trio.Nursery,
+                     report: Report, log_dir: Path | None, progress: Callable[[str], None]) -> None:
+    """The self-play check: per ask variant, two copies of the bot (instant bots
+    fill the variant's smallest table) and three copies at one table, in session
+    mode (a copy that faulted is restarted for the next table). Adds one check
+    line, ``self-play`` (none when no ask variant is chosen; skipped when a game
+    check failed). The copies are closed (shielded) on the way out, also on
+    cancellation."""
+    from dataclasses import replace
+
+    from referee.runtime import BotSession, FaultPolicy, GameSpec, play_game
+    from referee.core.errors import BotError
+
+    ask_variants = [r for r in variants if r.kind == "ask"]
+    name = "self-play"
+    if not ask_variants:
+        return  # chickens only: no asking in circles, nothing to check
+    if any(c.name.startswith("game: ") and not c.ok for c in report.checks):
+        report.skip(name, "not run: fix the failed games above first (self-play needs a bot that plays legal "
+                          "games without faults)")
+        return
+    policy = FaultPolicy(max_decisions=SELF_PLAY_MAX_DECISIONS)
+    problems: list[tuple[str, str]] = []
+    tables: list[str] = []  # "kwartet x2": the tables played
+    copies: list[Any] = []
+
+    async def ensure(k: int) -> None:
+        """``copies[:k]`` are running copies of the bot (raises BotError if one cannot start)."""
+        for i in range(k):
+            if i < len(copies) and copies[i].alive:
+                continue
+            if i < len(copies):
+                await copies[i].close()
+            fresh = await BotSession.start(replace(spec, name=f"{spec.name}-{i + 1}"), clock, nursery)
+            if i < len(copies):
+                copies[i] = fresh
+            else:
+                copies.append(fresh)
+
+    try:
+        for rules in ask_variants:
+            for k in sorted({2, min(3, rules.max_players)}):
+                n = max(k, rules.min_players)
+                if n > rules.max_players or n - k > len(instants):
+                    continue
+                progress(f"self-play: {rules.name}, {k} copies")
+                try:
+                    await ensure(k)
+                except BotError as exc:
+                    problems.append((f"could not start a copy of the bot: {exc}", FIXES["crash"]))
+                    return
+                bots = [*copies[:k], *instants[: n - k]]
+                gid = f"checkbot-self-{len(tables) + 1:02d}"
+                tables.append(f"{rules.name} x{k}")
+                result = await play_game(GameSpec(game_id=gid, rules=rules, players=n, seed=SELF_PLAY_SEED,
+                                                  clock=clock, policy=policy), bots, log_dir)
+                who = (f"{rules.name}, {k} copies" + (f" and {plural(n - k, 'instant bot')}" if n > k else "")
+                       + f", seed {SELF_PLAY_SEED}")
+                mine = [f for f in result.faults if f.seat < k]
+                if mine:
+                    seat = mine[0].seat
+                    detail, fix = _describe_faults(result.faults, seat, bots[seat].stderr_tail(),
+                                                   _turns_sent(log_dir, gid, seat))
+                    problems.append((f"{who}: {detail}", fix))
+                    for c in copies[:k]:  # perhaps out of step now: fresh copies for the next table
+                        await c.close()
+                elif result.reason == "stalled":
+                    problems.append((f"{who}: the hand stalled: {rules.stall} asks in a row moved no card (the "
+                                     "copies kept asking for cards they had just been told were not there); "
+                                     f"scores {_scores(result.scores)}", SELF_PLAY_FIX))
+                elif result.reason != "complete":
+                    problems.append((f"{who}: the hand was aborted: no end after {SELF_PLAY_MAX_DECISIONS} "
+                                     "decisions (the copies ask in circles, or hand the same cards back and "
+                                     "forth)", SELF_PLAY_FIX))
+    finally:
+        with trio.CancelScope(shield=True):
+            for c in copies:
+                await c.close()
+        if problems:
+            more = f" (and {plural(len(problems) - 1, 'more table')})" if len(problems) > 1 else ""
+            report.add(name, False, problems[0][0] + more, problems[0][1])
+        elif tables:
+            report.add(name, True, f"{plural(len(tables), 'table')} with 2 or 3 copies of the bot in "
+                                   f"{plural(len(ask_variants), 'ask variant')}: every hand ended by the rules")
+
+
+def _scores(scores: Sequence[float]) -> str:
+    return "[" + ", ".join(f"{s:g}" for s in scores) + "]"
+
+
 def parse_command(command: Sequence[str]) -> list[str] | str:
     """The bot command from the CLI: several words are an argv list; one word with
     spaces is a shell string. Raises :class:`UserError` when empty."""
@@ -850,7 +958,7 @@ def parse_command(command: Sequence[str]) -> list[str] | str:
     if words and words[0] == "--":
         words = words[1:]
     if not words:
-        raise UserError("give the bot's command after --, e.g. referee check-bot -- python my_bot.py")
+        raise UserError("give the bot's command after --, e.g. referee check-bot -- python3 my_bot.py")
     if len(words) == 1 and " " in words[0].strip():
         return words[0]
     return words
@@ -899,6 +1007,7 @@ async def check_bot(command: list[str] | str, *, name: str = "candidate", cwd: s
             report.skip(probe, why)
         for v in chosen:
             report.skip(f"game: {get_variant(v).name}", why)
+        report.skip("self-play", why)
         report.skip("per-game mode", why)
     report.seconds = time.monotonic() - t0
     return report

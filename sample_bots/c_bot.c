@@ -377,7 +377,7 @@ static int handle(JNode *msg) {
     } else if (strcmp(type, "bye") == 0) {
         return 0;
     }
-    return 1;  /* event, end and unknown types need no answer */
+    return 1;  /* event, end (any reason: complete, stalled, aborted) and unknown types need no answer */
 }
 
 int main(void) {

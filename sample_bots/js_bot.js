@@ -101,7 +101,7 @@ function handle(msg) {
       process.exit(0);
       break;
     default:
-      break;  // event, end, and anything new: nothing to answer
+      break;  // event, end (reason "complete", "stalled" or "aborted"), and anything new: nothing to answer
   }
 }
 

@@ -2,8 +2,8 @@
 """A random bot: every move is a uniformly random LEGAL move.
 
 How to run it:
-    referee check-bot -- python sample_bots/random_bot.py      # put it through its paces
-    python sample_bots/random_bot.py                            # talks the protocol on stdin/stdout
+    referee check-bot -- python3 sample_bots/random_bot.py      # put it through its paces
+    python3 sample_bots/random_bot.py                           # talks the protocol on stdin/stdout
 
 It works from any directory: it finds the SDK (protocol/sdk.py) next to this
 folder. It plays every variant, custom ask variants included, because it reads
@@ -14,7 +14,7 @@ Copy it to start your own bot: change `ask`, `play` and `take`.
 import os
 import sys
 
-# Make `protocol.sdk` importable when run as `python sample_bots/random_bot.py` from anywhere.
+# Make `protocol.sdk` importable when run as `python3 sample_bots/random_bot.py` from anywhere.
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from protocol.sdk import Ask, Bot, GameView  # noqa: E402
@@ -43,6 +43,6 @@ class RandomBot(Bot):
 
 
 if __name__ == "__main__":
-    # optional first argument: a seed, for repeatable play (python sample_bots/random_bot.py 42)
+    # optional first argument: a seed, for repeatable play (python3 sample_bots/random_bot.py 42)
     seed = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].lstrip("-").isdigit() else None
     sys.exit(RandomBot(seed).run())

@@ -2,7 +2,7 @@
 """A tracking bot: it follows every public event and asks where cards must be.
 
 How to run it:
-    referee check-bot -- python sample_bots/tracker_bot.py
+    referee check-bot -- python3 sample_bots/tracker_bot.py
     referee run tournaments/tracker-vs-random.toml     # tracker vs random, four ask variants
 
 What it knows (everything here is public information):
@@ -240,6 +240,6 @@ class TrackerBot(Bot):
 
 
 if __name__ == "__main__":
-    # optional first argument: a seed, for repeatable play (python sample_bots/random_bot.py 42)
+    # optional first argument: a seed, for repeatable play (python3 sample_bots/random_bot.py 42)
     seed = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].lstrip("-").isdigit() else None
     sys.exit(TrackerBot(seed).run())

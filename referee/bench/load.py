@@ -1,4 +1,4 @@
-"""``referee bench load`` (also ``python -m referee.bench.load``): false timeouts under CPU load.
+"""``referee bench load`` (also ``python3 -m referee.bench.load``): false timeouts under CPU load.
 
 Plays kwartet tables of CPU-busy bots (``tests/hostile/bots/cpuburner.py``:
 each decision burns ``--fraction`` of the move time in CPU, then answers
@@ -143,7 +143,7 @@ def print_result(result: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     import json
 
-    p = argparse.ArgumentParser(prog="python -m referee.bench.load", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python3 -m referee.bench.load", description=__doc__.split("\n\n")[0])
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     add_arguments(p)
     args = p.parse_args(argv)

@@ -29,7 +29,7 @@ process per game (per-game mode). It prints one PASS/FAIL line per check, with a
 failure. Exit status: 0 all passed, 1 something failed, 2 bad usage."""
 
 EPILOG = """examples:
-  referee check-bot -- python sample_bots/random_bot.py
+  referee check-bot -- python3 sample_bots/random_bot.py
   referee check-bot --name js -- node sample_bots/js_bot.js
   referee check-bot -- ./c_bot
   referee check-bot -- "cd mybot && ./run.sh"     (one quoted word: run by /bin/sh)

@@ -144,10 +144,12 @@ def _open_existing(out: str) -> Ledger:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from referee.league.schedule import plan
+    from referee.league.schedule import balance_warnings, plan
 
     league = _load(args.config, args.shard)
     rows = plan(league, league.shard)
+    for warning in balance_warnings(league):
+        print(f"warning: {warning}", file=sys.stderr)
     if args.json:
         print(json.dumps(_plan_json(league, rows), indent=2))
         return 0
@@ -277,16 +279,26 @@ def cmd_run(args: argparse.Namespace) -> int:
         st = write_outputs(league.out, ledger, league.name)
     if not args.quiet:
         _print_standings(st)
-        print(_run_summary(league, stats))
+        print(_run_summary(league, stats, st))
     return 0
 
 
-def _run_summary(league: League, stats: RunStats) -> str:
+def _counts_text(st: dict[str, Any]) -> str:
+    """``"3 stalled, 2 aborted"`` over the whole ledger, with where to look when games were aborted."""
+    aborted = st.get("aborted") or []
+    text = f"{st.get('stalled', 0)} stalled, {len(aborted)} aborted"
+    if aborted:
+        text += " (no result; listed in standings.md)"
+    return text
+
+
+def _run_summary(league: League, stats: RunStats, st: dict[str, Any]) -> str:
+    counts = _counts_text(st)
     if league.shard is None:
-        return (f"{stats.played} games played now, {stats.done}/{stats.total} in the ledger; "
+        return (f"{stats.played} games played now, {stats.done}/{stats.total} in the ledger: {counts}; "
                 f"standings and report.html in {league.out}")
     return (f"shard {league.shard}: {stats.played} games played now, {stats.done}/{stats.total} of this shard's "
-            f"games in the ledger; the standings above and in {league.out} are this shard's only "
+            f"games in the ledger: {counts}; the standings above and in {league.out} are this shard's only "
             f"(combine the shards with: referee merge OUT1 OUT2 ... --into DIR)")
 
 
@@ -331,7 +343,8 @@ class _Plain:
         eta = f"{stats.eta_s:.0f}s" if stats.eta_s is not None else "?"
         top = ", ".join(f"{r['bot']} {r['win_share']:.3f}" for r in tally.top(3))
         print(
-            f"[{stats.done}/{stats.total}] {stats.rate:.1f} games/s, eta {eta}, faults {stats.faults}; top: {top}",
+            f"[{stats.done}/{stats.total}] {stats.rate:.1f} games/s, eta {eta}, faults {stats.faults}, "
+            f"aborted {tally.aborted_count}; top: {top}",
             flush=True,
         )
 
@@ -378,7 +391,7 @@ class _Live:
         if now - self.last < 0.1 and stats.done < stats.total:
             return
         self.last = now
-        t = Table(title="live standings (win share)", title_justify="left")
+        t = Table(title=f"live standings (win share), {tally.aborted_count} aborted", title_justify="left")
         for c in ("bot", "games", "win share", "faults"):
             t.add_column(c, justify="left" if c == "bot" else "right")
         for r in tally.top(5):

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shlex
+import sys
 import time
 import tomllib
 from pathlib import Path
@@ -33,13 +34,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="a preset (happy-families, happy-families-jaques, authors, kwartet, chickens) "
                         "or a .json/.toml file defining a custom ask variant")
     p.add_argument("--bot", action="append", default=[], metavar="NAME=COMMAND",
-                   help="a bot: its name and the command that starts it, e.g. alice='python bots/a.py' (repeat)")
+                   help="a bot: its name and the command that starts it, e.g. alice='python3 bots/a.py' (repeat)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--seed", type=seed_value, metavar="N",
                    help="seed for the deal and the fallback player, 0 to 2**64 - 1 (default: random)")
     g.add_argument("--deal", metavar="FILE", help='a JSON deal file: {"dealer": 0, "hands": [[...], ...], "stock": []}')
     p.add_argument("--players", type=int, help="table size; the --bot options are repeated to fill it")
-    p.add_argument("--match", metavar="FORMAT", help="several hands: fixed:N or race:TARGET (ask variants)")
+    p.add_argument("--match", metavar="FORMAT",
+                   help="several hands: fixed:N or race:TARGET (ask variants); a tie for the best total is broken "
+                        "by extra hands among the tied seats, at most 50 hands in all (or N, if more)")
     p.add_argument("--move-ms", type=int, default=1000, help="limit per decision in ms (default 1000)")
     p.add_argument("--bank-ms", type=int, help="optional time bank per game in ms")
     p.add_argument("--startup-ms", type=int, default=10000, help="limit for the hello handshake (default 10000)")
@@ -50,8 +53,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "still running after this many ms is killed with its whole process group (default 500)")
     p.add_argument("--retries", type=int, default=0, help="extra tries for illegal/malformed replies (default 0)")
     p.add_argument("--max-line", type=int, default=65536, help="longest reply line in bytes (default 65536)")
-    p.add_argument("--game-id", help="game id: letters, digits, '.', '_', '-' (default g-<seed>, or g-<date-time> "
-                                     "for a deal; a default id gets a suffix -2, -3... when its log already exists)")
+    p.add_argument("--max-decisions", type=int, metavar="N",
+                   help="abort a hand still running after N decisions (default: 5000, or 10 per card and seat "
+                        "for a big custom deck)")
+    p.add_argument("--game-id", help="game id: letters, digits, '.', '_', '-' (default <variant>-<players>p-<seed>, "
+                                     "e.g. kwartet-4p-000007, or <variant>-<players>p-<date-time> for a deal; a "
+                                     "default id gets a suffix -2, -3... when its log already exists)")
     p.add_argument("--log", default="logs", metavar="DIR", help="directory for the game log (default ./logs)")
     p.add_argument("--force", action="store_true",
                    help="overwrite the log of an explicit --game-id that already exists (default: refuse)")
@@ -161,11 +168,11 @@ def run_play(args: argparse.Namespace) -> int:
     if not (rules.min_players <= players <= rules.max_players):
         raise UserError(f"{rules.name} is for {rules.min_players}-{rules.max_players} players, not {players}")
     deal, seed = _cards(args, rules, players)
-    clock, policy = _limits(args)
+    clock, policy = _limits(args, rules, players)
     if args.game_id is not None and not _GAME_ID.fullmatch(args.game_id):
         raise UserError(f"--game-id {args.game_id!r}: use 1-128 letters, digits, '.', '_' or '-', starting with a "
                         "letter or digit (the id names the log file inside the --log folder)")
-    base_id = args.game_id or (f"g-{seed:06d}" if seed is not None else f"g-{time.strftime('%Y%m%d-%H%M%S')}")
+    base_id = args.game_id or default_game_id(rules, players, seed)
     game_id, log_path = reserve_log(args.log, base_id, explicit=args.game_id is not None, force=args.force)
     spec = GameSpec(game_id=game_id, rules=rules, players=players, seed=seed, deal=deal, match=match,
                     clock=clock, policy=policy)
@@ -179,7 +186,7 @@ def run_play(args: argparse.Namespace) -> int:
         _drop_if_empty(log_path)  # the reserved name, when no game was logged (a bot could not start)
     if isinstance(result, BaseException):
         raise UserError(f"a bot could not start: {result}")
-    _print_result(result, specs)
+    _print_result(result, specs, rules)
     return 0
 
 
@@ -211,15 +218,21 @@ def _cards(args: argparse.Namespace, rules: Rules, players: int) -> tuple[Deal |
         raise UserError(f"the deal has {len(deal.hands)} hands but there are {players} bots")
     if deal is not None:
         rules.new_game(players, deal=deal)  # validates the deal (RulesError -> exit 2)
+        problem = deal.dealing_rule_problem()
+        if problem:
+            print(f"warning: --deal {args.deal}: {problem} (docs/RULES.md, the deal); the game is played with "
+                  "the hands as given", file=sys.stderr)
     seed: int | None = args.seed
     if seed is None and deal is None:
         seed = int.from_bytes(os.urandom(4), "big")
     return deal, seed
 
 
-def _limits(args: argparse.Namespace) -> tuple[ClockSpec, FaultPolicy]:
-    """``(ClockSpec, FaultPolicy)`` from the options, checked."""
+def _limits(args: argparse.Namespace, rules: Rules, players: int) -> tuple[ClockSpec, FaultPolicy]:
+    """``(ClockSpec, FaultPolicy)`` from the options, checked (``--max-decisions``
+    defaults to :func:`referee.runtime.spec.max_decisions_for` the variant and table size)."""
     from referee.runtime import ClockSpec, FaultPolicy
+    from referee.runtime.spec import max_decisions_for
 
     clock = ClockSpec(move_ms=args.move_ms, bank_ms=args.bank_ms, startup_ms=args.startup_ms, mode=args.clock,
                       grace_ms=args.grace_ms)
@@ -229,7 +242,21 @@ def _limits(args: argparse.Namespace) -> tuple[ClockSpec, FaultPolicy]:
         raise UserError(str(exc)) from None
     if args.retries < 0 or args.max_line < 64:
         raise UserError("--retries must be >= 0 and --max-line at least 64")
-    return clock, FaultPolicy(retries=args.retries, max_line=args.max_line)
+    if args.max_decisions is not None and args.max_decisions < 1:
+        raise UserError("--max-decisions must be at least 1 (a hand still running after that many decisions is "
+                        "aborted)")
+    return clock, FaultPolicy(retries=args.retries, max_line=args.max_line,
+                              max_decisions=args.max_decisions or max_decisions_for(rules, players))
+
+
+def default_game_id(rules: Any, players: int, seed: int | None) -> str:
+    """``<variant>-<players>p-<seed>`` (``kwartet-4p-000007``), or the date and
+    time instead of the seed for an explicit deal: the log's name says what it
+    holds (a league's game ids start the same way)."""
+    from referee.league.config import slugify
+
+    tail = f"{seed:06d}" if seed is not None else time.strftime("%Y%m%d-%H%M%S")
+    return f"{slugify(rules.name)}-{players}p-{tail}"
 
 
 def reserve_log(folder: str, game_id: str, *, explicit: bool, force: bool) -> tuple[str, str]:
@@ -298,7 +325,7 @@ async def _play(specs: list[Any], spec: Any, log_dir: Path) -> Any:
             nursery.cancel_scope.cancel()
 
 
-def _print_result(result: Any, specs: list[Any]) -> None:
+def _print_result(result: Any, specs: list[Any], rules: Any) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -316,6 +343,10 @@ def _print_result(result: Any, specs: list[Any]) -> None:
         console.print(f"[yellow]fault[/]: seat {f.seat} ({f.bot}) {f.fault}: {f.detail}", markup=True, highlight=False)
     if result.detail:
         console.print(f"detail: {result.detail}", highlight=False)
+    if result.reason == "stalled":
+        console.print(f"stalled: {getattr(rules, 'stall', '?')} asks in a row moved no card, so the hand ended by the "
+                      "stalemate rule and was scored as it stood (docs/RULES.md); bots that ask in circles should "
+                      "remember their misses and vary target or card", highlight=False)
     if result.log_path:
         console.print(f"log: {result.log_path}", highlight=False)
 
@@ -324,14 +355,40 @@ def _print_result(result: Any, specs: list[Any]) -> None:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
+    """Replay a log and print the transcript and the verdict: 0 verified, 1 a
+    mismatch. A reader that stops reading early (``referee replay LOG | head``)
+    changes nothing: the status is still the verdict, and nothing is reported."""
     from referee.runtime.replay import replay
 
     report = replay(args.log)
-    console = Console(highlight=False)
+    try:
+        return _print_replay(report, args.quiet)
+    except BrokenPipeError:
+        _silence_stdout()
+        return 0 if report.ok else 1
+
+
+def _silence_stdout() -> None:
+    """After a closed pipe: point stdout at /dev/null, so that the interpreter's last
+    flush at exit neither fails nor prints a warning."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
+
+
+def _print_replay(report: Any, quiet: bool) -> int:
+    from rich.console import Console
+
+    class _PipeConsole(Console):
+        def on_broken_pipe(self) -> None:  # rich's own exits with status 1: let run_replay decide
+            self.quiet = True
+            raise BrokenPipeError
+
+    console = _PipeConsole(highlight=False)
     h = report.header
-    if not args.quiet:
+    if not quiet:
         console.print(f"[bold]{h.get('game')}[/]: {h.get('variant')}, {h.get('players')} players, seed {h.get('seed')}")
         for line in report.transcript:
             console.print(line, markup=False, soft_wrap=True)

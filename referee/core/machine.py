@@ -237,6 +237,7 @@ class HandMachine:
         self.barrier = False
         self._ended: tuple[list[Any], list[int], str, str | None] | None = None
         self._simul: dict[int, _Outcome] | None = None  # hand seat -> outcome, during a simultaneous decision
+        self._stalled = False  # a hand ended by the stalemate rule
         #: the last reply refused: (seat, fault, detail) - for replay's messages
         self.last_refusal: tuple[int, str, str] | None = None
         self._decide = ""
@@ -305,7 +306,7 @@ class HandMachine:
         assert match is not None
         hand = match.next_hand()
         if hand is None:
-            self._finish_play(match.scores(), match.ranks(), "complete", None)
+            self._finish_play(match.scores(), match.ranks(), "stalled" if self._stalled else "complete", None)
             return
         gid = f"{self.spec.game_id}.h{hand.index + 1}"
         try:
@@ -909,6 +910,8 @@ class HandMachine:
         if reason == "aborted":
             self._finish_play(None, None, "aborted", detail)
             return
+        if reason == "stalled":
+            self._stalled = True  # the game's reason is "stalled" when any of its hands stalled
         if self.match is None:
             self._finish_play(scores, ranks, reason, None)
             return

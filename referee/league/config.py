@@ -4,7 +4,8 @@
 (paths made absolute, placeholders filled in, variants looked up through
 :func:`referee.rules.get_variant`). Every mistake raises
 :class:`referee.errors.UserError` whose message starts with the config file and
-the key path of the mistake, e.g.::
+the key path of the mistake, e.g. (several mistakes: one message that lists
+them all, one line each)::
 
     tournaments/x.toml: bots[2].command: expected a string or a list of strings, got an integer
     tournaments/x.toml: bots[0]: unknown key 'comand' (did you mean 'command'?)
@@ -23,7 +24,8 @@ The file format (all keys optional unless marked required)::
                              # sandbox ("bwrap" | "basic" | "none"), require_sandbox, memory_mb,
                              # cpu_seconds, processes, file_size_mb, open_files, network, writable,
                              # build_seconds, build_network, pid_namespace, temp_workdir, clean_env, user
-    [faults]                 # retries, max_line, max_decisions
+    [faults]                 # retries, max_line, max_decisions (default: automatic, see
+                             # referee.runtime.spec.max_decisions_for), broken_bot
 
     [[bots]]
     name = "alice"                                        # required, unique
@@ -40,7 +42,8 @@ The file format (all keys optional unless marked required)::
     rules = { ... }          # custom ask variant parameters (see referee.rules.get_variant)
     sizes = [3, 4]           # table sizes: one integer or a list (default: every size the bots can fill)
     deals = 2                # deals per table (each played in every seat rotation)
-    match = "single"         # or { kind = "fixed", hands = 3 } or { kind = "race", target = 10 }
+    match = "single"         # or { kind = "fixed", hands = 3 } or { kind = "race", target = 10 };
+                             # both take max_hands (default 50): at most this many hands, tie-breaks included
 
 Placeholders in ``command`` and ``build``: ``{python}`` is the Python interpreter
 running the referee, ``{config_dir}`` the folder holding the config file.
@@ -55,7 +58,8 @@ import shlex
 import sys
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -91,7 +95,9 @@ class BotClockConfig(_Cfg):
 class FaultConfig(_Cfg):
     retries: int = 0
     max_line: int = 65536
-    max_decisions: int = 100000
+    #: a hand still running after this many decisions is aborted; None (the default): automatic,
+    #: 5000 or 10 per card and seat for big custom decks (referee.runtime.spec.max_decisions_for)
+    max_decisions: int | None = None
     #: a bot that fails the start check before the night (it cannot start, or its process
     #: exits, hangs or speaks another protocol before answering hello): "stop" the run with
     #: an error before any game (default), or let it "forfeit" all its games and play on
@@ -360,7 +366,7 @@ def _type_at(segs: list[str | int]) -> Any:
     return tp
 
 
-def _explain(exc: msgspec.ValidationError) -> str:
+def _explain(exc: msgspec.ValidationError | str) -> str:
     text = str(exc)
     m = _UNKNOWN_RE.match(text)
     if m:
@@ -399,13 +405,53 @@ def _explain(exc: msgspec.ValidationError) -> str:
 
 
 def decode_config(data: bytes, source: str) -> LeagueConfig:
-    """Decode TOML bytes strictly; raise :class:`UserError` naming the key path."""
+    """Decode TOML bytes strictly; raise :class:`UserError` naming the key path
+    of every mistake (each top-level key and each ``[[bots]]``/``[[variants]]``
+    table is checked on its own, so one message lists them all)."""
     try:
         return msgspec.toml.decode(data, type=LeagueConfig)
     except msgspec.ValidationError as exc:
-        raise UserError(f"{source}: {_name_map_keys(_explain(exc), data)}") from None
+        problems = _Problems(source)
+        for text in _every_type_mistake(data) or [str(exc)]:
+            problems.items.append(f"{source}: {_name_map_keys(_explain(text), data)}")
+        problems.raise_if_any()
+        raise AssertionError("unreachable")  # pragma: no cover - raise_if_any raised
     except msgspec.DecodeError as exc:
         raise UserError(f"{source}: not valid TOML: {exc}") from None
+
+
+def _every_type_mistake(data: bytes) -> list[str]:
+    """The validation messages of every top-level key and every array-of-tables
+    entry of a config that does not decode, with the key path of each (as
+    msgspec words them: ``... - at `$.bots[2].command```), in file order."""
+    try:
+        raw = msgspec.toml.decode(data)
+    except msgspec.DecodeError:  # pragma: no cover - the typed decode got past the TOML syntax
+        return []
+    if not isinstance(raw, dict):  # pragma: no cover - a TOML document is a table
+        return []
+    hints = typing.get_type_hints(LeagueConfig)
+    out: list[str] = []
+
+    def at(text: str, path: str) -> str:
+        if " - at `$" in text:
+            return text.replace(" - at `$", f" - at `${path}", 1)
+        return f"{text} - at `${path}`"
+
+    for key, value in raw.items():
+        if key not in hints:
+            out.append(f"Object contains unknown field `{key}`")
+            continue
+        tp = hints[key]
+        items = (list(enumerate(value)) if key in ("bots", "variants") and isinstance(value, list)
+                 else [(None, value)])
+        elem = typing.get_args(tp)[0] if items and items[0][0] is not None else tp
+        for i, item in items:
+            try:
+                msgspec.convert(item, type=elem)
+            except msgspec.ValidationError as exc:
+                out.append(at(str(exc), f".{key}" if i is None else f".{key}[{i}]"))
+    return out
 
 
 def _name_map_keys(message: str, data: bytes) -> str:
@@ -480,16 +526,54 @@ def load_config(path: str | os.PathLike[str], *, out: str | None = None) -> Leag
 ErrorAt = Callable[[str, str], UserError]
 
 
-@dataclass(frozen=True)
+class _Problems:
+    """Every mistake of a config, collected so that one run reports them all.
+
+    ``with problems.check(): ...`` records the :class:`UserError` the block
+    raises (and goes on); :meth:`raise_if_any` raises one :class:`UserError`:
+    the single message as it was, or for several mistakes
+    ``"<source>: N mistakes:"`` and one indented line per mistake
+    (``"  bots[1].name: ..."``), in the order of the file."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.items: list[str] = []
+
+    @contextmanager
+    def check(self) -> Iterator[None]:
+        try:
+            yield
+        except UserError as exc:
+            self.items.append(str(exc))
+
+    def raise_if_any(self) -> None:
+        if not self.items:
+            return
+        if len(self.items) == 1:
+            raise UserError(self.items[0])
+        prefix = f"{self.source}: "
+        lines = [m[len(prefix):] if m.startswith(prefix) else m for m in self.items]
+        raise UserError(f"{self.source}: {len(lines)} mistakes:\n" + "\n".join(f"  {line}" for line in lines))
+
+
+@dataclass
 class _Resolving:
-    """What resolving one config needs besides the config: where it comes from."""
+    """What resolving one config needs besides the config: where it comes from,
+    and the mistakes found so far (each check records its own and goes on)."""
 
     source: str                    # the config file as named to the user
     config_dir: Path               # relative paths in the config start here
     schedule_only: bool            # skip the checks that depend on this machine
+    problems: _Problems = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.problems = _Problems(self.source)
 
     def err(self, where: str, msg: str) -> UserError:
         return UserError(f"{self.source}: {where}: {msg}")
+
+    def check(self) -> Any:
+        return self.problems.check()
 
 
 def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: str | None = None,
@@ -499,15 +583,16 @@ def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: st
     ``schedule_only=True`` skips the checks that depend on this machine (bot
     working directories, resource limits): enough to rebuild the schedule of
     a config stored in a ledger played elsewhere (``referee merge``); such a
-    League must not be used to play. Raises :class:`UserError` naming
-    ``source`` (default: ``path``) and the key path of the first mistake.
+    League must not be used to play. Raises one :class:`UserError` naming
+    ``source`` (default: ``path``) and the key path of every mistake.
     """
     ctx = _Resolving(source or str(path), path.resolve().parent, schedule_only)
-    _check_top(cfg, ctx)
+    limits_ok = _check_top(cfg, ctx)
     names: dict[str, int] = {}
-    bots = tuple(_resolve_bot(cfg, i, names, ctx) for i in range(len(cfg.bots)))
+    bots = tuple(_resolve_bot(cfg, i, names, ctx, limits_ok) for i in range(len(cfg.bots)))
     slugs: dict[str, int] = {}
-    variants = tuple(_resolve_variant(cfg, i, slugs, ctx.err) for i in range(len(cfg.variants)))
+    variants = [_resolve_variant(cfg, i, slugs, ctx) for i in range(len(cfg.variants))]
+    ctx.problems.raise_if_any()
     return League(
         path=path.resolve(),
         config_dir=ctx.config_dir,
@@ -520,120 +605,165 @@ def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: st
         clock=cfg.clock,
         faults=cfg.faults,
         bots=bots,
-        variants=variants,
+        variants=tuple(v for v in variants if v is not None),
         raw=cfg,
     )
 
 
-def _check_top(cfg: LeagueConfig, ctx: _Resolving) -> None:
-    """The league-wide keys: bots and variants present, concurrency, clock, seed, faults."""
+def _check_top(cfg: LeagueConfig, ctx: _Resolving) -> bool:
+    """The league-wide keys: bots and variants present, concurrency, clock, seed,
+    faults, the league's ``[limits]``. Returns whether those limits are valid."""
     err = ctx.err
-    if not cfg.bots:
-        raise UserError(f"{ctx.source}: no bots: add at least one [[bots]] table with a name and a command")
-    if not cfg.variants:
-        raise UserError(f'{ctx.source}: no variants: add at least one [[variants]] table, e.g. name = "kwartet"')
-    if cfg.concurrency is not None and cfg.concurrency < 1:
-        raise err("concurrency", "must be at least 1")
-    if cfg.clock.move_ms < 1:
-        raise err("clock.move_ms", "must be at least 1 (milliseconds)")
-    if cfg.clock.startup_ms < 1:
-        raise err("clock.startup_ms", "must be at least 1 (milliseconds)")
-    if cfg.clock.bank_ms is not None and cfg.clock.bank_ms < 1:
-        raise err("clock.bank_ms", "must be at least 1 (milliseconds), or left out for no bank")
-    if not 0 <= cfg.seed < SEED_LIMIT:
-        raise err("seed", f"must be a whole number from 0 to 2**64 - 1 ({SEED_LIMIT - 1}), as for "
-                          f"referee play --seed; got {cfg.seed}")
-    _check_ceiling(cfg.clock.wall_ceiling_ms, cfg.clock.move_ms, "clock.wall_ceiling_ms", "clock.move_ms", err)
-    if cfg.faults.retries < 0:
-        raise err("faults.retries", "must be 0 or more")
-    if cfg.faults.max_decisions < 1:
-        raise err("faults.max_decisions",
-                  "must be at least 1 (a hand still running after that many decisions is aborted)")
-    if cfg.faults.max_line < 64:
-        raise err("faults.max_line", "must be at least 64 (bytes)")
+    with ctx.check():
+        if not cfg.bots:
+            raise UserError(f"{ctx.source}: no bots: add at least one [[bots]] table with a name and a command")
+    with ctx.check():
+        if not cfg.variants:
+            raise UserError(f'{ctx.source}: no variants: add at least one [[variants]] table, e.g. name = "kwartet"')
+    with ctx.check():
+        if cfg.concurrency is not None and cfg.concurrency < 1:
+            raise err("concurrency", "must be at least 1")
+    with ctx.check():
+        if cfg.clock.move_ms < 1:
+            raise err("clock.move_ms", "must be at least 1 (milliseconds)")
+    with ctx.check():
+        if cfg.clock.startup_ms < 1:
+            raise err("clock.startup_ms", "must be at least 1 (milliseconds)")
+    with ctx.check():
+        if cfg.clock.bank_ms is not None and cfg.clock.bank_ms < 1:
+            raise err("clock.bank_ms", "must be at least 1 (milliseconds), or left out for no bank")
+    with ctx.check():
+        if not 0 <= cfg.seed < SEED_LIMIT:
+            raise err("seed", f"must be a whole number from 0 to 2**64 - 1 ({SEED_LIMIT - 1}), as for "
+                              f"referee play --seed; got {cfg.seed}")
+    with ctx.check():
+        _check_ceiling(cfg.clock.wall_ceiling_ms, cfg.clock.move_ms, "clock.wall_ceiling_ms", "clock.move_ms", err)
+    with ctx.check():
+        if cfg.faults.retries < 0:
+            raise err("faults.retries", "must be 0 or more")
+    with ctx.check():
+        if cfg.faults.max_decisions is not None and cfg.faults.max_decisions < 1:
+            raise err("faults.max_decisions", "must be at least 1 (a hand still running after that many decisions "
+                                              "is aborted), or left out for the automatic cap")
+    with ctx.check():
+        if cfg.faults.max_line < 64:
+            raise err("faults.max_line", "must be at least 64 (bytes)")
+    if ctx.schedule_only:
+        return True
+    limits_ok = False
+    with ctx.check():
+        _check_league_limits(cfg.limits, err)
+        limits_ok = True
+    return limits_ok
 
 
-def _resolve_bot(cfg: LeagueConfig, i: int, names: dict[str, int], ctx: _Resolving) -> Bot:
+def _resolve_bot(cfg: LeagueConfig, i: int, names: dict[str, int], ctx: _Resolving, limits_ok: bool) -> Bot:
     """``bots[i]``: its name (unique: ``names`` holds the earlier ones), working
-    directory, clock overrides, limits and commands."""
+    directory, clock overrides, limits and commands (each mistake recorded)."""
     b = cfg.bots[i]
     where = f"bots[{i}]"
-    if not b.name.strip():
-        raise ctx.err(f"{where}.name", "must not be empty")
-    if b.name in names:
-        raise ctx.err(f"{where}.name",
+    err = ctx.err
+    with ctx.check():
+        if not b.name.strip():
+            raise err(f"{where}.name", "must not be empty")
+    with ctx.check():
+        if b.name in names:
+            raise err(f"{where}.name",
                       f"duplicate bot name '{b.name}' (also bots[{names[b.name]}]); names must be unique")
-    names[b.name] = i
+    names.setdefault(b.name, i)
     cwd = (ctx.config_dir / b.cwd).resolve() if b.cwd is not None else ctx.config_dir
-    if not cwd.is_dir() and not ctx.schedule_only:
-        raise ctx.err(f"{where}.cwd", f"directory {cwd} does not exist (paths are relative to the config file)")
-    clock = _bot_clock(cfg, b, where, ctx.err)
-    limits = (None if ctx.schedule_only
-              else _check_limits(cfg.limits, b.limits, b.cwd is not None, f"{where}.limits", ctx.err))
+    with ctx.check():
+        if not cwd.is_dir() and not ctx.schedule_only:
+            raise err(f"{where}.cwd", f"directory {cwd} does not exist (paths are relative to the config file)")
+    clock = _bot_clock(cfg, b, where, ctx)
+    limits = None
+    if not ctx.schedule_only and limits_ok:
+        with ctx.check():
+            limits = _check_limits(cfg.limits, b.limits, b.cwd is not None, f"{where}.limits", err)
+    command: Any = None
+    build: Any = None
+    with ctx.check():
+        command = _command(b.command, ctx.config_dir, f"{ctx.source}: {where}.command")
+    with ctx.check():
+        build = _command(b.build, ctx.config_dir, f"{ctx.source}: {where}.build") if b.build is not None else None
     return Bot(
         name=b.name,
-        command=_command(b.command, ctx.config_dir, f"{ctx.source}: {where}.command"),
+        command=command,
         cwd=str(cwd),
         env=dict(b.env) if b.env else None,  # extra variables; the runtime's sandbox adds a minimal base
-        build=_command(b.build, ctx.config_dir, f"{ctx.source}: {where}.build") if b.build is not None else None,
+        build=build,
         clock=clock,
         limits=limits,
     )
 
 
-def _bot_clock(cfg: LeagueConfig, b: BotConfig, where: str, err: ErrorAt) -> dict[str, Any]:
+def _bot_clock(cfg: LeagueConfig, b: BotConfig, where: str, ctx: _Resolving) -> dict[str, Any]:
     """A bot's clock overrides (only the keys given), checked against the league clock."""
     clock = {k: v for k, v in msgspec.to_builtins(b.clock).items() if v is not None} if b.clock else {}
     for k, v in clock.items():
-        if isinstance(v, int) and v < 1:
-            raise err(f"{where}.clock.{k}", "must be at least 1 (milliseconds)")
+        with ctx.check():
+            if isinstance(v, int) and v < 1:
+                raise ctx.err(f"{where}.clock.{k}", "must be at least 1 (milliseconds)")
     if "move_ms" in clock or "wall_ceiling_ms" in clock:
         own = "wall_ceiling_ms" in clock
-        _check_ceiling(
-            clock.get("wall_ceiling_ms", cfg.clock.wall_ceiling_ms), clock.get("move_ms", cfg.clock.move_ms),
-            f"{where}.clock.wall_ceiling_ms" if own else f"{where}.clock.move_ms",
-            f"{where}.clock.move_ms" if "move_ms" in clock else "clock.move_ms", err,
-            inherited=None if own else "clock.wall_ceiling_ms",
-        )
+        with ctx.check():
+            _check_ceiling(
+                clock.get("wall_ceiling_ms", cfg.clock.wall_ceiling_ms), clock.get("move_ms", cfg.clock.move_ms),
+                f"{where}.clock.wall_ceiling_ms" if own else f"{where}.clock.move_ms",
+                f"{where}.clock.move_ms" if "move_ms" in clock else "clock.move_ms", ctx.err,
+                inherited=None if own else "clock.wall_ceiling_ms",
+            )
     return clock
 
 
-def _resolve_variant(cfg: LeagueConfig, i: int, slugs: dict[str, int], err: ErrorAt) -> Variant:
+def _resolve_variant(cfg: LeagueConfig, i: int, slugs: dict[str, int], ctx: _Resolving) -> Variant | None:
     """``variants[i]``: its rules, name (unique as a game-id part: ``slugs``
-    holds the earlier ones), table sizes, deals and match format."""
+    holds the earlier ones), table sizes, deals and match format; None when a
+    mistake (recorded) leaves it unusable."""
     v = cfg.variants[i]
     where = f"variants[{i}]"
-    rules = _rules(v, where, err)
+    err = ctx.err
+    rules: Any = None
+    with ctx.check():
+        rules = _rules(v, where, err)
     slug = slugify(v.name)
-    if slug in slugs:
-        raise err(f"{where}.name",
-                  f"variant '{v.name}' appears twice (also variants[{slugs[slug]}]); give each a distinct name")
-    slugs[slug] = i
-    sizes = _sizes(v, rules, len(cfg.bots), cfg.fill, where, err)
-    if v.deals < 1:
-        raise err(f"{where}.deals", "must be at least 1")
-    match = _match(v.match, f"{where}.match", err)
-    if match.kind != "single" and getattr(rules, "kind", "ask") == "chickens":
-        raise err(f"{where}.match", 'chickens is played as single games only; remove match or set match = "single"')
+    with ctx.check():
+        if slug in slugs:
+            raise err(f"{where}.name",
+                      f"variant '{v.name}' appears twice (also variants[{slugs[slug]}]); give each a distinct name")
+    slugs.setdefault(slug, i)
+    with ctx.check():
+        if v.deals < 1:
+            raise err(f"{where}.deals", "must be at least 1")
+    match: MatchSpec | None = None
+    with ctx.check():
+        match = _match(v.match, f"{where}.match", err)
+    if rules is None:
+        return None  # its table sizes and match cannot be checked without its rules
+    sizes: tuple[int, ...] = ()
+    with ctx.check():
+        sizes = _sizes(v, rules, len(cfg.bots), cfg.fill, where, err)
+    with ctx.check():
+        if match is not None and match.kind != "single" and getattr(rules, "kind", "ask") == "chickens":
+            raise err(f"{where}.match", 'chickens is played as single games only; remove match or set '
+                                        'match = "single"')
+    if not sizes or match is None:
+        return None
     return Variant(name=v.name, slug=slug, rules=rules, sizes=sizes, deals=v.deals, match=match)
 
 
 def _rules(v: VariantConfig, where: str, err: ErrorAt) -> Any:
     """The rules of a variant: a preset by name, or custom parameters (``rules``)."""
-    from referee.rules import VARIANTS, RulesError, get_variant
+    from referee.rules import RulesError, get_variant
 
     try:
         if v.rules is None:
             return get_variant(v.name)
-        return get_variant({"name": v.name, **v.rules})
-    except RulesError as exc:
-        msg = str(exc)
-        if v.rules is not None:
-            raise err(f"{where}.rules", msg) from None
-        close = difflib.get_close_matches(v.name, VARIANTS, n=1, cutoff=0.6)
-        if close:
-            msg += f"; did you mean '{close[0]}'?"
-        raise err(f"{where}.name", msg) from None
+        params = dict(v.rules)
+        params.setdefault("name", v.name)
+        return get_variant(params)
+    except RulesError as exc:  # an unknown name's message names the closest preset
+        raise err(f"{where}.rules" if v.rules is not None else f"{where}.name", str(exc)) from None
 
 
 def _sizes(v: VariantConfig, rules: Any, nbots: int, fill: str, where: str, err: ErrorAt) -> tuple[int, ...]:
@@ -712,28 +842,40 @@ def _check_limits(league: dict[str, Any] | None, bot: dict[str, Any] | None, cwd
     return merged
 
 
+def _check_league_limits(league: dict[str, Any] | None, err: ErrorAt) -> None:
+    """Check the league's ``[limits]`` table on its own (raises ``err(...)``)."""
+    from referee.runtime.limits import LimitsError, parse_limits
+
+    try:
+        parse_limits(league)
+    except LimitsError as exc:
+        raise err(f"limits.{exc.key}" if exc.key else "limits", exc.message) from None
+
+
 def _match(m: str | MatchConfig, where: str, err: ErrorAt) -> MatchSpec:
     if isinstance(m, str):
         if m != "single":
             raise err(where, f'unknown match format {m!r}; use "single", or a table such as '
                              '{ kind = "fixed", hands = 3 } or { kind = "race", target = 10 }')
         return MatchSpec()
-    takes = {"single": (), "fixed": ("hands",), "race": ("target", "max_hands")}[m.kind]
+    takes = {"single": (), "fixed": ("hands", "max_hands"), "race": ("target", "max_hands")}[m.kind]
     given = {"hands": m.hands is not None, "target": m.target is not None, "max_hands": m.max_hands != 50}
     for key in ("hands", "target", "max_hands"):
         if given[key] and key not in takes:
             what = {"single": 'takes no other keys (for several hands use { kind = "fixed", hands = N })',
-                    "fixed": "takes only hands (the number of hands played)",
-                    "race": "takes target (the total that wins) and max_hands (at most this many hands)"}[m.kind]
+                    "fixed": "takes hands (the number of hands played) and max_hands (at most this many hands, "
+                             "tie-break hands included)",
+                    "race": "takes target (the total that wins) and max_hands (at most this many hands, "
+                            "tie-break hands included)"}[m.kind]
             raise err(f"{where}.{key}", f"does not apply to a {m.kind} match: remove it; a {m.kind} match {what}")
     if m.kind == "single":
         return MatchSpec()
+    if m.max_hands < 1:
+        raise err(f"{where}.max_hands", "must be at least 1 (hands in all, tie-break hands included)")
     if m.kind == "fixed":
         if m.hands is None or m.hands < 1:
             raise err(f"{where}.hands", "a fixed match needs hands = N (at least 1)")
         return MatchSpec(kind="fixed", hands=m.hands, max_hands=m.max_hands)
     if m.target is None or m.target < 1:
         raise err(f"{where}.target", "a race match needs target = N (the total that wins, at least 1)")
-    if m.max_hands < 1:
-        raise err(f"{where}.max_hands", "must be at least 1")
     return MatchSpec(kind="race", target=m.target, max_hands=m.max_hands)

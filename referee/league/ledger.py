@@ -67,7 +67,7 @@ CREATE TABLE IF NOT EXISTS games (
     faults    TEXT NOT NULL,      -- JSON: [{seat, bot, fault, detail, decision}]
     think     TEXT NOT NULL,      -- JSON: per seat {count, mean_ms, max_ms}
     log_path  TEXT,               -- relative to the output directory
-    reason    TEXT NOT NULL,      -- "complete" or "aborted"
+    reason    TEXT NOT NULL,      -- "complete", "stalled" (a result) or "aborted" (none)
     wall_ms   REAL NOT NULL,
     finished  REAL NOT NULL,
     detail    TEXT                -- why an aborted game was aborted

@@ -12,6 +12,7 @@ from typing import Any
 
 from referee.league.outdir import write_atomic
 from referee.league.standings import meeting
+from referee.league.standings import games_text
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;color:#222}
@@ -81,10 +82,11 @@ def render(st: dict[str, Any], out_dir: Path | None = None) -> str:
     parts = [
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\">",
         f"<title>{_e(st['league'] or 'league')} - standings</title><style>{_CSS}</style></head><body>",
-        f"<h1>{_e(st['league'] or 'league')}</h1><p>{st['games']} games.</p>",
+        f"<h1>{_e(st['league'] or 'league')}</h1><p>{_e(games_text(st))}. <span class=\"muted\">Stalled games "
+        "(an ask hand ended by the stalemate rule) count like any other; aborted games have no result.</span></p>",
     ]
     for scope, data in st["scopes"].items():
-        parts.append(f"<h2>{_e(scope)} <span class=\"muted\">({data['games']} games)</span></h2>")
+        parts.append(f"<h2>{_e(scope)} <span class=\"muted\">({_e(games_text(data))})</span></h2>")
         parts.append(_standings_table(data))
         parts.append(_h2h_table(data))
     faults = st.get("faults", [])

@@ -179,6 +179,29 @@ def plan(league: League, shard: Shard | None = None) -> list[PlanRow]:
             for v, size, start, count in _blocks(league)]
 
 
+def balance_warnings(league: League) -> list[str]:
+    """One warning per variant with a table size whose ``deals`` is not a
+    multiple of ``(size-1)!`` (the number of cyclic seating orders of a table,
+    one per deal in turn): then the orders are not all played equally often,
+    so some bots sit to the left of others more often (the seating is not
+    fully balanced). Empty when every variant is balanced."""
+    out = []
+    for i, v in enumerate(league.variants):
+        bad = [size for size in v.sizes if v.deals % math.factorial(size - 1)]
+        if not bad:
+            continue
+        orders = ", ".join(str(math.factorial(size - 1)) for size in bad)
+        need = math.factorial(max(v.sizes) - 1)  # a multiple of every smaller size's (size-1)!
+        whole = -(-v.deals // need) * need
+        out.append(
+            f"variants[{i}] '{v.name}': deals = {v.deals} is not a multiple of (size-1)! at "
+            f"{', '.join(map(str, bad))} seats ({orders} cyclic seating orders): some orders are played more "
+            f"often than others, so some bots sit to the left of others more often (seating not fully "
+            f"balanced); deals = {whole} would balance every size"
+        )
+    return out
+
+
 def total_games(league: League, shard: Shard | None = None) -> int:
     return sum(r.games for r in plan(league, shard))
 

@@ -16,9 +16,14 @@ For every bot and scope (``"overall"`` and each variant):
   updates;
 * ``forfeits``, ``faults`` by type, mean and max think time per decision.
 
-Aborted games (reason other than ``complete``, e.g. a hand stopped after
-``max_decisions``) have no result: they are listed under ``aborted`` and
-count nowhere else.
+Stalled games (reason ``stalled``: an ask hand ended by the stalemate rule,
+scored as it stood) are results like any other: they count in everything
+above, and each scope also says how many of its games stalled (``stalled``).
+Aborted games (reason ``aborted``, e.g. a hand stopped after
+``max_decisions``) have no result: they count nowhere else, each scope says
+how many it lost (``aborted``), and they are listed under the top-level
+``aborted``. :func:`games_text` words a scope's counts ("120 games, 3
+stalled, 2 aborted") for every output.
 
 The head-to-head table counts, for every ordered pair of different bots that
 met at a table, how often the first finished strictly above the second
@@ -47,6 +52,9 @@ if TYPE_CHECKING:
     from rich.table import Table
 
 Z95 = 1.959963984540054
+
+#: the game reasons that give a result (``aborted`` does not)
+COUNTED_REASONS = ("complete", "stalled")
 
 
 def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
@@ -95,9 +103,13 @@ class _Scope:
         self.above: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         self.met: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         self.games = 0
+        self.stalled = 0  # of the games: ended by the stalemate rule (counted like any other)
+        self.aborted = 0  # games without a result (not in ``games``)
 
     def add(self, row: GameRow, eff: list[int]) -> None:
         self.games += 1
+        if row.reason == "stalled":
+            self.stalled += 1
         n = len(row.bots)
         ff = set(row.forfeits)
         for s, bot in enumerate(row.bots):
@@ -176,7 +188,8 @@ class _Scope:
             a: {b: {"above": self.above[a][b], "met": self.met[a][b]} for b in names if b != a and self.met[a][b]}
             for a in names
         }
-        return {"games": self.games, "bots": rows, "head_to_head": h2h}
+        return {"games": self.games, "stalled": self.stalled, "aborted": self.aborted, "bots": rows,
+                "head_to_head": h2h}
 
 
 class Tally:
@@ -195,20 +208,21 @@ class Tally:
         self.aborted: list[dict[str, Any]] = []
 
     def add(self, row: GameRow) -> None:
-        if row.reason != "complete":
-            # an aborted game (e.g. bots asking in circles past max_decisions) has no result
+        if row.reason not in COUNTED_REASONS:
+            # an aborted game (e.g. a hand stopped after max_decisions) has no result
             self.aborted.append({"game": row.game_id, "variant": row.variant, "bots": row.bots,
                                  "detail": row.detail or "", "log": row.log_path})
+            self.overall.aborted += 1
             if self.live:
                 self.aborted = self.aborted[-1:]
+            else:
+                self._scope(row.variant).aborted += 1
             return
         eff = effective_ranks(row.scores, row.ranks, row.forfeits)
         self.overall.add(row, eff)
         if self.live:
             return
-        if row.variant not in self.variants:
-            self.variants[row.variant] = _Scope()
-        self.variants[row.variant].add(row, eff)
+        self._scope(row.variant).add(row, eff)
         for f in row.faults:
             self.fault_list.append(
                 {
@@ -222,6 +236,16 @@ class Tally:
                 }
             )
 
+    def _scope(self, variant: str) -> _Scope:
+        if variant not in self.variants:
+            self.variants[variant] = _Scope()
+        return self.variants[variant]
+
+    @property
+    def aborted_count(self) -> int:
+        """Aborted games so far (also in ``live`` mode, which keeps only the last one listed)."""
+        return self.overall.aborted
+
     def top(self, n: int = 5) -> list[dict[str, Any]]:
         """The live top ``n`` overall, by win share (cheap, for progress displays)."""
         rows = [
@@ -234,6 +258,7 @@ class Tally:
         return {
             "league": self.league,
             "games": self.overall.games,
+            "stalled": self.overall.stalled,
             "scopes": {
                 "overall": self.overall.result(),
                 **{v: self.variants[v].result() for v in sorted(self.variants)},
@@ -267,6 +292,14 @@ CSV_FIELDS = [
     "scope", "place", "bot", "games", "wins", "win_share", "win_lo", "win_hi", "mean_score", "mean_rank",
     "mu", "sigma", "ordinal", "forfeits", "faults", "think_mean_ms", "think_max_ms",
 ]
+
+
+def games_text(data: dict[str, Any]) -> str:
+    """A scope's (or the top level's) game counts in words: ``"120 games, 3 stalled,
+    2 aborted"`` (stalled games are among the games counted; aborted ones are not)."""
+    aborted = data["aborted"] if isinstance(data.get("aborted"), int) else len(data.get("aborted") or [])
+    games = data["games"]
+    return f"{games} game{'' if games == 1 else 's'}, {data.get('stalled', 0)} stalled, {aborted} aborted"
 
 
 def _faults_text(faults: dict[str, int]) -> str:
@@ -325,9 +358,11 @@ def head_to_head_csv(st: dict[str, Any]) -> str:
 
 
 def to_markdown(st: dict[str, Any]) -> str:
-    out = [f"# Standings: {md_text(st['league'] or 'league')}", "", f"{st['games']} games.", ""]
+    out = [f"# Standings: {md_text(st['league'] or 'league')}", "", f"{games_text(st)}.", "",
+           "Stalled games (an ask hand ended by the stalemate rule) count like any other; aborted games have "
+           "no result and count nowhere.", ""]
     for scope, data in st["scopes"].items():
-        out += [f"## {md_text(scope)} ({data['games']} games)", ""]
+        out += [f"## {md_text(scope)} ({games_text(data)})", ""]
         out.append("| # | bot | games | win share | 95% CI | mean score | mean rank | mu | sigma | ordinal "
                    "| forfeits | faults | think mean ms | think max ms |")
         out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -378,7 +413,7 @@ def rich_tables(st: dict[str, Any], scopes: Iterable[str] | None = None) -> list
     for scope, data in st["scopes"].items():
         if scopes is not None and scope not in scopes:
             continue
-        t = Table(title=f"{scope} ({data['games']} games)", title_justify="left")
+        t = Table(title=f"{scope} ({games_text(data)})", title_justify="left")
         for col in ("#", "bot", "games", "win share", "95% CI", "score", "rank", "mu", "sigma", "ordinal", "faults",
                     "think ms"):
             t.add_column(col, justify="left" if col in ("bot", "faults") else "right")

@@ -33,6 +33,7 @@ from referee.league.schedule import ScheduledGame, Table
 from referee.rules import Rules
 from referee.rules.match import MatchFormat
 from referee.runtime import BotSpec, ClockSpec, FaultPolicy, GameResult, GameSpec
+from referee.runtime.spec import max_decisions_for
 from referee.runtime.limits import LimitsError, parse_limits
 
 
@@ -137,8 +138,7 @@ class UnitMaker:
         self.league = league
         self._entrants: dict[int, Entrant] = {}
         self._clock = self.clock()
-        f = league.faults
-        self._policy = FaultPolicy(retries=f.retries, max_line=f.max_line, max_decisions=f.max_decisions)
+        self._policies: dict[tuple[str, int], FaultPolicy] = {}
 
     def clock(self, overrides: dict[str, Any] | None = None) -> ClockSpec:
         """The league clock, with a bot's ``overrides`` (its ``clock`` table) on top."""
@@ -165,6 +165,18 @@ class UnitMaker:
             found = self._entrants[index] = Entrant(index, spec, self.clock(b.clock))
         return found
 
+    def policy(self, rules: Any, players: int) -> FaultPolicy:
+        """The league's fault policy for a table (``max_decisions``: the config's, or
+        :func:`referee.runtime.spec.max_decisions_for` of the variant and size)."""
+        key = (rules.name, players)
+        found = self._policies.get(key)
+        if found is None:
+            f = self.league.faults
+            found = self._policies[key] = FaultPolicy(
+                retries=f.retries, max_line=f.max_line,
+                max_decisions=f.max_decisions or max_decisions_for(rules, players))
+        return found
+
     def unit(self, table: Table, games: Sequence[ScheduledGame], given_up: frozenset[int] = frozenset()) -> Unit:
         """The unit that plays ``games`` (of ``table``, in this order)."""
         v = table.variant
@@ -174,7 +186,7 @@ class UnitMaker:
         return Unit(
             table=table.key, lineup=tuple(self.entrant(i) for i in table.lineup),
             games=tuple(UnitGame(g.game_id, g.seed, g.positions) for g in games),
-            rules=v.rules, players=table.size, match=match, clock=self._clock, policy=self._policy,
+            rules=v.rules, players=table.size, match=match, clock=self._clock, policy=self.policy(v.rules, table.size),
             own_clocks=any(self.league.bots[i].clock for i in table.lineup),
             reuse=reuse, max_line=self.league.faults.max_line, given_up=given_up,
         )

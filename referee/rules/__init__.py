@@ -10,6 +10,7 @@ Entry points:
 
 from __future__ import annotations
 
+import difflib
 from typing import Any, Mapping
 
 from .base import (
@@ -40,17 +41,19 @@ def get_variant(spec: str | Mapping[str, Any]) -> Rules:
 
     A mapping with ``"game": "chickens"`` (or ``name == "chickens"``) gives
     chickens; any other mapping is an ask variant (see ``AskRules.from_params``).
-    Raises :class:`RulesError` with a clear message for unknown names and
-    invalid combinations.
+    Raises :class:`RulesError` with a clear message for unknown names (naming
+    the closest preset, for a typo) and invalid combinations.
     """
     if isinstance(spec, str):
         if spec == "chickens":
             return ChickensRules()
         if spec in ASK_PRESETS:
             return ASK_PRESETS[spec]
+        close = difflib.get_close_matches(spec, VARIANTS, n=1, cutoff=0.6)
         raise RulesError(
             f"unknown variant {spec!r}; the presets are {', '.join(VARIANTS)} "
             "(or define a custom ask variant with its parameters)"
+            + (f"; did you mean '{close[0]}'?" if close else "")
         )
     if spec.get("game") == "chickens" or spec.get("name") == "chickens":
         return ChickensRules.from_params(spec)

@@ -24,6 +24,7 @@ lists the actions in exactly that index order, so
 
 from __future__ import annotations
 
+import difflib
 import json
 import secrets
 from bisect import insort
@@ -38,7 +39,10 @@ __all__ = ["ASK_PRESETS", "AskGame", "AskRules"]
 _ASK_MODES = ("card", "family")
 _MISS_RULES = ("asked", "next")
 _FIRST_RULES = ("left", "dealer")
-_PARAM_KEYS = ("name", "base", "game", "families", "members", "ask", "miss", "please", "stock", "first", "players")
+_PARAM_KEYS = ("name", "base", "game", "families", "members", "ask", "miss", "please", "stock", "first", "players",
+               "stall")
+#: the stalemate rule's default (RULES.md rule 10): a hand ends after this many asks in a row that move no card
+DEFAULT_STALL = 100
 
 
 class _Tables:
@@ -47,7 +51,7 @@ class _Tables:
     __slots__ = (
         "F", "M", "D", "full", "card_names", "card_index", "card_fam", "card_bit",
         "family_names", "family_index", "nmiss", "missing", "card_mode",
-        "please", "miss_next", "first_dealer", "stock", "ask_cache", "held_names", "rules",
+        "please", "miss_next", "first_dealer", "stock", "stall", "ask_cache", "held_names", "rules",
         "family_json", "held_json", "missing_json", "ints", "others",
     )
 
@@ -79,6 +83,8 @@ class _Tables:
         self.miss_next = rules.miss == "next"
         self.first_dealer = rules.first == "dealer"
         self.stock = rules.stock
+        # no stalemate rule (stall None: how games of log version 1 were played): never reached
+        self.stall = rules.stall if rules.stall is not None else 1 << 62
         # held_names[f][mask]: the card names of family f in a member bitmask (filled on first use)
         names = self.card_names
         self.held_names: list[Any] = [
@@ -134,7 +140,11 @@ class AskRules:
     Construction validates everything and raises :class:`RulesError` with a
     message naming the problem (no families, fewer than 2 members, duplicated
     or ambiguous card names, bad ``ask``/``miss``/``first`` values, bad table
-    sizes, a stock that leaves too few cards to deal...).
+    sizes, a stock that leaves too few cards to deal, a ``stall`` below 1...).
+
+    ``stall`` is the stalemate rule (RULES.md rule 10): after that many asks
+    in a row that move no card (misses and rude asks; a hit or a draw from
+    the stock resets the count) the hand ends at once, scored as it stands.
     """
 
     name: str
@@ -147,6 +157,8 @@ class AskRules:
     first: str = "left"
     min_players: int = 2
     max_players: int = 6
+    #: the stalemate rule; None only for rules rebuilt from a version 1 game log (no such rule then)
+    stall: int | None = DEFAULT_STALL
 
     def __post_init__(self) -> None:
         for key in ("families", "members"):
@@ -160,7 +172,7 @@ class AskRules:
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (AskRules, (self.name, self.families, self.members, self.ask, self.miss, self.please, self.stock,
-                           self.first, self.min_players, self.max_players))
+                           self.first, self.min_players, self.max_players, self.stall))
 
     @property
     def kind(self) -> str:
@@ -186,7 +198,23 @@ class AskRules:
             "stock": self.stock,
             "first": self.first,
             "players": [self.min_players, self.max_players],
+            **({"stall": self.stall} if self.stall is not None else {}),
         }
+
+    @classmethod
+    def from_record(cls, wire: Mapping[str, Any]) -> "AskRules":
+        """The rules exactly as a game log's header records them (its ``to_wire()``
+        form), without the checks a config gets against the presets: a log
+        written before a preset changed (version 1: no stalemate rule, the Jaques
+        tradition's first player) replays with the rules it was played with. A
+        record without ``stall`` has no stalemate rule. Raises :class:`RulesError`."""
+        try:
+            lo, hi = wire["players"]
+            return cls(name=wire["name"], families=tuple(wire["families"]), members=tuple(wire["members"]),
+                       ask=wire["ask"], miss=wire["miss"], please=wire["please"], stock=wire["stock"],
+                       first=wire.get("first", "left"), min_players=lo, max_players=hi, stall=wire.get("stall"))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RulesError(f"not a rules record of an ask variant ({exc})") from None
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> "AskRules":
@@ -195,7 +223,8 @@ class AskRules:
         Keys: ``name``, ``base`` (a preset to start from), ``game`` (``"ask"``),
         ``families`` (names, or a count: A, B, C...), ``members`` (names, or a
         count: 1, 2, 3...), ``ask``, ``miss``, ``please``, ``stock``, ``first``,
-        ``players`` (``[min, max]`` or one number). Missing keys come from
+        ``players`` (``[min, max]`` or one number), ``stall`` (asks in a row
+        that move no card before the hand ends, at least 1). Missing keys come from
         ``base`` (default: happy-families). Without ``name`` the variant is
         called after its base if it equals it, else ``"custom"``. Raises :class:`RulesError` for
         unknown keys, wrong types and invalid combinations.
@@ -216,8 +245,11 @@ class AskRules:
             base = ASK_PRESETS["happy-families"]
         else:
             if not isinstance(base_name, str) or base_name not in ASK_PRESETS:
+                close = difflib.get_close_matches(base_name, ASK_PRESETS, n=1, cutoff=0.6) if isinstance(
+                    base_name, str) else []
                 raise RulesError(
                     f"unknown base variant {base_name!r}; 'base' must be one of {', '.join(ASK_PRESETS)}"
+                    + (f" (did you mean '{close[0]}'?)" if close else "")
                 )
             base = ASK_PRESETS[base_name]
         # without a name: the base's name if nothing differs from it, else "custom"
@@ -235,6 +267,12 @@ class AskRules:
         if not isinstance(stock, int) or isinstance(stock, bool):
             raise RulesError(f"variant {name!r}: 'stock' must be a whole number of cards, not {stock!r}")
         first = params.get("first", base.first)
+        stall = params.get("stall", base.stall)
+        if not _is_int(stall):
+            raise RulesError(
+                f"variant {name!r}: 'stall' must be a whole number of asks (at least 1; default {DEFAULT_STALL}), "
+                f"not {stall!r}"
+            )
         if "players" in params:
             players = params["players"]
             if _is_int(players):
@@ -247,14 +285,14 @@ class AskRules:
                 )
         else:
             lo, hi = base.min_players, base.max_players
-        if "name" not in params and (families, members, ask, miss, please, stock, first, lo, hi) != (
+        if "name" not in params and (families, members, ask, miss, please, stock, first, lo, hi, stall) != (
             base.families, base.members, base.ask, base.miss, base.please, base.stock, base.first,
-            base.min_players, base.max_players,
+            base.min_players, base.max_players, base.stall,
         ):
             name = "custom"
         rules = cls(
             name=name, families=families, members=members, ask=ask, miss=miss, please=please,
-            stock=stock, first=first, min_players=lo, max_players=hi,
+            stock=stock, first=first, min_players=lo, max_players=hi, stall=stall,
         )
         preset = ASK_PRESETS.get(name) if name != "chickens" else None
         if name == "chickens" or (preset is not None and rules != preset):
@@ -372,6 +410,11 @@ def _validate(r: AskRules) -> None:
         raise RulesError(f"{who}: 'first' must be \"left\" or \"dealer\", not {r.first!r}")
     if not isinstance(r.please, bool):
         raise RulesError(f"{who}: 'please' must be true or false, not {r.please!r}")
+    if r.stall is not None and (not _is_int(r.stall) or r.stall < 1):
+        raise RulesError(
+            f"{who}: 'stall' must be a whole number of asks, at least 1 (default {DEFAULT_STALL}), not {r.stall!r}: "
+            "the hand ends after that many asks in a row that move no card"
+        )
     deck = len(r.families) * len(r.members)
     if deck > MAX_DECK:
         raise RulesError(
@@ -415,7 +458,7 @@ ASK_PRESETS: dict[str, AskRules] = {
     ),
     "happy-families-jaques": AskRules(
         name="happy-families-jaques", families=_HF_FAMILIES, members=_HF_MEMBERS, ask="card", miss="next",
-        please=True, stock=0, first="left", min_players=2, max_players=6,
+        please=True, stock=0, first="dealer", min_players=2, max_players=6,
     ),
     "authors": AskRules(
         name="authors", families=("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A"),
@@ -451,11 +494,17 @@ class AskGame(GameState):
     cards while no other seat does draws instead of asking. Automatic draws
     and lays are events of the ``apply`` call that caused them (or of
     :meth:`initial_events`).
+
+    The game ends when every family is laid, or by the stalemate rule: when
+    ``rules.stall`` asks in a row have moved no card (:attr:`idle`), the ask
+    that reached the count ends the hand (its event's ``next`` is ``None``,
+    :meth:`pending` is empty, :attr:`end_reason` is ``"stalled"``); the
+    scores are the families laid so far.
     """
 
     __slots__ = (
         "_rules", "_t", "n", "seed", "dealer", "_held", "_counts", "_fams", "_nonempty", "_owner",
-        "_laid_by", "_nlaid", "_stock", "_turn", "_initial", "_laid_json",
+        "_laid_by", "_nlaid", "_stock", "_turn", "_initial", "_laid_json", "_idle",
     )
 
     def __init__(
@@ -476,6 +525,7 @@ class AskGame(GameState):
         self._nlaid = 0
         self._laid_json: tuple[int, bytes] = (-1, b"")  # turn_fields' cache: (_nlaid, encoded laid)
         self._turn = -1
+        self._idle = 0  # asks in a row that moved no card (the stalemate rule)
         if seed is not None and not _is_int(seed):
             raise RulesError(f"a seed must be a whole number, not {seed!r}")
         if deal is not None:
@@ -548,6 +598,7 @@ class AskGame(GameState):
         g._laid_json = self._laid_json
         g._stock = list(self._stock)
         g._turn = self._turn
+        g._idle = self._idle
         g._initial = self._initial
         return g
 
@@ -571,6 +622,20 @@ class AskGame(GameState):
     def turn(self) -> int | None:
         """The seat to ask now, ``None`` once the game is over."""
         return self._turn if self._turn >= 0 else None
+
+    @property
+    def end_reason(self) -> str:
+        """``"stalled"`` once the stalemate rule ended the hand (``idle``
+        reached ``rules.stall`` with families still in play), else
+        ``"complete"``."""
+        return "stalled" if self._turn < 0 and self._nlaid < self._t.F else "complete"
+
+    @property
+    def idle(self) -> int:
+        """Asks in a row that moved no card so far (misses and rude asks; a hit
+        or a draw from the stock resets it). The hand ends when it reaches
+        ``rules.stall``."""
+        return self._idle
 
     def decision(self) -> str:
         return "ask"
@@ -758,7 +823,8 @@ class AskGame(GameState):
     def apply(self, seat: int, action: Any) -> list[Event]:
         """Apply ``seat``'s ask; return the ``ask`` event and the ``laid``/``draw``
         events it caused, in order. ``next`` in the ask event names the seat to
-        ask after all of them (``None`` once the game is over).
+        ask after all of them (``None`` once the game is over: every family
+        laid, or the stalemate rule, see :attr:`end_reason`).
 
         Raises :class:`IllegalAction` (changing nothing) with a reason a bot
         author understands when the ask is not legal now.
@@ -817,10 +883,15 @@ class AskGame(GameState):
                                 "cards": [], "rude": True, "next": None}
                 events = [event]
                 nxt = target
+                self._idle += 1
+                if self._idle >= t.stall:
+                    self._turn = -1
+                    return events
             else:
                 theirs = held[target]
                 th = theirs[f]
                 if th & bit:  # hit: the named card moves
+                    self._idle = 0
                     th ^= bit
                     theirs[f] = th
                     c = counts[target] - 1
@@ -844,7 +915,12 @@ class AskGame(GameState):
                              "cards": [], "rude": False, "next": None}
                     events = [event]
                     if self._stock:
-                        self._draw(seat, events)
+                        self._draw(seat, events)  # a drawn card counts as moved: idle starts again
+                    else:
+                        self._idle += 1
+                        if self._idle >= t.stall:
+                            self._turn = -1
+                            return events
                     nxt = (seat + 1) % n if t.miss_next else target
         else:
             if family is None:
@@ -867,10 +943,15 @@ class AskGame(GameState):
                          "cards": [], "rude": True, "next": None}
                 events = [event]
                 nxt = target
+                self._idle += 1
+                if self._idle >= t.stall:
+                    self._turn = -1
+                    return events
             else:
                 theirs = held[target]
                 th = theirs[f]
                 if th:  # hit: every card of the family moves
+                    self._idle = 0
                     moved = t.held_names[f][th]
                     k = len(moved)
                     theirs[f] = 0
@@ -894,7 +975,12 @@ class AskGame(GameState):
                              "cards": [], "rude": False, "next": None}
                     events = [event]
                     if self._stock:
-                        self._draw(seat, events)
+                        self._draw(seat, events)  # a drawn card counts as moved: idle starts again
+                    else:
+                        self._idle += 1
+                        if self._idle >= t.stall:
+                            self._turn = -1
+                            return events
                     nxt = (seat + 1) % n if t.miss_next else target
         if counts[nxt] and self._nonempty >= 2 and self._nlaid < t.F:  # the common case
             self._turn = nxt
@@ -927,6 +1013,7 @@ class AskGame(GameState):
     def _draw(self, seat: int, events: list[Event]) -> None:
         """``seat`` draws the top stock card (and lays a family it completes)."""
         t = self._t
+        self._idle = 0
         ci = self._stock.pop()
         f = t.card_fam[ci]
         hs = self._held[seat]

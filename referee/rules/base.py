@@ -14,7 +14,9 @@ runtime drives any engine through this interface only:
   it produced (possibly none, for a hidden simultaneous play), or raise
   :class:`IllegalAction` saying why in words a bot author understands.
 * :meth:`GameState.view` - a seat's private view (what a ``turn`` carries).
-* :meth:`GameState.scores` / :meth:`GameState.ranks` - the result.
+* :meth:`GameState.scores` / :meth:`GameState.ranks` - the result, and
+  :attr:`GameState.end_reason` - ``"complete"``, or ``"stalled"`` for an ask
+  game ended by the stalemate rule (RULES.md rule 10).
 
 Events are plain dicts whose keys are the protocol's event field names
 (``{"kind": "ask", "seat": 0, ...}``). An event may carry information private
@@ -102,6 +104,13 @@ class GameState(ABC):
     @property
     def terminal(self) -> bool:
         return not self.pending()
+
+    @property
+    def end_reason(self) -> str:
+        """Why the game ended: ``"complete"`` (played to its end by the rules),
+        or ``"stalled"`` (an ask game ended by the stalemate rule: scored as it
+        stands). Meaningful once :attr:`terminal`; ``"complete"`` before."""
+        return "complete"
 
     @abstractmethod
     def legal_actions(self, seat: int) -> list[Any]:
@@ -198,3 +207,31 @@ class Deal:
 
     def to_json(self) -> dict[str, Any]:
         return {"dealer": self.dealer, "hands": [list(h) for h in self.hands], "stock": list(self.stock)}
+
+    def dealing_rule_problem(self) -> str | None:
+        """Why these hand sizes cannot come from the dealing rule (RULES.md rule 1:
+        one card at a time clockwise from the dealer's left, so hands differ by
+        at most one card and the seats dealt last, the dealer among them, get
+        the short hands), or ``None`` when they can. Pure; a deal that is
+        invalid anyway (no hands, a dealer out of range) gives ``None``: the
+        rules engine refuses it with its own message."""
+        n = len(self.hands)
+        if n == 0 or not isinstance(self.dealer, int) or not 0 <= self.dealer < n:
+            return None
+        sizes = [len(h) for h in self.hands]
+        listed = ", ".join(f"seat {s}: {k}" for s, k in enumerate(sizes))
+        lo, hi = min(sizes), max(sizes)
+        if hi - lo > 1:
+            return (f"the hands differ by more than one card ({listed}); dealing one card at a time gives "
+                    "hands that differ by at most one")
+        order = [(self.dealer + 1 + k) % n for k in range(n)]  # the dealer is dealt last
+        if sizes[self.dealer] == hi and lo < hi:
+            short = [s for s in range(n) if sizes[s] == lo]
+            return (f"the dealer (seat {self.dealer}) holds a long hand of {hi} cards while seat"
+                    f"{'s' if len(short) > 1 else ''} {', '.join(map(str, short))} hold{'' if len(short) > 1 else 's'} "
+                    f"{lo}; dealing starts left of the dealer, so the dealer, dealt last, gets a short hand")
+        for a, b in zip(order, order[1:]):
+            if sizes[a] < sizes[b]:
+                return (f"seat {b} holds {sizes[b]} cards but seat {a}, dealt before it (clockwise from the "
+                        f"dealer's left), holds only {sizes[a]}; the short hands go to the seats dealt last")
+        return None

@@ -21,12 +21,19 @@ Rules of the bookkeeping (``docs/RULES.md``):
   clockwise each hand: hand ``h``'s dealer is match seat ``(first + h) % players``;
   in a tie-break hand where that seat does not play, the next playing seat
   clockwise from it deals.
-* ``fixed``: exactly ``hands`` hands; totals add; equal best totals share.
-* ``race``: hands until some seat's total reaches ``target``. If several
-  seats reach the best total in the same hand, only those seats play further
-  hands (a smaller table, seats renumbered in clockwise order, even below the
-  variant's minimum size) until one of them leads. After ``max_hands`` hands
-  in all the match stops and the seats with the best total share the win.
+* ``fixed``: ``hands`` hands; totals add.
+* ``race``: hands until some seat's total reaches ``target``.
+* Ties (both kinds, seed 002: "I pareggi vengono risolti con una mano
+  aggiuntiva giocata solo dai giocatori a pari merito"): when the match would
+  end (``fixed``: after its ``hands`` hands; ``race``: in the hand in which
+  a seat reaches the target) and several seats share the best total, only
+  those seats play further tie-break hands (a smaller table, seats
+  renumbered in clockwise order, even below the variant's minimum size),
+  one at a time, until one of them leads; a seat that falls behind in a
+  tie-break hand drops out of the next. The cap: after ``max_hands`` hands
+  in all (tie-break hands included; a ``fixed`` match always plays its
+  ``hands``, so its cap is ``max(max_hands, hands)``) the match stops and
+  the seats with the best total share the win.
 
 Errors: invalid formats and misuse (recording without a pending hand, a score
 list of the wrong length) raise :class:`RulesError` with a clear message and
@@ -51,7 +58,8 @@ _KINDS = ("single", "fixed", "race")
 @dataclass(frozen=True)
 class MatchFormat:
     """How many hands a match has: ``kind`` ``"single"``, ``"fixed"`` (``hands``)
-    or ``"race"`` (``target``, at most ``max_hands`` hands).
+    or ``"race"`` (``target``); ``max_hands`` caps the hands in all, tie-break
+    hands included (see :attr:`cap`).
 
     Raises :class:`RulesError` for an unknown kind or out-of-range numbers.
     """
@@ -90,6 +98,12 @@ class MatchFormat:
                 f"unknown match key(s) {', '.join(sorted(unknown))}; allowed: kind, hands, target, max_hands"
             )
         return cls(**{k: v for k, v in params.items() if v is not None})
+
+    @property
+    def cap(self) -> int:
+        """The most hands the match can last, tie-break hands included:
+        ``max_hands``, but never fewer than a fixed match's ``hands``."""
+        return max(self.max_hands, self.hands) if self.kind == "fixed" else self.max_hands
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "hands": self.hands, "target": self.target, "max_hands": self.max_hands}
@@ -187,20 +201,20 @@ class Match:
         fmt = self.fmt
         if fmt.kind == "single":
             self.finished = True
-        elif fmt.kind == "fixed":
-            self.finished = self.hands_played >= fmt.hands
-        else:
-            playing = hand.seats
-            best = max(self.totals[s] for s in playing)
-            if best >= fmt.target:
-                leaders = tuple(s for s in playing if self.totals[s] == best)
-                if len(leaders) == 1:
-                    self.finished = True
-                else:
-                    self._seats = leaders
-                    self._tiebreak = True
-            if self.hands_played >= fmt.max_hands:
+            return
+        playing = hand.seats
+        best = max(self.totals[s] for s in playing)
+        # would the match end now? (a tie-break hand is only played once it would)
+        due = hand.tiebreak or (self.hands_played >= fmt.hands if fmt.kind == "fixed" else best >= fmt.target)
+        if due:
+            leaders = tuple(s for s in playing if self.totals[s] == best)
+            if len(leaders) == 1:
                 self.finished = True
+            else:  # only the tied seats play on
+                self._seats = leaders
+                self._tiebreak = True
+        if self.hands_played >= fmt.cap:
+            self.finished = True
 
     def scores(self) -> list[int]:
         """Totals per match seat."""

@@ -74,7 +74,7 @@ from referee.core.records import (LOG_KIND, READABLE_VERSIONS, ActInfo, ActRec, 
 from referee.core.spec import FaultRecord, GameSpec
 from referee.errors import UserError
 from referee.runtime.gamelog import read_log_bytes
-from referee.rules import Deal, get_variant
+from referee.rules import AskRules, Deal, get_variant
 from referee.rules.match import MatchFormat
 
 __all__ = ["ReplayReport", "load_log", "replay", "replay_records"]
@@ -578,7 +578,10 @@ class _Replay:
         self.rec_t = 0.0
         self.last_t, self.last_line = 0.0, 1
         try:
-            rules = get_variant(h.rules)
+            if h.log_version < 2 and h.rules.get("game", "ask") == "ask":
+                rules = AskRules.from_record(h.rules)  # as played then (no stalemate rule, old presets)
+            else:
+                rules = get_variant(h.rules)
         except Exception as exc:  # RulesError, or a parameter of the wrong type
             raise _Mismatch(f"line 1: the header's rules are not a valid variant: {exc}") from None
         n = h.players

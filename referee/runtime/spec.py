@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from referee.core.spec import ClockSpec, FaultPolicy, FaultRecord, GameResult, GameSpec, ThinkStats
+from referee.core.spec import (DECISIONS_PER_CARD_AND_SEAT, MAX_DECISIONS, ClockSpec, FaultPolicy, FaultRecord, GameResult, GameSpec, ThinkStats,
+                               max_decisions_for)
 
 from .limits import ResourceLimits
 
@@ -37,4 +38,5 @@ class BotSpec:
 
 
 
-__all__ = ["BotSpec", "ClockSpec", "FaultPolicy", "FaultRecord", "GameResult", "GameSpec", "ThinkStats"]
+__all__ = ["BotSpec", "ClockSpec", "DECISIONS_PER_CARD_AND_SEAT", "FaultPolicy", "FaultRecord", "GameResult", "GameSpec", "MAX_DECISIONS", "ThinkStats",
+           "max_decisions_for"]

@@ -45,8 +45,9 @@ def test_samples_pass_every_check(tmp_path: Path, capsys: pytest.CaptureFixture[
         assert status == 0, f"{label}:\n{out}"
         assert "FAIL" not in out
         for name in ("handshake", "probe: exits on bye", "game: kwartet", "game: chickens",
-                     "game: checkbot-generations", "game: checkbot-tens", "per-game mode"):
+                     "game: checkbot-generations", "game: checkbot-tens", "self-play", "per-game mode"):
             assert f"PASS {name}" in out, (label, name, out)
+        assert "PASS self-play: 12 tables with 2 or 3 copies of the bot in 6 ask variants: every hand ended" in out
         assert "is ready for a league" in out
 
 
@@ -104,6 +105,44 @@ def _cmdline(proc: Path) -> bytes:
         return (proc / "cmdline").read_bytes()
     except OSError:
         return b""
+
+
+def test_a_bot_that_asks_in_circles_fails_self_play(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 10: the old WRITING-A-BOT example passed every check, yet two copies never end a kwartet hand."""
+    status = check_bot("--variant", "kwartet", "--", PY, str(ROOT / "tests" / "bots" / "looping_bot.py"))
+    out = capsys.readouterr().out
+    assert status == 1, out
+    assert "PASS game: kwartet" in out and "PASS per-game mode" in out  # every other check passes
+    lines = out.splitlines()
+    i = next(i for i, line in enumerate(lines) if line.strip().startswith("FAIL self-play:"))
+    assert "kwartet, 2 copies and 1 instant bot, seed 1: the hand stalled: 100 asks in a row moved no card" in lines[i]
+    assert "(and 1 more table)" in lines[i]  # 3 copies stall too
+    assert "fix: remember misses; vary target or card" in lines[i + 1]
+    assert "1 of 9 checks failed" in out
+
+
+def test_self_play_reports_an_aborted_hand(monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    import referee.checkbot
+
+    monkeypatch.setattr(referee.checkbot, "SELF_PLAY_MAX_DECISIONS", 3)  # no kwartet hand ends that fast
+    status = check_bot("--variant", "kwartet", "--", PY, str(ROOT / "sample_bots" / "random_bot.py"))
+    out = capsys.readouterr().out
+    assert status == 1, out
+    assert "FAIL self-play: kwartet, 2 copies and 1 instant bot, seed 1: the hand was aborted: no end after 3 " \
+        "decisions" in out, out
+    assert "fix: remember misses; vary target or card" in out
+
+
+def test_self_play_is_skipped_without_an_ask_variant_or_after_failed_games(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    status = check_bot("--variant", "chickens", "--", PY, str(ROOT / "sample_bots" / "random_bot.py"))
+    out = capsys.readouterr().out
+    assert status == 0 and "self-play" not in out, out  # chickens has no asks: nothing to check
+    status = check_bot("--variant", "kwartet", "--", PY, str(BROKEN / "illegal_asks.py"))
+    out = capsys.readouterr().out
+    assert status == 1 and "FAIL game: kwartet" in out
+    assert "SKIP self-play: not run: fix the failed games above first" in out, out
 
 
 def test_json_report_and_shell_string(capsys: pytest.CaptureFixture[str]) -> None:

@@ -144,7 +144,8 @@ def test_debug_stdout_is_reported_as_such_not_as_stale_ids(capsys: pytest.Captur
     assert re.search(r"SKIP 4 checks \(probe: legal reply with the turn's id, probe: keeps going after an error, "
                      r"probe: answers only with the current id, probe: exits on bye\): not run: the bot's first "
                      r"reply went wrong", out), out
-    assert "4 not run (SKIP)" in out
+    assert "SKIP self-play: not run: fix the failed games above first" in out, out
+    assert "5 not run (SKIP)" in out
     assert_counts_match(out)
 
 
@@ -155,9 +156,9 @@ def test_a_failed_handshake_counts_what_it_prints(bot: Path, capsys: pytest.Capt
     status, out, _ = run(capsys, "--", PY, str(bot))
     assert status == 1, out
     assert len(re.findall(r"^\s+FAIL ", out, re.M)) == 1, out
-    assert "1 of 1 check failed, 13 not run (SKIP)" in out, out
-    assert "SKIP 13 checks (probe: quiet until its turn" in out and "per-game mode): not run until the handshake " \
-        "works" in out, out
+    assert "1 of 1 check failed, 14 not run (SKIP)" in out, out
+    assert "SKIP 14 checks (probe: quiet until its turn" in out and "self-play, per-game mode): not run until the " \
+        "handshake works" in out, out
     assert_counts_match(out)
 
 

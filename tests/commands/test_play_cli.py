@@ -56,21 +56,21 @@ def test_logs_are_never_overwritten(tmp_path, capsys):
     assert main([*base, "--deal", str(deal)]) == 0
     assert main([*base, "--deal", str(deal)]) == 0  # same second, same default id: a suffix, not an overwrite
     names = sorted(p.name for p in logs.iterdir())
-    assert "g-000007.jsonl" in names and "g-000007-2.jsonl" in names and len(names) == 4, names
+    assert "kwartet-3p-000007.jsonl" in names and "kwartet-3p-000007-2.jsonl" in names and len(names) == 4, names
     for p in logs.iterdir():  # every log is a whole game, its own id inside
         head = json.loads(p.read_text().split("\n")[0])
         assert head["game"] + ".jsonl" == p.name
         assert main(["replay", "-q", str(p)]) == 0
     capsys.readouterr()
     # an explicit id that exists is refused (nothing started, nothing touched) unless --force
-    before = (logs / "g-000007.jsonl").read_bytes()
-    assert main([*base, "--seed", "8", "--game-id", "g-000007"]) == 2
-    assert "already exists" in capsys.readouterr().err and (logs / "g-000007.jsonl").read_bytes() == before
-    assert main([*base, "--seed", "8", "--game-id", "g-000007", "--force"]) == 0
-    assert json.loads((logs / "g-000007.jsonl").read_text().split("\n")[0])["seed"] == 8
+    before = (logs / "kwartet-3p-000007.jsonl").read_bytes()
+    assert main([*base, "--seed", "8", "--game-id", "kwartet-3p-000007"]) == 2
+    assert "already exists" in capsys.readouterr().err and (logs / "kwartet-3p-000007.jsonl").read_bytes() == before
+    assert main([*base, "--seed", "8", "--game-id", "kwartet-3p-000007", "--force"]) == 0
+    assert json.loads((logs / "kwartet-3p-000007.jsonl").read_text().split("\n")[0])["seed"] == 8
     # a bot that cannot start leaves no empty log behind
     assert main(["play", "kwartet", "--log", str(logs), "--seed", "9", *_bots("/no/such/bot", RANDOM, RANDOM)]) == 2
-    assert not (logs / "g-000009.jsonl").exists()
+    assert not (logs / "kwartet-3p-000009.jsonl").exists()
 
 
 def test_bench_transport_with_a_bad_bot_is_a_clear_error(capsys):
@@ -83,7 +83,7 @@ def test_crlf_replies_are_accepted_and_the_log_stays_one_record_per_line(tmp_pat
     logs = tmp_path / "logs"
     assert main(["play", "kwartet", "--seed", "3", "--log", str(logs), "--grace-ms", "100",
                  *_bots(f"{QUIRKY} --crlf", RANDOM, RANDOM)]) == 0
-    log = logs / "g-000003.jsonl"
+    log = logs / "kwartet-3p-000003.jsonl"
     with open(log) as f:  # text mode: universal newlines split on a bare CR too
         records = [json.loads(line) for line in f]
     assert b"\r" not in log.read_bytes()
@@ -99,7 +99,7 @@ def test_cpu_clock_measures_a_few_milliseconds(tmp_path, capsys):
     logs = tmp_path / "logs"
     assert main(["play", "chickens", "--seed", "5", "--clock", "cpu", "--move-ms", "3000", "--log", str(logs),
                  "--grace-ms", "100", *_bots(f"{QUIRKY} --burn-ms 30", RANDOM, RANDOM)]) == 0
-    footer = json.loads((logs / "g-000005.jsonl").read_text().splitlines()[-1])["footer"]
+    footer = json.loads((logs / "chickens-3p-000005.jsonl").read_text().splitlines()[-1])["footer"]
     burn, other = footer["think_ms"][0], footer["think_ms"][1]
     assert footer["faults"] == [] and burn["count"] >= 10
     assert 20 <= burn["mean_ms"] <= 200, burn

@@ -38,8 +38,8 @@ def test_largest_seed_is_accepted(tmp_path, capsys):
     logs = tmp_path / "logs"
     assert main(["play", "kwartet", f"--seed={2**64 - 1}", "--log", str(logs), "--grace-ms", "100",
                  *_bots(RANDOM, RANDOM, RANDOM)]) == 0
-    assert (logs / f"g-{2**64 - 1}.jsonl").is_file()
-    assert main(["replay", "-q", str(logs / f"g-{2**64 - 1}.jsonl")]) == 0
+    assert (logs / f"kwartet-3p-{2**64 - 1}.jsonl").is_file()
+    assert main(["replay", "-q", str(logs / f"kwartet-3p-{2**64 - 1}.jsonl")]) == 0
 
 
 def test_bench_load_seed_is_range_checked_too(capsys):

@@ -24,8 +24,8 @@ def _play(tmp_path, *extra: str, variant: str = "kwartet", bots: int = 3) -> int
 def test_play_prints_table_and_replay_verifies(tmp_path, capsys):
     assert _play(tmp_path, "--seed", "42", "--retries", "1", "--bank-ms", "30000", "--grace-ms", "200") == 0
     out = capsys.readouterr().out
-    assert "g-000042" in out and "seat" in out and "mean ms" in out
-    log = tmp_path / "logs" / "g-000042.jsonl"
+    assert "kwartet-3p-000042" in out and "seat" in out and "mean ms" in out
+    log = tmp_path / "logs" / "kwartet-3p-000042.jsonl"
     assert json.loads(log.read_text().split("\n")[0])["clock"]["grace_ms"] == 200
     assert main(["replay", str(log)]) == 0
     out = capsys.readouterr().out
@@ -75,7 +75,7 @@ def test_bad_deal_is_rejected(tmp_path, capsys):
 
 def test_replay_detects_corrupt_truncated_and_tampered_logs(tmp_path, capsys):
     assert _play(tmp_path, "--seed", "7") == 0
-    log = tmp_path / "logs" / "g-000007.jsonl"
+    log = tmp_path / "logs" / "kwartet-3p-000007.jsonl"
     lines = log.read_bytes().split(b"\n")
     truncated = tmp_path / "trunc.jsonl"
     truncated.write_bytes(b"\n".join(lines[: len(lines) // 2]) + b"\n")

@@ -158,16 +158,24 @@ def test_a_stored_negative_seed_gives_a_clear_message(tmp_path: Path, make_confi
 
 @pytest.mark.parametrize("match, expected", [
     ('{ kind = "fixed", hands = 2, target = 9 }',
-     r"variants\[0\]\.match\.target: does not apply to a fixed match: remove it; a fixed match takes only hands"),
+     r"variants\[0\]\.match\.target: does not apply to a fixed match: remove it; a fixed match takes hands "
+     r"\(the number of hands played\) and max_hands"),
     ('{ kind = "race", target = 9, hands = 2 }',
      r"variants\[0\]\.match\.hands: does not apply to a race match: remove it; a race match takes target"),
-    ('{ kind = "fixed", hands = 2, max_hands = 9 }', r"variants\[0\]\.match\.max_hands: does not apply to a fixed match"),
+    ('{ kind = "fixed", hands = 2, max_hands = 0 }',
+     r"variants\[0\]\.match\.max_hands: must be at least 1 \(hands in all, tie-break hands included\)"),
     ('{ kind = "single", hands = 2 }', r"variants\[0\]\.match\.hands: does not apply to a single match"),
 ])
 def test_match_keys_that_do_not_apply_are_mistakes(make_config, match: str, expected: str) -> None:
     cfg = make_config(bots_toml(["a", "b", "c"]) + VARIANT + f"match = {match}\n")
     with pytest.raises(UserError, match=expected):
         load_config(cfg)
+
+
+def test_a_fixed_match_takes_max_hands_for_its_tie_breaks(make_config) -> None:
+    cfg = make_config(bots_toml(["a", "b", "c"]) + VARIANT + 'match = { kind = "fixed", hands = 2, max_hands = 9 }\n')
+    match = load_config(cfg).variants[0].match
+    assert (match.kind, match.hands, match.max_hands) == ("fixed", 2, 9)
 
 
 # -- 5. renaming ----------------------------------------------------------------------

@@ -127,3 +127,79 @@ def test_a_file_where_the_output_folder_goes_is_a_clear_error(tmp_path: Path, ca
     assert main(["run", str(p), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "o/games is a file, but the league needs a folder there" in err
+
+
+def test_every_type_mistake_is_reported_at_once(tmp_path: Path) -> None:
+    p = write(tmp_path, """\
+        sead = 3
+        reuse = "sesion"
+        [[bots]]
+        name = "a"
+        comand = "x"
+        [[bots]]
+        name = 5
+        command = "y"
+        [[variants]]
+        name = "kwartet"
+        deels = 2
+        [faults]
+        retries = "no"
+        """)
+    with pytest.raises(UserError) as info:
+        load_config(p)
+    lines = str(info.value).splitlines()
+    assert lines[0] == f"{p}: 6 mistakes:"
+    assert [line.split(":")[0].strip() for line in lines[1:]] == [
+        "unknown key 'sead' (did you mean 'seed'?); valid keys here", "reuse", "bots[0]", "bots[1].name",
+        "variants[0]", "faults.retries"]
+    assert "bots[0]: unknown key 'comand' (did you mean 'command'?)" in lines[3]
+    assert lines[4] == "  bots[1].name: expected a string, got an integer"
+    assert lines[6] == "  faults.retries: expected an integer, got a string"
+
+
+def test_every_checked_mistake_is_reported_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = write(tmp_path, """\
+        concurrency = 0
+        [clock]
+        move_ms = 0
+        [faults]
+        retries = -1
+        max_decisions = 0
+        [[bots]]
+        name = "a"
+        command = "x"
+        [[bots]]
+        name = "a"
+        command = "y"
+        cwd = "nowhere"
+        [[variants]]
+        name = "kwartt"
+        [[variants]]
+        name = "authors"
+        sizes = [2]
+        deals = 0
+        """)
+    assert main(["plan", str(p)]) == 2
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert lines[0] == f"error: {p}: 9 mistakes:"
+    assert lines[1:] == [
+        "  concurrency: must be at least 1",
+        "  clock.move_ms: must be at least 1 (milliseconds)",
+        "  faults.retries: must be 0 or more",
+        "  faults.max_decisions: must be at least 1 (a hand still running after that many decisions is aborted), "
+        "or left out for the automatic cap",
+        "  bots[1].name: duplicate bot name 'a' (also bots[0]); names must be unique",
+        f"  bots[1].cwd: directory {tmp_path / 'nowhere'} does not exist (paths are relative to the config file)",
+        "  variants[0].name: unknown variant 'kwartt'; the presets are happy-families, happy-families-jaques, "
+        "authors, kwartet, chickens (or define a custom ask variant with its parameters); did you mean 'kwartet'?",
+        "  variants[1].deals: must be at least 1",
+        "  variants[1].sizes: table size 2 is outside authors's 3..6 players",
+    ]
+
+
+def test_one_mistake_is_still_one_line(tmp_path: Path) -> None:
+    p = write(tmp_path, BOTS + '[[variants]]\nname = "kwartet"\ndeals = 0\n')
+    with pytest.raises(UserError) as info:
+        load_config(p)
+    assert str(info.value) == f"{p}: variants[0].deals: must be at least 1"

@@ -100,3 +100,57 @@ def test_a_damaged_ledger_row_is_a_clear_error(tmp_path, capsys) -> None:
     err = capsys.readouterr().err
     assert "kwartet-3p-t0000-d002-r0" in err and "is damaged" in err and "DELETE FROM games" in err
     assert "Traceback" not in err
+
+
+def _row(gid: str, variant: str, bots: list[str], scores: list[float], reason: str) -> GameRow:
+    counted = reason != "aborted"
+    scores = scores if counted else [0.0] * len(bots)
+    return GameRow(
+        game_id=gid, variant=variant, size=len(bots), table=0, deal=0, rotation=0, seed=1, bots=bots,
+        scores=scores, ranks=ranks_from_scores(scores) if counted else [1] * len(bots),
+        win_shares=win_shares(scores) if counted else [0.0] * len(bots), forfeits=[], faults=[],
+        think=[{"count": 1, "mean_ms": 1.0, "max_ms": 1.0}] * len(bots), log_path=f"games/{gid}.jsonl",
+        reason=reason, wall_ms=1.0, detail="no end after 5000 decisions" if not counted else None,
+    )
+
+
+def test_stalled_games_count_and_aborted_games_are_counted_apart() -> None:
+    from referee.league.report import render
+    from referee.league.standings import games_text, rich_tables, to_markdown
+
+    rows = [
+        _row("k1", "kwartet", ["a", "b", "c"], [3, 1, 0], "complete"),
+        _row("k2", "kwartet", ["a", "b", "c"], [0, 2, 0], "stalled"),   # a result like any other
+        _row("k3", "kwartet", ["a", "b", "c"], [0, 0, 0], "aborted"),   # no result
+        _row("h1", "authors", ["a", "b", "c"], [5, 4, 4], "complete"),
+        _row("h2", "authors", ["a", "b", "c"], [0, 0, 0], "aborted"),
+        _row("h3", "authors", ["a", "b", "c"], [0, 0, 0], "aborted"),
+    ]
+    st = compute(rows)
+    assert (st["games"], st["stalled"], len(st["aborted"])) == (3, 1, 3)
+    sc = st["scopes"]
+    assert {k: (v["games"], v["stalled"], v["aborted"]) for k, v in sc.items()} == {
+        "overall": (3, 1, 3), "authors": (1, 0, 2), "kwartet": (2, 1, 1)}
+    kw = {r["bot"]: r for r in sc["kwartet"]["bots"]}
+    assert kw["b"]["games"] == 2 and kw["b"]["wins"] == 1.0  # b won the stalled game
+    assert sc["kwartet"]["head_to_head"]["b"]["a"] == {"above": 1, "met": 2}
+    assert kw["b"]["mu"] != 25.0  # ratings moved
+    assert [a["game"] for a in st["aborted"]] == ["h2", "h3", "k3"]
+    assert games_text(st) == "3 games, 1 stalled, 3 aborted"
+    assert games_text(sc["authors"]) == "1 game, 0 stalled, 2 aborted"
+    md = to_markdown(st)
+    assert "3 games, 1 stalled, 3 aborted." in md
+    assert "## overall (3 games, 1 stalled, 3 aborted)" in md
+    assert "## kwartet (2 games, 1 stalled, 1 aborted)" in md and "## authors (1 game, 0 stalled, 2 aborted)" in md
+    html = render(st)
+    assert "3 games, 1 stalled, 3 aborted." in html and "(2 games, 1 stalled, 1 aborted)" in html
+    titles = [t.title for t in rich_tables(st)]
+    assert titles == ["overall (3 games, 1 stalled, 3 aborted)", "authors (1 game, 0 stalled, 2 aborted)",
+                      "kwartet (2 games, 1 stalled, 1 aborted)"]
+
+
+def test_a_variant_whose_games_were_all_aborted_still_shows_its_count() -> None:
+    st = compute([_row("k1", "kwartet", ["a", "b", "c"], [1, 0, 0], "complete"),
+                  _row("x1", "patient", ["a", "b", "c"], [0, 0, 0], "aborted")])
+    assert (st["scopes"]["patient"]["games"], st["scopes"]["patient"]["aborted"]) == (0, 1)
+    assert st["scopes"]["patient"]["bots"] == []

@@ -89,6 +89,19 @@ def test_referee_messages_decode_strictly():
         REFEREE_DECODER.decode(json.dumps(turn).encode())
 
 
+def test_end_reasons_are_complete_stalled_and_aborted():
+    from protocol.schema import schemas
+
+    for reason in ("complete", "stalled", "aborted"):
+        end = {"type": "end", "game": "g", "scores": [1, 0], "ranks": [1, 2], "reason": reason}
+        assert REFEREE_DECODER.decode(json.dumps(end).encode()).reason == reason
+    end["reason"] = "timeout"
+    with pytest.raises(Exception, match="reason"):
+        REFEREE_DECODER.decode(json.dumps(end).encode())
+    reason = schemas()["referee-to-bot/end"]["$defs"]["End"]["properties"]["reason"]
+    assert sorted(reason["enum"]) == ["aborted", "complete", "stalled"]
+
+
 class _Chunks(trio.abc.ReceiveStream):
     """A receive stream that hands out the given chunks (no fd: the generic path)."""
 

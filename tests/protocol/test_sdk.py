@@ -186,6 +186,32 @@ def test_session_loop_handshake_ids_errors_and_bye(capsys: pytest.CaptureFixture
     assert "not json" in err and "mystery" in err
 
 
+def test_a_stalled_end_is_an_ordinary_end_and_the_session_goes_on() -> None:
+    rules = get_variant("kwartet").to_wire()
+    assert rules["stall"] == 100
+    ended: list[dict] = []
+
+    class Recorder(Bot):
+        def on_end(self, view: GameView, result: dict) -> None:
+            ended.append(result)
+
+    start = {"type": "start", "game": "g1", "variant": "kwartet", "rules": rules, "seat": 0,
+             "seats": ["a", "b", "c"], "dealer": 2, "hand": ["7S", "7H"], "clock": {"move_ms": 100}}
+    turn = {"type": "turn", "game": "g2", "id": 7, "decide": "ask", "hand": ["7S", "7H"],
+            "counts": [2, 3, 3], "laid": [[], [], []], "clock": {"left_ms": 50}}
+    lines = [
+        {"type": "hello", "protocol": 1, "name": "x"}, start,
+        {"type": "end", "game": "g1", "scores": [1, 0, 2], "ranks": [2, 3, 1], "reason": "stalled"},
+        {**start, "game": "g2"}, turn, {"type": "bye"},
+    ]
+    out = io.BytesIO()
+    data = "".join(json.dumps(x) + "\n" for x in lines).encode()
+    assert Recorder().run(io.BytesIO(data), out) == 0
+    assert [e["reason"] for e in ended] == ["stalled"]
+    replies = [json.loads(x) for x in out.getvalue().splitlines()]
+    assert replies[-1]["type"] == "ask" and replies[-1]["id"] == 7  # the next game is played
+
+
 def test_polite_variant_sends_please_and_rude_is_possible() -> None:
     rules = get_variant("happy-families-jaques").to_wire()
 

@@ -23,7 +23,7 @@ def test_presets_match_the_rules_table() -> None:
         "card", "asked", False, 0, "left", 2, 6)
     j = ASK_PRESETS["happy-families-jaques"]
     assert (j.deck, j.ask, j.miss, j.please, j.first, j.min_players, j.max_players) == (
-        hf.deck, "card", "next", True, "left", 2, 6)
+        hf.deck, "card", "next", True, "dealer", 2, 6)
     au = ASK_PRESETS["authors"]
     assert au.deck[:5] == ("2S", "2H", "2D", "2C", "3S") and au.deck[-1] == "AC" and len(au.deck) == 52
     assert "10H" in au.deck
@@ -38,7 +38,7 @@ def test_wire_form_round_trips() -> None:
     assert ASK_PRESETS["kwartet"].to_wire() == {
         "game": "ask", "name": "kwartet", "families": ["7", "8", "9", "10", "J", "Q", "K", "A"],
         "members": ["S", "H", "D", "C"], "ask": "card", "miss": "asked", "please": False, "stock": 0,
-        "first": "left", "players": [3, 6],
+        "first": "left", "players": [3, 6], "stall": 100,
     }
     custom = AskRules.from_params({"name": "gen", "families": 5, "members": 6, "stock": 10, "first": "dealer",
                                    "players": [2, 5]})
@@ -408,3 +408,24 @@ def test_random_action_with_any_generator_object_draws_the_same() -> None:
             assert x == y and ra.state == rb.state
             assert a.apply(s, x) == b.apply(s, y)
         assert b.terminal and CountingRng.calls > 0
+
+
+def test_deal_hand_sizes_against_the_dealing_rule() -> None:
+    def deal(dealer: int, *sizes: int) -> Deal:
+        cards = iter(f"c{i}" for i in range(100))
+        return Deal(dealer, tuple(tuple(next(cards) for _ in range(k)) for k in sizes))
+
+    # dealt one at a time from the dealer's left: the seats dealt last, the dealer among them, are short
+    for ok in (deal(2, 11, 11, 10), deal(0, 10, 11, 10, 10), deal(1, 8, 7, 8, 8), deal(3, 11, 11, 11, 11),
+               deal(0, 3, 3)):
+        assert ok.dealing_rule_problem() is None, ok
+    assert deal(2, 12, 11, 9).dealing_rule_problem() == (
+        "the hands differ by more than one card (seat 0: 12, seat 1: 11, seat 2: 9); dealing one card at a time "
+        "gives hands that differ by at most one")
+    assert deal(0, 11, 11, 10).dealing_rule_problem() == (
+        "the dealer (seat 0) holds a long hand of 11 cards while seat 2 holds 10; dealing starts left of the "
+        "dealer, so the dealer, dealt last, gets a short hand")
+    assert deal(3, 8, 7, 8, 7).dealing_rule_problem() == (
+        "seat 2 holds 8 cards but seat 1, dealt before it (clockwise from the dealer's left), holds only 7; the "
+        "short hands go to the seats dealt last")
+    assert Deal(5, (("A1",),)).dealing_rule_problem() is None  # invalid anyway: the engine refuses it

@@ -183,7 +183,8 @@ def test_random_games_keep_every_invariant(table: tuple[AskRules, int], seed: in
                 if ev["kind"] == "draw" and other != ev["seat"]:
                     assert "card" not in seen  # a drawn card is private to the drawer
         check_invariants(g)
-    assert sum(g.scores()) == len(rules.families)
+    # every family laid, or the stalemate rule ended it (stall asks in a row moved no card)
+    assert sum(g.scores()) == len(rules.families) or (g.end_reason == "stalled" and g.idle == rules.stall)
     assert g.legal_actions(0) == [] and g.pending() == ()
 
 

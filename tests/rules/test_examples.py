@@ -1,4 +1,9 @@
-"""The worked examples of docs/RULES.md (seeds 000, 001, 003) as explicit deals."""
+"""The worked examples of docs/RULES.md (seeds 000, 001, 002, 003) as explicit deals.
+
+Seed 004's chickens examples (a lone robber takes the whole centre; police with a robber) are in
+tests/rules/test_chickens.py (``test_lone_robber_takes_everything_including_jack_black_004``,
+``test_police_with_robber_004``); the stalemate rule's example is in tests/rules/test_stall.py.
+"""
 
 from __future__ import annotations
 
@@ -50,17 +55,68 @@ def test_000_hit_lays_and_keeps_turn_then_miss_goes_to_asked() -> None:
         g.apply(0, ask(1, "B2"))
 
 
-def test_000_same_miss_under_jaques_goes_left_and_rude_ask_is_a_penalty() -> None:
-    g = get_variant("happy-families-jaques").new_game(4, deal=HF_DEAL)
+# --------------------------------------------------------------------------- 002 the Jaques tradition
+
+# Seed 002: "Nella variante Jaques, il mazziere va per primo". Alice 0 is the dealer, Ben 1, Dora 2,
+# Kara 3; 44 cards, 11 each (dealt from Ben, so the dealer is among the short hands, here all equal).
+JQ_DEAL = Deal(
+    dealer=0,
+    hands=(
+        ("A1", "A2", "A4", "B1", *_HF_REST[0][2:]),
+        ("A3", "C1", *_HF_REST[1]),
+        ("B2", "D1", *_HF_REST[2]),
+        ("B3", "B4", *_HF_REST[3]),
+    ),
+)
+
+
+def test_002_jaques_dealer_asks_first() -> None:
+    rules = get_variant("happy-families-jaques")
+    assert rules.first == "dealer" and rules.to_wire()["first"] == "dealer"
+    assert [len(h) for h in JQ_DEAL.hands] == [11, 11, 11, 11]
+    g = rules.new_game(4, deal=JQ_DEAL)
+    assert g.initial_events() == [
+        {"kind": "deal", "counts": [11, 11, 11, 11], "laid": [[], [], [], []], "first": 0}
+    ]
+    assert g.pending() == (0,) and g.dealer == 0  # the dealer, Alice, asks first
+    with pytest.raises(IllegalAction, match="it is not your turn: seat 0 is to ask"):
+        g.apply(1, ask(0, "A1", please=True))  # Ben, left of the dealer, does not
+    # Alice holds A1 A2 A4 and asks Ben for A3, please: he gives it, she lays family A and asks again
+    assert g.apply(0, ask(1, "A3", please=True)) == [
+        {"kind": "ask", "seat": 0, "target": 1, "card": "A3", "please": True, "cards": ["A3"], "rude": False,
+         "next": 0},
+        {"kind": "laid", "seat": 0, "family": "A"},
+    ]
+    # she asks Kara for B2, Kara has none: under Jaques the turn goes to the next seat clockwise (Ben)
+    assert g.apply(0, ask(3, "B2", please=True))[0]["next"] == 1
+
+
+def test_002_the_other_presets_start_left_of_the_dealer() -> None:
+    for name in ("happy-families", "authors", "kwartet"):
+        assert get_variant(name).first == "left"
+    g = get_variant("happy-families").new_game(4, deal=JQ_DEAL)
+    assert g.initial_events()[0]["first"] == 1 and g.pending() == (1,)  # Ben, left of Alice
+
+
+def test_002_seeded_jaques_games_start_with_the_dealer() -> None:
+    rules = get_variant("happy-families-jaques")
+    for seed in range(20):
+        for n in (2, 3, 6):
+            g = rules.new_game(n, seed=seed)
+            first = g.initial_events()[0]["first"]
+            # the dealer, unless its hand was emptied by families laid straight from the deal
+            assert first == g.dealer or (g.counts()[g.dealer] == 0 and first == next(
+                (g.dealer + k) % n for k in range(1, n) if g.counts()[(g.dealer + k) % n]))
+
+
+def test_002_rude_ask_is_a_penalty_and_a_polite_miss_goes_left() -> None:
+    g = get_variant("happy-families-jaques").new_game(4, deal=JQ_DEAL)
     # a rude ask: nothing moves although Ben holds A3, the turn goes to Ben
     assert g.apply(0, ask(1, "A3")) == [
         {"kind": "ask", "seat": 0, "target": 1, "card": "A3", "please": False, "cards": [], "rude": True,
          "next": 1},
     ]
     assert "A3" in g.hand(1)
-    g2 = get_variant("happy-families-jaques").new_game(4, deal=HF_DEAL)
-    g2.apply(0, ask(1, "A3", please=True))
-    assert g2.apply(0, ask(3, "B2", please=True))[0]["next"] == 1  # miss: next seat clockwise from Alice
 
 
 # --------------------------------------------------------------------------- 001 authors

@@ -62,11 +62,81 @@ def test_fixed_match_rotates_the_dealer_and_adds_totals() -> None:
     assert m.scores() == [13, 16, 23] and m.ranks() == [3, 2, 1]
 
 
-def test_fixed_match_ties_share() -> None:
-    m = Match(AUTHORS, 3, MatchFormat("fixed", hands=1), seed=1)
+def test_fixed_match_tie_is_broken_by_hands_among_the_tied_seats_only() -> None:
+    m = Match(AUTHORS, 4, MatchFormat("fixed", hands=2), seed=1, dealer=1)
+    h = m.next_hand()
+    assert (h.index, h.seats, h.dealer, h.tiebreak) == (0, (0, 1, 2, 3), 1, False)
+    m.record([3, 4, 4, 2])  # a tie after hand 1 of 2 does not matter yet
+    h = m.next_hand()
+    assert (h.index, h.seats, h.dealer, h.tiebreak) == (1, (0, 1, 2, 3), 2, False)
+    m.record([3, 2, 1, 4])  # totals 6 6 5 6: seats 0, 1 and 3 share the best total
+    assert not m.finished
+    h = m.next_hand()
+    # match seat 3 deals (the deal passes clockwise): it plays, as hand seat 2
+    assert (h.index, h.seats, h.dealer, h.tiebreak) == (2, (0, 1, 3), 2, True)
+    g = m.new_game(h)
+    assert g.n == 3 and g.dealer == 2
+    m.record([2, 2, 1])  # totals 8 8 5 7: seats 0 and 1 still tied, seat 3 drops out
+    h = m.next_hand()
+    # match seat 0 would deal: it plays, as hand seat 0
+    assert (h.index, h.seats, h.dealer, h.tiebreak) == (3, (0, 1), 0, True)
+    g = m.new_game(h)  # 2 seats: below authors' minimum of 3, allowed for a tie-break
+    assert g.n == 2
+    m.record([1, 0])
+    assert m.finished and m.next_hand() is None and m.hands_played == 4
+    assert m.scores() == [9, 8, 5, 7] and m.ranks() == [1, 2, 4, 3] and m.win_shares() == [1.0, 0.0, 0.0, 0.0]
+
+
+def test_fixed_match_without_a_tie_plays_exactly_its_hands() -> None:
+    m = Match(AUTHORS, 3, MatchFormat("fixed", hands=2), seed=1)
     m.next_hand()
     m.record([5, 5, 3])
-    assert m.ranks() == [1, 1, 3] and m.win_shares() == [0.5, 0.5, 0.0]
+    m.next_hand()
+    m.record([1, 0, 0])
+    assert m.finished and m.hands_played == 2 and m.win_shares() == [1.0, 0.0, 0.0]
+
+
+def test_fixed_match_tie_breaks_stop_at_max_hands_and_the_tied_share() -> None:
+    fmt = MatchFormat("fixed", hands=1, max_hands=3)
+    assert fmt.cap == 3
+    m = Match(AUTHORS, 3, fmt, seed=1)
+    m.next_hand()
+    m.record([5, 5, 3])
+    for index in (1, 2):
+        h = m.next_hand()
+        assert h.seats == (0, 1) and h.tiebreak and h.index == index
+        m.record([2, 2])
+    assert m.finished and m.next_hand() is None and m.hands_played == 3
+    assert m.scores() == [9, 9, 3] and m.ranks() == [1, 1, 3] and m.win_shares() == [0.5, 0.5, 0.0]
+
+
+def test_a_fixed_match_always_plays_its_hands_even_beyond_max_hands() -> None:
+    fmt = MatchFormat("fixed", hands=4, max_hands=2)
+    assert fmt.cap == 4  # no room for a tie-break: a tie after hand 4 is shared
+    m = Match(AUTHORS, 3, fmt, seed=1)
+    for _ in range(4):
+        m.next_hand()
+        m.record([1, 1, 0])
+    assert m.finished and m.hands_played == 4 and m.win_shares() == [0.5, 0.5, 0.0]
+
+
+def test_fixed_match_played_out_ends_with_one_leader_or_at_the_cap() -> None:
+    kw = get_variant("kwartet")
+    tie_breaks = 0
+    for seed in range(40):
+        m = Match(kw, 4, MatchFormat("fixed", hands=2, max_hands=6), seed=seed)
+        while (hand := m.next_hand()) is not None:
+            game = m.new_game(hand)
+            rng = game.fallback_rng()
+            while not game.terminal:
+                s = game.pending()[0]
+                game.apply(s, game.random_action(s, rng))
+            m.record(game.scores())
+            tie_breaks += hand.tiebreak
+        best = max(m.scores())
+        assert m.hands_played >= 2
+        assert m.scores().count(best) == 1 or m.hands_played == 6
+    assert tie_breaks > 0  # kwartet's 8 families tie often enough to exercise the tie-breaks
 
 
 def test_race_tie_break_among_a_subset_of_seats() -> None:

@@ -79,6 +79,26 @@ async def test_race_tie_break_hand_is_played_by_the_tied_seats_only(tmp_path):
     assert result.ranks[3] == 1 and result.win_shares[3] == 1.0
 
 
+async def test_fixed_match_tie_break_hand_is_played_by_the_tied_seats_only(tmp_path):
+    from .helpers import log_records, sent_to
+
+    specs = [bot(f"i{i}", "instant_bot.py", BOT_SEED="1") for i in range(3)]
+    result, report = await play(specs, "authors", seed=9, log_dir=tmp_path, game_id="g-000009",
+                                match=MatchFormat(kind="fixed", hands=1))
+    assert report.ok, report.mismatches
+    recs = log_records(result.log_path)
+    hands = [r["hand"] for r in recs if "hand" in r]
+    ends = [r["hand_end"] for r in recs if "hand_end" in r]
+    assert [h["game"] for h in hands][:2] == ["g-000009.h1", "g-000009.h2"]
+    first = ends[0]["scores"]
+    tied = [s for s in range(3) if first[s] == max(first)]
+    assert len(tied) == 2 and hands[1]["tiebreak"] and hands[1]["seats"] == tied  # the hand after a fixed 1
+    other = ({0, 1, 2} - set(tied)).pop()
+    assert not [m for m in sent_to(result.log_path, other, "start") if m["game"] == "g-000009.h2"]
+    assert result.scores.count(max(result.scores)) == 1 and result.ranks[other] == 3
+    assert result.win_shares == [1.0 if s == max(result.scores) else 0.0 for s in result.scores]
+
+
 async def test_chickens_start_carries_the_tables_number_of_rounds_and_the_header_a_start_time(tmp_path):
     from datetime import datetime
 

@@ -21,7 +21,11 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_bots"
 
 VARIANTS: list[Any] = [
-    "happy-families", "happy-families-jaques", "authors", "kwartet", "chickens",
+    "happy-families", "happy-families-jaques", "authors",
+    # the stalemate rule at its strictest: the first ask that moves no card ends the game with
+    # end.reason "stalled"; the bot must take it and play the next game of the session
+    {"name": "impatient", "base": "kwartet", "stall": 1},
+    "kwartet", "chickens",
     # a custom ask variant the bots have never seen: 6-member families, stock, dealer first, politeness
     {"name": "three-generations", "families": ["Ox", "Elk", "Yak", "Emu"], "members": ["I", "II", "III", "IV", "V", "VI"],
      "ask": "card", "miss": "next", "please": True, "stock": 4, "first": "dealer", "players": [2, 6]},
@@ -50,6 +54,9 @@ async def play_every_variant(command: list[str], label: str) -> None:
                 spec = GameSpec(game_id=f"{label}-{k}", rules=rules, players=4, seed=100 + k, clock=clock)
                 result = await play_game(spec, bots, None)
                 assert result.faults == [], (rules.name, result.faults)
+                if rules.name == "impatient":
+                    assert result.reason == "stalled" and sum(result.scores) < len(rules.families)
+                    continue
                 assert result.reason == "complete"
                 if rules.kind == "ask":
                     assert sum(result.scores) == len(rules.families)
