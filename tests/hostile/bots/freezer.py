@@ -19,23 +19,30 @@ def stay(wake: int | None = None) -> None:
     for sig in IGNORED:
         signal.signal(sig, signal.SIG_IGN)
     os.closerange(0, 3)
-    if wake is not None:
-        time.sleep(0.3)
-        try:
-            os.kill(wake, signal.SIGCONT)
-        except OSError:
-            pass
+    if wake is not None:          # again and again: the SIGSTOP may come late on a loaded machine
+        for _ in range(20):
+            time.sleep(0.3)
+            try:
+                os.kill(wake, signal.SIGCONT)
+            except OSError:
+                pass
     while True:
         time.sleep(1)
 
 
 me = os.getpid()
-if os.fork() == 0:
+ready_r, ready_w = os.pipe()   # each child says when it has left the group (else, on a
+if os.fork() == 0:             # loaded machine, the SIGSTOP below could freeze it too)
     os.setsid()
+    os.write(ready_w, b"s")
     stay(wake=me)
 if os.fork() == 0:
     os.setpgid(0, 0)
+    os.write(ready_w, b"p")
     stay()
+got = b""
+while len(got) < 2:
+    got += os.read(ready_r, 2 - len(got))
 os.kill(0, signal.SIGSTOP)   # its process group (and whatever else is in it)
 
 
