@@ -42,13 +42,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 1 failure, 2 usage/input error)."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    func = getattr(args, "func", None)
-    if func is None:
-        parser.print_help(sys.stderr)
-        return 2
     try:
+        parser = build_parser()   # imports every command: Ctrl-C may come this early
+        args = parser.parse_args(argv)
+        func = getattr(args, "func", None)
+        if func is None:
+            parser.print_help(sys.stderr)
+            return 2
         return int(func(args) or 0)
     except BaseException as exc:  # sorted out by _exit_status, re-raised if unknown
         status = _exit_status(exc)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,10 +16,25 @@ REPO = Path(__file__).resolve().parents[2]
 RANDOM_BOT = [sys.executable, str(REPO / "sample_bots" / "random_bot.py")]
 
 
-def test_ctrl_c_during_check_bot_exits_130_without_traceback() -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "referee", "check-bot", "--", *RANDOM_BOT],
+def _running(marker: str, besides: int) -> bool:
+    """Whether a process other than ``besides`` has ``marker`` in its command line."""
+    for d in Path("/proc").iterdir():
+        try:
+            if d.name.isdigit() and int(d.name) != besides and marker.encode() in (d / "cmdline").read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def test_ctrl_c_during_check_bot_exits_130_without_traceback(tmp_path: Path) -> None:
+    bot = tmp_path / f"bot-{os.getpid()}-{time.monotonic_ns()}.py"
+    shutil.copy(RANDOM_BOT[1], bot)
+    proc = subprocess.Popen([sys.executable, "-m", "referee", "check-bot", "--", sys.executable, str(bot)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
-    time.sleep(1.0)
+    deadline = time.monotonic() + 60
+    while not _running(bot.name, proc.pid) and time.monotonic() < deadline:   # check-bot is at work with the bot
+        time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err.decode()
