@@ -638,6 +638,10 @@ def _folder_for(path: str) -> str | None:
     folder = os.path.dirname(path)
     if os.path.basename(folder) in ("bin", "sbin") and os.path.dirname(folder) not in _NEVER_WHOLE:
         folder = os.path.dirname(folder)
+    elif os.path.basename(folder) == "shims" and os.path.dirname(folder) not in _NEVER_WHOLE:
+        # a version manager's shim (pyenv, rbenv, asdf: ~/.pyenv/shims/python3) is a script that
+        # runs the manager from its root, which holds the real interpreters: the whole root
+        folder = os.path.dirname(folder)
     return path if folder in _NEVER_WHOLE else folder
 
 
