@@ -245,6 +245,7 @@ def verify(out: str | Path, *, jobs: int | None = None,
             report.rows += 1
             if row is None:
                 report.problems.append(Problem("damaged row", gid, damage or "the row cannot be decoded"))
+                named.update(gid + suffix for suffix in LOG_SUFFIXES)   # its log is not a stray one
                 continue
             if row.log_path:
                 named.add(log_file(out, row.log_path).name)

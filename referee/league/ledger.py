@@ -180,8 +180,9 @@ def check_db(db: sqlite3.Connection, path: Path, *, create: bool) -> None:
     except sqlite3.DatabaseError as exc:
         raise UserError(f"{path}: not a league ledger, or a damaged one ({exc}); {_RECOVER}") from None
     if problems != ["ok"]:
-        raise UserError(f"{path}: the ledger is damaged (SQLite finds: {'; '.join(map(str, problems))}); "
-                        f"{_RECOVER}")
+        found = [" ".join(str(p).split()) for p in problems]
+        found = [p for p in found if p and not p.startswith("*** in database")][:3]
+        raise UserError(f"{path}: the ledger is damaged (SQLite finds: {'; '.join(found)}); {_RECOVER}")
     if not tables and create:
         return
     other = sorted(tables - {"meta", "games"})
