@@ -128,7 +128,7 @@ def test_secret_seed_is_hidden_until_the_night_is_complete(tmp_path: Path,
     assert str(seed) in (out / "report.html").read_text() and str(seed) in (out / "standings.md").read_text()
     status, o, _ = _cli(capsys, "verify", out)     # every row's seed is the schedule's of the stored seed
     assert status == 0 and "verified: all 6 games" in o
-    first = sorted((out / "games").iterdir())[0]
+    first = min((out / "games").iterdir())
     assert _cli(capsys, "replay", first, "-q")[0] == 0
     for p in (out / "games").iterdir():           # a log holds only its own (derived) seed
         assert str(seed) not in p.read_text()
@@ -181,7 +181,7 @@ def test_seed_file_refused_for_a_public_night(tmp_path: Path, capsys: pytest.Cap
 
 
 def _first_log(out: Path) -> Path:
-    return sorted((out / "games").iterdir())[0]
+    return min((out / "games").iterdir())
 
 
 def _edit_footer_score(out: Path) -> None:
