@@ -74,6 +74,12 @@ def _exit_status(exc: BaseException) -> int | None:
         return 2
     if isinstance(exc, BrokenPipeError):
         return 1
+    sqlite3 = sys.modules.get("sqlite3")   # not imported: the exception is not SQLite's
+    if sqlite3 is not None and isinstance(exc, sqlite3.DatabaseError):
+        # a ledger damaged while a command read it (the ledger's own checks name the file first)
+        print(f"error: a league ledger cannot be read ({exc}); restore it from a copy, or start the league "
+              "afresh with --new-out", file=sys.stderr)
+        return 2
     if isinstance(exc, OSError) and exc.filename is not None:
         # a file or folder the user named cannot be used (missing, a file where a folder is needed, ...)
         print(f"error: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)

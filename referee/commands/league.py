@@ -9,6 +9,10 @@
   (ledger, game logs, standings, report); see referee.league.merge.
 * ``referee standings OUT``: recompute the standings from the ledger alone, write and print them.
 * ``referee report OUT``: recompute the standings and write OUT/report.html.
+* ``referee verify OUT``: replay every game log of the night and check it against its ledger row
+  (see referee.league.audit); exit 0 when all is well, 1 when something is wrong.
+
+``run``, ``standings`` and ``report`` warn (one line) about game logs the ledger names that are missing.
 """
 
 from __future__ import annotations
@@ -60,6 +64,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--shard", metavar="K/N",
                    help="play only shard K of N (whole tables: global table number mod N = K-1); run every "
                         "shard with the same config, then combine the output directories with `referee merge`")
+    p.add_argument("--seed-file", metavar="FILE",
+                   help='for a secret night (seed = "secret"): read the master seed from FILE instead of drawing '
+                        "one; needed with --shard (every shard the same FILE)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("plan", help="show the number of tables and games of a league without playing",
@@ -98,6 +105,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("out", help="the league's output directory")
     p.set_defaults(func=cmd_report)
 
+    p = sub.add_parser(
+        "verify", help="replay every game log of a league night and check it against its ledger row",
+        description=(
+            "Audit OUT: every ledger row must be a game of the stored config's schedule (ids, seats, seeds), "
+            "every game's log must replay (referee replay) and agree with its row (scores, ranks, win shares, "
+            "forfeits, reason, faults, think times, game, seed, bots); rows without a log and logs without a "
+            "row are listed. Exit 0 when everything checks, 1 when something is wrong, 2 when OUT cannot be "
+            "audited (no ledger, a damaged ledger)."
+        ),
+    )
+    p.add_argument("out", help="the league's output directory")
+    p.add_argument("--jobs", "-j", type=int, metavar="N", help="replays at once (default: CPU cores)")
+    p.add_argument("--most", type=int, default=50, metavar="N",
+                   help="print at most N problems of each kind (default 50; 0: all)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_verify)
+
 
 # --------------------------------------------------------------------------
 # shared
@@ -123,11 +147,14 @@ def _load(config: str, shard: str | None, out: str | None = None) -> League:
 def _print_standings(st: dict[str, Any]) -> None:
     from rich.console import Console
 
-    from referee.league.standings import rich_tables
+    from referee.league.standings import rich_tables, seed_text
 
     console = Console(width=max(120, Console().width))
     for t in rich_tables(st):
         console.print(t)
+    seed = seed_text(st)
+    if seed:
+        print(seed)
 
 
 def _open_existing(out: str) -> Ledger:
@@ -180,7 +207,8 @@ def _plan_table(league: League, rows: list[PlanRow]) -> Table:
 
     shard = league.shard
     part = f", shard {shard}" if shard else ""
-    t = Table(title=f"{league.name}: {len(league.bots)} bots, seed {league.seed}{part}", title_justify="left")
+    seed = "secret" if league.secret else league.seed
+    t = Table(title=f"{league.name}: {len(league.bots)} bots, seed {seed}{part}", title_justify="left")
     for col in ("variant", "size", "tables", "deals", "rotations", "games"):
         t.add_column(col, justify="left" if col == "variant" else "right")
     per_variant: dict[str, list[int]] = {}
@@ -209,11 +237,13 @@ def _ordinal(n: int) -> str:
 
 
 def cmd_standings(args: argparse.Namespace) -> int:
+    from referee.league.audit import missing_logs_warning
     from referee.league.standings import from_ledger, to_json, write_files
 
     with _open_existing(args.out) as ledger:
         st = from_ledger(ledger)
         note = _split_note(ledger, args.out)
+        missing = missing_logs_warning(ledger, Path(args.out))
     write_files(Path(args.out), st)
     if args.json:
         sys.stdout.write(to_json(st))
@@ -221,6 +251,8 @@ def cmd_standings(args: argparse.Namespace) -> int:
         _print_standings(st)
     if note:
         print(note, file=sys.stderr)
+    if missing:
+        print(missing, file=sys.stderr)
     return 0
 
 
@@ -242,13 +274,17 @@ def _split_note(ledger: Ledger, out: str) -> str | None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from referee.league.audit import missing_logs_warning
     from referee.league.report import write_report
     from referee.league.standings import from_ledger
 
     with _open_existing(args.out) as ledger:
         st = from_ledger(ledger)
+        missing = missing_logs_warning(ledger, Path(args.out))
     p = write_report(Path(args.out), st)
     print(f"wrote {p}")
+    if missing:
+        print(missing, file=sys.stderr)
     return 0
 
 
@@ -257,8 +293,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from referee.league.audit import missing_logs, missing_logs_warning
     from referee.league.outdir import open_ledger, with_new_out, write_outputs
     from referee.league.runner import play
+    from referee.league.secret import settle_seed
 
     league = _load(args.config, args.shard, out=args.out)
     if args.concurrency is not None and args.concurrency < 1:
@@ -269,6 +307,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             league = fresh
             print(f"using a new output directory: {league.out}", file=sys.stderr)
     with open_ledger(league) as ledger:
+        league = settle_seed(league, ledger, args.seed_file)
+        before = missing_logs(ledger, league.out) if ledger.count() else []
+        if before:
+            print(missing_logs_warning(ledger, league.out), file=sys.stderr)
         try:
             with _progress(args.quiet, args.progress_every) as hook:
                 stats = play(league, ledger, hook=hook, concurrency=args.concurrency)
@@ -277,6 +319,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                   f"again to resume (referee standings {league.out} shows the standings so far)", file=sys.stderr)
             return 130
         st = write_outputs(league.out, ledger, league.name)
+        after = missing_logs(ledger, league.out)
+        if after and after != before:
+            print(missing_logs_warning(ledger, league.out), file=sys.stderr)
     if not args.quiet:
         _print_standings(st)
         print(_run_summary(league, stats, st))
@@ -432,3 +477,52 @@ def _incomplete_text(res: MergeResult) -> str:
     return (f"incomplete: {res.missing_games} of {res.planned} planned games are missing: " + "; ".join(parts)
             + f". The standings in {res.into} cover the {res.games} games there; merge the rest in later "
             "with the same command.")
+
+
+# --------------------------------------------------------------------------
+# verify
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from referee.league.audit import KINDS, verify
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UserError("--jobs must be at least 1")
+    report = verify(args.out, jobs=args.jobs)
+    if args.json:
+        print(json.dumps(_verify_json(report), indent=2))
+        return 0 if report.ok else 1
+    shown: dict[str, int] = {}
+    for p in report.problems:
+        shown[p.kind] = shown.get(p.kind, 0) + 1
+        if args.most <= 0 or shown[p.kind] <= args.most:
+            print(p.line())
+    for kind, n in shown.items():
+        if 0 < args.most < n:
+            print(f"... and {n - args.most} more: {kind} (--most 0 shows all)")
+    if report.in_flight:
+        print(f"note: a run is playing into {args.out}: {len(report.in_flight)} log(s) of games in flight have no "
+              "ledger row yet (verify again when the run has finished)", file=sys.stderr)
+    counts = report.counts()
+    speed = f"{report.seconds:.1f} s, {report.rate:.0f} games/s"
+    planned = f"{report.rows} of {report.planned} planned games in the ledger"
+    if report.ok:
+        print(f"verified: all {report.verified} games replay and match their ledger rows; {planned} ({speed})")
+        return 0
+    found = ", ".join(f"{counts[k]} {k if counts[k] == 1 else _PLURAL.get(k, k + 's')}" for k in KINDS if counts[k])
+    print(f"FAILED: {len(report.problems)} problem{'s' if len(report.problems) != 1 else ''} ({found}); "
+          f"{report.verified} of {report.rows} games verified; {planned} ({speed})")
+    return 1
+
+
+_PLURAL = {"row differs from its log": "rows differ from their logs", "row not in the schedule": "rows not in the "
+           "schedule", "log without a row": "logs without a row"}
+
+
+def _verify_json(report: Any) -> dict[str, Any]:
+    return {
+        "out": str(report.out), "ok": report.ok, "rows": report.rows, "verified": report.verified,
+        "planned": report.planned, "counts": report.counts(),
+        "problems": [{"kind": p.kind, "game": p.game, "text": p.text} for p in report.problems],
+        "in_flight": report.in_flight, "seconds": round(report.seconds, 3), "games_per_s": round(report.rate, 1),
+    }

@@ -13,7 +13,9 @@ them all, one line each)::
 The file format (all keys optional unless marked required)::
 
     name = "demo"            # league name (default: the file name without .toml)
-    seed = 42                # master seed; every deal is derived from it
+    seed = 42                # master seed; every deal is derived from it. "secret": drawn at the
+                             # first run, kept in the ledger only, shown once the night is complete
+                             # (referee.league.secret)
     out = "out/demo"         # output directory, relative to this file
     concurrency = 2          # tables played at once (default: number of CPU cores)
     reuse = "session"        # "session": one process per seat for a whole table; "game": fresh per game
@@ -129,9 +131,13 @@ class VariantConfig(_Cfg):
     match: str | MatchConfig = "single"
 
 
+#: the config's ``seed`` that asks for a secret seed (:mod:`referee.league.secret`)
+SECRET = "secret"
+
+
 class LeagueConfig(_Cfg):
     name: str | None = None
-    seed: int = 0
+    seed: int | Literal["secret"] = 0
     out: str | None = None
     concurrency: int | None = None
     reuse: Literal["session", "game"] = "session"
@@ -192,7 +198,9 @@ class League:
     path: Path
     config_dir: Path
     name: str
-    seed: int
+    #: the master seed; None for a secret seed not read from the ledger yet
+    #: (:func:`referee.league.secret.settle_seed` fills it in before a game is scheduled)
+    seed: int | None
     out: Path
     concurrency: int
     reuse: str
@@ -206,6 +214,11 @@ class League:
     #: league. Not part of the canonical config (every shard has the same config); the ledger
     #: stores it separately (meta ``shard``)
     shard: Any = None              # referee.league.shards.Shard | None
+
+    @property
+    def secret(self) -> bool:
+        """Whether the config says ``seed = "secret"``."""
+        return self.raw.seed == SECRET
 
     def canonical(self) -> dict[str, Any]:
         """The config in canonical form (defaults filled in, keys sorted), without
@@ -313,6 +326,7 @@ _HINTS = {
     r"variants\[\d+\]\.sizes": "an integer or a list of integers",
     r"variants\[\d+\]\.match": 'a string ("single") or a table such as { kind = "fixed", hands = 3 }',
     r"bots\[\d+\]\.env": 'a table of strings, e.g. { LEVEL = "3" }',
+    r"seed": 'a whole number from 0 to 2**64 - 1, or "secret" (drawn at the first run, kept in the ledger)',
 }
 
 _GOT_RE = re.compile(r"^Expected `(?P<exp>[^`]+)`, got `(?P<got>[^`]+)`(?: - at `\$(?P<path>[^`]*)`)?$")
@@ -398,6 +412,8 @@ def _explain(exc: msgspec.ValidationError | str) -> str:
         path = _clean_path(m["path"])
         allowed = _unwrap(_type_at(_segments(m["path"] or "")), "literal") or ()
         val = m["val"].strip("'\"")
+        if path == "seed":
+            return f"seed: invalid value {m['val']}; expected {_HINTS['seed']}"
         close = difflib.get_close_matches(val, [str(a) for a in allowed], n=1, cutoff=0.5)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         return f"{path}: invalid value {m['val']}; expected one of: {', '.join(map(str, allowed))}{hint}"
@@ -597,7 +613,7 @@ def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: st
         path=path.resolve(),
         config_dir=ctx.config_dir,
         name=cfg.name or path.stem,
-        seed=cfg.seed,
+        seed=None if cfg.seed == SECRET else cfg.seed,
         out=_out_dir(cfg, path, ctx.config_dir, out),
         concurrency=cfg.concurrency or os.cpu_count() or 1,
         reuse=cfg.reuse,
@@ -633,7 +649,7 @@ def _check_top(cfg: LeagueConfig, ctx: _Resolving) -> bool:
         if cfg.clock.bank_ms is not None and cfg.clock.bank_ms < 1:
             raise err("clock.bank_ms", "must be at least 1 (milliseconds), or left out for no bank")
     with ctx.check():
-        if not 0 <= cfg.seed < SEED_LIMIT:
+        if cfg.seed != SECRET and not 0 <= cfg.seed < SEED_LIMIT:
             raise err("seed", f"must be a whole number from 0 to 2**64 - 1 ({SEED_LIMIT - 1}), as for "
                               f"referee play --seed; got {cfg.seed}")
     with ctx.check():

@@ -23,7 +23,15 @@ so two runs never play into one ledger at once. Meta entries can be *staged*
 shard when it opens the ledger and commits them only once its bots have
 passed the start check.
 
-Errors: a file that is not a ledger, or a ledger of a newer schema, raises
+Integrity: opening a ledger checks it first (:func:`check_db`): SQLite's
+``quick_check`` (every page of the file is read: a truncated file or garbage
+in the middle is found here, not in the middle of a night) and the schema (the
+tables and columns above, nothing else). The ledger file is made ``0600`` (it
+may hold a secret seed, :mod:`referee.league.secret`); SQLite gives its
+``-wal`` and ``-shm`` files the same mode.
+
+Errors: a file that is not a ledger, a damaged one (one sentence saying what
+is wrong and how to recover), or a ledger of a newer schema, raises
 :class:`referee.errors.UserError`, as does a run lock held by another run;
 ``sqlite3`` errors while writing propagate.
 """
@@ -143,7 +151,7 @@ def run_lock_held(out: Path) -> bool:
 def _take_run_lock(out: Path) -> int:
     """Take the exclusive run lock of ``out``; return its file descriptor.
     Raises :class:`UserError` if another run holds it."""
-    fd = os.open(out / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(out / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -151,6 +159,40 @@ def _take_run_lock(out: Path) -> int:
         raise UserError(f"{out}: another `referee run` is playing into this output directory right now; "
                         "wait for it, stop it, or use --out DIR") from None
     return fd
+
+
+#: the columns of the ``games`` table, in order
+GAME_COLUMNS = ("game_id", "variant", "size", "tbl", "deal", "rotation", "seed", "bots", "scores", "ranks",
+                "win_shares", "forfeits", "faults", "think", "log_path", "reason", "wall_ms", "finished", "detail")
+
+#: how to get out of a damaged ledger (appended to every message about one)
+_RECOVER = "restore it from a copy, or start the league afresh with --new-out"
+
+
+def check_db(db: sqlite3.Connection, path: Path, *, create: bool) -> None:
+    """Check that ``db`` is an undamaged league ledger: SQLite's ``quick_check``
+    and the schema (a new, empty file passes when ``create``). Raises
+    :class:`UserError` naming ``path``, what is wrong and how to recover."""
+    try:
+        problems = [r[0] for r in db.execute("PRAGMA quick_check(5)").fetchall()]
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        columns = tuple(r[1] for r in db.execute("PRAGMA table_info(games)"))
+    except sqlite3.DatabaseError as exc:
+        raise UserError(f"{path}: not a league ledger, or a damaged one ({exc}); {_RECOVER}") from None
+    if problems != ["ok"]:
+        found = [" ".join(str(p).split()) for p in problems]
+        found = [p for p in found if p and not p.startswith("*** in database")][:3]
+        raise UserError(f"{path}: the ledger is damaged (SQLite finds: {'; '.join(found)}); {_RECOVER}")
+    if not tables and create:
+        return
+    other = sorted(tables - {"meta", "games"})
+    if other or "meta" not in tables or "games" not in tables:
+        have = ", ".join(sorted(tables)) or "none"
+        raise UserError(f"{path}: not a league ledger (its tables are: {have}; a ledger has meta and games); "
+                        "give the output directory of a league run, or move this file away")
+    if columns != GAME_COLUMNS:
+        raise UserError(f"{path}: not a league ledger of this referee (the games table has the columns "
+                        f"{', '.join(columns)}); {_RECOVER}")
 
 
 def _values(row: GameRow) -> tuple[Any, ...]:
@@ -172,8 +214,22 @@ class Ledger:
         self._staged: dict[str, str | None] = {}
         if not create and not self.path.exists():
             raise UserError(f"{self.path}: no ledger here; run a league first (referee run CONFIG)")
+        if self.path.is_dir():
+            raise UserError(f"{self.path}: is a folder, not a league ledger; move it away")
         try:
             self.db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise UserError(f"{self.path}: cannot open the ledger ({exc})") from None
+        try:
+            check_db(self.db, self.path, create=create)
+        except BaseException:
+            self.db.close()
+            raise
+        try:
+            os.chmod(self.path, 0o600)
+        except OSError:
+            pass  # a ledger of another user, read here: its mode is not ours to change
+        try:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA busy_timeout=5000")
@@ -181,7 +237,11 @@ class Ledger:
                 self.db.executescript(_SCHEMA)
             version = self.get_meta("schema")
         except sqlite3.DatabaseError as exc:
+            self.db.close()
             raise UserError(f"{self.path}: not a league ledger ({exc})") from None
+        if version is not None and not version.isdigit():
+            self.db.close()
+            raise UserError(f"{self.path}: the ledger's schema version is damaged ({version!r}); {_RECOVER}")
         if version is None and create:
             self.set_meta("schema", str(SCHEMA_VERSION))
         elif version is None:
@@ -244,6 +304,8 @@ class Ledger:
             row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         except sqlite3.OperationalError:
             return None
+        except sqlite3.DatabaseError as exc:
+            raise UserError(f"{self.path}: the ledger cannot be read ({exc}); {_RECOVER}") from None
         return row[0] if row else None
 
     def set_meta(self, key: str, value: str) -> None:
@@ -251,7 +313,15 @@ class Ledger:
 
     def config(self) -> dict[str, Any] | None:
         text = self.get_meta("config")
-        return json.loads(text) if text else None
+        if not text:
+            return None
+        try:
+            config = json.loads(text)
+        except ValueError:
+            config = None
+        if not isinstance(config, dict):
+            raise UserError(f"{self.path}: the league config stored in the ledger is damaged; {_RECOVER}")
+        return config
 
     def stage_meta(self, entries: Mapping[str, str | None]) -> None:
         """Keep meta entries to write later with :meth:`commit_staged` (a value
@@ -271,14 +341,31 @@ class Ledger:
         self._staged = {}
 
     # -- games ----------------------------------------------------------
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """A damaged ledger found while reading is a :class:`UserError`."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            raise UserError(f"{self.path}: the ledger cannot be read ({exc}); {_RECOVER}") from None
+
     def done_ids(self) -> set[str]:
-        return {r[0] for r in self.db.execute("SELECT game_id FROM games")}
+        with self._reading():
+            return {r[0] for r in self.db.execute("SELECT game_id FROM games")}
 
     def has(self, game_id: str) -> bool:
-        return self.db.execute("SELECT 1 FROM games WHERE game_id = ?", (game_id,)).fetchone() is not None
+        with self._reading():
+            return self.db.execute("SELECT 1 FROM games WHERE game_id = ?", (game_id,)).fetchone() is not None
 
     def count(self) -> int:
-        return int(self.db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+        with self._reading():
+            return int(self.db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+
+    def log_paths(self) -> list[tuple[str, str]]:
+        """``(game id, log path as recorded)`` of every game that has a log, in game-id order."""
+        with self._reading():
+            return [(r[0], r[1]) for r in self.db.execute(
+                "SELECT game_id, log_path FROM games WHERE log_path IS NOT NULL ORDER BY game_id")]
 
     def record(self, row: GameRow) -> None:
         """Commit one finished game in one transaction.
@@ -301,7 +388,8 @@ class Ledger:
 
     def get(self, game_id: str) -> GameRow | None:
         """One recorded game, or None."""
-        r = self.db.execute("SELECT * FROM games WHERE game_id = ?", (game_id,)).fetchone()
+        with self._reading():
+            r = self.db.execute("SELECT * FROM games WHERE game_id = ?", (game_id,)).fetchone()
         return None if r is None else self._row(r)
 
     def rows(self) -> Iterator[GameRow]:
@@ -311,8 +399,20 @@ class Ledger:
             for r in cur:
                 yield self._row(r)
         except sqlite3.DatabaseError as exc:
-            raise UserError(f"{self.path}: the ledger cannot be read ({exc}); restore it from a copy, "
-                            "or start the league afresh with --new-out") from None
+            raise UserError(f"{self.path}: the ledger cannot be read ({exc}); {_RECOVER}") from None
+
+    def each_row(self) -> Iterator[tuple[str, GameRow | None, str | None]]:
+        """Every recorded game in game-id order as ``(game id, row, None)``, or
+        ``(game id, None, what is wrong)`` for a damaged row (``referee verify``
+        reports it and goes on)."""
+        with self._reading():
+            for r in self.db.execute("SELECT * FROM games ORDER BY game_id"):
+                try:
+                    row = self._row(r)
+                except UserError as exc:
+                    yield str(r[0]), None, str(exc).split(". Remove it with", 1)[0].split(": ", 1)[-1]
+                else:
+                    yield str(r[0]), row, None
 
     def _row(self, r: tuple[Any, ...]) -> GameRow:
         """Decode and check one ledger row; a damaged row is a :class:`UserError`

@@ -43,9 +43,11 @@ from typing import Any, NamedTuple
 
 from referee.errors import UserError
 from referee.league import schedule as sched
-from referee.league.config import League, describe_diff, from_canonical, normalize_stored
+from referee.league.config import SECRET, League, describe_diff, from_canonical, normalize_stored
 from referee.league.ledger import LEDGER_NAME, GameRow, Ledger, MergedMeta, config_text, run_lock_held
-from referee.league.outdir import write_outputs
+from referee.league.outdir import private, write_outputs
+from referee.league.secret import META_KEY as SECRET_KEY
+from referee.league.secret import stored_seed
 from referee.league.shards import Shard, format_shards, parse_shard, shard_of
 
 
@@ -59,6 +61,7 @@ class _Input:
     name: str
     kind: str
     running: bool = False
+    secret_seed: int | None = None       # a secret night's master seed (referee.league.secret)
 
     def describe(self) -> str:
         return _describe(self.n, self.shards, self.kind)
@@ -128,7 +131,12 @@ def _open_input(path: Path) -> _Input:
         raise UserError(f"{path}: not a league output directory (its ledger stores no config)")
     n, shards, kind = _shards_of(path, ledger)
     name = ledger.get_meta("league") or ""
-    return _Input(path, ledger, n, shards, config, name, kind, running=run_lock_held(path))
+    try:
+        seed = stored_seed(ledger)
+    except BaseException:
+        ledger.close()
+        raise
+    return _Input(path, ledger, n, shards, config, name, kind, running=run_lock_held(path), secret_seed=seed)
 
 
 def _log_source(inp: _Input, row: GameRow) -> Path | None:
@@ -220,7 +228,7 @@ def _merge(opened: list[_Input], into: Path) -> MergeResult:
     league = from_canonical(first.config, str(first.path))
     shard_of_row = _ShardOf(league, n)
     found = _collect(opened, shard_of_row)
-    prior = _check_target(into, first.config, n, found)
+    prior = _check_target(into, first.config, n, found, opened)
     return _write(into, opened, league, found, prior, shard_of_row)
 
 
@@ -242,6 +250,8 @@ def _check_fit(opened: list[_Input]) -> int:
                 f"{first.path} holds {first.describe()}, but {inp.path} holds {inp.describe()}: only the shards "
                 "of one split (the same N in --shard K/N on every machine) can be merged"
             )
+    if first.config.get("seed") == SECRET:
+        _check_secret(opened)
     n = first.n
     owner: dict[int, Path] = {}
     for inp in opened:
@@ -250,6 +260,21 @@ def _check_fit(opened: list[_Input]) -> int:
                 raise UserError(f"shard {s}/{n} is in both {owner[s]} and {inp.path}; give each shard once")
             owner[s] = inp.path
     return n
+
+
+def _check_secret(opened: list[_Input]) -> None:
+    """The shards of a secret night: every input holds its seed, and the same one
+    (never named in the message: the night may not be over)."""
+    for inp in opened:
+        if inp.secret_seed is None and inp.ledger.count():
+            raise UserError(f"{inp.path}: the ledger of a secret night holds no seed (a damaged ledger?); "
+                            "restore it from a copy")
+    seeds = {inp.secret_seed for inp in opened if inp.secret_seed is not None}
+    if len(seeds) > 1:
+        paths = ", ".join(str(inp.path) for inp in opened)
+        raise UserError(f"the inputs ({paths}) were played with different secret seeds (each machine drew its own, "
+                        "or was given another --seed-file), so their deals do not belong to one league; play every "
+                        "shard with the same --seed-file FILE")
 
 
 def _collect(opened: list[_Input], shard_of_row: _ShardOf) -> list[_Found]:
@@ -276,7 +301,7 @@ def _collect(opened: list[_Input], shard_of_row: _ShardOf) -> list[_Found]:
     return found
 
 
-def _check_target(into: Path, config: dict[str, Any], n: int, found: list[_Found]) -> _Prior:
+def _check_target(into: Path, config: dict[str, Any], n: int, found: list[_Found], opened: list[_Input]) -> _Prior:
     """Refuse a ``DIR`` that is a file or holds anything but an earlier merge
     of the same league and split (with the same record of every game the
     inputs have too); return what it holds."""
@@ -299,6 +324,11 @@ def _check_target(into: Path, config: dict[str, Any], n: int, found: list[_Found
                 f"--into {into}: already holds a different league (\"was\" is the one there, \"now\" the inputs'):\n"
                 f"  {describe_diff(stored, config)}\nMerge into a new directory."
             )
+        held_seed = stored_seed(check)
+        in_seeds = {inp.secret_seed for inp in opened if inp.secret_seed is not None}
+        if held_seed is not None and in_seeds and in_seeds != {held_seed}:
+            raise UserError(f"--into {into}: already holds shards of this secret night played with another seed; "
+                            "merge into a new directory")
         if kind == "merged" and held_n != n:
             raise UserError(f"--into {into}: holds {_describe(held_n, held_shards, kind)}, but the inputs "
                             f"are shards of a split into {n}; merge into a new directory")
@@ -317,6 +347,7 @@ def _write(into: Path, opened: list[_Input], league: League, found: list[_Found]
     """Copy the logs, commit the new rows and the meta in one transaction, write the outputs."""
     try:
         (into / "games").mkdir(parents=True, exist_ok=True)
+        private(into, into / "games")
     except OSError as exc:
         raise UserError(f"--into {into}: cannot create the directory: {exc.strerror or exc}") from None
     n = shard_of_row.n
@@ -333,7 +364,11 @@ def _write(into: Path, opened: list[_Input], league: League, found: list[_Found]
         planned, games = sum(planned_by.values()), sum(held.values())
         name = prior.name or first.name or league.name
         merged = MergedMeta(of=n, shards=shards, complete=games >= planned, missing_games=planned - games)
-        ledger.record_many(new_rows, {"config": config_text(first.config), "league": name, "merged": merged.text()})
+        meta = {"config": config_text(first.config), "league": name, "merged": merged.text()}
+        seeds = [inp.secret_seed for inp in opened if inp.secret_seed is not None]
+        if seeds:
+            meta[SECRET_KEY] = str(seeds[0])
+        ledger.record_many(new_rows, meta)
         st = write_outputs(into, ledger, name)
     return MergeResult(
         into=into, n=n, shards=shards, added=len(new_rows), already=len(found) - len(new_rows), games=games,

@@ -44,16 +44,29 @@ def with_new_out(league: League) -> League:
 
 
 def make_out_dir(out: Path) -> None:
-    """Create ``out/games/``. Raises :class:`UserError` naming a file in the way,
-    or why the folder cannot be created."""
+    """Create ``out/games/``, both folders mode 0700 (the ledger may hold a
+    secret seed, the logs the deals: only the referee's user may read them, see
+    docs/SECURITY.md). Raises :class:`UserError` naming a file in the way, or
+    why the folder cannot be created."""
     try:
         (out / "games").mkdir(parents=True, exist_ok=True)
+        private(out, out / "games")
     except OSError as exc:
         blocker = next((p for p in (out, out / "games") if p.exists() and not p.is_dir()), None)
         if blocker is not None:
             raise UserError(f"{blocker} is a file, but the league needs a folder there for its results; "
                             "move the file away or choose another output directory with --out DIR") from None
         raise UserError(f"{out}: cannot create the output directory: {exc.strerror or exc}") from None
+
+
+def private(*folders: Path) -> None:
+    """Make folders of the league's output mode 0700 (those of another user are left as they are)."""
+    for folder in folders:
+        try:
+            if folder.stat().st_uid == os.getuid():
+                folder.chmod(0o700)
+        except OSError:
+            pass
 
 
 def open_ledger(league: League) -> Ledger:

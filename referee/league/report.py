@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.league.outdir import write_atomic
-from referee.league.standings import meeting
-from referee.league.standings import games_text
+from referee.league.standings import games_text, meeting, seed_text
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;color:#222}
@@ -85,6 +84,9 @@ def render(st: dict[str, Any], out_dir: Path | None = None) -> str:
         f"<h1>{_e(st['league'] or 'league')}</h1><p>{_e(games_text(st))}. <span class=\"muted\">Stalled games "
         "(an ask hand ended by the stalemate rule) count like any other; aborted games have no result.</span></p>",
     ]
+    seed = seed_text(st)
+    if seed:
+        parts.append(f'<p class="seed">{_e(seed[0].upper() + seed[1:])}.</p>')
     for scope, data in st["scopes"].items():
         parts.append(f"<h2>{_e(scope)} <span class=\"muted\">({_e(games_text(data))})</span></h2>")
         parts.append(_standings_table(data))

@@ -135,8 +135,11 @@ def tables(league: League, shard: Shard | None = None) -> Iterator[Table]:
 def table_games(league: League, table: Table) -> Iterator[ScheduledGame]:
     """The games of one table: every deal in every seat rotation."""
     k = table.size
+    master = league.seed
+    if master is None:   # a bug of the caller, never a silent seed 0
+        raise RuntimeError("the league's secret seed was not read from its ledger (referee.league.secret)")
     for d in range(table.variant.deals):
-        seed = deal_seed(league.seed, table.variant, k, d)
+        seed = deal_seed(master, table.variant, k, d)
         order = seating_order(tuple(range(k)), d)    # lineup positions
         for r in range(k):
             positions = tuple(order[(s + r) % k] for s in range(k))

@@ -279,10 +279,28 @@ def compute(rows: Iterable[GameRow], league: str = "") -> dict[str, Any]:
 
 def from_ledger(ledger: Any, league: str = "") -> dict[str, Any]:
     """Standings from an open :class:`~referee.league.ledger.Ledger` (rows come in game-id order)."""
+    from referee.league.secret import shown_seed
+
     tally = Tally(league or (ledger.get_meta("league") or ""))
     for row in ledger.rows():
         tally.add(row)
-    return tally.result()
+    st = tally.result()
+    seed = shown_seed(ledger)   # a secret seed only once the night is complete
+    if seed is None:
+        return st
+    return {"league": st.pop("league"), "seed": seed, **st}
+
+
+def seed_text(st: dict[str, Any]) -> str | None:
+    """The master seed in words (None when the standings do not know it):
+    ``"master seed 42"``, or for a secret night not complete yet ``"master seed
+    secret (shown once every planned game is played)"``."""
+    seed = st.get("seed")
+    if seed is None:
+        return None
+    if seed == "secret":
+        return "master seed secret (shown once every planned game of the night is played)"
+    return f"master seed {seed} (every deal derives from it: tournaments/README.md)"
 
 
 # --------------------------------------------------------------------------
@@ -358,7 +376,9 @@ def head_to_head_csv(st: dict[str, Any]) -> str:
 
 
 def to_markdown(st: dict[str, Any]) -> str:
+    seed = seed_text(st)
     out = [f"# Standings: {md_text(st['league'] or 'league')}", "", f"{games_text(st)}.", "",
+           *([f"{md_text(seed[0].upper() + seed[1:])}.", ""] if seed else []),
            "Stalled games (an ask hand ended by the stalemate rule) count like any other; aborted games have "
            "no result and count nowhere.", ""]
     for scope, data in st["scopes"].items():

@@ -32,7 +32,7 @@ from typing import Any, Callable
 from urllib.parse import unquote, urlsplit
 
 from referee.errors import UserError
-from referee.league.ledger import LEDGER_NAME, GameRow, Ledger
+from referee.league.ledger import LEDGER_NAME, GameRow, Ledger, check_db
 from referee.league.standings import Tally
 
 __all__ = ["LeagueState", "make_server", "serve"]
@@ -67,6 +67,11 @@ class LeagueState:
         if not self.path.is_file():
             raise UserError(f"{self.out}: no {LEDGER_NAME} here; give the output folder of a league night "
                             "(referee run CONFIG writes it)")
+        db = self._db()
+        try:
+            check_db(db, self.path, create=False)   # a damaged ledger: one error before serving anything
+        finally:
+            db.close()
         self._lock = threading.Lock()
         self._seen: set[str] = set()
         self._tally: Tally | None = None
