@@ -11,6 +11,7 @@ interrupted.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -260,10 +261,8 @@ def _write_summary(args: argparse.Namespace, summary: DuelSummary) -> None:
 # ----------------------------------------------------------------------------- the live line
 
 
-def _elo(x: float | None, sign: bool = True) -> str:
-    if x is None:
-        return "inf"
-    return f"{x:+.1f}" if sign else f"{x:.1f}"
+def _elo(x: float) -> str:
+    return f"{x:+.1f}" if math.isfinite(x) else "+inf" if x > 0 else "-inf"
 
 
 def live_text(duel: Duel) -> str:
@@ -271,17 +270,15 @@ def live_text(duel: Duel) -> str:
     interval, the LLR with its bounds, and the faults of A and B."""
     spec = duel.spec
     st = duel.state.stats()
+    e = duel.state.estimate()
     c = st.counts
-    lo = "-inf" if st.elo_lo is None else _elo(st.elo_lo)
-    hi = "+inf" if st.elo_hi is None else _elo(st.elo_hi)
-    elo = ("+inf" if st.score >= 1 else "-inf") if st.elo is None else _elo(st.elo)
     parts = [
         f"{spec.rules.name} {spec.players}p",
         f"games {duel.games}/{2 * spec.max_pairs}",
         f"pairs {st.units} [LL {c[0]} LD {c[1]} DD+WL {c[2]} WD {c[3]} WW {c[4]}]"
         + (f" {duel.state.dropped} dropped" if duel.state.dropped else ""),
         f"W-D-L {duel.wins}-{duel.draws}-{duel.losses}",
-        f"Elo {elo} [{lo}, {hi}]",
+        f"Elo {_elo(e.elo)} [{_elo(e.elo_lo)}, {_elo(e.elo_hi)}]" if e.units else "Elo -",
     ]
     if st.llr is not None and st.lower is not None and st.upper is not None:
         parts.append(f"LLR {st.llr:.2f} ({st.lower:.2f}, {st.upper:.2f})")

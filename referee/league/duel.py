@@ -228,8 +228,7 @@ async def check_start(spec: DuelSpec) -> None:
         bot = spec.lineup[f.index]
         what = {"A": "--bot A", "B": "--bot B"}.get(spec.roles[f.index], "--field bot")
         why = str(f).split("\n")[0].partition("could not start: ")[2] or str(f).split("\n")[0]
-        raise UserError(f"{what} '{bot.name}' could not start: {why} (command: {bot.command!r}; try: referee "
-                        "check-bot -- COMMAND)")
+        raise UserError(f"{what} '{bot.name}' could not start: {why}; try: referee check-bot -- COMMAND")
 
 
 @dataclass
