@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "duel", help="bot A against bot B on mirrored deals, with a sequential test (SPRT)",
         description="Play bot A against bot B: every deal twice, A and B swapping seats (a deal pair), the other "
                     "seats (with --players K > 2) filled by field bots that keep their seats in both games. Reports "
-                    "the Elo difference of A over B with its 95%% interval and, with --sprt, stops as soon as the "
+                    "the Elo difference of A over B with its 95% interval and, with --sprt, stops as soon as the "
                     "sequential test accepts H0 or H1. A live line goes to stderr, a JSON summary to stdout. Exit "
                     "status: 0 H1 accepted (or every game played, without --sprt), 1 H0 accepted, 2 an error, 3 MAX "
                     "games played and undecided, 130 interrupted. See docs/DUEL.md.",
