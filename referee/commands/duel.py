@@ -221,8 +221,10 @@ def run_duel(args: argparse.Namespace) -> int:
         elif isinstance(exc, UserError) and duel.games == 0:
             show.stop()
             raise exc from None      # nothing played (a bot did not start): only the error line
-        elif isinstance(exc, (UserError, OSError)):
+        elif isinstance(exc, UserError):
             result, error = "error", exc
+        elif isinstance(exc, OSError):
+            result, error = "error", UserError(f"{exc.filename or 'duel'}: {exc.strerror or exc}")
         else:
             show.stop()
             raise

@@ -49,8 +49,8 @@ from typing import Any
 import msgspec
 import trio
 
-from referee.errors import UserError
-from referee.league.pool import open_pool
+from referee.errors import UserError, leaves, user_facing
+from referee.league.pool import BotStartFailed, open_pool
 from referee.league.preflight import start_check
 from referee.league.sprt import DuelStats, Sprt, SprtState, Verdict, game_score
 from referee.league.standings import effective_ranks
@@ -224,11 +224,16 @@ async def check_start(spec: DuelSpec) -> None:
             entrants.append(e)
     _, failures = await start_check(entrants, max_line=spec.policy.max_line, limit=len(entrants))
     if failures:
-        f = failures[0]
-        bot = spec.lineup[f.index]
-        what = {"A": "--bot A", "B": "--bot B"}.get(spec.roles[f.index], "--field bot")
-        why = str(f).split("\n")[0].partition("could not start: ")[2] or str(f).split("\n")[0]
-        raise UserError(f"{what} '{bot.name}' could not start: {why}; try: referee check-bot -- COMMAND")
+        raise start_error(spec, failures[0])
+
+
+def start_error(spec: DuelSpec, exc: BotStartFailed) -> UserError:
+    """The duel's wording of a bot that could not start: its role, its name and why."""
+    bot = spec.lineup[exc.index]
+    what = {"A": "--bot A", "B": "--bot B"}.get(spec.roles[exc.index], "--field bot")
+    first = str(exc).split("\n")[0]
+    why = first.partition("could not start: ")[2] or first
+    return UserError(f"{what} '{bot.name}' could not start: {why}; try: referee check-bot -- COMMAND")
 
 
 @dataclass
@@ -268,11 +273,19 @@ class Duel:
     async def run(self) -> Verdict:
         """Play pairs until the test decides or ``max_pairs`` were started; the
         pairs under way when the test decides are finished (they are counted,
-        but cannot change the verdict). Returns the verdict."""
+        but cannot change the verdict). Returns the verdict. Raises
+        :class:`UserError` (see the module docstring); Ctrl-C and cancellation
+        propagate, every bot process closed."""
         tables = min(self.spec.concurrency, self.spec.max_pairs)
-        async with trio.open_nursery() as nursery:
-            for _ in range(tables):
-                nursery.start_soon(self._table)
+        try:
+            async with trio.open_nursery() as nursery:
+                for _ in range(tables):
+                    nursery.start_soon(self._table)
+        except BaseExceptionGroup as group:
+            exc = user_facing(group)
+            if isinstance(exc, UserError):
+                raise exc from None     # the tables' one error, not wrapped in the nursery's group
+            raise
         return self.state.verdict
 
     async def _table(self) -> None:
@@ -283,7 +296,13 @@ class Duel:
                 self._next += 1
                 scores: list[float] = []
                 for game in spec.pair(index):
-                    bots = await pool.seat(game.positions)
+                    try:
+                        bots = await pool.seat(game.positions)
+                    except (BotStartFailed, BaseExceptionGroup) as exc:   # a bot that never started at this table
+                        failed = [e for e in leaves(exc) if isinstance(e, BotStartFailed)]
+                        if not failed:
+                            raise
+                        raise start_error(spec, failed[0]) from None
                     try:
                         result = await play_game(game.spec, bots, spec.log_dir)
                     except OSError as exc:

@@ -145,3 +145,8 @@ async def test_a_bot_that_does_not_start_is_named() -> None:
         await check_start(spec(3, b=BotSpec("nobot", ["/no/such/bot"])))
     with pytest.raises(UserError, match=r"--field bot 'f' could not start"):
         await check_start(spec(3, field=[BotSpec("f", [PY, "-c", "pass"])]))
+    # a bot that cannot start at a table (it passed the check, say, and its file went away) stops the duel
+    duel = Duel(spec(3, b=BotSpec("nobot", ["/no/such/bot"])))
+    with pytest.raises(UserError, match=r"--bot B 'nobot' could not start"):
+        await duel.run()
+    assert duel.games == 0 and not processes_with(TAG)
