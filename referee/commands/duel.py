@@ -316,9 +316,11 @@ class _Display:
                            f"{2 * spec.max_pairs} games; {what}", markup=False)
         self.last = time.monotonic()
         if self.console.is_terminal:
+            from rich.console import Console
             from rich.live import Live
 
-            self.live = Live(console=self.console, auto_refresh=False, transient=False)
+            # no soft wrap: the live line wraps at the terminal's width; transient: final() prints the last one
+            self.live = Live(console=Console(stderr=True, highlight=False), auto_refresh=False, transient=True)
             self.live.start()
 
     def __call__(self, duel: Duel) -> None:
