@@ -20,6 +20,7 @@ from referee.rules import RulesError
 COMMAND_MODULES = (
     "referee.commands.play",      # play, replay
     "referee.commands.league",    # run, plan, standings, report
+    "referee.commands.duel",      # duel
     "referee.commands.checkbot",  # check-bot
     "referee.commands.view",      # view, serve
     "referee.commands.schema",    # schema

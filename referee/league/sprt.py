@@ -439,9 +439,10 @@ class SprtState:
     ``"continue"``). ``games_per_unit`` is the number of games that make one
     unit (2: the mirrored deal pair). Feed units with :meth:`add_pair` /
     :meth:`add_unit` in a fixed order, or with :meth:`submit` by unit index when
-    they finish out of order (a duel running several tables at once): the
-    units are then counted in index order, so the verdict and the number of
-    units it took do not depend on which table finished first.
+    they finish out of order (a duel running several tables at once), and
+    :meth:`drop` by index the units that have no result: the units are then
+    counted in index order, so the verdict and the number of units it took do
+    not depend on which table finished first.
 
     Errors: ``ValueError`` for a game score other than 0, 0.5 or 1, a unit
     with the wrong number of games, or an index submitted twice or already
@@ -458,7 +459,8 @@ class SprtState:
         self.verdict: Verdict = "continue"
         self.decided_at: int | None = None
         self._next = 0
-        self._waiting: dict[int, int] = {}
+        self._waiting: dict[int, int | None] = {}   # None: a dropped unit
+        self.dropped = 0
         self._warm: tuple[Any, Any] | None = None
 
     @property
@@ -511,8 +513,23 @@ class SprtState:
         if index < self._next or index in self._waiting:
             raise ValueError(f"unit {index} was already submitted")
         self._waiting[index] = self._point(scores)
+        return self._release()
+
+    def drop(self, index: int) -> Verdict:
+        """Give up unit ``index`` (0-based; a game of it has no result): it is
+        not counted, and the units after it no longer wait for it."""
+        if index < self._next or index in self._waiting:
+            raise ValueError(f"unit {index} was already submitted")
+        self._waiting[index] = None
+        return self._release()
+
+    def _release(self) -> Verdict:
         while self._next in self._waiting:
-            self._count(self._waiting.pop(self._next))
+            point = self._waiting.pop(self._next)
+            if point is None:
+                self.dropped += 1
+            else:
+                self._count(point)
             self._next += 1
         return self.verdict
 

@@ -197,6 +197,21 @@ def test_submit_out_of_order_counts_in_index_order() -> None:
         in_order.counts, in_order.llr, in_order.verdict, in_order.decided_at)
 
 
+def test_dropped_units_are_skipped_in_index_order() -> None:
+    st = SprtState(Sprt(0, 60))
+    st.submit(2, (1, 1))
+    st.drop(1)
+    assert st.units == 0 and st.waiting == 2   # unit 0 is still missing: nothing counted yet
+    st.submit(0, (0, 1))
+    assert st.units == 2 and st.dropped == 1 and st.waiting == 0 and st.counts == [0, 0, 1, 0, 1]
+    for index in (0, 1, 2):
+        with pytest.raises(ValueError, match="already submitted"):
+            st.drop(index)
+    st.drop(4)
+    with pytest.raises(ValueError, match="already submitted"):
+        st.submit(4, (1, 1))
+
+
 def test_state_errors() -> None:
     st = SprtState(Sprt(0, 10))
     with pytest.raises(ValueError, match="a game score is 1 \\(A above B\\), 0.5 \\(level\\) or 0"):

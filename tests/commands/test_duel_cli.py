@@ -1,0 +1,122 @@
+"""`referee duel`: exit statuses, the JSON summary, one `error:` line for bad input, Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from referee.cli import main
+from tests.league.conftest import processes_with
+
+ROOT = Path(__file__).resolve().parents[2]
+PY = sys.executable
+TAG = f"duel-cli-{os.getpid()}"
+TRACKER = f"{PY} {ROOT / 'sample_bots' / 'tracker_bot.py'} 1 {TAG}"
+RANDOM = f"{PY} {ROOT / 'sample_bots' / 'random_bot.py'} 2 {TAG}"
+FIELD = f"{PY} {ROOT / 'sample_bots' / 'random_bot.py'} 3 {TAG}"
+FAST = ["--move-ms", "500", "--grace-ms", "100", "--seed", "5"]
+
+SUMMARY_KEYS = {"variant", "players", "seed", "match", "concurrency", "max_games", "result", "games", "pairs",
+                "dropped_pairs", "wins", "draws", "losses", "stats", "bots", "wall_s", "log_dir"}
+
+
+def duel(*args: str) -> list[str]:
+    return ["duel", "kwartet", "--bot", f"tracker={TRACKER}", "--bot", f"random={RANDOM}", "--field", f"f={FIELD}",
+            *FAST, *args]
+
+
+def test_h1_exits_0_with_the_json_summary_on_stdout(capsys) -> None:
+    assert main(duel("--sprt", "0,200", "--games", "80", "-j", "2")) == 0
+    out, err = capsys.readouterr()
+    s = json.loads(out)
+    assert set(s) == SUMMARY_KEYS and s["result"] == "H1" and s["stats"]["verdict"] == "H1"
+    assert s["players"] == 3 and s["seed"] == 5 and s["max_games"] == 80 and s["games"] <= 80
+    assert [(b["role"], b["name"]) for b in s["bots"]] == [("A", "tracker"), ("B", "random"), ("field", "f")]
+    st = s["stats"]
+    assert st["elo0"] == 0 and st["elo1"] == 200 and st["alpha"] == st["beta"] == 0.05 and st["llr"] >= st["upper"]
+    assert len(st["counts"]) == 5 and sum(st["counts"]) == s["pairs"]
+    # stderr: the header, the last live line (Elo with its interval, the LLR with its bounds) and the verdict
+    assert "duel: A tracker vs B random, field f" in err and "LLR" in err and "Elo +" in err
+    assert "H1 accepted after" in err and "Traceback" not in err
+    assert not processes_with(TAG)
+
+
+def test_undecided_after_max_games_exits_3_and_json_file(tmp_path: Path, capsys) -> None:
+    target = tmp_path / "summary.json"
+    assert main(duel("--sprt", "0,10,0.05,0.05", "--games", "2", "--json", str(target), "-q")) == 3
+    out, err = capsys.readouterr()
+    assert out == "" and err == ""    # --json: the summary goes to the file; -q: nothing on stderr
+    s = json.loads(target.read_text())
+    assert s["result"] == "undecided" and s["games"] == 2 and s["stats"]["verdict"] == "continue"
+    # without --sprt a duel plays MAX games and exits 0
+    assert main(duel("--games", "2", "--json", str(target), "-q")) == 0
+    s = json.loads(target.read_text())
+    assert s["result"] == "complete" and s["stats"]["llr"] is None and s["stats"]["elo0"] is None
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--sprt", "10,0"], "SPRT ELO0 (10) must be below ELO1 (0)"),
+    (["--sprt", "5,5"], "SPRT ELO0 (5) must be below ELO1 (5)"),
+    (["--sprt", "0,10,0,0.05"], "SPRT ALPHA must be strictly between 0 and 1"),
+    (["--sprt", "0,10,0.05,1"], "SPRT BETA must be strictly between 0 and 1"),
+    (["--sprt", "0,10,0.6,0.5"], "ALPHA + BETA must be below 1"),
+    (["--sprt", "0,x"], "--sprt '0,x': expected ELO0,ELO1"),
+    (["--sprt", "0,10,0.05"], "expected ELO0,ELO1 or ELO0,ELO1,ALPHA,BETA"),
+    (["--games", "3"], "--games 3: give an even number of at least 2"),
+    (["--games", "0"], "--games 0"),
+    (["--players", "9"], "--players 9: kwartet is for 3-6 players"),
+    (["--players", "3", "--field", "g=x"], "2 --field bots but only 1 field seat"),
+    (["--concurrency", "0"], "--concurrency 0"),
+    (["--move-ms", "0"], "move_ms"),
+    (["--match", "best:3"], "--match 'best:3'"),
+])
+def test_bad_values_are_one_error_line(capsys, args, words) -> None:
+    assert main(duel(*args)) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("error: ") and words in err and err.count("\n") == 1, err
+    assert "Traceback" not in err
+
+
+def test_input_errors_before_any_game(tmp_path: Path, capsys) -> None:
+    def error(argv: list[str]) -> str:
+        assert main(argv) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err.startswith("error: ") and err.count("\n") == 1, err
+        return err
+
+    assert "did you mean 'kwartet'?" in error(["duel", "kwartett", "--bot", "a=x", "--bot", "b=y"])
+    assert "exactly two --bot options" in error(["duel", "kwartet", "--bot", f"a={RANDOM}"])
+    assert "--bot 'a': expected NAME=COMMAND" in error(["duel", "kwartet", "--bot", "a", "--bot", "b=y"])
+    err = error(["duel", "kwartet", "--bot", f"a={RANDOM}", "--bot", "b=/no/such/bot", *FAST])
+    assert "--bot B 'b' could not start" in err and "not found" in err
+    # a log folder that already holds this duel's logs is refused (nothing is overwritten)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "duel-kwartet-3p-5-00001-1.jsonl").write_text("x")
+    assert "already holds logs of a duel" in error(duel("--log", str(logs)))
+    assert "is a folder" in error(duel("--json", str(tmp_path)))
+    assert not processes_with(TAG)
+
+
+def test_ctrl_c_stops_prints_the_summary_so_far_and_leaves_no_process(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([PY, "-m", "referee", *duel("--games", "100000", "--log", str(logs))],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+    deadline = time.monotonic() + 60
+    while not (logs.is_dir() and len(os.listdir(logs)) >= 3) and time.monotonic() < deadline:
+        time.sleep(0.05)     # until the duel is well under way (its third game has begun)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err.decode()
+    assert b"Traceback" not in err and err.rstrip().endswith(b"interrupted")
+    s = json.loads(out)
+    assert s["result"] == "interrupted" and s["games"] >= 2 and s["log_dir"] == str(logs)
+    assert not processes_with(TAG)
