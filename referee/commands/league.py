@@ -69,6 +69,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                             "needs the `cluster` extra (docs/CLUSTER.md)")
     where.add_argument("--workers", type=int, metavar="N",
                        help="start a local Dask cluster of N worker processes on this machine and play on it")
+    p.add_argument("--cluster-timeout", type=float, default=None, metavar="SECONDS",
+                   help="with --cluster: how long to try to reach the scheduler and wait for a first worker "
+                        "(default 10)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("plan", help="show the number of tables and games of a league without playing",
@@ -302,9 +305,15 @@ def _cluster(args: argparse.Namespace) -> Iterator[Cluster | None]:
     if args.cluster is None and args.workers is None:
         yield None
         return
-    from referee.league.cluster import Cluster
+    from referee.league.cluster import CONNECT_TIMEOUT_S, Cluster
 
-    cluster = Cluster.connect(args.cluster) if args.cluster is not None else Cluster.start_local(args.workers)
+    if args.cluster is not None:
+        timeout = args.cluster_timeout if args.cluster_timeout is not None else CONNECT_TIMEOUT_S
+        if not timeout > 0:
+            raise UserError("--cluster-timeout must be a positive number of seconds")
+        cluster = Cluster.connect(args.cluster, timeout)
+    else:
+        cluster = Cluster.start_local(args.workers)
     try:
         yield cluster
     finally:

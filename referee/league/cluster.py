@@ -52,10 +52,10 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import trio
 import zstandard
@@ -72,8 +72,10 @@ if TYPE_CHECKING:
 CONNECT_TIMEOUT_S = 10.0
 #: how often a worker task checks whether the scheduler has cancelled it
 WATCH_S = 0.05
-#: at most this many deal sets (every seat rotation of a deal) in one unit of work
-UNIT_DEALS = 8
+#: at most this many deal sets (every seat rotation of a deal) in one unit of work: large, since
+#: games stream back as they end and a unit's bot processes are reused for all its games (a
+#: Python bot costs ~0.1 s of CPU to start); a worker that dies replays at most this much
+UNIT_DEALS = 64
 
 _EXTRA_HINT = "the cluster backend needs the `cluster` extra: pip install 'card-referee[cluster]' (dask[distributed])"
 
@@ -110,10 +112,11 @@ class Cluster:
     """A connected Dask client (and the local cluster it started, if any). Use
     :meth:`connect` or :meth:`start_local`, then :meth:`close` (or ``with``)."""
 
-    def __init__(self, client: Client, where: str, local: LocalCluster | None = None) -> None:
+    def __init__(self, client: Client, where: str, local: LocalCluster | None = None, scratch: str | None = None) -> None:
         self.client = client
         self.where = where
         self.local = local
+        self._scratch = scratch
 
     @classmethod
     def connect(cls, address: str, timeout: float = CONNECT_TIMEOUT_S) -> Cluster:
@@ -124,14 +127,14 @@ class Cluster:
         addr = address.strip()
         if "://" not in addr:
             addr = f"tcp://{addr}"
-        scheme, _, rest = addr.partition("://")
+        rest = addr.partition("://")[2]
         host, _, port = rest.rpartition(":")
         if not host or not port.isdigit():
             raise UserError(f"--cluster {address!r}: give the scheduler's address as tcp://HOST:PORT "
                             "(e.g. tcp://10.0.0.5:8786)")
         try:
             client = distributed.Client(addr, timeout=timeout, set_as_default=False)
-        except Exception as exc:  # OSError, TimeoutError, ValueError from the comm layer
+        except Exception as exc:  # noqa: BLE001 - OSError, TimeoutError, ValueError from the comm layer
             text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise UserError(f"--cluster {address}: cannot reach a Dask scheduler there within {timeout:g} s "
                             f"({text}); start one with `dask scheduler` (and workers with "
@@ -139,7 +142,7 @@ class Cluster:
         self = cls(client, addr)
         try:
             client.wait_for_workers(1, timeout=timeout)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a timeout, or the scheduler gone meanwhile
             self.close()
             raise UserError(f"--cluster {address}: the scheduler has no workers (waited {timeout:g} s); start "
                             f"some with `dask worker {addr} --nthreads 1`") from None
@@ -157,14 +160,12 @@ class Cluster:
             local = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                                              host="127.0.0.1", dashboard_address=None, local_directory=scratch)
             client = distributed.Client(local, set_as_default=False)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - whatever stops dask from starting
             shutil.rmtree(scratch, ignore_errors=True)
             raise UserError(f"--workers {n_workers}: the local Dask cluster did not start ({exc})") from None
-        self = cls(client, f"{n_workers} local worker{'s' if n_workers != 1 else ''}", local)
-        self._scratch = scratch
-        return self
+        return cls(client, f"{n_workers} local worker{'s' if n_workers != 1 else ''}", local, scratch)
 
-    def __enter__(self) -> Cluster:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -172,16 +173,13 @@ class Cluster:
 
     def close(self) -> None:
         """Disconnect (and stop the local cluster). Never raises."""
-        try:
-            self.client.close(timeout=5)
-        except Exception:
-            pass
+        with suppress(Exception):
+            self.client.close(timeout=5)  # type: ignore[no-untyped-call]
         if self.local is not None:
-            try:
+            with suppress(Exception):
                 self.local.close(timeout=10)
-            except Exception:
-                pass
-            shutil.rmtree(getattr(self, "_scratch", ""), ignore_errors=True)
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
 
     def workers(self) -> list[WorkerInfo]:
         """The workers now, in address order."""
@@ -253,7 +251,7 @@ class Cluster:
             say(f"warning: {first} (on {addrs}); it forfeits its games (the referee's fallback plays its seats)")
         return frozenset(given_up)
 
-    async def _gather(self, futs: list[Future]) -> list[Any]:
+    async def _gather(self, futs: list[Future[Any]]) -> list[Any]:
         """The futures' results, waited for in trio; a worker's exception is
         re-raised (a :class:`UserError` as it is); cancelled on cancellation."""
         out = []
@@ -332,18 +330,16 @@ class DaskExecutor:
 
     def subscribe(self) -> None:
         self._token = trio.lowlevel.current_trio_token()
-        self.client.subscribe_topic(self.setup.topic, self._on_event)
+        self.client.subscribe_topic(self.setup.topic, self._on_event)  # type: ignore[no-untyped-call]
 
     def close(self) -> None:
         """Cancel every unit still on the cluster (one call) and stop listening."""
         futures = [p.future for p in self._pending.values() if p.future is not None] + self._abandoned
         self._abandoned = []
-        try:
+        with suppress(Exception):                   # the scheduler is gone: it has dropped them itself
             if futures:
-                self.client.cancel(futures, force=True)
-            self.client.unsubscribe_topic(self.setup.topic)
-        except Exception:
-            pass                                    # the scheduler is gone: it has dropped them itself
+                self.client.cancel(futures, force=True)  # type: ignore[no-untyped-call]
+            self.client.unsubscribe_topic(self.setup.topic)  # type: ignore[no-untyped-call]
 
     # called in the client's event-loop thread
     def _on_event(self, event: tuple[float, Any]) -> None:
@@ -394,10 +390,8 @@ class DaskExecutor:
             raise
         finally:
             del self._pending[key]
-        try:
+        with suppress(Exception):
             p.future.release()
-        except Exception:
-            pass
 
     def _deliver(self, p: _Pending, game_id: str, blob: bytes, deliver: Deliver) -> None:
         if game_id not in p.remaining or game_id in self._delivered:
@@ -410,7 +404,7 @@ class DaskExecutor:
         deliver(done)
 
 
-async def _wait(fut: Future) -> None:
+async def _wait(fut: Future[Any]) -> None:
     """Wait in trio until ``fut`` is done; cancel it if cancelled."""
     token = trio.lowlevel.current_trio_token()
     done = trio.Event()
@@ -421,18 +415,16 @@ async def _wait(fut: Future) -> None:
         except trio.RunFinishedError:
             pass
 
-    fut.add_done_callback(soon)
+    fut.add_done_callback(soon)  # type: ignore[no-untyped-call]
     try:
         await done.wait()
     except BaseException:
-        try:
-            fut.cancel(force=True)
-        except Exception:
-            pass
+        with suppress(Exception):
+            fut.cancel(force=True)  # type: ignore[no-untyped-call]
         raise
 
 
-async def _outcome(client: Client, fut: Future) -> Any:
+async def _outcome(client: Client, fut: Future[Any]) -> Any:
     """A done future's result (fetched from its worker in a thread); its
     exception re-raised: a :class:`UserError` as it is, a lost unit (its
     workers kept dying, or it was cancelled) as a :class:`UserError`."""
@@ -507,7 +499,7 @@ def _play_unit(unit: Unit, setup: WorkerSetup) -> list[tuple[str, bytes]]:
     """Play one unit on this worker (a Dask task); every finished game is sent
     as an event at once, and all of them are returned at the end."""
     from distributed import get_worker
-    from distributed.worker import thread_state
+    from distributed.worker import thread_state  # type: ignore[attr-defined]
 
     worker = get_worker()
     key = thread_state.key
@@ -534,9 +526,9 @@ def _play_unit(unit: Unit, setup: WorkerSetup) -> list[tuple[str, bytes]]:
     except BaseExceptionGroup as eg:
         from referee.errors import user_facing
 
-        exc = user_facing(eg)
-        if isinstance(exc, UserError):
-            raise UserError(f"worker {worker.address}: {exc}") from None
+        found = user_facing(eg)
+        if isinstance(found, UserError):
+            raise UserError(f"worker {worker.address}: {found}") from None
         raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

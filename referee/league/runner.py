@@ -35,9 +35,9 @@ from __future__ import annotations
 import math
 import os
 import sqlite3
+import sys
 import time
 from collections.abc import Callable, Iterator
-import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
