@@ -4,6 +4,8 @@
   play the league (only the games missing from OUT/ledger.sqlite), then write
   the standings (json, csv, md) and report.html into OUT and print the standings.
   ``--shard K/N`` plays only shard K of N (whole tables, see referee.league.shards).
+  ``--cluster tcp://HOST:PORT`` plays on a Dask cluster, ``--workers N`` on a local one of N
+  worker processes (referee.league.cluster).
 * ``referee plan CONFIG [--shard K/N]``: tables and games per variant and size, and the total.
 * ``referee merge OUT1 OUT2 ... --into DIR``: combine shard output directories into one league
   (ledger, game logs, standings, report); see referee.league.merge.
@@ -31,6 +33,7 @@ from referee.errors import UserError
 if TYPE_CHECKING:
     from rich.table import Table
 
+    from referee.league.cluster import Cluster
     from referee.league.config import League
     from referee.league.ledger import Ledger
     from referee.league.merge import MergeResult
@@ -67,6 +70,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--seed-file", metavar="FILE",
                    help='for a secret night (seed = "secret"): read the master seed from FILE instead of drawing '
                         "one; needed with --shard (every shard the same FILE)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--cluster", metavar="ADDRESS",
+                       help="play on the workers of a running Dask cluster (its scheduler's tcp://HOST:PORT); "
+                            "needs the `cluster` extra (docs/CLUSTER.md)")
+    where.add_argument("--workers", type=int, metavar="N",
+                       help="start a local Dask cluster of N worker processes on this machine and play on it")
+    p.add_argument("--cluster-timeout", type=float, default=None, metavar="SECONDS",
+                   help="with --cluster: how long to try to reach the scheduler and wait for a first worker "
+                        "(default 10)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("plan", help="show the number of tables and games of a league without playing",
@@ -301,19 +313,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     league = _load(args.config, args.shard, out=args.out)
     if args.concurrency is not None and args.concurrency < 1:
         raise UserError("--concurrency must be at least 1")
+    if args.workers is not None and args.workers < 1:
+        raise UserError("--workers must be at least 1")
     if args.new_out:
         fresh = with_new_out(league)
         if fresh is not league:
             league = fresh
             print(f"using a new output directory: {league.out}", file=sys.stderr)
-    with open_ledger(league) as ledger:
+    with _cluster(args) as cluster, open_ledger(league) as ledger:   # the cluster first: nothing written if it fails
+        if cluster is not None and not args.quiet:
+            print(f"playing on {cluster.describe()}", file=sys.stderr)
         league = settle_seed(league, ledger, args.seed_file)
         before = missing_logs(ledger, league.out) if ledger.count() else []
         if before:
             print(missing_logs_warning(ledger, league.out), file=sys.stderr)
         try:
             with _progress(args.quiet, args.progress_every) as hook:
-                stats = play(league, ledger, hook=hook, concurrency=args.concurrency)
+                stats = play(league, ledger, hook=hook, concurrency=args.concurrency, cluster=cluster)
         except KeyboardInterrupt:
             print(f"interrupted: {ledger.count()} games are safely recorded in {league.out}; run the same command "
                   f"again to resume (referee standings {league.out} shows the standings so far)", file=sys.stderr)
@@ -326,6 +342,27 @@ def cmd_run(args: argparse.Namespace) -> int:
         _print_standings(st)
         print(_run_summary(league, stats, st))
     return 0
+
+
+@contextmanager
+def _cluster(args: argparse.Namespace) -> Iterator[Cluster | None]:
+    """The Dask cluster of ``--cluster`` or ``--workers`` (closed on the way out), or None."""
+    if args.cluster is None and args.workers is None:
+        yield None
+        return
+    from referee.league.cluster import CONNECT_TIMEOUT_S, Cluster
+
+    if args.cluster is not None:
+        timeout = args.cluster_timeout if args.cluster_timeout is not None else CONNECT_TIMEOUT_S
+        if not timeout > 0:
+            raise UserError("--cluster-timeout must be a positive number of seconds")
+        cluster = Cluster.connect(args.cluster, timeout)
+    else:
+        cluster = Cluster.start_local(args.workers)
+    try:
+        yield cluster
+    finally:
+        cluster.close()
 
 
 def _counts_text(st: dict[str, Any]) -> str:

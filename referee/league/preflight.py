@@ -72,13 +72,14 @@ async def prepare(league: League, maker: UnitMaker, slots: int,
     return {f.index: f.dead for f in failures if f.dead is not None}   # every one of them: none stopped the run
 
 
-async def run_builds(league: League) -> None:
+async def run_builds(league: League, *, build: bool = True) -> None:
     """Run every bot's ``build`` command once, in its working directory, inside
     the bot's sandbox (``referee.runtime.build``: the bot's limits, its folder
     writable, no network unless ``build_network``, at most ``build_seconds``;
     nothing it starts survives it). From here on the league's output folder and
     config, and each bot's folder from the other bots, are hidden from every bot
-    in bubblewrap (``referee.runtime.sandbox.protect_paths``).
+    in bubblewrap (``referee.runtime.sandbox.protect_paths``). With ``build``
+    False only the paths are protected (a cluster worker whose host has built).
 
     Raises :class:`UserError` with the tail of the build's output if it fails,
     times out or cannot start. Cancellation kills the build.
@@ -96,7 +97,7 @@ async def run_builds(league: League) -> None:
                   bot_folders=[f for bot, lim in zip(league.bots, limits)
                                for f in bot_folders(bot.command, bot.cwd, named_cwd=not lim.temp_workdir)])
     for bot, lim in zip(league.bots, limits):
-        if bot.build is None:
+        if bot.build is None or not build:
             continue
         env = bot.env
         if env and not (lim.sandbox and lim.clean_env):

@@ -35,9 +35,11 @@ from __future__ import annotations
 import math
 import os
 import sqlite3
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -50,6 +52,13 @@ from referee.league.outdir import write_atomic
 from referee.league.preflight import prepare
 from referee.league.standings import Tally
 from referee.league.work import Executor, GameDone, Unit, UnitMaker
+
+if TYPE_CHECKING:
+    from referee.league.cluster import Cluster
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr)
 
 # --------------------------------------------------------------------------
 # progress
@@ -157,14 +166,17 @@ class _Batch:
 
 
 def _batches(league: League, maker: UnitMaker, done: set[str], shares: int,
-             given_up: frozenset[int]) -> Iterator[_Batch]:
-    """Every table's games not in ``done``, in schedule order, split into at most
-    ``shares`` contiguous units per table (lazily: one table at a time)."""
+             given_up: frozenset[int], max_deals: int | None = None) -> Iterator[_Batch]:
+    """Every table's games not in ``done``, in schedule order, split into at least
+    ``shares`` contiguous units per table (lazily: one table at a time); with
+    ``max_deals``, none holds more than that many deal sets (a deal in every rotation)."""
     for table in sched.tables(league, league.shard):
         todo = [g for g in sched.table_games(league, table) if g.game_id not in done]
         if not todo:
             continue
         size = math.ceil(len(todo) / min(shares, len(todo)))
+        if max_deals is not None:
+            size = min(size, max(1, max_deals) * table.size)
         for i in range(0, len(todo), size):
             part = todo[i : i + size]
             yield _Batch(maker.unit(table, part, given_up), {g.game_id: g for g in part})
@@ -201,12 +213,16 @@ async def _drive(batches: Iterator[_Batch], executor: Executor, committer: _Comm
 
 
 async def run_league(league: League, ledger: Ledger, *, hook: ProgressHook | None = None,
-                     concurrency: int | None = None, executor: Executor | None = None) -> RunStats:
+                     concurrency: int | None = None, executor: Executor | None = None,
+                     cluster: Cluster | None = None) -> RunStats:
     """Play every scheduled game missing from ``ledger``; return the run's figures.
     With ``league.shard`` set, only that shard's tables are scheduled (and
     ``RunStats.total`` counts that shard's games). ``executor`` plays the units
     (default: a :class:`~referee.league.local.LocalExecutor` writing logs into
-    ``OUT/games/`` and seating the dead sessions of given-up bots).
+    ``OUT/games/`` and seating the dead sessions of given-up bots). With
+    ``cluster`` (:class:`referee.league.cluster.Cluster`), the builds and the
+    start check run on its workers and its :class:`~referee.league.cluster.DaskExecutor`
+    plays the units (one per worker thread at once unless ``concurrency``).
 
     Raises :class:`UserError` for build and start failures (see the module
     docstring); ``KeyboardInterrupt``/cancellation stop every unit promptly and
@@ -222,29 +238,40 @@ async def run_league(league: League, ledger: Ledger, *, hook: ProgressHook | Non
     if stats.done >= total:
         ledger.commit_staged()
         return stats
-    slots = concurrency or league.concurrency
     maker = UnitMaker(league)
+    committer = _Committer(league, ledger, stats, tally, hook)
+
+    async def drive(executor: Executor, slots: int, given_up: frozenset[int], max_deals: int | None) -> None:
+        shares = max(1, math.ceil(slots / max(1, _open_tables(league, done, total))))
+        batches = _batches(league, maker, done, shares, given_up, max_deals)
+        stats.started = time.monotonic()
+        stats.concurrency = slots
+        if hook is not None:
+            hook(stats, tally)          # the first progress line: the night starts
+        await _drive(batches, executor, committer, slots)
+
+    if cluster is not None:
+        given_up_ids = await cluster.prepare(league, maker, _to_stderr)
+        ledger.commit_staged()
+        async with cluster.executor(league) as remote:
+            await drive(remote, concurrency or cluster.slots, given_up_ids, remote.unit_deals)
+        return stats
+    slots = concurrency or league.concurrency
     given_up = await prepare(league, maker, slots)
     ledger.commit_staged()
     if executor is None:
         executor = LocalExecutor(league.out / "games", given_up)
-    shares = max(1, math.ceil(slots / max(1, _open_tables(league, done, total))))
-    batches = _batches(league, maker, done, shares, frozenset(given_up))
-    stats.started = time.monotonic()
-    stats.concurrency = slots
-    if hook is not None:
-        hook(stats, tally)          # the first progress line: the night starts
-    await _drive(batches, executor, _Committer(league, ledger, stats, tally, hook), slots)
+    await drive(executor, slots, frozenset(given_up), None)
     return stats
 
 
 def play(league: League, ledger: Ledger, *, hook: ProgressHook | None = None,
-         concurrency: int | None = None) -> RunStats:
+         concurrency: int | None = None, cluster: Cluster | None = None) -> RunStats:
     """Synchronous entry: ``trio.run(run_league)``, with an exception group
     reduced to the exception a user should see (:func:`referee.errors.user_facing`:
     a ``KeyboardInterrupt`` inside it first, then a :class:`UserError`)."""
     try:
-        return trio.run(lambda: run_league(league, ledger, hook=hook, concurrency=concurrency))
+        return trio.run(lambda: run_league(league, ledger, hook=hook, concurrency=concurrency, cluster=cluster))
     except BaseExceptionGroup as eg:
         exc = user_facing(eg)
         if exc is eg:

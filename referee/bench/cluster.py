@@ -1,0 +1,241 @@
+"""``referee bench cluster``: the same night played by the local runner and by 1 and 2 local Dask workers.
+
+Three figures (docs/PERFORMANCE.md, "Cluster"):
+
+* **games/s** of one night (4 bots, 4-seat games, the Python sample bot) played
+  by the local runner (``referee run``), and by a Dask cluster on this
+  machine of 1 and of 2 worker processes (a ``dask scheduler`` and ``dask
+  worker --nthreads 1`` processes on 127.0.0.1, as ``referee run --cluster``
+  uses them; ``--workers N`` would run the scheduler inside the coordinator
+  and blur its CPU figure). Each run is a child process (the real runner:
+  ledger, logs, standings); the time is that of the play, without starting
+  the cluster (given apart).
+* **coordinator CPU per committed game**, end to end: the CPU time of the
+  coordinator process (the ``referee run`` process: its trio thread and the
+  Dask client's thread; the workers are other processes) during the play of
+  the 2-worker run, divided by the games it committed.
+* **commit path CPU per game**: ``--commits`` synthetic finished games (a real
+  game's result and log, under new game ids) pushed through the path a game
+  from a worker takes on the coordinator: decode the worker's record, unpack
+  its zstandard log, write the log, commit the ledger row, count it. The
+  target is at most 0.5 ms, so that one coordinator can take 2,000 games/s
+  from a large cluster.
+
+Nothing here is a test: figures depend on the machine and its load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from referee.bench import positive_int
+
+_REPO = Path(__file__).resolve().parents[2]
+_BOT = _REPO / "sample_bots" / "random_bot.py"
+TARGET_COMMIT_MS = 0.5
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--games", type=positive_int, default=320, help="games in the night (default 320)")
+    p.add_argument("--commits", type=positive_int, default=2000,
+                   help="synthetic games through the commit path (default 2000)")
+    p.add_argument("--bot", default=str(_BOT), help="bot script run with this Python (default: sample_bots/random_bot.py)")
+
+
+def _config(games: int, bot: str) -> str:
+    deals = max(1, round(games / 4))              # one table (4 bots, 4 seats), every deal in 4 rotations
+    lines = ['name = "bench-cluster"', "seed = 1", 'out = "out"', "[clock]\nmove_ms = 5000\nstartup_ms = 20000"]
+    for name in "abcd":
+        lines.append(f'[[bots]]\nname = "bot-{name}"\ncommand = ["{{python}}", {json.dumps(bot)}]')
+    lines.append(f'[[variants]]\nname = "kwartet"\nsizes = 4\ndeals = {deals}')
+    return "\n".join(lines) + "\n"
+
+
+def _child(spec_json: str) -> None:
+    """Play the night in this (child) process; print its figures as JSON."""
+    from referee.league.config import load_config
+    from referee.league.outdir import open_ledger
+    from referee.league.runner import play
+
+    spec = json.loads(spec_json)
+    with tempfile.TemporaryDirectory(prefix="referee-bench-") as tmp:
+        cfg = Path(tmp) / "bench.toml"
+        cfg.write_text(_config(spec["games"], spec["bot"]))
+        league = load_config(cfg)
+        cluster = None
+        if spec["address"]:
+            from referee.league.cluster import Cluster
+
+            cluster = Cluster.connect(spec["address"])
+        try:
+            with open_ledger(league) as ledger:
+                c0, t0 = time.process_time(), time.perf_counter()
+                play(league, ledger, cluster=cluster)
+                dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+                played = ledger.count()
+        finally:
+            if cluster is not None:
+                cluster.close()
+    print(json.dumps({"workers": spec["workers"], "games": played, "seconds": dt,
+                      "games_per_s": played / dt if dt else 0.0,
+                      "coordinator_cpu_ms_per_game": cpu * 1000.0 / played if played else 0.0}))
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(_REPO), os.environ.get("PYTHONPATH", "")]),
+            "DASK_LOGGING__DISTRIBUTED": "critical"}
+
+
+def _measure(games: int, workers: int, bot: str) -> dict[str, Any]:
+    """One night in a child process: locally (``workers`` 0) or on a fresh
+    scheduler with ``workers`` worker processes (started and killed here)."""
+    import socket
+
+    procs: list[subprocess.Popen[bytes]] = []
+    address = None
+    env = _env()
+    t0 = time.perf_counter()
+    scratch = tempfile.TemporaryDirectory(prefix="referee-bench-dask-")
+    try:
+        if workers:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+            address = f"tcp://127.0.0.1:{port}"
+            dask = [sys.executable, "-m", "dask"]
+            procs.append(subprocess.Popen([*dask, "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                                           "--no-dashboard"], env=env, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL, start_new_session=True))
+            for i in range(workers):
+                procs.append(subprocess.Popen([*dask, "worker", address, "--nthreads", "1", "--no-nanny",
+                                               "--host", "127.0.0.1", "--no-dashboard", "--local-directory",
+                                               scratch.name, "--name", f"bench-{i}"], env=env,
+                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                              start_new_session=True))
+            from distributed import Client
+
+            with Client(address, timeout=30, set_as_default=False) as c:  # type: ignore[no-untyped-call]
+                c.wait_for_workers(workers, timeout=60)
+        startup = time.perf_counter() - t0
+        result = _child_run(games, workers, address, bot, env)
+    finally:
+        for p in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+        scratch.cleanup()
+    result["startup_s"] = startup
+    return result
+
+
+def _child_run(games: int, workers: int, address: str | None, bot: str, env: dict[str, str]) -> dict[str, Any]:
+    spec = json.dumps({"games": games, "workers": workers, "address": address, "bot": bot})
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys; from referee.bench.cluster import _child; _child(sys.argv[1])", spec],
+        check=False, capture_output=True, text=True, env=env,
+    )
+    if proc.returncode != 0:
+        from referee.errors import UserError
+
+        tail = "\n".join(proc.stderr.strip().splitlines()[-10:])
+        raise UserError(f"bench cluster: the run with {workers or 'no'} workers failed:\n{tail}")
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _commit_path(n: int, bot: str) -> dict[str, Any]:
+    """CPU per game of the coordinator's commit path for a game delivered by a worker."""
+    import trio
+    import zstandard
+
+    from referee.league import schedule as sched
+    from referee.league.cluster import DaskExecutor, WorkerSetup, _Pending
+    from referee.league.config import load_config
+    from referee.league.outdir import open_ledger
+    from referee.league.runner import RunStats, _Committer
+    from referee.league.standings import Tally
+    from referee.league.work import GameDone, UnitMaker
+    from referee.runtime import play_game, start_bots
+
+    with tempfile.TemporaryDirectory(prefix="referee-bench-") as tmp:
+        cfg = Path(tmp) / "bench.toml"
+        cfg.write_text(_config(n, bot))
+        league = load_config(cfg)
+        games = list(sched.games(league))[:n]
+        maker = UnitMaker(league)
+        table = next(iter(sched.tables(league)))
+        unit = maker.unit(table, games[:1])
+
+        async def one() -> tuple[Any, bytes]:
+            async with trio.open_nursery() as nursery:
+                bots = await start_bots([e.bot for e in unit.lineup], unit.clock, nursery)
+                try:
+                    res = await play_game(unit.spec(unit.games[0]), bots, tmp)
+                finally:
+                    for b in bots:
+                        await b.close()
+            return res, Path(res.log_path or "").read_bytes()
+
+        result, log = trio.run(one)
+        blob = pickle.dumps(GameDone(games[0].game_id, result, 1.0, zstandard.ZstdCompressor(level=3).compress(log)),
+                            protocol=pickle.HIGHEST_PROTOCOL)
+        with open_ledger(league) as ledger:
+            ledger.commit_staged()
+            committer = _Committer(league, ledger, RunStats(total=len(games), done_before=0), Tally(league.name, live=True),
+                                   None)
+            ex = DaskExecutor(client=None, setup=WorkerSetup("bench", (), ()))  # type: ignore[arg-type]
+            send, recv = trio.open_memory_channel[Any](0)
+            pending = _Pending(unit, {g.game_id for g in games}, send, recv)
+            by_id = {g.game_id: g for g in games}
+            c0, t0 = time.process_time(), time.perf_counter()
+            for g in games:
+                def deliver(d: GameDone, g: sched.ScheduledGame = g) -> None:
+                    committer.commit(by_id[g.game_id], d)
+
+                ex._deliver(pending, g.game_id, blob, deliver)
+            cpu, dt = time.process_time() - c0, time.perf_counter() - t0
+            assert ledger.count() == len(games)
+    return {"games": len(games), "log_bytes": len(log), "wire_bytes": len(blob),
+            "cpu_ms_per_game": cpu * 1000.0 / len(games), "wall_ms_per_game": dt * 1000.0 / len(games)}
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        from referee.errors import UserError
+
+        raise UserError("bench cluster needs the `cluster` extra: pip install 'card-referee[cluster]'") from None
+    local = _measure(args.games, 0, args.bot)
+    one = _measure(args.games, 1, args.bot)
+    two = _measure(args.games, 2, args.bot)
+    commit = _commit_path(args.commits, args.bot)
+    return {"cpus": os.cpu_count(), "night": {"variant": "kwartet", "seats": 4, "bots": 4, "games": local["games"]},
+            "local": local, "workers_1": one, "workers_2": two,
+            "coordinator_cpu_ms_per_game": round(two["coordinator_cpu_ms_per_game"], 3),
+            "commit_path": commit, "target_commit_ms": TARGET_COMMIT_MS}
+
+
+def print_result(r: dict[str, Any]) -> None:
+    n = r["night"]
+    print(f"cluster bench: {n['games']} games of {n['seats']}-seat {n['variant']}, {n['bots']} bots, {r['cpus']} CPUs")
+    for label, key in (("local runner", "local"), ("1 worker    ", "workers_1"), ("2 workers   ", "workers_2")):
+        m = r[key]
+        start = f", cluster start {m['startup_s']:.1f} s" if m["workers"] else ""
+        print(f"  {label}: {m['games_per_s']:7.1f} games/s  ({m['games']} games in {m['seconds']:.1f} s{start}; "
+              f"coordinator CPU {m['coordinator_cpu_ms_per_game']:.2f} ms/game)")
+    c = r["commit_path"]
+    ok = "meets" if c["cpu_ms_per_game"] <= r["target_commit_ms"] else "ABOVE"
+    print(f"  commit path : {c['cpu_ms_per_game']:.3f} ms CPU per game ({c['games']} games, log {c['log_bytes']} B, "
+          f"{c['wire_bytes']} B on the wire; {ok} the target of {r['target_commit_ms']} ms)")

@@ -1,0 +1,581 @@
+"""The Dask cluster backend: a league night played by the workers of a Dask cluster.
+
+``referee run CONFIG --cluster tcp://HOST:8786`` connects to a running Dask
+scheduler (``dask scheduler`` / ``dask worker``, dask-jobqueue,
+dask-kubernetes, ...); ``--workers N`` starts a local cluster of N worker
+processes (one thread each) on this machine. Needs the ``cluster`` extra
+(``pip install 'card-referee[cluster]'``, i.e. ``dask[distributed]``).
+
+The coordinator (the ``referee run`` process) keeps what it keeps locally:
+the schedule, the ledger and its lock, progress, standings and report
+(:mod:`referee.league.runner`). The workers play units of work
+(:class:`referee.league.work.Unit`, at most :data:`UNIT_DEALS` whole deal
+sets of one table, so session reuse still pays):
+
+* :class:`Cluster` is the coordinator's connection (a synchronous
+  ``distributed.Client``, whose event loop runs in its own thread). Its
+  :meth:`Cluster.prepare` runs the builds once per worker host (hosts one
+  after the other, so a shared file system is never built twice at once) and
+  the start check on every worker; a bot that fails on one worker is reported
+  with that worker's address.
+* :class:`DaskExecutor` is the :class:`~referee.league.work.Executor`: one
+  Dask task per unit (:func:`_play_unit`, on the worker: ``trio.run`` of the
+  :class:`~referee.league.local.LocalExecutor` into a temporary folder). Each
+  finished game is sent back at once as a Dask event (topic per run: the
+  game's :class:`~referee.league.work.GameDone` with its log, zstandard
+  compressed on the wire), handed from the client's thread into trio
+  (``run_sync_soon`` into a memory channel) and committed by the runner in
+  its own transaction. The task's return value repeats every game: games
+  whose event was not seen are delivered from it when the unit ends, so none
+  is lost; the executor delivers each game id once (dask replays a unit whose
+  worker died: its games are played again, the replays' results dropped).
+* Cancellation (Ctrl-C, or the coordinator gone, whose client the scheduler
+  then drops): every unit's future is cancelled; the worker task watches its
+  own state every :data:`WATCH_S` and, once the scheduler has released it,
+  cancels its trio run, which closes every bot session (the process groups
+  killed and reaped). A worker killed outright takes its bots with it (the
+  sandbox's lifeline, :mod:`referee.runtime.sandbox`).
+
+Errors: :class:`~referee.errors.UserError` for an address that cannot be
+reached (within :data:`CONNECT_TIMEOUT_S`), a cluster without workers, a
+worker with another referee version, a failing build or start check (naming
+the worker), and for anything that stops the night on a worker (the
+message starts with the worker's address).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pickle
+import shutil
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Self
+
+import trio
+import zstandard
+
+import referee
+from referee.errors import UserError
+from referee.league.config import League
+from referee.league.work import Deliver, GameDone, Unit, UnitMaker
+
+if TYPE_CHECKING:
+    from distributed import Client, Future, LocalCluster
+
+#: seconds to reach the scheduler (and for a first worker to be there) before giving up
+CONNECT_TIMEOUT_S = 10.0
+#: how often a worker task checks whether the scheduler has cancelled it
+WATCH_S = 0.05
+#: at most this many deal sets (every seat rotation of a deal) in one unit of work: large, since
+#: games stream back as they end and a unit's bot processes are reused for all its games (a
+#: Python bot costs ~0.1 s of CPU to start); a worker that dies replays at most this much
+UNIT_DEALS = 64
+
+_EXTRA_HINT = "the cluster backend needs the `cluster` extra: pip install 'card-referee[cluster]' (dask[distributed])"
+
+
+def _quiet_dask() -> None:
+    """Dask's own log lines (connection retries, worker start-up) stay out of the
+    referee's output (the errors that matter reach the coordinator). Set before ``distributed`` is imported,
+    and inherited by the worker processes of a local cluster."""
+    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "critical")
+    os.environ.setdefault("DASK_DISTRIBUTED__WORKER__DAEMON", "False")   # bots are child processes of a task
+
+
+def _import_distributed() -> Any:
+    _quiet_dask()
+    try:
+        import distributed
+    except ImportError:
+        raise UserError(_EXTRA_HINT) from None
+    return distributed
+
+
+# --------------------------------------------------------------------------
+# the coordinator's connection
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerInfo:
+    address: str
+    host: str
+    nthreads: int
+
+
+class Cluster:
+    """A connected Dask client (and the local cluster it started, if any). Use
+    :meth:`connect` or :meth:`start_local`, then :meth:`close` (or ``with``)."""
+
+    def __init__(self, client: Client, where: str, local: LocalCluster | None = None, scratch: str | None = None) -> None:
+        self.client = client
+        self.where = where
+        self.local = local
+        self._scratch = scratch
+
+    @classmethod
+    def connect(cls, address: str, timeout: float = CONNECT_TIMEOUT_S) -> Cluster:
+        """Connect to the scheduler at ``address`` (``tcp://HOST:PORT``; a bare
+        ``HOST:PORT`` is taken as tcp) and wait for a first worker. Raises
+        :class:`UserError` if it cannot be reached or has no worker within ``timeout``."""
+        distributed = _import_distributed()
+        addr = address.strip()
+        if "://" not in addr:
+            addr = f"tcp://{addr}"
+        rest = addr.partition("://")[2]
+        host, _, port = rest.rpartition(":")
+        if not host or not port.isdigit():
+            raise UserError(f"--cluster {address!r}: give the scheduler's address as tcp://HOST:PORT "
+                            "(e.g. tcp://10.0.0.5:8786)")
+        try:
+            client = distributed.Client(addr, timeout=timeout, set_as_default=False)
+        except Exception as exc:  # noqa: BLE001 - OSError, TimeoutError, ValueError from the comm layer
+            text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise UserError(f"--cluster {address}: cannot reach a Dask scheduler there within {timeout:g} s "
+                            f"({text}); start one with `dask scheduler` (and workers with "
+                            "`dask worker ADDRESS`), or check the address") from None
+        self = cls(client, addr)
+        try:
+            client.wait_for_workers(1, timeout=timeout)
+        except Exception:  # noqa: BLE001 - a timeout, or the scheduler gone meanwhile
+            self.close()
+            raise UserError(f"--cluster {address}: the scheduler has no workers (waited {timeout:g} s); start "
+                            f"some with `dask worker {addr} --nthreads 1`") from None
+        return self
+
+    @classmethod
+    def start_local(cls, n_workers: int) -> Cluster:
+        """A local cluster of ``n_workers`` worker processes, one thread each,
+        their scratch space in a temporary folder, no dashboard."""
+        distributed = _import_distributed()
+        if n_workers < 1:
+            raise UserError("--workers must be at least 1")
+        scratch = tempfile.mkdtemp(prefix="referee-dask-")
+        try:
+            local = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                                             host="127.0.0.1", dashboard_address=None, local_directory=scratch)
+            client = distributed.Client(local, set_as_default=False)
+        except Exception as exc:  # noqa: BLE001 - whatever stops dask from starting
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise UserError(f"--workers {n_workers}: the local Dask cluster did not start ({exc})") from None
+        return cls(client, f"{n_workers} local worker{'s' if n_workers != 1 else ''}", local, scratch)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Disconnect (and stop the local cluster). Never raises."""
+        with suppress(Exception):
+            self.client.close(timeout=5)  # type: ignore[no-untyped-call]
+        if self.local is not None:
+            with suppress(Exception):
+                self.local.close(timeout=10)
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+
+    def workers(self) -> list[WorkerInfo]:
+        """The workers now, in address order."""
+        info = self.client.scheduler_info(n_workers=-1)["workers"]
+        return sorted((WorkerInfo(a, str(w.get("host", a)), int(w.get("nthreads", 1))) for a, w in info.items()),
+                      key=lambda w: w.address)
+
+    @property
+    def slots(self) -> int:
+        """Units played at once by default: one per worker thread."""
+        return max(1, sum(w.nthreads for w in self.workers()))
+
+    def describe(self) -> str:
+        ws = self.workers()
+        threads = sum(w.nthreads for w in ws)
+        return f"{self.where}: {len(ws)} worker{'s' if len(ws) != 1 else ''}, {threads} thread{'s' if threads != 1 else ''}"
+
+    # -- preflight --------------------------------------------------------
+
+    async def prepare(self, league: League, maker: UnitMaker, say: Callable[[str], None]) -> frozenset[int]:
+        """Builds once per worker host, then the start check on every worker
+        (see the module docstring). Returns the bots given up (``broken_bot =
+        "forfeit"``: a bot whose process ran but failed its hello on some
+        worker is given up everywhere, so every game is played alike); raises
+        :class:`UserError` to stop the run, with one line per failure
+        (``say`` gets all but the last)."""
+        workers = self.workers()
+        if not workers:
+            raise UserError(f"{self.where}: the cluster has no workers left")
+        run = uuid.uuid4().hex[:12]
+        setup = _setup(league, run)
+        if any(b.build is not None for b in league.bots):
+            hosts: dict[str, WorkerInfo] = {}
+            for w in workers:
+                hosts.setdefault(w.host, w)
+            for w in hosts.values():              # one host after the other: a shared folder is built once at a time
+                fut = self.client.submit(_build_on_worker, league, key=f"referee-build-{run}-{w.address}",
+                                         workers=[w.address], allow_other_workers=False, pure=False)
+                (report,) = await self._gather([fut])
+                if report is not None:
+                    raise UserError(f"worker {w.address}: {report}")
+        futs = [self.client.submit(_check_on_worker, setup, [maker.entrant(i) for i in range(len(league.bots))],
+                                   league.faults.max_line, key=f"referee-check-{run}-{w.address}",
+                                   workers=[w.address], allow_other_workers=False, pure=False) for w in workers]
+        reports: list[_CheckReport] = await self._gather(futs)
+        for r in reports:
+            if r.version != referee.__version__:
+                raise UserError(f"worker {r.address}: runs referee {r.version}, this coordinator {referee.__version__}; "
+                                "install the same version on every worker")
+        failures = sorted(((f, r.address) for r in reports for f in r.failures), key=lambda x: (x[0][0], x[1]))
+        if not failures:
+            return frozenset()
+        forfeit = league.faults.broken_bot == "forfeit"
+        stop = [(f, a) for f, a in failures if not forfeit or not f[2]]
+        if stop:
+            for (_, text, _), addr in stop[:-1]:
+                say(f"error: worker {addr}: {text}")
+            (_, text, _), addr = stop[-1]
+            broken = len({f[0] for f, _ in stop})
+            hint = ("" if forfeit else
+                    '\n  (to play on without a broken bot, its games forfeited, set broken_bot = "forfeit" in [faults])')
+            raise UserError(f"worker {addr}: {text}\n{broken} of {len(league.bots)} bots failed the start check on "
+                            f"the cluster before the first game; nothing was played or recorded: fix the bots "
+                            f"(on those workers) and run the same command again{hint}")
+        given_up = sorted({f[0] for f, _ in failures})
+        for i in given_up:
+            addrs = ", ".join(a for f, a in failures if f[0] == i)
+            first = next(f[1] for f, _ in failures if f[0] == i).splitlines()[0]
+            say(f"warning: {first} (on {addrs}); it forfeits its games (the referee's fallback plays its seats)")
+        return frozenset(given_up)
+
+    async def _gather(self, futs: list[Future[Any]]) -> list[Any]:
+        """The futures' results, waited for in trio; a worker's exception is
+        re-raised (a :class:`UserError` as it is); cancelled on cancellation."""
+        out = []
+        for fut in futs:
+            await _wait(fut)
+            out.append(await _outcome(self.client, fut))
+        return out
+
+    @asynccontextmanager
+    async def executor(self, league: League) -> AsyncIterator[DaskExecutor]:
+        """A :class:`DaskExecutor` for one run; on the way out (also on error
+        and cancellation) every unit still on the cluster is cancelled."""
+        ex = DaskExecutor(self.client, _setup(league, uuid.uuid4().hex[:12]))
+        ex.subscribe()
+        try:
+            yield ex
+        finally:
+            ex.close()
+
+
+# --------------------------------------------------------------------------
+# the executor
+
+
+@dataclass
+class _Pending:
+    """A unit on the cluster: the games not delivered yet, and its channel (events, then ``None`` at the end)."""
+
+    unit: Unit
+    remaining: set[str]
+    send: trio.MemorySendChannel[dict[str, Any] | None]
+    recv: trio.MemoryReceiveChannel[dict[str, Any] | None]
+    future: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSetup:
+    """What a worker process needs before it plays a run's units (picklable):
+    the run's id (also its event topic) and the paths hidden from bots."""
+
+    run: str
+    secret: tuple[str, ...]
+    bot_folders: tuple[str, ...]
+
+    @property
+    def topic(self) -> str:
+        return f"referee-games-{self.run}"
+
+
+def _setup(league: League, run: str) -> WorkerSetup:
+    from referee.runtime.limits import LimitsError, parse_limits
+    from referee.runtime.sandbox import bot_folders
+
+    folders: list[str] = []
+    for i, bot in enumerate(league.bots):
+        try:
+            lim = parse_limits(bot.limits)
+        except LimitsError as exc:
+            raise UserError(f"bots[{i}].limits: {exc}") from None
+        folders.extend(bot_folders(bot.command, bot.cwd, named_cwd=not lim.temp_workdir))
+    return WorkerSetup(run, (str(league.out), str(league.path)), tuple(folders))
+
+
+@dataclass
+class DaskExecutor:
+    """Plays units on the cluster (see the module docstring). Made by :meth:`Cluster.executor`."""
+
+    client: Client
+    setup: WorkerSetup
+    unit_deals: int = UNIT_DEALS
+    _pending: dict[str, _Pending] = field(default_factory=dict)
+    _delivered: set[str] = field(default_factory=set)
+    _abandoned: list[Any] = field(default_factory=list)
+    _token: trio.lowlevel.TrioToken | None = None
+    _count: int = 0
+
+    def subscribe(self) -> None:
+        self._token = trio.lowlevel.current_trio_token()
+        self.client.subscribe_topic(self.setup.topic, self._on_event)  # type: ignore[no-untyped-call]
+
+    def close(self) -> None:
+        """Cancel every unit still on the cluster (one call) and stop listening."""
+        futures = [p.future for p in self._pending.values() if p.future is not None] + self._abandoned
+        self._abandoned = []
+        with suppress(Exception):                   # the scheduler is gone: it has dropped them itself
+            if futures:
+                self.client.cancel(futures, force=True)  # type: ignore[no-untyped-call]
+            self.client.unsubscribe_topic(self.setup.topic)  # type: ignore[no-untyped-call]
+
+    # called in the client's event-loop thread
+    def _on_event(self, event: tuple[float, Any]) -> None:
+        self._soon(self._route, event[1])
+
+    def _soon(self, fn: Callable[..., None], *args: Any) -> None:
+        token = self._token
+        if token is None:
+            return
+        try:
+            token.run_sync_soon(fn, *args)
+        except trio.RunFinishedError:
+            pass
+
+    # called in trio
+    def _route(self, msg: Any) -> None:
+        p = self._pending.get(msg.get("unit", "")) if isinstance(msg, dict) else None
+        if p is not None:
+            p.send.send_nowait(msg)
+
+    def _end(self, key: str) -> None:
+        p = self._pending.get(key)
+        if p is not None:
+            p.send.send_nowait(None)
+
+    async def play(self, unit: Unit, deliver: Deliver) -> None:
+        """See :meth:`referee.league.work.Executor.play`."""
+        self._count += 1
+        key = f"referee-unit-{self.setup.run}-{self._count}-{unit.table}"
+        send, recv = trio.open_memory_channel[dict[str, Any] | None](math.inf)
+        p = self._pending[key] = _Pending(unit, {g.game_id for g in unit.games} - self._delivered, send, recv)
+        try:
+            p.future = self.client.submit(_play_unit, unit, self.setup, key=key, pure=False)
+            p.future.add_done_callback(lambda _f: self._soon(self._end, key))
+            async for msg in recv:
+                if msg is None:
+                    break
+                self._deliver(p, str(msg["game"]), msg["done"], deliver)
+            if p.remaining:               # games whose event did not come: from the unit's result
+                results: list[tuple[str, bytes]] = await _outcome(self.client, p.future)
+                for game_id, blob in results:
+                    self._deliver(p, game_id, blob, deliver)
+                if p.remaining:
+                    raise RuntimeError(f"unit {key}: the worker did not return {sorted(p.remaining)}")
+        except BaseException:
+            if p.future is not None:
+                self._abandoned.append(p.future)    # cancelled by close(), all in one call
+            raise
+        finally:
+            del self._pending[key]
+        with suppress(Exception):
+            p.future.release()
+
+    def _deliver(self, p: _Pending, game_id: str, blob: bytes, deliver: Deliver) -> None:
+        if game_id not in p.remaining or game_id in self._delivered:
+            return                        # a replay (its unit rescheduled) or a repeat: recorded once only
+        done: GameDone = pickle.loads(blob)
+        if done.log is not None:
+            done = replace(done, log=zstandard.ZstdDecompressor().decompress(done.log))
+        p.remaining.discard(game_id)
+        self._delivered.add(game_id)
+        deliver(done)
+
+
+async def _wait(fut: Future[Any]) -> None:
+    """Wait in trio until ``fut`` is done; cancel it if cancelled."""
+    token = trio.lowlevel.current_trio_token()
+    done = trio.Event()
+
+    def soon(_f: object) -> None:
+        try:
+            token.run_sync_soon(done.set)
+        except trio.RunFinishedError:
+            pass
+
+    fut.add_done_callback(soon)  # type: ignore[no-untyped-call]
+    try:
+        await done.wait()
+    except BaseException:
+        with suppress(Exception):
+            fut.cancel(force=True)  # type: ignore[no-untyped-call]
+        raise
+
+
+async def _outcome(client: Client, fut: Future[Any]) -> Any:
+    """A done future's result (fetched from its worker in a thread); its
+    exception re-raised: a :class:`UserError` as it is, a lost unit (its
+    workers kept dying, or it was cancelled) as a :class:`UserError`."""
+    status = fut.status
+    if status == "finished":
+        return await trio.to_thread.run_sync(fut.result)
+    if status == "error":
+        exc = await trio.to_thread.run_sync(fut.exception)
+        if isinstance(exc, UserError):
+            raise UserError(str(exc)) from None
+        name = type(exc).__name__
+        if name == "KilledWorker":
+            raise UserError(f"{fut.key}: the workers playing it died again and again (dask gave up: {exc}); the "
+                            "games recorded so far are safe: check the workers and run again to resume") from None
+        raise exc
+    raise UserError(f"{fut.key}: the cluster dropped it ({status}); the games recorded so far are safe: "
+                    "run again to resume")
+
+
+# --------------------------------------------------------------------------
+# on the worker
+
+_READY: set[str] = set()      # runs whose paths this worker process protects already
+
+
+def _ensure_ready(setup: WorkerSetup) -> None:
+    if setup.run in _READY:
+        return
+    from referee.runtime.sandbox import protect_paths
+
+    protect_paths(secret=list(setup.secret), bot_folders=list(setup.bot_folders))
+    _READY.add(setup.run)
+
+
+def _address() -> str:
+    from distributed import get_worker
+
+    try:
+        return str(get_worker().address)
+    except ValueError:
+        return "?"
+
+
+def _build_on_worker(league: League) -> str | None:
+    """The builds on this worker's host; the failure text, or None."""
+    from referee.league.preflight import run_builds
+
+    try:
+        trio.run(lambda: run_builds(league))
+    except UserError as exc:
+        return str(exc)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _CheckReport:
+    address: str
+    version: str
+    failures: list[tuple[int, str, bool]]     # bot index, message, whether its process ran
+
+
+def _check_on_worker(setup: WorkerSetup, entrants: list[Any], max_line: int) -> _CheckReport:
+    """The start check on this worker (and its bot paths protected)."""
+    from referee.league.preflight import start_check
+
+    _ensure_ready(setup)
+    _, failures = trio.run(lambda: start_check(entrants, max_line=max_line, limit=8))
+    return _CheckReport(_address(), referee.__version__, [(f.index, str(f), f.dead is not None) for f in failures])
+
+
+def _play_unit(unit: Unit, setup: WorkerSetup) -> list[tuple[str, bytes]]:
+    """Play one unit on this worker (a Dask task); every finished game is sent
+    as an event at once, and all of them are returned at the end."""
+    from distributed import get_worker
+    from distributed.worker import thread_state  # type: ignore[attr-defined]
+
+    worker = get_worker()
+    key = thread_state.key
+    _ensure_ready(setup)
+    tmp = Path(tempfile.mkdtemp(prefix="referee-unit-"))
+    out: list[tuple[str, bytes]] = []
+    zc = zstandard.ZstdCompressor(level=3)
+
+    def deliver(done: GameDone) -> None:
+        path = Path(done.result.log_path) if done.result.log_path else None
+        data = None
+        if path is not None:
+            data = zc.compress(path.read_bytes())
+            path.unlink()
+        blob = pickle.dumps(GameDone(done.game_id, done.result, done.wall_ms, data),
+                            protocol=pickle.HIGHEST_PROTOCOL)
+        out.append((done.game_id, blob))
+        worker.log_event(setup.topic, {"unit": key, "game": done.game_id, "done": blob})
+
+    try:
+        trio.run(_play_watched, unit, tmp, deliver, lambda: _released(worker, key))
+    except UserError as exc:
+        raise UserError(f"worker {worker.address}: {exc}") from None
+    except BaseExceptionGroup as eg:
+        from referee.errors import user_facing
+
+        found = user_facing(eg)
+        if isinstance(found, UserError):
+            raise UserError(f"worker {worker.address}: {found}") from None
+        raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def _released(worker: Any, key: str) -> bool:
+    """Whether the scheduler no longer wants this task (cancelled, or its client gone)."""
+    if getattr(worker.status, "name", "running") not in ("running", "paused"):
+        return True
+    ts = worker.state.tasks.get(key)
+    return ts is None or ts.state in ("cancelled", "released", "forgotten")
+
+
+async def _play_watched(unit: Unit, tmp: Path, deliver: Deliver, released: Callable[[], bool]) -> None:
+    from referee.league.local import LocalExecutor
+
+    async with trio.open_nursery() as nursery:
+        async def watch() -> None:
+            while not released():
+                await trio.sleep(WATCH_S)
+            nursery.cancel_scope.cancel()
+
+        nursery.start_soon(watch)
+        dead = await _given_up_sessions(unit, nursery)
+        await LocalExecutor(tmp, dead).play(unit, deliver)
+        nursery.cancel_scope.cancel()
+
+
+async def _given_up_sessions(unit: Unit, nursery: trio.Nursery) -> dict[int, Any]:
+    """Dead sessions for the unit's given-up bots: the failed start here (it
+    holds the exit status and stderr), or a closed one if it starts on this
+    worker (it was given up on another)."""
+    from referee.league.pool import BotStartFailed, start_bot
+
+    dead: dict[int, Any] = {}
+    for entrant in unit.lineup:
+        if entrant.index not in unit.given_up or entrant.index in dead:
+            continue
+        try:
+            sess = await start_bot(entrant, nursery, max_line=unit.max_line)
+        except BotStartFailed as exc:
+            if exc.dead is None:
+                raise
+            dead[entrant.index] = exc.dead
+            continue
+        await sess.close()
+        sess.death = "given up: it failed the start check on another worker"
+        dead[entrant.index] = sess
+    return dead

@@ -1,0 +1,255 @@
+"""League nights on a real Dask cluster: a `dask scheduler` and two `dask worker`
+processes on 127.0.0.1 (free ports), started once for the module and torn down
+after; the coordinator is the real `referee run` command."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("distributed")
+
+from referee.league import schedule as sched
+from referee.league.config import load_config
+from referee.league.ledger import Ledger
+
+from .conftest import REFEREE, REPO, bot_processes, referee
+
+pytestmark = pytest.mark.xdist_group("dask")
+
+SEEDED_BOT = REPO / "tests" / "bots" / "seeded_bot.py"
+ENV = {**os.environ, "PYTHONPATH": str(REPO), "DASK_LOGGING__DISTRIBUTED": "critical"}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_until(cond, what: str, limit: float = 30.0) -> None:
+    """Poll ``cond`` (a generous limit: this is no timing assertion, only a hang guard)."""
+    end = time.monotonic() + limit
+    while not cond():
+        if time.monotonic() > end:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.05)
+
+
+class DaskCluster:
+    """A scheduler and its workers, each a `dask` process in its own process group."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.address = f"tcp://127.0.0.1:{_free_port()}"
+        self.scheduler = self._spawn(["scheduler", "--host", "127.0.0.1", "--port", self.address.rsplit(":", 1)[1],
+                                      "--no-dashboard"])
+        self.workers: list[subprocess.Popen[bytes]] = []
+        self._n = 0
+
+    def _spawn(self, args: list[str]) -> subprocess.Popen[bytes]:
+        return subprocess.Popen([sys.executable, "-m", "dask", *args], env=ENV, cwd=self.tmp,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def add_worker(self) -> subprocess.Popen[bytes]:
+        self._n += 1
+        scratch = self.tmp / f"worker-{self._n}"
+        scratch.mkdir()
+        w = self._spawn(["worker", self.address, "--nthreads", "1", "--no-nanny", "--host", "127.0.0.1",
+                         "--no-dashboard", "--local-directory", str(scratch), "--name", f"w{self._n}"])
+        self.workers.append(w)
+        return w
+
+    def live_workers(self) -> list[subprocess.Popen[bytes]]:
+        return [w for w in self.workers if w.poll() is None]
+
+    def wait_for(self, n: int) -> None:
+        from distributed import Client
+
+        with Client(self.address, timeout=30, set_as_default=False) as c:
+            c.wait_for_workers(n, timeout=60)
+            _wait_until(lambda: len(c.scheduler_info(n_workers=-1)["workers"]) == n, f"{n} workers")
+
+    def ensure(self, n: int = 2) -> None:
+        """``n`` workers alive (a killed one replaced)."""
+        while len(self.live_workers()) < n:
+            self.add_worker()
+        self.wait_for(n)
+
+    def stop(self) -> None:
+        """Kill every process group (a worker's bots die with it: the sandbox's lifeline)."""
+        for p in [*self.workers, self.scheduler]:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaskCluster]:
+    c = DaskCluster(tmp_path_factory.mktemp("dask"))
+    try:
+        c.add_worker()
+        c.add_worker()
+        c.wait_for(2)
+        yield c
+    finally:
+        c.stop()
+    assert all(p.poll() is not None for p in [*c.workers, c.scheduler])
+
+
+def _config(tmp: Path, tag: str, deals: int = 3, chickens: bool = True) -> Path:
+    bots = "".join(f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "{SEEDED_BOT}", "{tag}"]\n' for n in "abc")
+    variants = f'[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = {deals}\n'
+    if chickens:
+        variants += '[[variants]]\nname = "chickens"\nsizes = 3\ndeals = 2\n'
+    cfg = tmp / "league.toml"
+    cfg.write_text(f'seed = 7\nout = "out"\n[clock]\nmove_ms = 5000\n{bots}{variants}')
+    return cfg
+
+
+def _rows(out: Path) -> dict[str, tuple[object, ...]]:
+    """Every game's result, without the measured times."""
+    with Ledger.in_dir(out, create=False) as ledger:
+        return {r.game_id: (r.bots, r.scores, r.ranks, r.win_shares, r.forfeits, [f["fault"] for f in r.faults],
+                            r.reason) for r in ledger.rows()}
+
+
+def _planned(cfg: Path) -> list[str]:
+    return sorted(g.game_id for g in sched.games(load_config(cfg)))
+
+
+def _check_complete(cfg: Path, out: Path) -> None:
+    planned = _planned(cfg)
+    assert sorted(_rows(out)) == planned                        # every planned game exactly once
+    assert sorted(p.name for p in (out / "games").iterdir()) == [f"{g}.jsonl" for g in planned]
+
+
+def _start(cfg: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([*REFEREE, "run", str(cfg), "--progress-every", "0", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=ENV)
+
+
+def _read_games(proc: subprocess.Popen[str], n: int) -> None:
+    """Read progress lines until ``n`` games are committed."""
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("[") and int(line[1:].split("/")[0]) >= n:
+            return
+    raise AssertionError(f"the run ended before {n} games: {proc.wait()} {proc.stderr.read() if proc.stderr else ''}")
+
+
+def test_a_night_on_the_cluster_equals_the_local_night_game_by_game(tmp_path: Path, cluster: DaskCluster) -> None:
+    cluster.ensure(2)
+    cfg = _config(tmp_path, "eq-" + uuid.uuid4().hex[:8])
+    local = referee("run", str(cfg), "--quiet", "--out", str(tmp_path / "local"))
+    assert local.returncode == 0, local.stderr
+    remote = referee("run", str(cfg), "--cluster", cluster.address, "--progress-every", "0")
+    assert remote.returncode == 0, remote.stderr
+    assert "playing on tcp://127.0.0.1" in remote.stderr and "2 workers" in remote.stderr
+    _check_complete(cfg, tmp_path / "out")
+    assert _rows(tmp_path / "out") == _rows(tmp_path / "local")
+    replay = referee("replay", str(next((tmp_path / "out" / "games").iterdir())))
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+
+
+def test_a_worker_killed_mid_unit_still_gives_every_game_once(tmp_path: Path, cluster: DaskCluster) -> None:
+    cluster.ensure(2)
+    tag = "kw-" + uuid.uuid4().hex[:8]
+    cfg = _config(tmp_path, tag, deals=10, chickens=False)      # one table: two units of 5 deal sets, side by side
+    proc = _start(cfg, "--cluster", cluster.address)
+    try:
+        _read_games(proc, 3)
+        victim = cluster.live_workers()[0]
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.wait()
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    _check_complete(cfg, tmp_path / "out")
+    _wait_until(lambda: not bot_processes(tag), "the dead worker's bots to go")
+
+
+def test_the_coordinator_killed_then_a_rerun_resumes(tmp_path: Path, cluster: DaskCluster) -> None:
+    cluster.ensure(2)
+    tag = "kc-" + uuid.uuid4().hex[:8]
+    cfg = _config(tmp_path, tag, deals=8)
+    proc = _start(cfg, "--cluster", cluster.address)
+    _read_games(proc, 4)
+    proc.kill()
+    proc.wait()
+    first = _rows(tmp_path / "out")
+    assert 4 <= len(first) < len(_planned(cfg))
+    _wait_until(lambda: not bot_processes(tag), "the workers to stop the dead coordinator's units")
+    again = referee("run", str(cfg), "--cluster", cluster.address, "--quiet")
+    assert again.returncode == 0, again.stderr
+    _check_complete(cfg, tmp_path / "out")
+    rows = _rows(tmp_path / "out")
+    assert {g: rows[g] for g in first} == first
+
+
+def test_ctrl_c_stops_every_unit_and_every_bot_on_the_workers(tmp_path: Path, cluster: DaskCluster) -> None:
+    cluster.ensure(2)
+    tag = "cc-" + uuid.uuid4().hex[:8]
+    cfg = _config(tmp_path, tag, deals=40, chickens=False)
+    proc = _start(cfg, "--cluster", cluster.address)
+    _read_games(proc, 2)
+    assert bot_processes(tag)                                   # bots are playing on the workers
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted:" in err and "safely recorded" in err
+    _wait_until(lambda: not bot_processes(tag), "every bot on every worker to go", limit=10)
+    done = _rows(tmp_path / "out")
+    assert 2 <= len(done) < len(_planned(cfg))
+
+
+def test_workers_n_starts_a_local_cluster(tmp_path: Path) -> None:
+    tag = "lw-" + uuid.uuid4().hex[:8]
+    cfg = _config(tmp_path, tag, chickens=False)
+    local = referee("run", str(cfg), "--quiet", "--out", str(tmp_path / "local"))
+    assert local.returncode == 0, local.stderr
+    res = referee("run", str(cfg), "--workers", "2", "--progress-every", "0", timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "playing on 2 local workers: 2 workers, 2 threads" in res.stderr
+    _check_complete(cfg, tmp_path / "out")
+    assert _rows(tmp_path / "out") == _rows(tmp_path / "local")
+    assert not bot_processes(tag)
+
+
+def test_a_wrong_or_unreachable_address_is_one_error_before_anything_is_written(tmp_path: Path) -> None:
+    cfg = _config(tmp_path, "wa")
+    for address in (f"tcp://127.0.0.1:{_free_port()}", "no-port-here"):
+        res = referee("run", str(cfg), "--cluster", address, "--cluster-timeout", "1")
+        assert res.returncode == 2, res.stderr
+        lines = res.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: --cluster"), res.stderr
+        assert not (tmp_path / "out").exists()
+    res = referee("run", str(cfg), "--workers", "0")
+    assert res.returncode == 2 and res.stderr.startswith("error: --workers"), res.stderr
+
+
+def test_a_bot_failing_the_start_check_is_named_with_the_worker(tmp_path: Path, cluster: DaskCluster) -> None:
+    cluster.ensure(2)
+    cfg = tmp_path / "league.toml"
+    bots = "".join(f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "{SEEDED_BOT}"]\n' for n in "ab")
+    cfg.write_text(f'seed = 1\nout = "out"\n{bots}[[bots]]\nname = "broken"\ncommand = ["{{python}}", "-c", "pass"]\n'
+                   '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n')
+    res = referee("run", str(cfg), "--cluster", cluster.address, "--quiet")
+    assert res.returncode == 2, res.stderr
+    errors = [ln for ln in res.stderr.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 2                                     # the broken bot, on each worker
+    assert all("error: worker tcp://127.0.0.1:" in e and "'broken'" in e for e in errors)
+    assert "nothing was played or recorded" in res.stderr
+    with Ledger.in_dir(tmp_path / "out", create=False) as ledger:
+        assert ledger.count() == 0
