@@ -8,7 +8,7 @@ Pure; no I/O.
 
 from __future__ import annotations
 
-from typing import Any, get_args
+from typing import Any, cast, get_args
 
 import msgspec
 
@@ -28,7 +28,7 @@ _TITLES = {
 
 
 def _tag(cls: type) -> str:
-    return str(cls.__struct_config__.tag)
+    return str(cast(Any, cls).__struct_config__.tag)
 
 
 def schemas() -> dict[str, dict[str, Any]]:

@@ -271,18 +271,19 @@ class GameView:
 
     def legal_asks(self) -> list[Ask]:
         """Every legal (polite) ask now."""
-        key = "family" if self.ask_mode == "family" else "card"
-        return [Ask(target=t, **{key: o}) for t in self.ask_targets() for o in self.ask_options()]
+        if self.ask_mode == "family":
+            return [Ask(target=t, family=o) for t in self.ask_targets() for o in self.ask_options()]
+        return [Ask(target=t, card=o) for t in self.ask_targets() for o in self.ask_options()]
 
     def random_ask(self, rng: random.Random | None = None) -> Ask:
         """A uniformly random legal (polite) ask. Raises ``IndexError`` if there is none."""
-        rng = rng or random
+        pick: random.Random | Any = rng or random   # the module's shared generator when none is given
         targets = self.ask_targets()
         options = self.ask_options()
         if not targets or not options:
             raise IndexError("no legal ask: no target seat or nothing to ask for")
-        t = rng.choice(targets)
-        o = rng.choice(options)
+        t = pick.choice(targets)
+        o = pick.choice(options)
         return Ask(target=t, family=o) if self.ask_mode == "family" else Ask(target=t, card=o)
 
     def play_options(self) -> list[str]:
@@ -492,7 +493,7 @@ class Bot:
 
     def _send(self, obj: dict[str, Any]) -> None:
         data = _dumps(obj) + b"\n"
-        out = self._out
+        out: Any = self._out   # a binary or a text stream
         try:
             out.write(data)
         except TypeError:  # a text stream
