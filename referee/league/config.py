@@ -381,6 +381,7 @@ _HINTS = {
     r"variants\[\d+\]\.sizes": "an integer or a list of integers",
     r"variants\[\d+\]\.match": 'a string ("single") or a table such as { kind = "fixed", hands = 3 }',
     r"bots\[\d+\]\.env": 'a table of strings, e.g. { LEVEL = "3" }',
+    r"(variants\[\d+\]\.)?schedule\.seats_per_bot": "a whole number (the tables each bot plays), e.g. 12",
     r"(variants\[\d+\]\.)?schedule\.challengers": 'a list of bot names, e.g. ["new-a", "new-b"]',
     r"variants\[\d+\]\.schedule": 'a table such as { kind = "balanced", seats_per_bot = 12 }',
     r"schedule": 'a table: [schedule] with kind = "balanced" and seats_per_bot = 12',
