@@ -6,7 +6,9 @@
   ``--shard K/N`` plays only shard K of N (whole tables, see referee.league.shards).
   ``--cluster tcp://HOST:PORT`` plays on a Dask cluster, ``--workers N`` on a local one of N
   worker processes (referee.league.cluster).
-* ``referee plan CONFIG [--shard K/N]``: tables and games per variant and size, and the total.
+* ``referee plan CONFIG [--shard K/N] [--no-coverage]``: tables and games per variant and size, and the
+  total; for a balanced or gauntlet schedule also its coverage figures (seats per bot, pair meetings,
+  lineup positions).
 * ``referee merge OUT1 OUT2 ... --into DIR``: combine shard output directories into one league
   (ledger, game logs, standings, report); see referee.league.merge.
 * ``referee standings OUT``: recompute the standings from the ledger alone, write and print them.
@@ -86,6 +88,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("config", help="league config (TOML)")
     p.add_argument("--json", action="store_true", help="print as JSON")
     p.add_argument("--shard", metavar="K/N", help="count only shard K of N (what `referee run --shard K/N` plays)")
+    p.add_argument("--no-coverage", dest="coverage", action="store_false",
+                   help="balanced and gauntlet schedules: skip the coverage figures (seats, pair meetings, "
+                        "positions), which are measured over every bot")
     p.set_defaults(func=cmd_plan)
 
     p = sub.add_parser(
@@ -183,18 +188,27 @@ def _open_existing(out: str) -> Ledger:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from referee.league.schedule import balance_warnings, plan
+    from referee.league.schedule import balance_warnings, coverages, plan
 
     league = _load(args.config, args.shard)
     rows = plan(league, league.shard)
     for warning in balance_warnings(league):
         print(f"warning: {warning}", file=sys.stderr)
+    covs = coverages(league) if getattr(args, "coverage", True) else []
     if args.json:
-        print(json.dumps(_plan_json(league, rows), indent=2))
+        data = _plan_json(league, rows)
+        if covs:
+            data["coverage"] = [{"variant": c.variant, "size": c.size, **_coverage_json(c.coverage)} for c in covs]
+        print(json.dumps(data, indent=2))
         return 0
     from rich.console import Console
 
     Console(width=max(100, Console().width)).print(_plan_table(league, rows))
+    for c in covs:
+        lines = c.coverage.lines()
+        print(f"coverage of {c.variant} at {c.size} seats{' (the whole night)' if league.shard else ''}:")
+        for line in lines:
+            print(f"  {line}")
     shard = league.shard
     if shard is not None and shard.n > 1:
         print(f"shard {shard} plays every {_ordinal(shard.n)} table of the schedule, starting with the "
@@ -203,12 +217,21 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def _coverage_json(cov: Any) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    data = asdict(cov)
+    data["pair_histogram"] = {str(k): v for k, v in cov.pair_histogram.items()}
+    return data
+
+
 def _plan_json(league: League, rows: list[PlanRow]) -> dict[str, Any]:
     return {
         "league": league.name,
         "shard": str(league.shard) if league.shard else None,
         "rows": [{"variant": r.variant, "size": r.size, "tables": r.tables, "deals": r.deals,
-                  "rotations": r.rotations, "games": r.games} for r in rows],
+                  "rotations": r.rotations, "games": r.games, "schedule": r.schedule,
+                  **({"seats_per_bot": r.seats_per_bot} if r.schedule != "round-robin" else {})} for r in rows],
         "tables": sum(r.tables for r in rows),
         "games": sum(r.games for r in rows),
     }
@@ -221,20 +244,27 @@ def _plan_table(league: League, rows: list[PlanRow]) -> Table:
     part = f", shard {shard}" if shard else ""
     seed = "secret" if league.secret else league.seed
     t = Table(title=f"{league.name}: {len(league.bots)} bots, seed {seed}{part}", title_justify="left")
-    for col in ("variant", "size", "tables", "deals", "rotations", "games"):
-        t.add_column(col, justify="left" if col == "variant" else "right")
+    scheduled = any(r.schedule != "round-robin" for r in rows)   # a schedule column only when it says something
+    cols = ("variant", "size", "schedule", "tables", "deals", "rotations", "games") if scheduled else \
+        ("variant", "size", "tables", "deals", "rotations", "games")
+    for col in cols:
+        t.add_column(col, justify="left" if col in ("variant", "schedule") else "right")
+    blank = ("",) if scheduled else ()
     per_variant: dict[str, list[int]] = {}
     for r in rows:
-        t.add_row(r.variant, str(r.size), str(r.tables), str(r.deals), str(r.rotations), f"{r.games:,}")
+        what = (r.schedule if r.schedule == "round-robin" else f"{r.schedule}, {r.seats_per_bot} per "
+                f"{'challenger' if r.schedule == 'gauntlet' else 'bot'}")
+        t.add_row(r.variant, str(r.size), *((what,) if scheduled else ()), f"{r.tables:,}", str(r.deals),
+                  str(r.rotations), f"{r.games:,}")
         acc = per_variant.setdefault(r.variant, [0, 0])
         acc[0] += r.tables
         acc[1] += r.games
     if len(rows) > 1:
         t.add_section()
         for v, (tables, games) in per_variant.items():
-            t.add_row(f"{v} (all sizes)", "", str(tables), "", "", f"{games:,}")
+            t.add_row(f"{v} (all sizes)", "", *blank, f"{tables:,}", "", "", f"{games:,}")
     t.add_section()
-    t.add_row(f"total (shard {shard})" if shard else "total", "", str(sum(r.tables for r in rows)), "", "",
+    t.add_row(f"total (shard {shard})" if shard else "total", "", *blank, f"{sum(r.tables for r in rows):,}", "", "",
               f"{sum(r.games for r in rows):,}")
     return t
 

@@ -46,6 +46,15 @@ The file format (all keys optional unless marked required)::
     deals = 2                # deals per table (each played in every seat rotation)
     match = "single"         # or { kind = "fixed", hands = 3 } or { kind = "race", target = 10 };
                              # both take max_hands (default 50): at most this many hands, tie-breaks included
+    schedule = { seats_per_bot = 6 }   # this variant's schedule, key by key on top of [schedule]
+
+    [schedule]               # who sits at which table, for every variant and size (default: round robin)
+    kind = "balanced"        # "round-robin" (default): every combination of the bots, once;
+                             # "balanced": every bot at seats_per_bot tables, pairs met as evenly as possible;
+                             # "gauntlet": only tables with one challenger, the other seats from the field
+    seats_per_bot = 12       # balanced and gauntlet: tables per bot (gauntlet: per challenger), per variant
+                             # and size; 1 to 200 (MAX_SEATS_PER_BOT)
+    challengers = ["new-a"]  # gauntlet: the bots on trial (names of [[bots]]); the others are the field
 
 Placeholders in ``command`` and ``build``: ``{python}`` is the Python interpreter
 running the referee, ``{config_dir}`` the folder holding the config file.
@@ -123,12 +132,22 @@ class MatchConfig(_Cfg):
     max_hands: int = 50
 
 
+class ScheduleConfig(_Cfg):
+    """``[schedule]``, or a variant's ``schedule`` (its keys replace the league's, key by key).
+    A key left out is None: inherited (the league's table: round robin)."""
+
+    kind: Literal["round-robin", "balanced", "gauntlet"] | None = None
+    seats_per_bot: int | None = None
+    challengers: list[str] | None = None
+
+
 class VariantConfig(_Cfg):
     name: str
     rules: dict[str, Any] | None = None
     sizes: int | list[int] | None = None
     deals: int = 1
     match: str | MatchConfig = "single"
+    schedule: ScheduleConfig | None = None
 
 
 #: the config's ``seed`` that asks for a secret seed (:mod:`referee.league.secret`)
@@ -145,6 +164,7 @@ class LeagueConfig(_Cfg):
     clock: ClockConfig = msgspec.field(default_factory=ClockConfig)
     faults: FaultConfig = msgspec.field(default_factory=FaultConfig)
     limits: dict[str, Any] | None = None
+    schedule: ScheduleConfig = msgspec.field(default_factory=ScheduleConfig)
     bots: list[BotConfig] = []
     variants: list[VariantConfig] = []
 
@@ -155,6 +175,11 @@ NON_RESULT_KEYS = frozenset({"out", "concurrency", "name", "faults.broken_bot"})
 
 #: the master seed's range (as ``referee play --seed``)
 SEED_LIMIT = 2**64
+
+#: the most tables per bot of a balanced or gauntlet schedule (per variant and size): planning
+#: a small field's greedy schedule grows faster than its tables (a 1,024-bot, 6-seat plan of
+#: 200 tables a bot takes about 17 s); more games per table come from ``deals`` instead
+MAX_SEATS_PER_BOT = 200
 
 # --------------------------------------------------------------------------
 # the resolved league
@@ -182,8 +207,19 @@ class MatchSpec:
 
 
 @dataclass(frozen=True)
+class ScheduleSpec:
+    """A variant's schedule, resolved: ``kind`` ("round-robin", "balanced", "gauntlet"),
+    ``seats_per_bot`` (0 for a round robin) and the ``challengers`` (indices into
+    ``League.bots``, in the order given; a gauntlet's only)."""
+
+    kind: str = "round-robin"
+    seats_per_bot: int = 0
+    challengers: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
 class Variant:
-    """One variant of the league: its rules record, table sizes, deals and match format."""
+    """One variant of the league: its rules record, table sizes, deals, match format and schedule."""
 
     name: str
     slug: str                      # the variant's part of game ids
@@ -191,6 +227,7 @@ class Variant:
     sizes: tuple[int, ...]
     deals: int
     match: MatchSpec
+    schedule: ScheduleSpec = ScheduleSpec()
 
 
 @dataclass(frozen=True)
@@ -227,7 +264,38 @@ class League:
 
 
 def canonical_form(cfg: LeagueConfig) -> dict[str, Any]:
-    return _drop_non_result(msgspec.to_builtins(cfg))
+    return _drop_non_result(_schedule_canonical(msgspec.to_builtins(cfg)))
+
+
+def _schedule_canonical(data: dict[str, Any]) -> dict[str, Any]:
+    """The schedule keys in canonical form: only the keys given, and no ``schedule`` at all
+    where nothing is given (a round robin's config, written before schedules existed, keeps
+    exactly its old canonical form, so its ledgers still match)."""
+
+    def given(table: Any) -> dict[str, Any] | None:
+        if not isinstance(table, dict):
+            return None
+        out = {k: v for k, v in table.items() if v is not None}
+        return out or None
+
+    top = given(data.get("schedule"))
+    if top == {"kind": "round-robin"}:
+        top = None
+    data = {k: v for k, v in data.items() if k != "schedule"}
+    if top is not None:
+        data["schedule"] = top
+    variants = data.get("variants")
+    if isinstance(variants, list):
+        fixed = []
+        for v in variants:
+            if isinstance(v, dict) and "schedule" in v:
+                own = given(v["schedule"])
+                v = {k: x for k, x in v.items() if k != "schedule"}
+                if own is not None:
+                    v["schedule"] = own
+            fixed.append(v)
+        data["variants"] = fixed
+    return data
 
 
 def _drop_non_result(data: dict[str, Any]) -> dict[str, Any]:
@@ -252,7 +320,7 @@ def normalize_stored(stored: dict[str, Any] | None) -> dict[str, Any] | None:
     try:
         return canonical_form(msgspec.convert(stored, type=LeagueConfig))
     except (msgspec.ValidationError, TypeError, ValueError):
-        return _drop_non_result(stored)
+        return _drop_non_result(_schedule_canonical(stored))
 
 
 def _sort_keys(x: Any) -> Any:
@@ -327,6 +395,10 @@ _HINTS = {
     r"variants\[\d+\]\.match": 'a string ("single") or a table such as { kind = "fixed", hands = 3 }',
     r"bots\[\d+\]\.env": 'a table of strings, e.g. { LEVEL = "3" }',
     r"seed": 'a whole number from 0 to 2**64 - 1, or "secret" (drawn at the first run, kept in the ledger)',
+    r"(variants\[\d+\]\.)?schedule\.seats_per_bot": "a whole number (the tables each bot plays), e.g. 12",
+    r"(variants\[\d+\]\.)?schedule\.challengers": 'a list of bot names, e.g. ["new-a", "new-b"]',
+    r"variants\[\d+\]\.schedule": 'a table such as { kind = "balanced", seats_per_bot = 12 }',
+    r"schedule": 'a table: [schedule] with kind = "balanced" and seats_per_bot = 12',
 }
 
 _GOT_RE = re.compile(r"^Expected `(?P<exp>[^`]+)`, got `(?P<got>[^`]+)`(?: - at `\$(?P<path>[^`]*)`)?$")
@@ -560,7 +632,8 @@ class _Problems:
         try:
             yield
         except UserError as exc:
-            self.items.append(str(exc))
+            if str(exc) not in self.items:   # a mistake inherited by several variants: said once
+                self.items.append(str(exc))
 
     def raise_if_any(self) -> None:
         if not self.items:
@@ -568,7 +641,7 @@ class _Problems:
         if len(self.items) == 1:
             raise UserError(self.items[0])
         prefix = f"{self.source}: "
-        lines = [m[len(prefix):] if m.startswith(prefix) else m for m in self.items]
+        lines = [m.removeprefix(prefix) for m in self.items]
         raise UserError(f"{self.source}: {len(lines)} mistakes:\n" + "\n".join(f"  {line}" for line in lines))
 
 
@@ -606,8 +679,9 @@ def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: st
     limits_ok = _check_top(cfg, ctx)
     names: dict[str, int] = {}
     bots = tuple(_resolve_bot(cfg, i, names, ctx, limits_ok) for i in range(len(cfg.bots)))
+    top = _schedule_table(cfg.schedule, "schedule", cfg.schedule.kind or "round-robin", cfg, ctx)
     slugs: dict[str, int] = {}
-    variants = [_resolve_variant(cfg, i, slugs, ctx) for i in range(len(cfg.variants))]
+    variants = [_resolve_variant(cfg, i, slugs, ctx, top) for i in range(len(cfg.variants))]
     ctx.problems.raise_if_any()
     return League(
         path=path.resolve(),
@@ -732,10 +806,12 @@ def _bot_clock(cfg: LeagueConfig, b: BotConfig, where: str, ctx: _Resolving) -> 
     return clock
 
 
-def _resolve_variant(cfg: LeagueConfig, i: int, slugs: dict[str, int], ctx: _Resolving) -> Variant | None:
+def _resolve_variant(cfg: LeagueConfig, i: int, slugs: dict[str, int], ctx: _Resolving,
+                     top: _Sched | None = None) -> Variant | None:
     """``variants[i]``: its rules, name (unique as a game-id part: ``slugs``
-    holds the earlier ones), table sizes, deals and match format; None when a
-    mistake (recorded) leaves it unusable."""
+    holds the earlier ones), table sizes, deals, match format and schedule
+    (``top``: the league's ``[schedule]``, checked); None when a mistake
+    (recorded) leaves it unusable."""
     v = cfg.variants[i]
     where = f"variants[{i}]"
     err = ctx.err
@@ -756,16 +832,198 @@ def _resolve_variant(cfg: LeagueConfig, i: int, slugs: dict[str, int], ctx: _Res
         match = _match(v.match, f"{where}.match", err)
     if rules is None:
         return None  # its table sizes and match cannot be checked without its rules
+    if top is None:
+        top = _schedule_table(cfg.schedule, "schedule", cfg.schedule.kind or "round-robin", cfg, ctx)
+    sched = _variant_schedule(cfg, v, where, top, ctx)
     sizes: tuple[int, ...] = ()
     with ctx.check():
-        sizes = _sizes(v, rules, len(cfg.bots), cfg.fill, where, err)
+        if sched is None or sched.kind == "round-robin":
+            sizes = _sizes(v, rules, len(cfg.bots), cfg.fill, where, err)
+        else:
+            sizes = _schedule_sizes(v, rules, sched, len(cfg.bots), where, err)
+    if sched is not None and sched.kind == "gauntlet":
+        for size in sizes:
+            with ctx.check():
+                _check_gauntlet_field(v, sched, size, len(cfg.bots), where, err)
     with ctx.check():
         if match is not None and match.kind != "single" and getattr(rules, "kind", "ask") == "chickens":
             raise err(f"{where}.match", 'chickens is played as single games only; remove match or set '
                                         'match = "single"')
-    if not sizes or match is None:
+    if not sizes or match is None or sched is None:
         return None
-    return Variant(name=v.name, slug=slug, rules=rules, sizes=sizes, deals=v.deals, match=match)
+    spec = ScheduleSpec(kind=sched.kind, seats_per_bot=sched.seats or 0, challengers=sched.challengers or ())
+    return Variant(name=v.name, slug=slug, rules=rules, sizes=sizes, deals=v.deals, match=match, schedule=spec)
+
+
+# --------------------------------------------------------------------------
+# the schedule of a variant ([schedule] and a variant's own schedule table)
+
+
+@dataclass(frozen=True)
+class _Sched:
+    """A schedule table, checked (``[schedule]`` or a variant's ``schedule``), or a
+    variant's effective schedule. ``seats``/``challengers``: None when not given
+    (or, with ``bad``, given but wrong: already reported). ``*_at``: the key path
+    each value comes from (for the error of a value that does not fit)."""
+
+    kind: str
+    kind_at: str
+    seats: int | None
+    seats_at: str
+    challengers: tuple[int, ...] | None
+    challengers_at: str
+    bad: bool = False
+
+
+def _schedule_table(s: ScheduleConfig, at: str, kind: str, cfg: LeagueConfig, ctx: _Resolving) -> _Sched:
+    """Check one schedule table on its own: ``seats_per_bot`` in range, the
+    challengers among the bots (the closest name suggested), each once, not every
+    bot, and no key the table's ``kind`` (its own, else the one it inherits) does not take."""
+    from referee.league.balanced import challenger_indices
+
+    err = ctx.err
+    bad = False
+    seats = s.seats_per_bot
+    chal: tuple[int, ...] | None = None
+    names = [b.name for b in cfg.bots]
+    with ctx.check():
+        if seats is not None:
+            if kind == "round-robin":
+                seats, bad = None, True
+                raise err(f"{at}.seats_per_bot", 'does not apply to a round robin (every combination of the bots sits '
+                                                 'at one table once): remove it, or set kind = "balanced" or '
+                                                 '"gauntlet"')
+            if seats < 1:
+                seats, bad = None, True
+                raise err(f"{at}.seats_per_bot", f"must be at least 1 (the tables each bot plays, per variant and "
+                                                 f"size), got {s.seats_per_bot}")
+            if seats > MAX_SEATS_PER_BOT:
+                seats, bad = None, True
+                raise err(f"{at}.seats_per_bot", f"{s.seats_per_bot} is above the most, {MAX_SEATS_PER_BOT} tables "
+                                                 "per bot; for more games at each table raise the variant's deals, "
+                                                 "or use a round robin")
+    with ctx.check():
+        if s.challengers is not None:
+            if kind != "gauntlet":
+                bad = True
+                raise err(f"{at}.challengers", f'applies to a gauntlet only (this schedule is {_kind_words(kind)}): '
+                                               'set kind = "gauntlet", or remove it')
+            if not s.challengers:
+                bad = True
+                raise err(f"{at}.challengers", 'is empty: a gauntlet needs at least one challenger, e.g. '
+                                               'challengers = ["new-a"]')
+            try:
+                chal = challenger_indices(names, s.challengers)
+            except ValueError as exc:
+                bad = True
+                raise err(f"{at}.challengers", f"{exc}; the bots are: {_name_list(names)}") from None
+            if len(set(chal)) >= len(set(names)):
+                chal, bad = None, True
+                raise err(f"{at}.challengers", "names every bot: a gauntlet seats its challengers against the field "
+                                               "(the bots that are not challengers), so leave some bots out of it "
+                                               '(or use kind = "balanced")')
+    return _Sched(kind, f"{at}.kind", seats, f"{at}.seats_per_bot", chal, f"{at}.challengers", bad)
+
+
+def _kind_words(kind: str) -> str:
+    return {"round-robin": "a round robin", "balanced": "balanced", "gauntlet": "a gauntlet"}[kind]
+
+
+def _name_list(names: list[str], most: int = 8) -> str:
+    shown = ", ".join(names[:most])
+    return shown + (f", ... ({len(names)} in all)" if len(names) > most else "")
+
+
+def _variant_schedule(cfg: LeagueConfig, v: VariantConfig, where: str, top: _Sched,
+                      ctx: _Resolving) -> _Sched | None:
+    """A variant's effective schedule: its own ``schedule`` keys, the league's
+    ``[schedule]`` for the keys it leaves out (a key that does not apply to the
+    variant's kind is not inherited). None when a mistake (recorded) leaves it unusable."""
+    own = v.schedule
+    at = f"{where}.schedule"
+    eff = top
+    if own is not None:
+        kind = own.kind or top.kind
+        mine = _schedule_table(own, at, kind, cfg, ctx)
+        eff = _Sched(
+            kind=kind, kind_at=mine.kind_at if own.kind is not None else top.kind_at,
+            seats=mine.seats if own.seats_per_bot is not None else (top.seats if kind != "round-robin" else None),
+            seats_at=mine.seats_at if own.seats_per_bot is not None else top.seats_at,
+            challengers=(mine.challengers if own.challengers is not None
+                         else top.challengers if kind == "gauntlet" else None),
+            challengers_at=mine.challengers_at if own.challengers is not None else top.challengers_at,
+            bad=mine.bad or top.bad,
+        )
+    if eff.bad:
+        return None
+    if eff.kind == "round-robin":
+        return eff
+    who = "challenger" if eff.kind == "gauntlet" else "bot"
+    ok = True
+    with ctx.check():
+        if eff.seats is None:
+            ok = False
+            raise ctx.err(eff.kind_at.removesuffix(".kind"),
+                          f"a {eff.kind} schedule needs seats_per_bot = N (the tables each {who} plays, per variant "
+                          "and size), e.g. seats_per_bot = 12")
+    with ctx.check():
+        if eff.kind == "gauntlet" and eff.challengers is None:
+            ok = False
+            raise ctx.err(eff.kind_at.removesuffix(".kind"),
+                          'a gauntlet needs challengers = ["name", ...]: the bots on trial (every table seats one of '
+                          "them; the other bots are the field)")
+    return eff if ok else None
+
+
+def _schedule_sizes(v: VariantConfig, rules: Any, sched: _Sched, nbots: int, where: str,
+                    err: ErrorAt) -> tuple[int, ...]:
+    """The table sizes of a balanced or gauntlet variant: every table seats
+    different bots (``fill`` does not apply), a gauntlet's one challenger and
+    ``size - 1`` field bots. Given sizes are checked; by default every size
+    that can be seated."""
+    lo, hi = rules.min_players, rules.max_players
+    if sched.kind == "gauntlet":
+        field_bots = nbots - len(sched.challengers or ())
+        most = field_bots + 1
+        why = (f"a gauntlet seats one challenger and {{s1}} field bots at a {{s}}-seat table, but the field (the "
+               f"bots that are not challengers) has {field_bots}")
+    else:
+        most = nbots
+        why = (f"a balanced schedule seats {{s}} different bots at a {{s}}-seat table (fill does not apply), but "
+               f"the config has {nbots}")
+    if v.sizes is None:
+        sizes = tuple(range(lo, min(hi, most) + 1))
+        if not sizes:
+            raise err(where, why.format(s=lo, s1=lo - 1) + f"; '{v.name}' needs at least {lo} players: add bots")
+        return sizes
+    raw = [v.sizes] if isinstance(v.sizes, int) else list(v.sizes)
+    if not raw:
+        raise err(f"{where}.sizes", "is empty; give one table size or a list")
+    for s in raw:
+        if not lo <= s <= hi:
+            raise err(f"{where}.sizes", f"table size {s} is outside {v.name}'s {lo}..{hi} players")
+        if s > most:
+            raise err(f"{where}.sizes", why.format(s=s, s1=s - 1) + f"; use tables of at most {most} seats or add bots")
+    if len(set(raw)) != len(raw):
+        raise err(f"{where}.sizes", "lists a table size twice")
+    return tuple(sorted(raw))
+
+
+def _check_gauntlet_field(v: VariantConfig, sched: _Sched, size: int, nbots: int, where: str, err: ErrorAt) -> None:
+    """Every field bot must get a seat: ``challengers x seats_per_bot x (size - 1)``
+    field seats for a field of ``nbots - challengers`` bots."""
+    c = len(sched.challengers or ())
+    n = sched.seats or 0
+    field_bots = nbots - c
+    seats = c * n * (size - 1)
+    if seats >= field_bots:
+        return
+    need = -(-field_bots // (c * (size - 1)))
+    raise err(sched.seats_at,
+              f"{n} table{'s' if n != 1 else ''} per challenger seat only {seats} of the {field_bots} field bots at "
+              f"{v.name}'s {size}-seat tables ({where}: {c} challenger{'s' if c != 1 else ''} x {n} x {size - 1} "
+              f"field seats); every bot must play: use seats_per_bot = {need} or more, more challengers, or fewer "
+              "field bots")
 
 
 def _rules(v: VariantConfig, where: str, err: ErrorAt) -> Any:

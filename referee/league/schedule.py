@@ -24,6 +24,33 @@ Games per table = deals x size (rotations); every game has a stable id such as
 ``kwartet-4p-t0003-d002-r1`` (variant, size, table, deal, rotation). Everything
 is generated lazily, so a huge schedule is never held in memory.
 
+Balanced and gauntlet schedules (``[schedule] kind = "balanced"`` or
+``"gauntlet"``, per variant: its ``schedule`` table). The lineups of a
+variant and size come from a :class:`referee.league.balanced.TablePlan`
+instead of the combinations: ``balanced`` seats every bot at
+``seats_per_bot`` tables (a few at one more), ``gauntlet`` seats one
+challenger at each table (``seats_per_bot`` tables per challenger) with
+``size - 1`` bots of the field. The plan's seed is
+``derive(master_seed, f"{variant}:{size}p:tables")``, so each variant and
+size has its own draw, and table ``t`` always has the same lineup (in the
+plan's order, not sorted) and the same id ``<variant>-<size>p-t<t>``.
+Everything else is as in a round robin: the same deals at every table, each
+in every seat rotation and seating order. The table count is arithmetic
+(``ceil(bots * N / size)``, a gauntlet ``challengers * N``), so ``plan``,
+``total_games`` and the shards need no plan; ``tables`` makes each lineup on
+demand (a 10,000-bot plan holds a few arrays, see
+:mod:`referee.league.balanced`). Plans are kept per process
+(:func:`table_plan`, a small cache).
+
+A top-up for bots added later (a ladder) keeps every existing table: the
+plans above are a function of the bot count *they were made for*, so a
+night that grows must keep making its existing blocks with the old count
+(bots are appended, so indices ``0..n-1`` keep their meaning) and add, per
+variant and size, a gauntlet block with the new bots as challengers and every
+bot as the field, its tables numbered after the block's existing ones
+(``t<count>``, ``t<count+1>``, ...): every earlier id and lineup stays, and
+only the new games are played on resume.
+
 League shards (``referee run --shard K/N``, :mod:`referee.league.shards`):
 tables are numbered globally in schedule order (``Table.number``); shard K/N
 holds the tables with ``number mod N == K - 1``. ``tables``, ``games``,
@@ -34,12 +61,14 @@ then cover only that shard; :func:`table_offsets` maps a ledger row's
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from referee.errors import UserError
+from referee.league.balanced import Coverage, TablePlan, balanced, coverage, gauntlet
 from referee.league.config import League, Variant
 from referee.league.shards import Shard
 
@@ -49,7 +78,7 @@ class Table:
     variant: Variant
     size: int
     index: int
-    lineup: tuple[int, ...]        # bot indices (into League.bots), sorted
+    lineup: tuple[int, ...]        # bot indices (into League.bots): sorted (round robin), else the plan's order
     number: int = 0                # global table number in schedule order (what shards split)
 
     @property
@@ -110,6 +139,41 @@ def deal_seed(master_seed: int, variant: Variant, size: int, deal: int) -> int:
     return derive(master_seed, f"{variant.slug}:{size}p:deal:{deal}")
 
 
+def block_count(nbots: int, variant: Variant, size: int, fill: str) -> int:
+    """The number of tables of one variant and size, arithmetically (no plan is made)."""
+    s = variant.schedule
+    if s.kind == "balanced":
+        return -(-nbots * s.seats_per_bot // size)
+    if s.kind == "gauntlet":
+        return len(s.challengers) * s.seats_per_bot
+    return lineup_count(nbots, size, fill)
+
+
+def plan_seed(master_seed: int, variant: Variant, size: int) -> int:
+    """The seed of a balanced or gauntlet plan: one draw per variant and size."""
+    from referee.rules import derive
+
+    return derive(master_seed, f"{variant.slug}:{size}p:tables")
+
+
+@functools.lru_cache(maxsize=64)
+def _make_plan(kind: str, nbots: int, size: int, seats_per_bot: int, seed: int,
+               challengers: tuple[int, ...]) -> TablePlan:
+    if kind == "gauntlet":
+        return gauntlet(nbots, size, seats_per_bot, seed, challengers)
+    return balanced(nbots, size, seats_per_bot, seed)
+
+
+def table_plan(league: League, variant: Variant, size: int) -> TablePlan | None:
+    """The table plan of a balanced or gauntlet variant at one size (kept per
+    process, so every use in a run shares it); None for a round robin."""
+    s = variant.schedule
+    if s.kind == "round-robin":
+        return None
+    return _make_plan(s.kind, len(league.bots), size, s.seats_per_bot, plan_seed(league.seed, variant, size),
+                      s.challengers)
+
+
 def _blocks(league: League) -> Iterator[tuple[Variant, int, int, int]]:
     """``(variant, size, global number of its first table, its table count)``
     for every variant and table size, in schedule order."""
@@ -117,7 +181,7 @@ def _blocks(league: League) -> Iterator[tuple[Variant, int, int, int]]:
     number = 0
     for v in league.variants:
         for size in v.sizes:
-            count = lineup_count(n, size, league.fill)
+            count = block_count(n, v, size, league.fill)
             yield v, size, number, count
             number += count
 
@@ -127,9 +191,52 @@ def tables(league: League, shard: Shard | None = None) -> Iterator[Table]:
     for v, size, start, count in _blocks(league):
         if shard is not None and shard.count_in(start, count) == 0:
             continue
-        for t, lineup in enumerate(lineups(len(league.bots), size, league.fill)):
-            if shard is None or shard.holds(start + t):
-                yield Table(variant=v, size=size, index=t, lineup=lineup, number=start + t)
+        tp = table_plan(league, v, size)
+        if tp is None:
+            for t, lineup in enumerate(lineups(len(league.bots), size, league.fill)):
+                if shard is None or shard.holds(start + t):
+                    yield Table(variant=v, size=size, index=t, lineup=lineup, number=start + t)
+            continue
+        first, step = (0, 1) if shard is None else ((shard.k - 1 - start) % shard.n, shard.n)
+        for t in range(first, count, step):
+            yield Table(variant=v, size=size, index=t, lineup=tp.lineup(t), number=start + t)
+
+
+def table_at(league: League, variant: Variant, size: int, index: int) -> Table:
+    """Table ``index`` of one variant and size, made on its own (a balanced or
+    gauntlet plan makes just that lineup; a round robin walks its
+    combinations). ``IndexError`` outside the block."""
+    for v, sz, start, count in _blocks(league):
+        if v is variant and sz == size:
+            if not 0 <= index < count:
+                raise IndexError(f"table {index} is not in {variant.name} at {size} seats (0..{count - 1})")
+            tp = table_plan(league, v, size)
+            lineup = (tp.lineup(index) if tp is not None
+                      else next(itertools.islice(lineups(len(league.bots), size, league.fill), index, None)))
+            return Table(variant=v, size=size, index=index, lineup=lineup, number=start + index)
+    raise IndexError(f"{variant.name} has no {size}-seat tables in this league")
+
+
+@dataclass(frozen=True)
+class BlockCoverage:
+    """The coverage figures of one balanced or gauntlet variant and size."""
+
+    variant: str
+    size: int
+    coverage: Coverage
+
+
+def coverages(league: League) -> list[BlockCoverage]:
+    """:func:`referee.league.balanced.coverage` of every balanced or gauntlet
+    variant and size (measured by streaming over the bots; a round robin has none:
+    every combination meets once). Always the whole night's, also for a shard."""
+    out = []
+    for v in league.variants:
+        for size in v.sizes:
+            tp = table_plan(league, v, size)
+            if tp is not None:
+                out.append(BlockCoverage(v.name, size, coverage(tp)))
+    return out
 
 
 def table_games(league: League, table: Table) -> Iterator[ScheduledGame]:
@@ -169,6 +276,8 @@ class PlanRow:
     tables: int
     deals: int
     rotations: int
+    schedule: str = "round-robin"  # the variant's schedule kind
+    seats_per_bot: int = 0         # balanced, gauntlet: tables per bot (per challenger)
 
     @property
     def games(self) -> int:
@@ -178,7 +287,8 @@ class PlanRow:
 def plan(league: League, shard: Shard | None = None) -> list[PlanRow]:
     """Table and game counts per variant and size (of one shard, if given),
     without generating anything."""
-    return [PlanRow(v.name, size, count if shard is None else shard.count_in(start, count), v.deals, size)
+    return [PlanRow(v.name, size, count if shard is None else shard.count_in(start, count), v.deals, size,
+                    v.schedule.kind, v.schedule.seats_per_bot)
             for v, size, start, count in _blocks(league)]
 
 
