@@ -1,6 +1,6 @@
 "use strict";
 // The report's game browser: every game of a variant, loaded on demand from report-data/games-K.js
-// (a script element, so it works from file:// where fetch() does not), filtered by bot, table, result
+// (a script element, so it works from a file URL, where fetch() does not), filtered by bot, table, result
 // and faults, shown a page at a time. Each game links to its viewer page.
 (function () {
   const root = document.getElementById("games");
@@ -8,7 +8,7 @@
   const cfg = JSON.parse(document.getElementById("games-config").textContent);
   const store = (window.__refereeGames = window.__refereeGames || {});
   const $ = (id) => document.getElementById(id);
-  const served = location.protocol === "http:" || location.protocol === "https:";
+  const served = /^https?:$/.test(location.protocol);   // over referee serve: a viewer for every game
   const PAGE = cfg.page_size;
   const REASON = { c: "complete", s: "stalled", a: "aborted" };
   let variant = null;
