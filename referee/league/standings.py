@@ -479,7 +479,8 @@ def rich_tables(st: dict[str, Any], scopes: Iterable[str] | None = None) -> list
         cols = columns(scope)
         t = Table(title=f"{scope} ({games_text(data)})", title_justify="left")
         for c in cols:
-            t.add_column(c.head, justify="left" if c.key in ("bot", "faults") else "right")
+            t.add_column(c.head, justify="left" if c.key in ("bot", "faults") else "right",
+                         no_wrap=c.key in ("bot", "win_ci", "think"))
         for r in data["bots"]:
             t.add_row(*(cell_text(r, c.key) for c in cols))
         tables.append(t)

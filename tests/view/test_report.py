@@ -119,7 +119,7 @@ def test_report_header_legend_plots_and_files(night: tuple[Path, str]) -> None:
     assert SORT_TEXT in stdout and "ordinal: mu - 3 sigma" in stdout and "viewer pages: 6 written" in stdout
     md = (out / "standings.md").read_text()
     assert "- **win share**:" in md and SORT_TEXT in md
-    assert "illegal" in re.search(r'<section id="faults">(.*?)</section>', page, re.S).group(1)  # type: ignore[union-attr]
+    assert "illegal" in re.search(r'<section id="faults">(.*?)</section>', page, re.DOTALL).group(1)  # type: ignore[union-attr]
 
 
 def test_report_again_writes_only_what_is_missing(night: tuple[Path, str], tmp_path: Path) -> None:
