@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from referee.league.config import League
     from referee.league.ledger import Ledger
     from referee.league.merge import MergeResult
+    from referee.league.report import ReportResult
     from referee.league.runner import ProgressHook, RunStats
     from referee.league.schedule import PlanRow
     from referee.league.standings import Tally
@@ -116,10 +117,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true", help="print the standings as JSON instead of tables")
     p.set_defaults(func=cmd_standings)
 
-    p = sub.add_parser("report", help="write the HTML report of a league (OUT/report.html)",
-                       description="Recompute the standings from OUT/ledger.sqlite and write the self-contained "
-                                   "OUT/report.html.")
+    p = sub.add_parser("report", help="write the HTML report of a league (OUT/report.html) and its viewer pages",
+                       description="Recompute the standings from OUT/ledger.sqlite and write OUT/report.html (with "
+                                   "the game browser's data in OUT/report-data/), the standings files, and a viewer "
+                                   "page for every game next to its log (OUT/games/viewer.html?game=GAME; only those "
+                                   "missing or older than their log are written).")
     p.add_argument("out", help="the league's output directory")
+    p.add_argument("--no-viewers", action="store_true", help="do not write viewer pages (the report only)")
+    p.add_argument("--jobs", "-j", type=int, metavar="N", help="processes that write viewer pages (default: CPU cores)")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser(
@@ -161,17 +166,29 @@ def _load(config: str, shard: str | None, out: str | None = None) -> League:
     return league
 
 
-def _print_standings(st: dict[str, Any]) -> None:
+def _print_standings(st: dict[str, Any], notes: list[str] | None = None) -> None:
+    """The standings tables, then the legend and the night's notes (incomplete, aborted...)."""
     from rich.console import Console
 
-    from referee.league.standings import rich_tables, seed_text
+    from referee.league.standings import legend_lines, rich_tables, seed_text
 
-    console = Console(width=max(120, Console().width))
+    console = Console(width=max(120, Console().width), highlight=False)
     for t in rich_tables(st):
         console.print(t)
     seed = seed_text(st)
     if seed:
         print(seed)
+    console.print("\n".join(legend_lines()), style="dim", markup=False)
+    for note in notes or []:
+        style = "bold yellow" if note.startswith("INCOMPLETE") else "yellow" if "aborted" in note else None
+        console.print(note, style=style, markup=False)
+
+
+def _notes(ledger: Ledger, out: str | Path) -> list[str]:
+    """The night's notes (:func:`referee.league.summary.notes`)."""
+    from referee.league.summary import notes, summarize
+
+    return notes(summarize(Path(out), ledger))
 
 
 def _open_existing(out: str) -> Ledger:
@@ -286,11 +303,12 @@ def cmd_standings(args: argparse.Namespace) -> int:
         st = from_ledger(ledger)
         note = _split_note(ledger, args.out)
         missing = missing_logs_warning(ledger, Path(args.out))
-    write_files(Path(args.out), st)
+        notes = _notes(ledger, args.out)
+    write_files(Path(args.out), st, notes)
     if args.json:
         sys.stdout.write(to_json(st))
     else:
-        _print_standings(st)
+        _print_standings(st, [n for n in notes if not n.startswith(("This folder holds shard", "An incomplete merge"))])
     if note:
         print(note, file=sys.stderr)
     if missing:
@@ -320,11 +338,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     from referee.league.report import write_report
     from referee.league.standings import from_ledger
 
+    if args.jobs is not None and args.jobs < 1:
+        raise UserError("--jobs must be at least 1")
     with _open_existing(args.out) as ledger:
         st = from_ledger(ledger)
         missing = missing_logs_warning(ledger, Path(args.out))
-    p = write_report(Path(args.out), st)
-    print(f"wrote {p}")
+        res = write_report(Path(args.out), st, ledger, viewers=not args.no_viewers, jobs=args.jobs)
+    print(res.text())
     if missing:
         print(missing, file=sys.stderr)
     return 0
@@ -337,6 +357,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     from referee.league.audit import missing_logs, missing_logs_warning
     from referee.league.outdir import open_ledger, with_new_out, write_outputs
+    from referee.league.report import RUN_VIEWER_LIMIT
     from referee.league.runner import play
     from referee.league.secret import settle_seed
 
@@ -364,13 +385,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"interrupted: {ledger.count()} games are safely recorded in {league.out}; run the same command "
                   f"again to resume (referee standings {league.out} shows the standings so far)", file=sys.stderr)
             return 130
-        st = write_outputs(league.out, ledger, league.name)
+        written: list[ReportResult] = []
+        st = write_outputs(league.out, ledger, league.name, viewer_limit=RUN_VIEWER_LIMIT, result=written)
         after = missing_logs(ledger, league.out)
         if after and after != before:
             print(missing_logs_warning(ledger, league.out), file=sys.stderr)
     if not args.quiet:
-        _print_standings(st)
+        _print_standings(st, written[0].notes)
         print(_run_summary(league, stats, st))
+        print(written[0].text())
     return 0
 
 

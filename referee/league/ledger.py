@@ -3,7 +3,8 @@
 ``OUT/ledger.sqlite`` holds:
 
 * ``meta``: the league's canonical config (JSON), the schema version, the
-  league name, and for split leagues ``shard`` (``"K/N"``, written by
+  league name, the bots with their commands and ``hello`` answers from the
+  start check (``bots``, :class:`BotInfo`), and for split leagues ``shard`` (``"K/N"``, written by
   ``referee run --shard K/N``) or ``merged`` (:class:`MergedMeta` as JSON,
   written by ``referee merge``).
 * ``games``: one row per finished game, keyed by the game id (the primary key,
@@ -124,6 +125,31 @@ class MergedMeta(msgspec.Struct, kw_only=True):
         """The stored form decoded; None if it is damaged."""
         try:
             return msgspec.json.decode(text, type=cls)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+
+
+class BotInfo(msgspec.Struct, kw_only=True):
+    """One bot of the night as the meta ``bots`` stores it (a JSON list, in config
+    order): its name, its command, and the ``hello`` it answered at the start
+    check (protocol, name, version), None where it did not answer one."""
+
+    name: str
+    command: list[str] | str
+    hello: dict[str, Any] | None = None
+
+    @staticmethod
+    def text(bots: list[BotInfo]) -> str:
+        """The stored form of a night's bots."""
+        return json.dumps(msgspec.to_builtins(bots))
+
+    @staticmethod
+    def parse(text: str | None) -> list[BotInfo] | None:
+        """The stored form decoded; None if absent or damaged."""
+        if not text:
+            return None
+        try:
+            return msgspec.json.decode(text, type=list[BotInfo])
         except (msgspec.DecodeError, msgspec.ValidationError):
             return None
 

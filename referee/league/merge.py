@@ -46,6 +46,7 @@ from referee.league import schedule as sched
 from referee.league.config import SECRET, League, describe_diff, from_canonical, normalize_stored
 from referee.league.ledger import LEDGER_NAME, GameRow, Ledger, MergedMeta, config_text, run_lock_held
 from referee.league.outdir import private, write_outputs
+from referee.league.report import RUN_VIEWER_LIMIT
 from referee.league.secret import META_KEY as SECRET_KEY
 from referee.league.secret import stored_seed
 from referee.league.shards import Shard, format_shards, parse_shard, shard_of
@@ -369,7 +370,7 @@ def _write(into: Path, opened: list[_Input], league: League, found: list[_Found]
         if seeds:
             meta[SECRET_KEY] = str(seeds[0])
         ledger.record_many(new_rows, meta)
-        st = write_outputs(into, ledger, name)
+        st = write_outputs(into, ledger, name, viewer_limit=RUN_VIEWER_LIMIT)
     return MergeResult(
         into=into, n=n, shards=shards, added=len(new_rows), already=len(found) - len(new_rows), games=games,
         planned=planned, missing_shards={k: planned_by[k] for k in range(1, n + 1) if k not in shards},

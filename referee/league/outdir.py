@@ -150,13 +150,17 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     os.replace(tmp, path)
 
 
-def write_outputs(out: Path, ledger: Ledger, name: str) -> dict[str, Any]:
-    """Recompute the standings from the ledger (game-id order), write
-    standings.json/.csv/.md and report.html into ``out``; return the standings."""
+def write_outputs(out: Path, ledger: Ledger, name: str, *, viewer_limit: int | None = None,
+                  result: list[Any] | None = None) -> dict[str, Any]:
+    """Recompute the standings from the ledger (game-id order), write standings.json/.csv/.md,
+    report.html with its game browser data, and the viewer pages (at most ``viewer_limit`` new
+    ones; see :mod:`referee.league.report`) into ``out``; return the standings. ``result``, when
+    given, receives the :class:`referee.league.report.ReportResult`."""
     from referee.league.report import write_report
-    from referee.league.standings import from_ledger, write_files
+    from referee.league.standings import from_ledger
 
     st = from_ledger(ledger, name)
-    write_files(out, st)
-    write_report(out, st)
+    res = write_report(out, st, ledger, viewer_limit=viewer_limit)
+    if result is not None:
+        result.append(res)
     return st

@@ -25,7 +25,9 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
+import msgspec
 import trio
 
 from referee.errors import UserError
@@ -41,18 +43,20 @@ def _to_stderr(line: str) -> None:
 
 
 async def prepare(league: League, maker: UnitMaker, slots: int,
-                  say: Callable[[str], None] = _to_stderr) -> dict[int, BotSession]:
+                  say: Callable[[str], None] = _to_stderr,
+                  hellos: dict[int, dict[str, Any]] | None = None) -> dict[int, BotSession]:
     """Warn about memory, run the builds and the start check for a run of
     ``slots`` tables at once (see the module docstring); ``say`` gets each
     ``warning:`` line and the ``error:`` line of every failing bot but the last
     (whose message the raised error carries). Returns the bots given up (``broken_bot = "forfeit"``) with
-    their dead sessions, by bot index; raises :class:`UserError` to stop the run."""
+    their dead sessions, by bot index; raises :class:`UserError` to stop the run. ``hellos``, when
+    given, receives each passing bot's ``hello`` (as plain data) by bot index."""
     warning = memory_warning(league, slots)
     if warning:
         say(warning)
     await run_builds(league)
     entrants = [maker.entrant(i) for i in range(len(league.bots))]
-    _, failures = await start_check(entrants, max_line=league.faults.max_line, limit=max(8, slots))
+    _, failures = await start_check(entrants, max_line=league.faults.max_line, limit=max(8, slots), hellos=hellos)
     if not failures:
         return {}
     forfeit = league.faults.broken_bot == "forfeit"
@@ -120,12 +124,13 @@ async def run_builds(league: League, *, build: bool = True) -> None:
         )
 
 
-async def start_check(entrants: Sequence[Entrant], *, max_line: int,
-                      limit: int = 8) -> tuple[set[int], list[BotStartFailed]]:
+async def start_check(entrants: Sequence[Entrant], *, max_line: int, limit: int = 8,
+                      hellos: dict[int, dict[str, Any]] | None = None) -> tuple[set[int], list[BotStartFailed]]:
     """Start every bot once and let it answer ``hello`` (at most ``limit`` at
     once), then close it again. Returns the bot indices that passed and the
     failures, in bot order (each with the dead session of a bot whose process
-    ran)."""
+    ran). ``hellos``, when given, receives every passing bot's ``hello`` as
+    plain data (``protocol``, ``name``, ``version``), by bot index."""
     ok: set[int] = set()
     failures: list[BotStartFailed] = []
     limiter = trio.CapacityLimiter(max(1, limit))
@@ -137,6 +142,8 @@ async def start_check(entrants: Sequence[Entrant], *, max_line: int,
             except BotStartFailed as exc:
                 failures.append(exc)
                 return
+            if hellos is not None:
+                hellos[entrant.index] = {k: v for k, v in msgspec.to_builtins(sess.hello).items() if k != "type"}
             await sess.close()
             ok.add(entrant.index)
 

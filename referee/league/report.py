@@ -1,123 +1,109 @@
-"""The HTML report: one self-contained file (inline CSS, no scripts, no external assets).
+"""Writing a night's report: ``OUT/report.html``, the game browser's data files and the viewer pages.
 
-Sections: overall and per-variant standings, head-to-head tables, and the list of
-faults with links to the game logs (relative links into ``OUT/games/``).
+:func:`write_report` reads the ledger once, writes the viewer pages next to the logs
+(:mod:`referee.view.viewers`: ``OUT/games/viewer.html`` and ``GAME.frames.js``, only those missing or
+older than their log), then ``OUT/report-data/games-K.js`` per variant and ``OUT/report.html``
+(:mod:`referee.view.report`). ``referee run`` writes the viewer pages of a night of up to
+:data:`RUN_VIEWER_LIMIT` games missing one (more would make the end of a big night slow); ``referee
+report OUT`` writes all of them. Every file is written via a temporary file and a rename.
+
+Errors: a folder that cannot be written is a :class:`referee.errors.UserError`; a log that cannot be
+replayed simply has no viewer page (the report says how many).
 """
 
 from __future__ import annotations
 
-import html
+import os
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from referee.errors import UserError
+from referee.league.ledger import Ledger
 from referee.league.outdir import write_atomic
-from referee.league.standings import games_text, meeting, seed_text
 
-_CSS = """
-body{font-family:system-ui,sans-serif;margin:2em;color:#222}
-table{border-collapse:collapse;margin:0.5em 0 1.5em}
-th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}
-th{background:#f0f0f0} td.l,th.l{text-align:left}
-h2{margin-top:1.5em} .muted{color:#777}
-"""
+#: the most viewer pages ``referee run`` writes at its end (``referee report`` writes them all)
+RUN_VIEWER_LIMIT = 5000
 
 
-def _e(x: Any) -> str:
-    return html.escape(str(x))
+@dataclass
+class ReportResult:
+    path: Path
+    viewers_written: int
+    viewers_fresh: int
+    viewers_skipped: int
+    viewers_failed: int
+    viewer_seconds: float
+    first_error: str | None = None
+    notes: list[str] = field(default_factory=list)   # the night's notes (incomplete, aborted...)
+
+    def text(self) -> str:
+        """One line about what was written."""
+        parts = [f"wrote {self.path}"]
+        v = f"viewer pages: {self.viewers_written} written, {self.viewers_fresh} up to date"
+        if self.viewers_written:
+            v += f" ({self.viewer_seconds:.1f} s)"
+        if self.viewers_skipped:
+            v += (f", {self.viewers_skipped} not written (referee report {self.path.parent} writes them; "
+                  f"referee serve {self.path.parent} shows any game)")
+        if self.viewers_failed:
+            v += f", {self.viewers_failed} logs could not be shown ({self.first_error})"
+        return f"{parts[0]}; {v}"
 
 
-def _standings_table(data: dict[str, Any]) -> str:
-    head = ["#", "bot", "games", "win share", "95% CI", "mean score", "mean rank", "mu", "sigma", "ordinal",
-            "forfeits", "faults", "think mean ms", "think max ms"]
-    rows = []
-    for r in data["bots"]:
-        faults = " ".join(f"{k}:{v}" for k, v in r["faults"].items()) or "-"
-        cells = [
-            r["place"], r["bot"], r["games"], f"{r['win_share']:.3f}", f"{r['win_lo']:.3f}&ndash;{r['win_hi']:.3f}",
-            f"{r['mean_score']:.2f}", f"{r['mean_rank']:.2f}", f"{r['mu']:.2f}", f"{r['sigma']:.2f}",
-            f"{r['ordinal']:.2f}", r["forfeits"], faults, f"{r['think_mean_ms']:.2f}", f"{r['think_max_ms']:.1f}",
-        ]
-        tds = "".join(
-            f'<td class="l">{_e(c)}</td>' if i in (1, 11) else f"<td>{c if i == 4 else _e(c)}</td>"
-            for i, c in enumerate(cells)
-        )
-        rows.append(f"<tr>{tds}</tr>")
-    ths = "".join(f'<th class="l">{h}</th>' if h in ("bot", "faults") else f"<th>{h}</th>" for h in head)
-    return f"<table><tr>{ths}</tr>{''.join(rows)}</table>"
+def _frames_present(games: Path) -> set[str]:
+    try:
+        with os.scandir(games) as it:
+            return {e.name[: -len(".frames.js")] for e in it if e.name.endswith(".frames.js")}
+    except OSError:
+        return set()
 
 
-def _h2h_table(data: dict[str, Any]) -> str:
-    names = [r["bot"] for r in data["bots"]]
-    if len(names) < 2:
-        return ""
-    ths = '<th class="l">above &darr; / &rarr;</th>' + "".join(f"<th>{_e(n)}</th>" for n in names)
-    rows = []
-    for a in names:
-        cells = []
-        for b in names:
-            c = meeting(data, a, b)
-            if not c:
-                cells.append('<td class="muted">-</td>')
-            else:
-                pct = 100.0 * c["above"] / c["met"]
-                cells.append(f'<td title="{c["above"]} of {c["met"]}">{pct:.0f}% '
-                             f'<span class="muted">({c["met"]})</span></td>')
-        rows.append(f'<tr><th class="l">{_e(a)}</th>{"".join(cells)}</tr>')
-    return (
-        "<p class=\"muted\">How often the row's bot finished above the column's bot at the same table "
-        "(times met in brackets).</p>"
-        f"<table><tr>{ths}</tr>{''.join(rows)}</table>"
-    )
+def write_report(out_dir: Path, st: dict[str, Any], ledger: Ledger | None = None, *,
+                 viewer_limit: int | None = None, viewers: bool = True, jobs: int | None = None) -> ReportResult:
+    """Write the report of the night in ``out_dir`` (see the module docstring) from its standings
+    ``st``; ``ledger``: the open ledger (else it is opened read-only here). ``viewer_limit``: write
+    at most that many viewer pages (None: all); ``viewers=False``: none."""
+    from referee.league.standings import write_files
+    from referee.league.summary import notes as night_notes
+    from referee.league.summary import summarize
+    from referee.view.plots import think_samples
+    from referee.view.report import fair_shares, game_rows, games_js, games_src, render_report
+    from referee.view.viewers import ViewerStats, write_viewers
 
-
-def _game_link(entry: dict[str, Any]) -> str:
-    """A fault's or aborted game's id, linked to its log if it has one."""
-    log = entry.get("log")
-    return f'<a href="{_e(log)}">{_e(entry["game"])}</a>' if log else _e(entry["game"])
-
-
-def render(st: dict[str, Any], out_dir: Path | None = None) -> str:
-    """The report as one HTML string."""
-    parts = [
-        "<!DOCTYPE html><html><head><meta charset=\"utf-8\">",
-        f"<title>{_e(st['league'] or 'league')} - standings</title><style>{_CSS}</style></head><body>",
-        f"<h1>{_e(st['league'] or 'league')}</h1><p>{_e(games_text(st))}. <span class=\"muted\">Stalled games "
-        "(an ask hand ended by the stalemate rule) count like any other; aborted games have no result.</span></p>",
-    ]
-    seed = seed_text(st)
-    if seed:
-        parts.append(f'<p class="seed">{_e(seed[0].upper() + seed[1:])}.</p>')
-    for scope, data in st["scopes"].items():
-        parts.append(f"<h2>{_e(scope)} <span class=\"muted\">({_e(games_text(data))})</span></h2>")
-        parts.append(_standings_table(data))
-        parts.append(_h2h_table(data))
-    faults = st.get("faults", [])
-    parts.append(f"<h2>Faults <span class=\"muted\">({len(faults)})</span></h2>")
-    if faults:
-        parts.append('<table><tr><th class="l">game</th><th class="l">bot</th><th>seat</th><th class="l">fault</th>'
-                     '<th class="l">detail</th></tr>')
-        for f in faults:
-            parts.append(
-                f'<tr><td class="l">{_game_link(f)}</td><td class="l">{_e(f["bot"])}</td><td>{_e(f["seat"])}</td>'
-                f'<td class="l">{_e(f["fault"])}</td><td class="l">{_e(f["detail"])}</td></tr>'
-            )
-        parts.append("</table>")
-    else:
-        parts.append("<p>No faults.</p>")
-    aborted = st.get("aborted", [])
-    if aborted:
-        parts.append(f"<h2>Aborted games <span class=\"muted\">({len(aborted)}, not counted in the standings)"
-                     "</span></h2>")
-        parts.append('<table><tr><th class="l">game</th><th class="l">bots</th><th class="l">detail</th></tr>')
-        for a in aborted:
-            parts.append(f'<tr><td class="l">{_game_link(a)}</td><td class="l">{_e(", ".join(a["bots"]))}</td>'
-                         f'<td class="l">{_e(a["detail"])}</td></tr>')
-        parts.append("</table>")
-    parts.append("</body></html>\n")
-    return "".join(parts)
-
-
-def write_report(out_dir: Path, st: dict[str, Any]) -> Path:
-    p = Path(out_dir) / "report.html"
-    write_atomic(p, render(st, out_dir))
-    return p
+    out = Path(out_dir)
+    own = ledger is None
+    led = Ledger.in_dir(out, create=False) if ledger is None else ledger
+    try:
+        rows = list(led.rows())
+        summary = summarize(out, led, rows)
+    finally:
+        if own:
+            led.close()
+    notes = night_notes(summary)
+    try:
+        write_files(out, st, notes)
+        vstats = (write_viewers(out, ((r.game_id, r.log_path) for r in rows), limit=viewer_limit, jobs=jobs)
+                  if viewers else ViewerStats())
+        have = _frames_present(out / "games")
+        per_variant = game_rows(rows, have)
+        data_dir = out / "report-data"
+        data_dir.mkdir(exist_ok=True)
+        names = list(per_variant)
+        for k, v in enumerate(names):
+            write_atomic(out / games_src(k), games_js(k, per_variant[v]))
+        with_viewer = sum(1 for r in rows if r.game_id in have)
+        note = (f"{with_viewer} of {len(rows)} games have a viewer page (click a game to watch it step by step)."
+                if with_viewer == len(rows) or not rows else
+                f"{with_viewer} of {len(rows)} games have a viewer page; `referee report {out}` writes the rest, "
+                f"and `referee serve {out}` shows any game from its log.")
+        text = render_report(st, summary, notes=notes, think=think_samples(rows), fair=fair_shares(rows),
+                             variants=[(v, len(per_variant[v]["games"])) for v in names], viewers=have,
+                             viewer_note=note, written=time.time())
+        path = out / "report.html"
+        write_atomic(path, text)
+    except OSError as exc:
+        raise UserError(f"{out}: cannot write the report: {exc.strerror or exc}") from None
+    return ReportResult(path, vstats.written, vstats.fresh, vstats.skipped, vstats.failed, vstats.seconds,
+                        vstats.first_error, notes)

@@ -3,7 +3,8 @@
 :func:`run_league` plays every scheduled game that the ledger does not hold
 yet. First :func:`referee.league.preflight.prepare` (memory warning, builds,
 start check); then the meta entries the output directory staged are committed
-(:mod:`referee.league.outdir`), and the schedule is driven:
+(:mod:`referee.league.outdir`) with the bots' commands and ``hello`` answers
+(meta ``bots``), and the schedule is driven:
 
 * Tables become units of work (:class:`referee.league.work.Unit`), lazily, a
   table only when a slot is free; at most ``concurrency`` units are played at
@@ -39,14 +40,14 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import trio
 
 from referee.errors import UserError, user_facing
 from referee.league import schedule as sched
 from referee.league.config import League
-from referee.league.ledger import GameRow, Ledger
+from referee.league.ledger import BotInfo, GameRow, Ledger
 from referee.league.local import LocalExecutor
 from referee.league.outdir import write_atomic
 from referee.league.preflight import prepare
@@ -257,7 +258,10 @@ async def run_league(league: League, ledger: Ledger, *, hook: ProgressHook | Non
             await drive(remote, concurrency or cluster.slots, given_up_ids, remote.unit_deals)
         return stats
     slots = concurrency or league.concurrency
-    given_up = await prepare(league, maker, slots)
+    hellos: dict[int, dict[str, Any]] = {}
+    given_up = await prepare(league, maker, slots, hellos=hellos)
+    ledger.stage_meta({"bots": BotInfo.text([BotInfo(name=b.name, command=b.command, hello=hellos.get(i))
+                                            for i, b in enumerate(league.bots)])})
     ledger.commit_staged()
     if executor is None:
         executor = LocalExecutor(league.out / "games", given_up)

@@ -320,6 +320,67 @@ def games_text(data: dict[str, Any]) -> str:
     return f"{games} game{'' if games == 1 else 's'}, {data.get('stalled', 0)} stalled, {aborted} aborted"
 
 
+@dataclass(frozen=True)
+class Column:
+    """One column of the standings tables (terminal, ``standings.md``, ``report.html``): its key in a
+    standings row, its heading and what it means (the legend)."""
+
+    key: str
+    head: str
+    legend: str
+    per_variant_only: bool = False     # not shown for the overall scope
+
+
+#: the columns of every standings table, in order, with the legend all outputs print
+COLUMNS: tuple[Column, ...] = (
+    Column("place", "#", "place in this table (see the sort order below)"),
+    Column("bot", "bot", "the bot's name in the config"),
+    Column("games", "games", "seats played in this scope (aborted games are not counted)"),
+    Column("win_share", "win share", "wins / games: a game's win is shared by its tied winners (1/k each); a "
+                                     "forfeited seat gets 0"),
+    Column("win_ci", "95% CI", "95% Wilson interval of the win share"),
+    Column("mean_score", "mean score", "the variant's own score per game (forfeits count 0); shown per variant only, "
+                                       "because variants score on different scales", per_variant_only=True),
+    Column("mean_rank", "mean rank", "mean finishing place (1 = first, ties share a place, forfeits last); "
+                                     "depends on the table sizes played"),
+    Column("mu", "mu", "openskill (Plackett-Luce) rating: the estimate of skill, starting at 25"),
+    Column("sigma", "sigma", "the rating's uncertainty (it shrinks with every game)"),
+    Column("ordinal", "ordinal", "mu - 3 sigma: a conservative rating, the bot is very likely at least this good"),
+    Column("forfeits", "forfeits", "games in which the bot faulted and the referee's fallback played its seat on"),
+    Column("faults", "faults", "faults by kind (timeout, crash, malformed, illegal, stale)"),
+    Column("think", "think ms", "mean / max time per decision, in milliseconds"),
+)
+
+#: how every standings table is sorted, in words
+SORT_TEXT = ("Sorted by ordinal (mu - 3 sigma, the conservative rating), highest first; "
+             "ties by win share, then by name.")
+
+
+def columns(scope: str) -> list[Column]:
+    """The columns shown for ``scope`` (the overall scope has no mean score)."""
+    return [c for c in COLUMNS if not (scope == "overall" and c.per_variant_only)]
+
+
+def cell_text(row: dict[str, Any], key: str) -> str:
+    """A standings row's value for column ``key`` as text (the same in every output)."""
+    if key == "win_share":
+        return f"{row['win_share']:.3f}"
+    if key == "win_ci":
+        return f"{row['win_lo']:.3f}-{row['win_hi']:.3f}"
+    if key in ("mean_score", "mean_rank", "mu", "sigma", "ordinal"):
+        return f"{row[key]:.2f}"
+    if key == "faults":
+        return _faults_text(row["faults"]) or "-"
+    if key == "think":
+        return f"{row['think_mean_ms']:.2f} / {row['think_max_ms']:.1f}"
+    return str(row[key])
+
+
+def legend_lines() -> list[str]:
+    """The legend: one ``head: meaning`` line per column, then the sort order."""
+    return [f"{c.head}: {c.legend}" for c in COLUMNS] + [SORT_TEXT]
+
+
 def _faults_text(faults: dict[str, int]) -> str:
     return " ".join(f"{k}:{v}" for k, v in faults.items())
 
@@ -375,24 +436,25 @@ def head_to_head_csv(st: dict[str, Any]) -> str:
     return buf.getvalue()
 
 
-def to_markdown(st: dict[str, Any]) -> str:
+def to_markdown(st: dict[str, Any], notes: list[str] | None = None) -> str:
+    """standings.md: the notes (an incomplete night, aborted games...), the legend, a table and a
+    head-to-head table per scope, and the aborted games."""
     seed = seed_text(st)
     out = [f"# Standings: {md_text(st['league'] or 'league')}", "", f"{games_text(st)}.", "",
-           *([f"{md_text(seed[0].upper() + seed[1:])}.", ""] if seed else []),
-           "Stalled games (an ask hand ended by the stalemate rule) count like any other; aborted games have "
-           "no result and count nowhere.", ""]
+           *([f"{md_text(seed[0].upper() + seed[1:])}.", ""] if seed else [])]
+    for note in notes or []:
+        out += [f"> **{md_text(note)}**" if note.startswith("INCOMPLETE") else f"> {md_text(note)}", ""]
+    out += [("Stalled games (an ask hand ended by the stalemate rule) count like any other; aborted games have "
+             "no result and count nowhere."), "", "Columns:", ""]
+    out += [f"- **{md_text(c.head)}**: {md_text(c.legend)}" for c in COLUMNS]
+    out += ["", md_text(SORT_TEXT), ""]
     for scope, data in st["scopes"].items():
+        cols = columns(scope)
         out += [f"## {md_text(scope)} ({games_text(data)})", ""]
-        out.append("| # | bot | games | win share | 95% CI | mean score | mean rank | mu | sigma | ordinal "
-                   "| forfeits | faults | think mean ms | think max ms |")
-        out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        out.append("| " + " | ".join(md_text(c.head) for c in cols) + " |")
+        out.append("|---" * len(cols) + "|")
         for r in data["bots"]:
-            out.append(
-                f"| {r['place']} | {md_text(r['bot'])} | {r['games']} | {r['win_share']:.3f} "
-                f"| {r['win_lo']:.3f}-{r['win_hi']:.3f} | {r['mean_score']:.2f} | {r['mean_rank']:.2f} "
-                f"| {r['mu']:.2f} | {r['sigma']:.2f} | {r['ordinal']:.2f} | {r['forfeits']} "
-                f"| {_faults_text(r['faults']) or '-'} | {r['think_mean_ms']:.2f} | {r['think_max_ms']:.1f} |"
-            )
+            out.append("| " + " | ".join(md_text(cell_text(r, c.key)) for c in cols) + " |")
         out.append("")
         names = [r["bot"] for r in data["bots"]]
         if len(names) > 1:
@@ -413,13 +475,13 @@ def to_markdown(st: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def write_files(out_dir: Path, st: dict[str, Any]) -> list[Path]:
-    """Write standings.json, standings.csv, head_to_head.csv and standings.md into
+def write_files(out_dir: Path, st: dict[str, Any], notes: list[str] | None = None) -> list[Path]:
+    """Write standings.json, standings.csv, head_to_head.csv and standings.md (with ``notes``) into
     ``out_dir`` (each via a temporary file and a rename, so a reader never sees half a file)."""
     out_dir = Path(out_dir)
     written = []
     for name, text in (("standings.json", to_json(st)), ("standings.csv", to_csv(st)),
-                       ("head_to_head.csv", head_to_head_csv(st)), ("standings.md", to_markdown(st))):
+                       ("head_to_head.csv", head_to_head_csv(st)), ("standings.md", to_markdown(st, notes))):
         p = out_dir / name
         write_atomic(p, text)
         written.append(p)
@@ -427,22 +489,19 @@ def write_files(out_dir: Path, st: dict[str, Any]) -> list[Path]:
 
 
 def rich_tables(st: dict[str, Any], scopes: Iterable[str] | None = None) -> list[Table]:
+    """One rich table per scope (the columns of :data:`COLUMNS`; see :func:`legend_lines`)."""
     from rich.table import Table
 
     tables: list[Table] = []
     for scope, data in st["scopes"].items():
         if scopes is not None and scope not in scopes:
             continue
+        cols = columns(scope)
         t = Table(title=f"{scope} ({games_text(data)})", title_justify="left")
-        for col in ("#", "bot", "games", "win share", "95% CI", "score", "rank", "mu", "sigma", "ordinal", "faults",
-                    "think ms"):
-            t.add_column(col, justify="left" if col in ("bot", "faults") else "right")
+        for c in cols:
+            t.add_column(c.head, justify="left" if c.key in ("bot", "faults") else "right",
+                         no_wrap=c.key in ("bot", "win_ci", "think"))
         for r in data["bots"]:
-            t.add_row(
-                str(r["place"]), r["bot"], str(r["games"]), f"{r['win_share']:.3f}",
-                f"{r['win_lo']:.2f}-{r['win_hi']:.2f}", f"{r['mean_score']:.2f}", f"{r['mean_rank']:.2f}",
-                f"{r['mu']:.1f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.1f}",
-                _faults_text(r["faults"]) or "-", f"{r['think_mean_ms']:.2f}/{r['think_max_ms']:.0f}",
-            )
+            t.add_row(*(cell_text(r, c.key) for c in cols))
         tables.append(t)
     return tables

@@ -659,7 +659,11 @@ def own_paths(argv: list[str], base: str, env: dict[str, str] | None, named_cwd:
             words = []
     found: list[str] = []
     for i, word in enumerate(words):
-        path = _program_path(word, env) if i == 0 else (word if os.path.isabs(word) and os.path.exists(word) else None)
+        if i == 0:
+            path = _program_path(word, env)
+        else:   # a file named relative to the bot's folder (``sample_bots/bot.py`` with cwd ``..``) counts too
+            full = word if os.path.isabs(word) else os.path.join(base, word)
+            path = full if word and os.path.exists(full) else None
         if path is None:
             continue
         real = os.path.realpath(path)   # a symlink (a venv's python) needs its target too

@@ -8,8 +8,9 @@ another process, ``/live`` shows its progress and standings and refreshes by
 itself (it polls ``/api/status``, which adds only the games recorded since the
 last poll to a running tally, so a poll costs little even for a big night).
 
-A game's viewer page is served from ``OUT/games/<game>.html`` when the report
-wrote one, else built on the spot from its log (``/view/<game>``).
+``/view/<game>`` shows a game: the report's viewer page
+(``/games/viewer.html?game=<game>``, when ``OUT/games/<game>.frames.js`` exists),
+else a page built on the spot from its log.
 
 The standard library's threaded HTTP server is enough for this (one user or
 a handful on localhost, static files and small JSON answers); it stops with
@@ -29,7 +30,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from referee.errors import UserError
 from referee.league.ledger import LEDGER_NAME, GameRow, Ledger, check_db
@@ -93,26 +94,14 @@ class LeagueState:
         text = row[0] if row else None
         if text == self._planned[0]:
             return self._planned[1], self._planned[2]
-        total: int | None = None
-        per: dict[str, int] = {}
-        if text:
-            try:
-                from referee.league import schedule as sched
-                from referee.league.config import from_canonical
+        from referee.league.summary import plan_counts
 
-                league = from_canonical(json.loads(text), str(self.path))
-                shard_row = db.execute("SELECT value FROM meta WHERE key = 'shard'").fetchone()
-                shard = None
-                if shard_row:
-                    from referee.league.shards import parse_shard
-
-                    shard = parse_shard(shard_row[0])
-                plan = sched.plan(league, shard)
-                total = sum(p.games for p in plan)
-                for p in plan:
-                    per[p.variant] = per.get(p.variant, 0) + p.games
-            except Exception:  # an unreadable config: show what is played without a total
-                total, per = None, {}
+        shard_row = db.execute("SELECT value FROM meta WHERE key = 'shard'").fetchone()
+        try:
+            config = json.loads(text) if text else None
+        except ValueError:
+            config = None
+        total, per = plan_counts(config, shard_row[0] if shard_row else None, str(self.path))
         self._planned = (text, total, per)
         return total, per
 
@@ -186,6 +175,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_response(HTTPStatus.FOUND)
                 self.send_header("Location", target)
                 self.end_headers()
+            elif path == "/favicon.ico":                 # browsers ask for it; there is none
+                self.send_response(HTTPStatus.NO_CONTENT)
+                self.end_headers()
             elif path == "/live":
                 self._send(HTTPStatus.OK, "text/html; charset=utf-8", LIVE_PAGE.encode())
             elif path == "/api/status":
@@ -229,6 +221,11 @@ class _Handler(BaseHTTPRequestHandler):
         games = self.server.out / "games"
         if not game or "/" in game or game.startswith("."):
             self._not_found(game)
+            return
+        if (games / f"{game}.frames.js").is_file() and (games / "viewer.html").is_file():
+            self.send_response(HTTPStatus.FOUND)   # the report wrote its viewer page: the shared shell shows it
+            self.send_header("Location", f"/games/viewer.html?game={quote(game, safe='')}")
+            self.end_headers()
             return
         page = games / f"{game}.html"
         if page.is_file():
@@ -333,6 +330,8 @@ standings, with ratings per variant, are in the report when the night ends.</p>
 <script>
 "use strict";
 const $ = (id) => document.getElementById(id);
+// refresh interval: 2 s, or ?every=MS (at least 100)
+const EVERY = Math.max(100, Number(new URLSearchParams(location.search).get("every")) || 2000);
 function esc(s) { return String(s).replace(/[&<>"']/g, c => ({"&":"&amp;","<":"&lt;",">":"&gt;","\"":"&quot;","'":"&#39;"}[c])); }
 async function poll() {
   try {
@@ -359,7 +358,7 @@ async function poll() {
   } catch (e) {
     $("state").className = "state stopped"; $("state").textContent = "no answer from the server";
   }
-  setTimeout(poll, 2000);
+  setTimeout(poll, EVERY);
 }
 poll();
 </script>

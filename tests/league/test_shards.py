@@ -163,7 +163,7 @@ def test_three_shards_merge_into_the_unsharded_league(night: dict[str, Any], tmp
     assert "0 games added, 24 already there" in capsys.readouterr().out
     assert (merged / "standings.json").read_text() == written
     assert sqlite3.connect(merged / "ledger.sqlite").execute("SELECT * FROM games ORDER BY game_id").fetchall() == rows_before
-    assert sorted(p.name for p in (merged / "games").iterdir()) == sorted(f"{g}.jsonl" for g in planned)
+    assert sorted(p.name for p in (merged / "games").glob("*.jsonl")) == sorted(f"{g}.jsonl" for g in planned)
 
 
 def test_refusals(night: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -203,7 +203,7 @@ def test_refusals(night: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureF
     assert "not a league output directory" in refused("merge", s1, str(empty), "--into", into)
     nolog = tmp_path / "s3-nolog"
     shutil.copytree(s3, nolog)
-    next((nolog / "games").iterdir()).unlink()
+    next((nolog / "games").glob("*.jsonl")).unlink()
     assert "is missing; copy the whole output directory" in refused("merge", s1, str(nolog), "--into", into)
     assert not (tmp_path / "m").exists()                   # nothing was written by any refusal
     # DIR already holds a different league, or a shard's own run

@@ -115,7 +115,6 @@ def _row(gid: str, variant: str, bots: list[str], scores: list[float], reason: s
 
 
 def test_stalled_games_count_and_aborted_games_are_counted_apart() -> None:
-    from referee.league.report import render
     from referee.league.standings import games_text, rich_tables, to_markdown
 
     rows = [
@@ -142,8 +141,10 @@ def test_stalled_games_count_and_aborted_games_are_counted_apart() -> None:
     assert "3 games, 1 stalled, 3 aborted." in md
     assert "## overall (3 games, 1 stalled, 3 aborted)" in md
     assert "## kwartet (2 games, 1 stalled, 1 aborted)" in md and "## authors (1 game, 0 stalled, 2 aborted)" in md
-    html = render(st)
-    assert "3 games, 1 stalled, 3 aborted." in html and "(2 games, 1 stalled, 1 aborted)" in html
+    from referee.view.report import _standings
+
+    html = _standings(st)
+    assert "(3 games, 1 stalled, 3 aborted)" in html and "(2 games, 1 stalled, 1 aborted)" in html
     titles = [t.title for t in rich_tables(st)]
     assert titles == ["overall (3 games, 1 stalled, 3 aborted)", "authors (1 game, 0 stalled, 2 aborted)",
                       "kwartet (2 games, 1 stalled, 1 aborted)"]

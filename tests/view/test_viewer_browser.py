@@ -102,7 +102,8 @@ def assert_shows(
         assert seat["markers"] == expected_markers(data, st, s), f"step {k} seat {s} markers"
     if data["kind"] == "chickens":
         assert got["centre"] == st["centre"], f"step {k} centre"
-        assert got["round"] == f"{st['round']} / {data['rules']['rounds']}"
+        rounds = data["rules"]["rounds"] or data["players"]   # a log header's rules record has rounds null
+        assert got["round"] == f"{st['round']} / {rounds}"
     else:
         assert got["centre"] is None
         has_stock = data["rules"]["stock"] > 0 or st["stock"] > 0

@@ -1,0 +1,177 @@
+"""What a night is, besides its standings: the header of the report and the notes of every standings output.
+
+:func:`summarize` reads it from an open ledger (and, for ledgers written before the meta ``bots``
+existed, from the first game log of each bot): the league's name, seed and stored config, the
+shard or merge, the referee version, every bot with its command and its ``hello`` answer, games
+planned (from the stored config's schedule) and played, per variant, stalled and aborted counts,
+and the dates of the first and last game. :func:`plan_counts` is the schedule count alone (also
+used by ``referee serve``). :func:`notes` words the incomplete/aborted/split notes that the terminal
+standings, ``standings.md`` and ``report.html`` all show.
+
+Errors: none for a readable ledger; a stored config that cannot be rebuilt (e.g. written by another
+version) gives ``planned = None`` ("planned: unknown") rather than an error.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from referee.league.ledger import BotInfo, GameRow, Ledger, MergedMeta, run_lock_held
+
+
+@dataclass
+class NightSummary:
+    league: str
+    out: str
+    referee: str
+    seed: int | str | None = None   # the master seed as it may be shown ("secret" until a secret night is complete)
+    config: dict[str, Any] | None = None
+    shard: str | None = None
+    merged: MergedMeta | None = None
+    bots: list[BotInfo] = field(default_factory=list)
+    planned: int | None = None
+    planned_per_variant: dict[str, int] = field(default_factory=dict)
+    played: int = 0                       # games in the ledger, aborted ones included
+    played_per_variant: dict[str, int] = field(default_factory=dict)
+    stalled: int = 0
+    aborted: int = 0
+    first: float | None = None            # time the first game finished (Unix seconds)
+    last: float | None = None
+    running: bool = False                 # a `referee run` holds the directory's lock right now
+
+    @property
+    def incomplete(self) -> bool:
+        return self.planned is not None and self.played < self.planned
+
+    @property
+    def missing(self) -> int:
+        return max(0, (self.planned or 0) - self.played)
+
+
+def plan_counts(config: dict[str, Any] | None, shard: str | None, where: str = "ledger") -> tuple[
+        int | None, dict[str, int]]:
+    """Games planned in all and per variant by a stored config (for ``shard`` ``"K/N"`` if given);
+    ``(None, {})`` when the config is absent or cannot be rebuilt."""
+    if not config:
+        return None, {}
+    try:
+        from referee.league import schedule as sched
+        from referee.league.config import from_canonical, normalize_stored
+        from referee.league.shards import parse_shard
+
+        league = from_canonical(normalize_stored(config) or config, where)
+        plan = sched.plan(league, parse_shard(shard) if shard else None)
+    except Exception:  # noqa: BLE001 - an unreadable config: shown as "planned: unknown", never an error
+        return None, {}
+    per: dict[str, int] = {}
+    for p in plan:
+        per[p.variant] = per.get(p.variant, 0) + p.games
+    return sum(per.values()), per
+
+
+def _header_bots(out: Path, rows: list[GameRow], names: list[str]) -> list[BotInfo]:
+    """Each bot's command and hello from the header of the first log it played in (for ledgers
+    written before the meta ``bots``)."""
+    from referee.runtime.gamelog import read_log_bytes
+
+    found: dict[str, BotInfo] = {}
+    for row in rows:
+        if len(found) == len(names):
+            break
+        if not row.log_path or all(b in found for b in row.bots):
+            continue
+        path = Path(row.log_path) if Path(row.log_path).is_absolute() else out / row.log_path
+        try:
+            if path.suffix == ".jsonl":
+                with open(path, "rb") as f:
+                    first = f.readline()
+            else:
+                first = read_log_bytes(path.read_bytes()).split(b"\n", 1)[0]
+            header = json.loads(first)
+        except (OSError, ValueError):
+            continue
+        for seat in header.get("seats") or []:
+            bot = seat.get("bot")
+            if isinstance(bot, str) and bot not in found:
+                found[bot] = BotInfo(name=bot, command=seat.get("command") or "", hello=seat.get("hello"))
+    return [found.get(n) or BotInfo(name=n, command="") for n in names]
+
+
+def summarize(out: Path, ledger: Ledger, rows: list[GameRow] | None = None) -> NightSummary:
+    """The night in ``out`` (see the module docstring). ``rows``: the ledger's rows when the caller
+    has read them already."""
+    from referee import __version__
+
+    out = Path(out)
+    rows = list(ledger.rows()) if rows is None else rows
+    config = ledger.config()
+    shard = ledger.get_meta("shard")
+    merged_text = ledger.get_meta("merged")
+    s = NightSummary(league=ledger.get_meta("league") or out.name, out=str(out), referee=__version__,
+                     config=config, shard=shard, merged=MergedMeta.parse(merged_text) if merged_text else None,
+                     running=run_lock_held(out))
+    from referee.league.secret import shown_seed
+
+    s.seed = shown_seed(ledger)
+    if s.merged is not None:
+        s.planned, s.planned_per_variant = plan_counts(config, None, str(ledger.path))
+    else:
+        s.planned, s.planned_per_variant = plan_counts(config, shard, str(ledger.path))
+    names: list[str] = []
+    for row in rows:
+        s.played += 1
+        s.played_per_variant[row.variant] = s.played_per_variant.get(row.variant, 0) + 1
+        s.stalled += row.reason == "stalled"
+        s.aborted += row.reason == "aborted"
+        if row.finished:
+            s.first = row.finished if s.first is None else min(s.first, row.finished)
+            s.last = row.finished if s.last is None else max(s.last, row.finished)
+        for b in row.bots:
+            if b not in names:
+                names.append(b)
+    stored = BotInfo.parse(ledger.get_meta("bots"))
+    if stored is not None:
+        s.bots = stored
+    else:
+        cfg_names = [b.get("name") for b in (config or {}).get("bots", []) if isinstance(b, dict)]
+        order = [n for n in cfg_names if isinstance(n, str)] + [n for n in names if n not in cfg_names]
+        s.bots = _header_bots(out, rows, order)
+    return s
+
+
+def when_text(s: NightSummary) -> str:
+    """The night's date(s) in UTC: ``"2026-03-01 20:01 to 20:14 UTC"``; ``""`` without games."""
+    if s.first is None or s.last is None:
+        return ""
+    a = datetime.fromtimestamp(s.first, UTC)
+    b = datetime.fromtimestamp(s.last, UTC)
+    end = b.strftime("%H:%M") if a.date() == b.date() else b.strftime("%Y-%m-%d %H:%M")
+    return f"{a.strftime('%Y-%m-%d %H:%M')} to {end} UTC"
+
+
+def notes(s: NightSummary) -> list[str]:
+    """The notes every standings output shows: an incomplete night, aborted and stalled games, a
+    shard or an incomplete merge. Plain sentences, most important first."""
+    out: list[str] = []
+    if s.incomplete:
+        again = "it is still running" if s.running else "run the same `referee run` command again to play the rest"
+        out.append(f"INCOMPLETE: {s.played} of {s.planned} planned games played ({s.missing} missing; {again}). "
+                   "These standings cover the games played so far.")
+    elif s.planned is None:
+        out.append(f"{s.played} games played (the number planned is unknown: the stored config cannot be read).")
+    if s.aborted:
+        out.append(f"{s.aborted} game{'s were' if s.aborted != 1 else ' was'} aborted (no result: not counted in "
+                   "the standings; listed with the reason why).")
+    if s.stalled:
+        out.append(f"{s.stalled} game{'s' if s.stalled != 1 else ''} stalled (an ask hand ended by the stalemate "
+                   "rule, scored as it stood): counted like any other.")
+    if s.shard:
+        out.append(f"This folder holds shard {s.shard} only: these are that shard's standings "
+                   "(combine the shards with referee merge OUT1 OUT2 ... --into DIR).")
+    if s.merged is not None and not s.merged.complete:
+        out.append(f"An incomplete merge: shards {', '.join(map(str, s.merged.shards))} of {s.merged.of}.")
+    return out
