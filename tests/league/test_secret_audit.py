@@ -115,7 +115,7 @@ def test_secret_seed_is_hidden_until_the_night_is_complete(tmp_path: Path,
         said += o + e
     st = json.loads((out / "standings.json").read_text())
     assert st["seed"] == "secret"
-    assert "Master seed secret" in (out / "report.html").read_text()
+    assert "secret (shown once every planned game is played)" in (out / "report.html").read_text()
     seen = said + _files_text(out)
     for form in _seed_forms(seed):
         assert form not in seen, form
