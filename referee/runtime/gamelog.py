@@ -40,7 +40,7 @@ import zstandard
 from protocol.messages import ENCODER
 from referee.core.records import LOG_KIND, LOG_VERSION, bad_line_fields
 
-__all__ = ["GameLog", "LOG_KIND", "LOG_VERSION", "LOG_SUFFIXES", "read_log_bytes", "log_name"]
+__all__ = ["GameLog", "LOG_KIND", "LOG_VERSION", "LOG_SUFFIXES", "is_zstd", "read_log_bytes", "log_name"]
 
 #: file names a game log may have: plain, zstandard, gzip
 LOG_SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.gz")
@@ -54,6 +54,11 @@ ZSTD_LEVEL = 3
 def log_name(game_id: str, compress: bool) -> str:
     """The file name of a game's log."""
     return f"{game_id}.jsonl.zst" if compress else f"{game_id}.jsonl"
+
+
+def is_zstd(data: bytes) -> bool:
+    """Whether a log's bytes are a zstandard stream (the form ``compress`` writes)."""
+    return data.startswith(_ZSTD_MAGIC)
 
 
 def read_log_bytes(data: bytes) -> bytes:
