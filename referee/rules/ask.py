@@ -29,10 +29,10 @@ import json
 import secrets
 from bisect import insort
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 from .base import Ask, Deal, Event, GameState, IllegalAction, RulesError
-from .rng import Rng, derive
+from .rng import Rng, derive, draw
 
 __all__ = ["ASK_PRESETS", "AskGame", "AskRules"]
 
@@ -766,18 +766,8 @@ class AskGame(GameState):
         if t.please:
             total *= 2
         if type(rng) is Rng and 1 < total < _NLIMITS:
-            # rng.below(total), inlined: the same SplitMix64 steps and rejection rule
-            # (constants: golden gamma, 2**64 - 1, the two multipliers; see rng.py)
-            limit = _LIMITS[total]
-            state = rng.state
-            while True:
-                state = (state + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
-                z = ((state ^ (state >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
-                z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
-                z ^= z >> 31
-                if z < limit:
-                    break
-            rng.state = state
+            # rng.below(total) with its limit from the table (the same step and rejection rule)
+            rng.state, z = draw(rng.state, _LIMITS[total])
             r = z % total
         else:
             r = rng.below(total)
@@ -859,129 +849,55 @@ class AskGame(GameState):
         held = self._held
         mine = held[seat]
         if t.card_mode:
-            if card is None:
-                if family is not None:
-                    raise IllegalAction("this variant asks for exact cards: send 'card' (e.g. \"A3\"), not 'family'")
-                raise IllegalAction("your ask names no card: send 'card' (e.g. \"A3\")")
-            if family is not None:
-                raise IllegalAction("this variant asks for exact cards: send only 'card', not 'family'")
-            ci = t.card_index.get(card) if type(card) is str else None
-            if ci is None:
-                raise IllegalAction(f"unknown card {card!r}")
-            f = t.card_fam[ci]
-            h = mine[f]
-            if not h:
-                if self._owner[f] >= 0:
-                    raise IllegalAction(f"family {t.family_names[f]} is already laid")
-                raise IllegalAction(f"you hold no card of family {t.family_names[f]}, so you may not ask for it")
-            bit = t.card_bit[ci]
-            if h & bit:
-                raise IllegalAction(f"you hold {card} yourself")
-            # legal from here on: change the state
-            if t.please and not please:
-                event: Event = {"kind": "ask", "seat": seat, "target": target, "card": card, "please": please,
-                                "cards": [], "rude": True, "next": None}
-                events = [event]
-                nxt = target
-                self._idle += 1
-                if self._idle >= t.stall:
-                    self._turn = -1
-                    return events
-            else:
-                theirs = held[target]
-                th = theirs[f]
-                if th & bit:  # hit: the named card moves
-                    self._idle = 0
-                    th ^= bit
-                    theirs[f] = th
-                    c = counts[target] - 1
-                    counts[target] = c
-                    if not th:
-                        self._fams[target].remove(f)
-                        if not c:
-                            self._nonempty -= 1
-                    h |= bit
-                    mine[f] = h
-                    counts[seat] += 1
-                    event = {"kind": "ask", "seat": seat, "target": target, "card": card, "please": please,
-                             "cards": [card], "rude": False, "next": None}
-                    events = [event]
-                    if h == t.full:
-                        self._lay(seat, f)
-                        events.append({"kind": "laid", "seat": seat, "family": t.family_names[f]})
-                    nxt = seat if counts[seat] else (seat + 1) % n
-                else:  # miss
-                    event = {"kind": "ask", "seat": seat, "target": target, "card": card, "please": please,
-                             "cards": [], "rude": False, "next": None}
-                    events = [event]
-                    if self._stock:
-                        self._draw(seat, events)  # a drawn card counts as moved: idle starts again
-                    else:
-                        self._idle += 1
-                        if self._idle >= t.stall:
-                            self._turn = -1
-                            return events
-                    nxt = (seat + 1) % n if t.miss_next else target
+            f, want = self._card_asked(mine, card, family)
+            key, name = "card", card
         else:
-            if family is None:
-                if card is not None:
-                    raise IllegalAction("this variant asks for whole families: send 'family', not 'card'")
-                raise IllegalAction("your ask names no family: send 'family' (e.g. \"Q\")")
-            if card is not None:
-                raise IllegalAction("this variant asks for whole families: send only 'family', not 'card'")
-            f = t.family_index.get(family) if type(family) is str else None
-            if f is None:
-                raise IllegalAction(f"unknown family {family!r}")
-            h = mine[f]
-            if not h:
-                if self._owner[f] >= 0:
-                    raise IllegalAction(f"family {family} is already laid")
-                raise IllegalAction(f"you hold no card of family {family}, so you may not ask for it")
-            # legal from here on: change the state
-            if t.please and not please:
-                event = {"kind": "ask", "seat": seat, "target": target, "family": family, "please": please,
-                         "cards": [], "rude": True, "next": None}
-                events = [event]
-                nxt = target
-                self._idle += 1
-                if self._idle >= t.stall:
-                    self._turn = -1
-                    return events
-            else:
-                theirs = held[target]
-                th = theirs[f]
-                if th:  # hit: every card of the family moves
-                    self._idle = 0
-                    moved = t.held_names[f][th]
-                    k = len(moved)
-                    theirs[f] = 0
-                    c = counts[target] - k
-                    counts[target] = c
+            f, want = self._family_asked(mine, card, family)
+            key, name = "family", family
+        # legal from here on: change the state
+        event: Event = {"kind": "ask", "seat": seat, "target": target, key: name, "please": please,
+                        "cards": [], "rude": False, "next": None}
+        events = [event]
+        if t.please and not please:  # rude: the turn passes to the target, nothing moves
+            event["rude"] = True
+            nxt = target
+            self._idle += 1
+            if self._idle >= t.stall:
+                self._turn = -1
+                return events
+        else:
+            theirs = held[target]
+            th = theirs[f]
+            take = th & want
+            if take:  # hit: the named card (card mode) or every card of the family moves
+                self._idle = 0
+                moved = t.held_names[f][take]
+                k = len(moved)
+                th ^= take
+                theirs[f] = th
+                c = counts[target] - k
+                counts[target] = c
+                if not th:
                     self._fams[target].remove(f)
                     if not c:
                         self._nonempty -= 1
-                    h |= th
-                    mine[f] = h
-                    counts[seat] += k
-                    event = {"kind": "ask", "seat": seat, "target": target, "family": family, "please": please,
-                             "cards": list(moved), "rude": False, "next": None}
-                    events = [event]
-                    if h == t.full:
-                        self._lay(seat, f)
-                        events.append({"kind": "laid", "seat": seat, "family": family})
-                    nxt = seat if counts[seat] else (seat + 1) % n
-                else:  # miss
-                    event = {"kind": "ask", "seat": seat, "target": target, "family": family, "please": please,
-                             "cards": [], "rude": False, "next": None}
-                    events = [event]
-                    if self._stock:
-                        self._draw(seat, events)  # a drawn card counts as moved: idle starts again
-                    else:
-                        self._idle += 1
-                        if self._idle >= t.stall:
-                            self._turn = -1
-                            return events
-                    nxt = (seat + 1) % n if t.miss_next else target
+                h = mine[f] | take
+                mine[f] = h
+                counts[seat] += k
+                event["cards"] = list(moved)
+                if h == t.full:
+                    self._lay(seat, f)
+                    events.append({"kind": "laid", "seat": seat, "family": t.family_names[f]})
+                nxt = seat if counts[seat] else (seat + 1) % n
+            else:  # miss
+                if self._stock:
+                    self._draw(seat, events)  # a drawn card counts as moved: idle starts again
+                else:
+                    self._idle += 1
+                    if self._idle >= t.stall:
+                        self._turn = -1
+                        return events
+                nxt = (seat + 1) % n if t.miss_next else target
         if counts[nxt] and self._nonempty >= 2 and self._nlaid < t.F:  # the common case
             self._turn = nxt
             event["next"] = nxt
@@ -996,6 +912,49 @@ class AskGame(GameState):
         if self._turn < 0:
             return "the game is over"
         return f"it is not your turn: seat {self._turn} is to ask"
+
+    def _card_asked(self, mine: list[int], card: Any, family: Any) -> tuple[int, int]:
+        """Check a card-mode ask against the asker's hand ``mine``: returns the
+        family and the card's bit, or raises :class:`IllegalAction`."""
+        t = self._t
+        if card is None:
+            if family is not None:
+                raise IllegalAction("this variant asks for exact cards: send 'card' (e.g. \"A3\"), not 'family'")
+            raise IllegalAction("your ask names no card: send 'card' (e.g. \"A3\")")
+        if family is not None:
+            raise IllegalAction("this variant asks for exact cards: send only 'card', not 'family'")
+        ci = t.card_index.get(card) if type(card) is str else None
+        if ci is None:
+            raise IllegalAction(f"unknown card {card!r}")
+        f = t.card_fam[ci]
+        h = mine[f]
+        if not h:
+            if self._owner[f] >= 0:
+                raise IllegalAction(f"family {t.family_names[f]} is already laid")
+            raise IllegalAction(f"you hold no card of family {t.family_names[f]}, so you may not ask for it")
+        bit = t.card_bit[ci]
+        if h & bit:
+            raise IllegalAction(f"you hold {card} yourself")
+        return f, bit
+
+    def _family_asked(self, mine: list[int], card: Any, family: Any) -> tuple[int, int]:
+        """Check a family-mode ask against the asker's hand ``mine``: returns the
+        family and the bits of all its members, or raises :class:`IllegalAction`."""
+        t = self._t
+        if family is None:
+            if card is not None:
+                raise IllegalAction("this variant asks for whole families: send 'family', not 'card'")
+            raise IllegalAction("your ask names no family: send 'family' (e.g. \"Q\")")
+        if card is not None:
+            raise IllegalAction("this variant asks for whole families: send only 'family', not 'card'")
+        f = t.family_index.get(family) if type(family) is str else None
+        if f is None:
+            raise IllegalAction(f"unknown family {family!r}")
+        if not mine[f]:
+            if self._owner[f] >= 0:
+                raise IllegalAction(f"family {family} is already laid")
+            raise IllegalAction(f"you hold no card of family {family}, so you may not ask for it")
+        return f, t.full
 
     def _lay(self, seat: int, f: int) -> None:
         """Lay ``seat``'s complete family ``f`` (it holds all members)."""
@@ -1062,7 +1021,7 @@ _LIMITS: list[int] = [0, 0] + [((1 << 64) // k) * k for k in range(2, _NLIMITS)]
 
 def _shuffled_deck(rng: Rng, size: int) -> list[int]:
     """``list(range(size))`` shuffled exactly as ``rng.shuffle`` does (Fisher-Yates
-    from the end with ``rng.below``), inlined for speed: deals are a large part
+    from the end with ``rng.below``), on the plain state with the limits table, for speed: deals are a large part
     of a short game. ``tests/rules/test_ask.py`` checks it against ``Rng.shuffle``."""
     if size >= len(_LIMITS):
         deck = list(range(size))
@@ -1073,14 +1032,7 @@ def _shuffled_deck(rng: Rng, size: int) -> list[int]:
     limits = _LIMITS
     for i in range(size - 1, 0, -1):
         k = i + 1
-        limit = limits[k]
-        while True:
-            state = (state + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
-            z = ((state ^ (state >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
-            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
-            z ^= z >> 31
-            if z < limit:
-                break
+        state, z = draw(state, limits[k])
         j = z % k
         deck[i], deck[j] = deck[j], deck[i]
     rng.state = state
