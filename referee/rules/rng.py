@@ -46,8 +46,10 @@ def draw(state: int, limit: int) -> tuple[int, int]:
     """The SplitMix64 step (the only copy): from ``state``, step until the output
     is below ``limit`` (the rejection rule of ``below``: ``limit`` is ``n`` times
     ``2**64 // n``; ``2**64`` accepts every output). Returns ``(new state,
-    output)``. A function on plain integers, so that hot loops (the ask engine's
-    deal and random move) use it without an :class:`Rng` method call."""
+    output)``. :class:`Rng` draws through it. The ask engine's deal and random
+    move inline this loop (a call per draw there costs about 5% of the engine's
+    instructions: docs/PERFORMANCE.md, "Issue 11"); ``tests/rules`` checks them
+    against ``Rng``."""
     while True:
         state = (state + _GOLDEN) & _MASK
         z = ((state ^ (state >> 30)) * _M1) & _MASK
