@@ -42,7 +42,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -87,6 +86,15 @@ FIXES = {
                "(Python: print(..., flush=True); C: fflush(stdout))",
     "crash": "the bot must not exit or close stdout before bye: read its stderr (shown above) for the "
              "reason, and keep reading stdin until bye or end of input",
+}
+
+#: the fix for a bot that cannot start, by :attr:`referee.runtime.BotStartError.reason`
+_START_FIXES = {
+    "not_found": "check the command and the working directory; a script needs its interpreter "
+                 "(python3 bot.py, node bot.js) or a #! line and chmod +x",
+    "directory": "give the bot's program or script inside that folder (e.g. python3 DIR/bot.py)",
+    "not_executable": "chmod +x the program, or run it through its interpreter",
+    "no_interpreter": "add a #! line (e.g. #!/usr/bin/env python3), or run it through its interpreter",
 }
 
 #: what a turn's ``decide`` value may be answered with (the reply ``type`` is the ``decide`` value)
@@ -221,106 +229,64 @@ class _ProbeFailure(Exception):
 
 
 class RawBot:
-    """A bot process driven line by line (no runtime), for the probes.
+    """A bot process driven line by line (no session, no handshake), for the probes:
+    a :class:`referee.runtime.process.BotProcess` (the league's process type:
+    the same sandbox, stderr drain and group kill) read with probe timeouts.
 
-    Lines longer than ``max_line`` are cut (the probe then fails). :meth:`kill`
-    (shielded) SIGKILLs the process group and reaps the process.
+    A line longer than ``max_line`` fails the probe. :meth:`kill` (shielded)
+    SIGKILLs the process group and reaps the process.
     """
 
-    def __init__(self, proc: trio.Process, max_line: int = 65536) -> None:
-        self.proc = proc
-        self.max_line = max_line
-        self.buf = bytearray()
-        self.lineno = 0
+    def __init__(self, proc: Any) -> None:
+        self.proc = proc            # referee.runtime.process.BotProcess
         self.eof = False
-        self.stderr = bytearray()
-        self.plan: Any = None        # the sandbox plan (its temporary folder is removed after the kill)
+
+    @property
+    def lineno(self) -> int:
+        return int(self.proc.reader.lineno)
 
     @classmethod
     async def open(cls, command: str | list[str], cwd: str | None, nursery: trio.Nursery,
                    name: str = "candidate") -> "RawBot":
         """Start the process in the same sandbox a league uses (raises
-        :class:`_ProbeFailure` if it cannot be started)."""
-        from referee.runtime import BotSpec
-        from referee.runtime.sandbox import plan_spawn
+        :class:`_ProbeFailure` if it cannot be started; its fix follows the
+        start error's ``reason``)."""
+        from referee.runtime import BotSpec, BotStartError
+        from referee.runtime.process import BotProcess
 
         # probe_leftovers: the sandbox reports the processes the bot leaves behind when it exits
-        plan = plan_spawn(BotSpec(name=name, command=command, cwd=cwd), probe_leftovers=True)
-        argv = plan.argv
         try:
-            try:
-                proc = await trio.lowlevel.open_process(
-                    argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                    cwd=plan.cwd, env=plan.env, preexec_fn=plan.preexec, start_new_session=True,
-                    pass_fds=plan.pass_fds)
-            except BaseException:
-                plan.cleanup()
-                raise
-        except FileNotFoundError as exc:
-            raise _ProbeFailure(f"cannot start {argv!r}: {exc.filename or argv[0]!r} not found",
-                                "check the command and the working directory; a script needs its interpreter "
-                                "(python3 bot.py, node bot.js) or a #! line and chmod +x") from None
-        except PermissionError:
-            raise _ProbeFailure(f"cannot start {argv!r}: {argv[0]!r} is not executable",
-                                f"chmod +x {argv[0]}, or run it through its interpreter") from None
-        except OSError as exc:
-            raise _ProbeFailure(f"cannot start {argv!r}: {exc}", "check the command") from None
-        bot = cls(proc)
-        bot.plan = plan
-        nursery.start_soon(bot._drain_stderr)
-        return bot
-
-    async def _drain_stderr(self) -> None:
-        stream = self.proc.stderr
-        assert stream is not None
-        while True:
-            try:
-                data = await stream.receive_some(65536)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                return
-            if not data:
-                return
-            self.stderr += data
-            if len(self.stderr) > 8192:
-                del self.stderr[:-8192]
+            proc = await BotProcess.spawn(BotSpec(name=name, command=command, cwd=cwd), nursery,
+                                          probe_leftovers=True)
+        except BotStartError as exc:
+            raise _ProbeFailure(exc.detail, _START_FIXES.get(exc.reason, "check the command")) from None
+        return cls(proc)
 
     def stderr_tail(self) -> str:
-        text = self.stderr.decode("utf-8", "replace").strip()
-        return text[-400:]
+        return str(self.proc.stderr_tail()).strip()[-400:]
 
     async def send(self, msg: dict[str, Any]) -> None:
         """Write one message line. Raises :class:`_ProbeFailure` if the bot's stdin is closed."""
-        assert self.proc.stdin is not None
         try:
-            await self.proc.stdin.send_all(json.dumps(msg, separators=(",", ":")).encode() + b"\n")
+            await self.proc.send_bytes(json.dumps(msg, separators=(",", ":")).encode() + b"\n")
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise _ProbeFailure(f"the bot closed its stdin (exited?) before the referee's {msg.get('type')!r} message"
                                 + self._stderr_hint(), FIXES["crash"]) from None
 
     async def read_line(self, timeout_s: float) -> bytes | None:
         """The next stdout line (without the newline), or None on timeout.
-        Raises :class:`_ProbeFailure` at end of output."""
-        assert self.proc.stdout is not None
+        Raises :class:`_ProbeFailure` at end of output or for a line too long."""
+        from referee.runtime.framing import LineTooLong, StreamClosed
+
         with trio.move_on_after(timeout_s):
-            while True:
-                nl = self.buf.find(b"\n")
-                if nl >= 0:
-                    line = bytes(self.buf[:nl])
-                    del self.buf[: nl + 1]
-                    self.lineno += 1
-                    return line
-                if len(self.buf) > self.max_line:
-                    self.lineno += 1
-                    raise _ProbeFailure(f"line {self.lineno} is longer than {self.max_line} bytes",
-                                        "end every message with a newline, one message per line")
-                try:
-                    data = await self.proc.stdout.receive_some(65536)
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    data = b""
-                if not data:
-                    self.eof = True
-                    raise _ProbeFailure("the bot closed stdout (exited?)" + self._stderr_hint(), FIXES["crash"])
-                self.buf += data
+            try:
+                return bytes(await self.proc.reader.read_line())
+            except LineTooLong as exc:
+                raise _ProbeFailure(f"line {exc.lineno} is longer than {exc.limit} bytes",
+                                    "end every message with a newline, one message per line") from None
+            except StreamClosed:
+                self.eof = True
+                raise _ProbeFailure("the bot closed stdout (exited?)" + self._stderr_hint(), FIXES["crash"]) from None
         return None
 
     def _stderr_hint(self) -> str:
@@ -338,25 +304,14 @@ class RawBot:
         return decode_probe_line(line, self.lineno, decide)
 
     async def wait_exit(self, timeout_s: float) -> int | None:
-        with trio.move_on_after(timeout_s):
-            return await self.proc.wait()
-        return None
+        rc: int | None = await self.proc.wait_exit(timeout_s)
+        return rc
 
     async def close_stdin(self) -> None:
-        if self.proc.stdin is not None:
-            try:
-                await self.proc.stdin.aclose()
-            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                pass
+        await self.proc.close_stdin()
 
     async def kill(self) -> None:
-        from referee.runtime.session import close_pipes, kill_group
-
-        with trio.CancelScope(shield=True):
-            await kill_group(self.proc)
-            await close_pipes(self.proc)
-            if self.plan is not None:
-                await self.plan.release()
+        await self.proc.kill()
 
 
 def decode_probe_line(line: bytes, lineno: int, decide: str | None = None) -> dict[str, Any]:
@@ -472,7 +427,7 @@ _MISHANDLED_FIX = ("an error message needs no answer: log it to stderr (never st
 
 
 def _is_gone(bot: RawBot) -> bool:
-    return bot.eof or bot.proc.poll() is not None
+    return bot.eof or bot.proc.exited()
 
 
 async def _drain(bot: RawBot) -> None:
@@ -529,7 +484,7 @@ async def _after_error(bot: RawBot, report: Report, legal: Check, turn2: dict[st
             await bot.send(turn2)
             line = await bot.read_line(move_s)
         except _ProbeFailure:
-            if bot.proc.poll() is None and not bot.eof:
+            if not bot.proc.exited() and not bot.eof:
                 raise
             # it read the error message and went on; it died on the new turn: its own crash
             rc = await bot.wait_exit(1.0)
@@ -684,7 +639,7 @@ async def _run_probes(bot: RawBot, report: Report, move_s: float, grace_s: float
     rc = await bot.wait_exit(grace_s)
     if rc is not None:
         exited = f"exited {1000 * (time.monotonic() - t0):.0f} ms after bye (status {rc})"
-        left = bot.plan.leftovers() if bot.plan is not None else None
+        left = bot.proc.leftovers()
         if left:
             report.add(PROBES[4], False, f"{exited}, but left {plural(len(left), 'process', 'processes')} running "
                        f"(PID COMMAND in its sandbox: {'; '.join(left[:5])})", _LEFTOVER_FIX)

@@ -217,6 +217,10 @@ class BotProcess:
         return f"; stderr ends: {tail[-300:]!r}" if tail else ""
 
     # -- exit ------------------------------------------------------------------
+    def exited(self) -> bool:
+        """Whether the process has exited (without waiting)."""
+        return self.process.poll() is not None
+
     async def wait_exit(self, timeout_s: float) -> int | None:
         """Its exit status, waiting at most ``timeout_s`` (None: still running)."""
         with trio.move_on_after(timeout_s):
