@@ -341,10 +341,11 @@ class _Driver:
         cpu_mode = clock.mode == "cpu"
         wall_limit = (clock.ceiling_ms() if cpu_mode else w.limit_ms) / 1000
         deadline = t0 + wall_limit
-        cpu0 = bot.cpu_seconds() if cpu_mode else None
-        if cpu0 is None:
+        started = bot.cpu_seconds() if cpu_mode else None
+        if started is None:  # wall clock (or the machine cannot tell CPU time: wall time then)
             cpu_mode = False
             deadline = t0 + w.limit_ms / 1000
+        cpu0 = started or 0.0
         fresh = not resumed and first is None
         while mseat.wait is w:
             line: bytes | None = None
@@ -360,7 +361,7 @@ class _Driver:
             elif cpu_mode:
                 # wake up at the earliest moment the CPU budget could be spent, re-check, repeat
                 while True:
-                    used = (bot.cpu_seconds() or 0.0) - cpu0  # type: ignore[operator]
+                    used = (bot.cpu_seconds() or 0.0) - cpu0
                     remaining = w.limit_ms / 1000 - used
                     if remaining <= 0:
                         timed_out = True
@@ -380,7 +381,7 @@ class _Driver:
             wall_ms = (now() - t0) * 1000
             ms = wall_ms
             if cpu_mode:
-                ms = max(0.0, ((bot.cpu_seconds() or 0.0) - cpu0) * 1000)  # type: ignore[operator]
+                ms = max(0.0, ((bot.cpu_seconds() or 0.0) - cpu0) * 1000)
                 if line is not None and ms > w.limit_ms:
                     timed_out = True
             if timed_out:

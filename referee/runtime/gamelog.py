@@ -152,7 +152,9 @@ class GameLog:
         return b"%.6f" % (self._now() - self._t0)
 
     def _write_act(self) -> None:
-        t, seat, turn_id, decide, raw, ms, wall = self._act  # type: ignore[misc]
+        act = self._act
+        assert act is not None  # callers check
+        t, seat, turn_id, decide, raw, ms, wall = act
         self._act = None
         if wall is None:
             self._put(b'{"t":%.6f,"act":{"seat":%d,"id":%d,"decide":"%s","fallback":false,"ms":%.3f,"action":%s}}\n'

@@ -131,7 +131,7 @@ class BotProcess:
         await self.kill()
 
     # -- I/O -------------------------------------------------------------------
-    def try_send(self, data: bytes) -> int:
+    def try_send(self, data: bytes | memoryview) -> int:
         """Write what fits into the pipe now, without waiting: returns the number
         of bytes written. Raises trio.BrokenResourceError / ClosedResourceError
         if the bot's stdin is closed."""
@@ -145,7 +145,7 @@ class BotProcess:
         except OSError as exc:
             raise trio.BrokenResourceError(str(exc)) from None
 
-    async def send_bytes(self, data: bytes) -> None:
+    async def send_bytes(self, data: bytes | memoryview) -> None:
         """Write raw bytes. Raises trio.BrokenResourceError / ClosedResourceError
         when the bot's stdin is closed (the caller reports a crash).
 
