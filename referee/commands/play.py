@@ -273,7 +273,7 @@ def reserve_log(folder: str, game_id: str, *, explicit: bool, force: bool,
     (``g-000007-2``, ``-3``...); an explicit one is refused unless ``force``.
     Returns ``(game id, log path)``. Raises ``UserError`` for a folder that
     cannot be created or written (a file in the way, /proc, no permission)."""
-    from referee.runtime.gamelog import log_name
+    from referee.runtime.gamelog import LOG_SUFFIXES, log_name
 
     try:
         os.makedirs(folder, exist_ok=True)
@@ -292,6 +292,9 @@ def reserve_log(folder: str, game_id: str, *, explicit: bool, force: bool,
         else:
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
         try:
+            if not (explicit and force) and any(os.path.exists(os.path.join(folder, gid + suffix))
+                                                for suffix in LOG_SUFFIXES):
+                raise FileExistsError(path)  # the game id is taken by a log in another form
             os.close(os.open(path, flags, 0o644))
         except FileExistsError:
             if explicit:
