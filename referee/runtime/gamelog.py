@@ -13,8 +13,9 @@ string) becomes a space, so every record stays on one line for any reader.
 
 Compression: with ``compress`` the log is a zstandard stream (level 3;
 ``GAME.jsonl.zst``), compressed as it is written (docs/PERFORMANCE.md,
-"Compact logs": a 4-seat kwartet game's ~100 KB become ~7 KB for ~0.15 ms of
-CPU; gzip level 6 gave 6.3 KB for 1.1 ms). :func:`read_log_bytes` reads plain,
+"Compact logs": a 4-seat kwartet game's ~110 KB become ~8 KB for ~0.1 ms of
+CPU; gzip level 6 costs ten times the CPU). Compressor contexts are reused
+from one log to the next. :func:`read_log_bytes` reads plain,
 zstandard and gzip logs alike.
 
 Size cap: once the log holds ``max_bytes`` (uncompressed), a ``capped``
@@ -49,6 +50,15 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 16
 #: the zstandard level of compressed logs (chosen by benchmark: docs/PERFORMANCE.md)
 ZSTD_LEVEL = 3
+
+
+#: compressors not in use (a compressor's context is costly to make; a log borrows one while it is
+#: open: one compressor serves one stream at a time)
+_IDLE_COMPRESSORS: list[zstandard.ZstdCompressor] = []
+
+
+def _borrow() -> zstandard.ZstdCompressor:
+    return _IDLE_COMPRESSORS.pop() if _IDLE_COMPRESSORS else zstandard.ZstdCompressor(level=ZSTD_LEVEL)
 
 
 def log_name(game_id: str, compress: bool) -> str:
@@ -90,7 +100,7 @@ class GameLog:
     format the log while the bot thinks); file order is unchanged.
     """
 
-    __slots__ = ("path", "_file", "_z", "_buf", "_done", "_t0", "_now", "_act", "_max", "capped", "_mem", "_open")
+    __slots__ = ("path", "_file", "_z", "_buf", "_done", "_t0", "_now", "_act", "_max", "capped", "_mem", "_open", "_zc")
 
     def __init__(self, path: str | Path | None, t0: float, now: Any = time.monotonic, max_bytes: int | None = None,
                  compress: bool = False) -> None:
@@ -105,7 +115,8 @@ class GameLog:
             except FileNotFoundError:
                 os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
                 self._file = open(path, "wb", buffering=0)
-        self._z = zstandard.ZstdCompressor(level=ZSTD_LEVEL).compressobj() if compress else None
+        self._zc = _borrow() if compress else None
+        self._z = self._zc.compressobj() if self._zc is not None else None
         self._buf = bytearray()
         self._done = 0  # bytes (uncompressed) already handed to the file
         self._open = True
@@ -245,6 +256,9 @@ class GameLog:
                 self._write_act()
             self._spill(final=True)
             self._open = False
+            if self._zc is not None:
+                _IDLE_COMPRESSORS.append(self._zc)  # its stream is finished: free for the next log
+                self._zc = None
             if self._file is not None:
                 self._file.close()
                 self._file = None
