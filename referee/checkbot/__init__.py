@@ -55,7 +55,8 @@ from .games import CUSTOM_VARIANTS, PRESETS, SELF_PLAY_FIX, SELF_PLAY_MAX_DECISI
 from .probes import PROBES, RawBot, _handshake, _ProbeFailure, _probes, decode_probe_line
 from .report import Check, Report, plural
 
-__all__ = ["CUSTOM_VARIANTS", "FIXES", "PRESETS", "PROBES", "SELF_PLAY_FIX", "SELF_PLAY_MAX_DECISIONS", "SELF_PLAY_SEED",
+__all__ = ["CUSTOM_VARIANTS", "FIXES", "PRESETS", "PROBES", "SELF_PLAY_FIX", "SELF_PLAY_MAX_DECISIONS",
+           "SELF_PLAY_SEED",
            "Check", "RawBot", "Report", "check_bot", "decode_probe_line", "fix_for", "missing_script", "parse_command",
            "plural"]
 

@@ -70,8 +70,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     r = sub.add_parser("replay", help="re-simulate a game log and verify it",
                        description="Re-simulate a game from its log with the rules engine only, check every event "
                                    "and the result against the log, and print a transcript. Exit 1 on a mismatch.")
-    r.add_argument("log", metavar="LOG", help="a game log (.jsonl, .jsonl.zst or .jsonl.gz) written by referee play or a "
-                                                "league")
+    r.add_argument("log", metavar="LOG",
+                   help="a game log (.jsonl, .jsonl.zst or .jsonl.gz) written by referee play or a league")
     r.add_argument("--quiet", "-q", action="store_true", help="no transcript, only the verdict")
     r.set_defaults(func=run_replay)
 
@@ -186,7 +186,8 @@ def run_play(args: argparse.Namespace) -> int:
     # the log folder (this game's log names its seed) and a deal file are hidden from bots in bubblewrap
     protect_paths(secret=[args.log] + ([args.deal] if args.deal else []))
     try:
-        result = trio.run(_play, specs, spec, Path(args.log), args.compress)  # exception groups: read by the cli (user_facing)
+        # exception groups: read by the cli (user_facing)
+        result = trio.run(_play, specs, spec, Path(args.log), args.compress)
     finally:
         _drop_if_empty(log_path)  # the reserved name, when no game was logged (a bot could not start)
     if isinstance(result, BaseException):

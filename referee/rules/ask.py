@@ -1013,8 +1013,9 @@ def _bad_ask(card_mode: bool, name: Any, other: Any) -> str:
     word, other_word, kind, eg = (("card", "family", "exact cards", '"A3"') if card_mode
                                   else ("family", "card", "whole families", '"Q"'))
     if name is None:
-        if other is not None:
-            return f"this variant asks for {kind}: send '{word}', not '{other_word}'"
+        if other is not None:  # (the card mode's text gives an example)
+            example = f" (e.g. {eg})" if card_mode else ""
+            return f"this variant asks for {kind}: send '{word}'{example}, not '{other_word}'"
         return f"your ask names no {word}: send '{word}' (e.g. {eg})"
     if other is not None:
         return f"this variant asks for {kind}: send only '{word}', not '{other_word}'"

@@ -100,7 +100,8 @@ class GameLog:
     format the log while the bot thinks); file order is unchanged.
     """
 
-    __slots__ = ("path", "_file", "_z", "_buf", "_done", "_t0", "_now", "_act", "_max", "capped", "_mem", "_open", "_zc")
+    __slots__ = ("path", "_file", "_z", "_zc", "_buf", "_done", "_t0", "_now", "_act", "_max", "capped", "_mem",
+                 "_open")
 
     def __init__(self, path: str | Path | None, t0: float, now: Any = time.monotonic, max_bytes: int | None = None,
                  compress: bool = False) -> None:
