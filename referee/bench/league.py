@@ -36,12 +36,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--game-mode-games", type=positive_int, default=48, help="games in the per-game-mode run (default 48)")
     p.add_argument("--sizes", default="200,1600", help="two league sizes (games) for the memory figures (default 200,1600)")
     p.add_argument("--concurrency", type=positive_int, default=None, help="tables/shards at once (default: CPU cores)")
+    p.add_argument("--compress", choices=("zstd", "none"), default="zstd",
+                   help="the leagues' [output] compress (default zstd, as a league night)")
     p.add_argument("--bot", default=str(_BOT), help="bot script run with this Python (default: sample_bots/random_bot.py)")
 
 
-def _config(variant: str, games: int, reuse: str, concurrency: int | None, bot: str) -> str:
+def _config(variant: str, games: int, reuse: str, concurrency: int | None, bot: str, compress: str = "zstd") -> str:
     deals = max(1, round(games / 4))
-    lines = [f'name = "bench-{reuse}"', "seed = 1", f'reuse = "{reuse}"', 'out = "out"']
+    lines = [f'name = "bench-{reuse}"', "seed = 1", f'reuse = "{reuse}"', 'out = "out"',
+             f'output = {{ compress = "{compress}" }}']
     if concurrency:
         lines.append(f"concurrency = {concurrency}")
     lines.append("[clock]\nmove_ms = 5000\nstartup_ms = 20000")
@@ -62,7 +65,8 @@ def _child(spec_json: str) -> None:
     spec = json.loads(spec_json)
     with tempfile.TemporaryDirectory(prefix="referee-bench-") as tmp:
         cfg = Path(tmp) / "bench.toml"
-        cfg.write_text(_config(spec["variant"], spec["games"], spec["reuse"], spec["concurrency"], spec["bot"]))
+        cfg.write_text(_config(spec["variant"], spec["games"], spec["reuse"], spec["concurrency"], spec["bot"],
+                               spec.get("compress", "zstd")))
         league = load_config(cfg)
         ledger = open_ledger(league)
         t0 = time.perf_counter()
@@ -70,13 +74,19 @@ def _child(spec_json: str) -> None:
         dt = time.perf_counter() - t0
         played = ledger.count()
         ledger.close()
-    rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        log_bytes = sum(p.stat().st_size for p in (league.out / "games").iterdir())
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    rss_kb = usage.ru_maxrss
     print(json.dumps({"games": played, "seconds": dt, "games_per_s": played / dt if dt else 0.0,
-                      "max_rss_mb": rss_kb / 1024.0, "faults": stats.faults, "reuse": spec["reuse"]}))
+                      "max_rss_mb": rss_kb / 1024.0, "faults": stats.faults, "reuse": spec["reuse"],
+                      "log_bytes_per_game": log_bytes / played if played else 0.0,
+                      "referee_cpu_ms_per_game": (usage.ru_utime + usage.ru_stime) * 1000 / played if played else 0.0}))
 
 
-def _measure(variant: str, games: int, reuse: str, concurrency: int | None, bot: str) -> dict[str, Any]:
-    spec = json.dumps({"variant": variant, "games": games, "reuse": reuse, "concurrency": concurrency, "bot": bot})
+def _measure(variant: str, games: int, reuse: str, concurrency: int | None, bot: str,
+             compress: str = "zstd") -> dict[str, Any]:
+    spec = json.dumps({"variant": variant, "games": games, "reuse": reuse, "concurrency": concurrency, "bot": bot,
+                       "compress": compress})
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_REPO), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run(
         [sys.executable, "-c", "import sys; from referee.bench.league import _child; _child(sys.argv[1])", spec],
@@ -98,10 +108,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
         raise UserError("--sizes takes two game counts, e.g. --sizes 200,1600") from None
     conc = args.concurrency
-    session = _measure(args.variant, args.games, "session", conc, args.bot)
-    per_game = _measure(args.variant, args.game_mode_games, "game", conc, args.bot)
-    mem_small = _measure(args.variant, small, "session", conc, args.bot)
-    mem_large = _measure(args.variant, large, "session", conc, args.bot)
+    session = _measure(args.variant, args.games, "session", conc, args.bot, args.compress)
+    per_game = _measure(args.variant, args.game_mode_games, "game", conc, args.bot, args.compress)
+    mem_small = _measure(args.variant, small, "session", conc, args.bot, args.compress)
+    mem_large = _measure(args.variant, large, "session", conc, args.bot, args.compress)
     return {
         "variant": args.variant,
         "bots": 4,
@@ -116,6 +126,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             {"games": mem_large["games"], "max_rss_mb": round(mem_large["max_rss_mb"], 1),
              "games_per_s": round(mem_large["games_per_s"], 1)},
         ],
+        "compress": args.compress,
         "target_session_games_per_s": 50,
     }
 
@@ -127,5 +138,6 @@ def print_result(r: dict[str, Any]) -> None:
     print(f"  session mode : {s['games_per_s']:7.1f} games/s  ({s['games']} games in {s['seconds']:.1f} s; "
           f"{ok} the target of {r['target_session_games_per_s']}/s)")
     print(f"  per-game mode: {g['games_per_s']:7.1f} games/s  ({g['games']} games in {g['seconds']:.1f} s)")
+    print(f"  game logs    : {s['log_bytes_per_game'] / 1000:7.1f} KB per game (compress = {r['compress']})")
     for m in r["memory"]:
         print(f"  max RSS      : {m['max_rss_mb']:7.1f} MB at {m['games']} games ({m['games_per_s']} games/s)")

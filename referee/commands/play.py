@@ -62,12 +62,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--log", default="logs", metavar="DIR", help="directory for the game log (default ./logs)")
     p.add_argument("--force", action="store_true",
                    help="overwrite the log of an explicit --game-id that already exists (default: refuse)")
+    p.add_argument("--compress", action="store_true",
+                   help="write the log zstandard-compressed as it is written (GAME.jsonl.zst; replay and view "
+                        "read it as it is)")
     p.set_defaults(func=run_play)
 
     r = sub.add_parser("replay", help="re-simulate a game log and verify it",
                        description="Re-simulate a game from its log with the rules engine only, check every event "
                                    "and the result against the log, and print a transcript. Exit 1 on a mismatch.")
-    r.add_argument("log", metavar="LOG", help="a game log (.jsonl) written by referee play or a league")
+    r.add_argument("log", metavar="LOG",
+                   help="a game log (.jsonl, .jsonl.zst or .jsonl.gz) written by referee play or a league")
     r.add_argument("--quiet", "-q", action="store_true", help="no transcript, only the verdict")
     r.set_defaults(func=run_replay)
 
@@ -173,7 +177,8 @@ def run_play(args: argparse.Namespace) -> int:
         raise UserError(f"--game-id {args.game_id!r}: use 1-128 letters, digits, '.', '_' or '-', starting with a "
                         "letter or digit (the id names the log file inside the --log folder)")
     base_id = args.game_id or default_game_id(rules, players, seed)
-    game_id, log_path = reserve_log(args.log, base_id, explicit=args.game_id is not None, force=args.force)
+    game_id, log_path = reserve_log(args.log, base_id, explicit=args.game_id is not None, force=args.force,
+                                    compress=args.compress)
     spec = GameSpec(game_id=game_id, rules=rules, players=players, seed=seed, deal=deal, match=match,
                     clock=clock, policy=policy)
     from referee.runtime.sandbox import protect_paths
@@ -181,7 +186,8 @@ def run_play(args: argparse.Namespace) -> int:
     # the log folder (this game's log names its seed) and a deal file are hidden from bots in bubblewrap
     protect_paths(secret=[args.log] + ([args.deal] if args.deal else []))
     try:
-        result = trio.run(_play, specs, spec, Path(args.log))  # exception groups: read by the cli (user_facing)
+        # exception groups: read by the cli (user_facing)
+        result = trio.run(_play, specs, spec, Path(args.log), args.compress)
     finally:
         _drop_if_empty(log_path)  # the reserved name, when no game was logged (a bot could not start)
     if isinstance(result, BaseException):
@@ -259,13 +265,17 @@ def default_game_id(rules: Any, players: int, seed: int | None) -> str:
     return f"{slugify(rules.name)}-{players}p-{tail}"
 
 
-def reserve_log(folder: str, game_id: str, *, explicit: bool, force: bool) -> tuple[str, str]:
-    """Create the log folder and claim ``<folder>/<id>.jsonl`` atomically (an
+def reserve_log(folder: str, game_id: str, *, explicit: bool, force: bool,
+                compress: bool = False) -> tuple[str, str]:
+    """Create the log folder and claim ``<folder>/<id>.jsonl`` (``.jsonl.zst``
+    with ``compress``) atomically (an
     empty file, ``O_EXCL``), so that no run overwrites another's log, even two
     runs started in the same second. A default id that is taken gets a suffix
     (``g-000007-2``, ``-3``...); an explicit one is refused unless ``force``.
     Returns ``(game id, log path)``. Raises ``UserError`` for a folder that
     cannot be created or written (a file in the way, /proc, no permission)."""
+    from referee.runtime.gamelog import LOG_SUFFIXES, log_name
+
     try:
         os.makedirs(folder, exist_ok=True)
     except FileExistsError:
@@ -277,12 +287,15 @@ def reserve_log(folder: str, game_id: str, *, explicit: bool, force: bool) -> tu
                         "you can write to") from None
     for k in range(1, 1000):
         gid = game_id if k == 1 else f"{game_id}-{k}"
-        path = os.path.join(folder, f"{gid}.jsonl")
+        path = os.path.join(folder, log_name(gid, compress))
         if explicit and force:
             flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
         else:
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
         try:
+            if not (explicit and force) and any(os.path.exists(os.path.join(folder, gid + suffix))
+                                                for suffix in LOG_SUFFIXES):
+                raise FileExistsError(path)  # the game id is taken by a log in another form
             os.close(os.open(path, flags, 0o644))
         except FileExistsError:
             if explicit:
@@ -304,7 +317,7 @@ def _drop_if_empty(path: str) -> None:
         pass
 
 
-async def _play(specs: list[Any], spec: Any, log_dir: Path) -> Any:
+async def _play(specs: list[Any], spec: Any, log_dir: Path, compress: bool = False) -> Any:
     """Start the bots, play, close them (also on Ctrl-C). Returns the result,
     or the BotError of a bot that could not start."""
     import trio
@@ -318,7 +331,7 @@ async def _play(specs: list[Any], spec: Any, log_dir: Path) -> Any:
             nursery.cancel_scope.cancel()
             return exc
         try:
-            return await play_game(spec, sessions, log_dir)
+            return await play_game(spec, sessions, log_dir, compress=compress)
         finally:
             for s in sessions:
                 await s.close()

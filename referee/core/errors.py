@@ -68,9 +68,16 @@ class BotRefused(BotError):
 
 
 class BotStartError(BotError):
-    """The bot's command could not be started at all (not found, not executable)."""
+    """The bot's command could not be started at all. ``reason`` says why, for
+    a program to act on: ``"not_found"`` (the program or the working directory),
+    ``"directory"`` (the program is a folder), ``"not_executable"``,
+    ``"no_interpreter"`` (a script without a ``#!`` line) or ``"other"``."""
 
     fault = "crash"
+
+    def __init__(self, detail: str, *, bot: str = "?", reason: str = "other") -> None:
+        super().__init__(detail, bot=bot)
+        self.reason = reason
 
 
 #: what the other seats learn about a fault (the ``detail`` of the public ``fault``

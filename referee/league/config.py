@@ -28,6 +28,7 @@ The file format (all keys optional unless marked required)::
                              # build_seconds, build_network, pid_namespace, temp_workdir, clean_env, user
     [faults]                 # retries, max_line, max_decisions (default: automatic, see
                              # referee.runtime.spec.max_decisions_for), broken_bot
+    [output]                 # compress = "zstd" (default: GAME.jsonl.zst) or "none" (GAME.jsonl)
 
     [[bots]]
     name = "alice"                                        # required, unique
@@ -115,6 +116,12 @@ class FaultConfig(_Cfg):
     broken_bot: Literal["stop", "forfeit"] = "stop"
 
 
+class OutputConfig(_Cfg):
+    #: game logs: "zstd" (default) writes each as GAME.jsonl.zst, compressed as it is written;
+    #: "none" writes plain GAME.jsonl. Every reader takes both (docs/PERFORMANCE.md, "Compact logs")
+    compress: Literal["zstd", "none"] = "zstd"
+
+
 class BotConfig(_Cfg):
     name: str
     command: str | list[str]
@@ -163,6 +170,7 @@ class LeagueConfig(_Cfg):
     fill: Literal["none", "repeat"] = "none"
     clock: ClockConfig = msgspec.field(default_factory=ClockConfig)
     faults: FaultConfig = msgspec.field(default_factory=FaultConfig)
+    output: OutputConfig = msgspec.field(default_factory=OutputConfig)
     limits: dict[str, Any] | None = None
     schedule: ScheduleConfig = msgspec.field(default_factory=ScheduleConfig)
     bots: list[BotConfig] = []
@@ -171,7 +179,7 @@ class LeagueConfig(_Cfg):
 
 #: config keys that do not change any game's result; a resumed league may change them freely
 #: (dotted paths name keys inside a table)
-NON_RESULT_KEYS = frozenset({"out", "concurrency", "name", "faults.broken_bot"})
+NON_RESULT_KEYS = frozenset({"out", "concurrency", "name", "faults.broken_bot", "output"})
 
 #: the master seed's range (as ``referee play --seed``)
 SEED_LIMIT = 2**64
@@ -256,6 +264,11 @@ class League:
     def secret(self) -> bool:
         """Whether the config says ``seed = "secret"``."""
         return self.raw.seed == SECRET
+
+    @property
+    def compress(self) -> bool:
+        """Whether game logs are written compressed (``[output] compress``)."""
+        return self.raw.output.compress == "zstd"
 
     def canonical(self) -> dict[str, Any]:
         """The config in canonical form (defaults filled in, keys sorted), without

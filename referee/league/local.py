@@ -3,7 +3,8 @@
 :class:`LocalExecutor` is the :class:`referee.league.work.Executor` of
 ``referee run``: each unit gets a bot pool (:func:`referee.league.pool.open_pool`),
 each game is played by :func:`referee.runtime.play_game`, which writes its log
-into the executor's ``log_dir`` before the game is delivered. With ``reuse =
+into the executor's ``log_dir`` (compressed when ``unit.compress``) before the
+game is delivered. With ``reuse =
 "game"`` the pool's processes are closed after every game (after its
 delivery), so the next game starts fresh ones.
 
@@ -49,7 +50,7 @@ class LocalExecutor:
                 try:
                     t0 = time.monotonic()
                     try:
-                        result = await play_game(unit.spec(game), bots, self.log_dir)
+                        result = await play_game(unit.spec(game), bots, self.log_dir, compress=unit.compress)
                     except OSError as exc:
                         raise UserError(f"{self.log_dir}: cannot write the log of {game.game_id}: "
                                         f"{exc.strerror or exc}; the games recorded so far are safe: "

@@ -53,6 +53,7 @@ from referee.league.outdir import write_atomic
 from referee.league.preflight import prepare
 from referee.league.standings import Tally
 from referee.league.work import Executor, GameDone, Unit, UnitMaker
+from referee.runtime.gamelog import is_zstd, log_name
 
 if TYPE_CHECKING:
     from referee.league.cluster import Cluster
@@ -126,9 +127,9 @@ class _Committer:
             self.hook(self.stats, self.tally)
 
     def _write_log(self, game_id: str, data: bytes) -> str:
-        """Write a log delivered as bytes to ``OUT/games/<id>.jsonl`` (a
-        temporary file, then a rename); return its path."""
-        path = self.league.out / "games" / f"{game_id}.jsonl"
+        """Write a log delivered as bytes to ``OUT/games/<id>.jsonl`` (or
+        ``.jsonl.zst``: zstandard bytes; a temporary file, then a rename); return its path."""
+        path = self.league.out / "games" / log_name(game_id, is_zstd(data))
         try:
             write_atomic(path, data)
         except OSError as exc:

@@ -72,6 +72,7 @@ class Unit:
     (also during ``hello``). ``given_up``: the bots (``Entrant.index``) that
     failed the start check under ``[faults] broken_bot = "forfeit"``; they are
     never started, their seats are played by the referee's fallback.
+    ``compress``: write the game logs zstandard-compressed (``GAME.jsonl.zst``).
     """
 
     table: str                                 # the table's key, e.g. "kwartet-4p-t0003"
@@ -86,6 +87,7 @@ class Unit:
     reuse: Literal["session", "game"]
     max_line: int
     given_up: frozenset[int] = frozenset()
+    compress: bool = False
 
     def spec(self, game: UnitGame) -> GameSpec:
         """What the runtime plays for ``game``."""
@@ -100,7 +102,8 @@ class GameDone:
     """One finished game, as an executor delivers it. ``wall_ms``: how long it
     took to play. ``log``: the game log's bytes when the executor wrote it
     somewhere the caller cannot read (a remote worker; the caller writes it to
-    its own ``games/<game_id>.jsonl`` and ignores ``result.log_path``); None
+    its own ``games/<game_id>.jsonl``, or ``.jsonl.zst`` for compressed bytes,
+    and ignores ``result.log_path``); None
     when it is already at ``result.log_path``."""
 
     game_id: str
@@ -188,5 +191,5 @@ class UnitMaker:
             games=tuple(UnitGame(g.game_id, g.seed, g.positions) for g in games),
             rules=v.rules, players=table.size, match=match, clock=self._clock, policy=self.policy(v.rules, table.size),
             own_clocks=any(self.league.bots[i].clock for i in table.lineup),
-            reuse=reuse, max_line=self.league.faults.max_line, given_up=given_up,
+            reuse=reuse, max_line=self.league.faults.max_line, given_up=given_up, compress=self.league.compress,
         )

@@ -29,7 +29,7 @@ import json
 import secrets
 from bisect import insort
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 from .base import Ask, Deal, Event, GameState, IllegalAction, RulesError
 from .rng import Rng, derive
@@ -52,7 +52,7 @@ class _Tables:
         "F", "M", "D", "full", "card_names", "card_index", "card_fam", "card_bit",
         "family_names", "family_index", "nmiss", "missing", "card_mode",
         "please", "miss_next", "first_dealer", "stock", "stall", "ask_cache", "held_names", "rules",
-        "family_json", "held_json", "missing_json", "ints", "others",
+        "family_json", "held_json", "missing_json", "ints", "others", "asked",
     )
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
@@ -79,6 +79,10 @@ class _Tables:
         self.family_names = tuple(rules.families)
         self.family_index = {name: i for i, name in enumerate(rules.families)}
         self.card_mode = rules.ask == "card"
+        # what an ask may name in this mode: card -> (its family, its bit), or family -> (it, all members)
+        self.asked: dict[str, tuple[int, int]] = (
+            {c: (self.card_fam[i], self.card_bit[i]) for i, c in enumerate(self.card_names)} if self.card_mode
+            else {name: (i, self.full) for i, name in enumerate(rules.families)})
         self.please = rules.please
         self.miss_next = rules.miss == "next"
         self.first_dealer = rules.first == "dealer"
@@ -766,8 +770,7 @@ class AskGame(GameState):
         if t.please:
             total *= 2
         if type(rng) is Rng and 1 < total < _NLIMITS:
-            # rng.below(total), inlined: the same SplitMix64 steps and rejection rule
-            # (constants: golden gamma, 2**64 - 1, the two multipliers; see rng.py)
+            # rng.below(total): rng.draw with the limit from the table, inlined (see rng.draw)
             limit = _LIMITS[total]
             state = rng.state
             while True:
@@ -858,130 +861,66 @@ class AskGame(GameState):
         t = self._t
         held = self._held
         mine = held[seat]
-        if t.card_mode:
-            if card is None:
-                if family is not None:
-                    raise IllegalAction("this variant asks for exact cards: send 'card' (e.g. \"A3\"), not 'family'")
-                raise IllegalAction("your ask names no card: send 'card' (e.g. \"A3\")")
-            if family is not None:
-                raise IllegalAction("this variant asks for exact cards: send only 'card', not 'family'")
-            ci = t.card_index.get(card) if type(card) is str else None
-            if ci is None:
-                raise IllegalAction(f"unknown card {card!r}")
-            f = t.card_fam[ci]
-            h = mine[f]
-            if not h:
-                if self._owner[f] >= 0:
-                    raise IllegalAction(f"family {t.family_names[f]} is already laid")
-                raise IllegalAction(f"you hold no card of family {t.family_names[f]}, so you may not ask for it")
-            bit = t.card_bit[ci]
-            if h & bit:
-                raise IllegalAction(f"you hold {card} yourself")
-            # legal from here on: change the state
-            if t.please and not please:
-                event: Event = {"kind": "ask", "seat": seat, "target": target, "card": card, "please": please,
-                                "cards": [], "rude": True, "next": None}
-                events = [event]
-                nxt = target
-                self._idle += 1
-                if self._idle >= t.stall:
-                    self._turn = -1
-                    return events
-            else:
-                theirs = held[target]
-                th = theirs[f]
-                if th & bit:  # hit: the named card moves
-                    self._idle = 0
-                    th ^= bit
-                    theirs[f] = th
-                    c = counts[target] - 1
-                    counts[target] = c
-                    if not th:
-                        self._fams[target].remove(f)
-                        if not c:
-                            self._nonempty -= 1
-                    h |= bit
-                    mine[f] = h
-                    counts[seat] += 1
-                    event = {"kind": "ask", "seat": seat, "target": target, "card": card, "please": please,
-                             "cards": [card], "rude": False, "next": None}
-                    events = [event]
-                    if h == t.full:
-                        self._lay(seat, f)
-                        events.append({"kind": "laid", "seat": seat, "family": t.family_names[f]})
-                    nxt = seat if counts[seat] else (seat + 1) % n
-                else:  # miss
-                    event = {"kind": "ask", "seat": seat, "target": target, "card": card, "please": please,
-                             "cards": [], "rude": False, "next": None}
-                    events = [event]
-                    if self._stock:
-                        self._draw(seat, events)  # a drawn card counts as moved: idle starts again
-                    else:
-                        self._idle += 1
-                        if self._idle >= t.stall:
-                            self._turn = -1
-                            return events
-                    nxt = (seat + 1) % n if t.miss_next else target
+        card_mode = t.card_mode
+        if card_mode:
+            name, other = card, family
         else:
-            if family is None:
-                if card is not None:
-                    raise IllegalAction("this variant asks for whole families: send 'family', not 'card'")
-                raise IllegalAction("your ask names no family: send 'family' (e.g. \"Q\")")
-            if card is not None:
-                raise IllegalAction("this variant asks for whole families: send only 'family', not 'card'")
-            f = t.family_index.get(family) if type(family) is str else None
-            if f is None:
-                raise IllegalAction(f"unknown family {family!r}")
-            h = mine[f]
-            if not h:
-                if self._owner[f] >= 0:
-                    raise IllegalAction(f"family {family} is already laid")
-                raise IllegalAction(f"you hold no card of family {family}, so you may not ask for it")
-            # legal from here on: change the state
-            if t.please and not please:
-                event = {"kind": "ask", "seat": seat, "target": target, "family": family, "please": please,
-                         "cards": [], "rude": True, "next": None}
-                events = [event]
-                nxt = target
-                self._idle += 1
-                if self._idle >= t.stall:
-                    self._turn = -1
-                    return events
-            else:
-                theirs = held[target]
-                th = theirs[f]
-                if th:  # hit: every card of the family moves
-                    self._idle = 0
-                    moved = t.held_names[f][th]
-                    k = len(moved)
-                    theirs[f] = 0
-                    c = counts[target] - k
-                    counts[target] = c
+            name, other = family, card
+        found = t.asked.get(name) if type(name) is str and other is None else None
+        if found is None:
+            raise IllegalAction(_bad_ask(card_mode, name, other))
+        f, want = found
+        h = mine[f]
+        if not h:
+            raise IllegalAction(self._not_held(f))
+        if card_mode and h & want:
+            raise IllegalAction(f"you hold {card} yourself")
+        # legal from here on: change the state
+        rude = t.please and not please
+        moved: Any = ()
+        if rude:  # the turn passes to the target, nothing moves
+            nxt = target
+        else:
+            theirs = held[target]
+            th = theirs[f]
+            take = th & want
+            if take:  # hit: the named card (card mode) or every card of the family moves
+                self._idle = 0
+                moved = t.held_names[f][take]
+                k = len(moved)
+                th ^= take
+                theirs[f] = th
+                c = counts[target] - k
+                counts[target] = c
+                if not th:
                     self._fams[target].remove(f)
                     if not c:
                         self._nonempty -= 1
-                    h |= th
-                    mine[f] = h
-                    counts[seat] += k
-                    event = {"kind": "ask", "seat": seat, "target": target, "family": family, "please": please,
-                             "cards": list(moved), "rude": False, "next": None}
-                    events = [event]
-                    if h == t.full:
-                        self._lay(seat, f)
-                        events.append({"kind": "laid", "seat": seat, "family": family})
-                    nxt = seat if counts[seat] else (seat + 1) % n
-                else:  # miss
-                    event = {"kind": "ask", "seat": seat, "target": target, "family": family, "please": please,
-                             "cards": [], "rude": False, "next": None}
-                    events = [event]
-                    if self._stock:
-                        self._draw(seat, events)  # a drawn card counts as moved: idle starts again
-                    else:
-                        self._idle += 1
-                        if self._idle >= t.stall:
-                            self._turn = -1
-                            return events
-                    nxt = (seat + 1) % n if t.miss_next else target
+                mine[f] |= take
+                counts[seat] += k
+                nxt = seat  # asks again (once a family it lays leaves it cards: below)
+            else:
+                nxt = (seat + 1) % n if t.miss_next else target
+        if card_mode:
+            event: Event = {"kind": "ask", "seat": seat, "target": target, "card": card, "please": please,
+                            "cards": list(moved) if moved else [], "rude": rude, "next": None}
+        else:
+            event = {"kind": "ask", "seat": seat, "target": target, "family": family, "please": please,
+                     "cards": list(moved) if moved else [], "rude": rude, "next": None}
+        events = [event]
+        if moved:
+            if mine[f] == t.full:
+                self._lay(seat, f)
+                events.append({"kind": "laid", "seat": seat, "family": t.family_names[f]})
+                if not counts[seat]:
+                    nxt = (seat + 1) % n
+        elif self._stock and not rude:  # a miss with a stock: a drawn card counts as moved, idle starts again
+            self._draw(seat, events)
+        else:  # rude, or a miss without a stock: nothing moved
+            self._idle += 1
+            if self._idle >= t.stall:
+                self._turn = -1
+                return events
         if counts[nxt] and self._nonempty >= 2 and self._nlaid < t.F:  # the common case
             self._turn = nxt
             event["next"] = nxt
@@ -996,6 +935,13 @@ class AskGame(GameState):
         if self._turn < 0:
             return "the game is over"
         return f"it is not your turn: seat {self._turn} is to ask"
+
+    def _not_held(self, f: int) -> str:
+        """Why the asker may not ask for family ``f``: it holds none of it."""
+        name = self._t.family_names[f]
+        if self._owner[f] >= 0:
+            return f"family {name} is already laid"
+        return f"you hold no card of family {name}, so you may not ask for it"
 
     def _lay(self, seat: int, f: int) -> None:
         """Lay ``seat``'s complete family ``f`` (it holds all members)."""
@@ -1060,9 +1006,25 @@ _NLIMITS = 4096
 _LIMITS: list[int] = [0, 0] + [((1 << 64) // k) * k for k in range(2, _NLIMITS)]
 
 
+def _bad_ask(card_mode: bool, name: Any, other: Any) -> str:
+    """Why an ask naming ``name`` (the field of this mode: ``card`` or ``family``)
+    and ``other`` (the other field) is refused: nothing, the wrong field, both, or
+    an unknown name."""
+    word, other_word, kind, eg = (("card", "family", "exact cards", '"A3"') if card_mode
+                                  else ("family", "card", "whole families", '"Q"'))
+    if name is None:
+        if other is not None:  # (the card mode's text gives an example)
+            example = f" (e.g. {eg})" if card_mode else ""
+            return f"this variant asks for {kind}: send '{word}'{example}, not '{other_word}'"
+        return f"your ask names no {word}: send '{word}' (e.g. {eg})"
+    if other is not None:
+        return f"this variant asks for {kind}: send only '{word}', not '{other_word}'"
+    return f"unknown {word} {name!r}"
+
+
 def _shuffled_deck(rng: Rng, size: int) -> list[int]:
     """``list(range(size))`` shuffled exactly as ``rng.shuffle`` does (Fisher-Yates
-    from the end with ``rng.below``), inlined for speed: deals are a large part
+    from the end with ``rng.below``), on the plain state with the limits table, for speed: deals are a large part
     of a short game. ``tests/rules/test_ask.py`` checks it against ``Rng.shuffle``."""
     if size >= len(_LIMITS):
         deck = list(range(size))
@@ -1074,7 +1036,7 @@ def _shuffled_deck(rng: Rng, size: int) -> list[int]:
     for i in range(size - 1, 0, -1):
         k = i + 1
         limit = limits[k]
-        while True:
+        while True:  # rng.draw(state, limit), inlined (see rng.draw)
             state = (state + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
             z = ((state ^ (state >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
             z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF

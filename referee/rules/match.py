@@ -45,7 +45,9 @@ again by the next :meth:`Match.next_hand`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Literal, Mapping, Sequence
+
+import msgspec
 
 from .base import GameState, RulesError, ranks_from_scores, win_shares
 from .rng import Rng, derive
@@ -55,16 +57,17 @@ __all__ = ["HandSpec", "Match", "MatchFormat"]
 _KINDS = ("single", "fixed", "race")
 
 
-@dataclass(frozen=True)
-class MatchFormat:
+class MatchFormat(msgspec.Struct, frozen=True):
     """How many hands a match has: ``kind`` ``"single"``, ``"fixed"`` (``hands``)
     or ``"race"`` (``target``); ``max_hands`` caps the hands in all, tie-break
-    hands included (see :attr:`cap`).
+    hands included (see :attr:`cap`). The one definition of the shape: the
+    log header's ``match`` is its :meth:`to_json`.
 
-    Raises :class:`RulesError` for an unknown kind or out-of-range numbers.
+    Raises :class:`RulesError` for an unknown kind or out-of-range numbers
+    (built directly, a Struct checks no types: ``__post_init__`` does).
     """
 
-    kind: str = "single"
+    kind: Literal["single", "fixed", "race"] = "single"
     hands: int = 1
     target: int = 0
     max_hands: int = 50
@@ -106,7 +109,8 @@ class MatchFormat:
         return max(self.max_hands, self.hands) if self.kind == "fixed" else self.max_hands
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "hands": self.hands, "target": self.target, "max_hands": self.max_hands}
+        out: dict[str, Any] = msgspec.to_builtins(self)
+        return out
 
 
 SINGLE = MatchFormat()

@@ -39,6 +39,26 @@ _M1 = 0xBF58476D1CE4E5B9
 _M2 = 0x94D049BB133111EB
 
 
+_ANY = 1 << 64
+
+
+def draw(state: int, limit: int) -> tuple[int, int]:
+    """The SplitMix64 step (the only copy): from ``state``, step until the output
+    is below ``limit`` (the rejection rule of ``below``: ``limit`` is ``n`` times
+    ``2**64 // n``; ``2**64`` accepts every output). Returns ``(new state,
+    output)``. :class:`Rng` draws through it. The ask engine's deal and random
+    move inline this loop (a call per draw there costs about 5% of the engine's
+    instructions: docs/PERFORMANCE.md, "Issue 11"); ``tests/rules`` checks them
+    against ``Rng``."""
+    while True:
+        state = (state + _GOLDEN) & _MASK
+        z = ((state ^ (state >> 30)) * _M1) & _MASK
+        z = ((z ^ (z >> 27)) * _M2) & _MASK
+        z ^= z >> 31
+        if z < limit:
+            return state, z
+
+
 class Rng:
     """SplitMix64. Deterministic on every machine and Python version."""
 
@@ -49,11 +69,8 @@ class Rng:
 
     def next(self) -> int:
         """Return the next 64-bit unsigned value."""
-        s = (self.state + _GOLDEN) & _MASK
-        self.state = s
-        z = ((s ^ (s >> 30)) * _M1) & _MASK
-        z = ((z ^ (z >> 27)) * _M2) & _MASK
-        return z ^ (z >> 31)
+        self.state, z = draw(self.state, _ANY)
+        return z
 
     def below(self, n: int) -> int:
         """Return a uniformly random integer in ``range(n)`` (``n >= 1``)."""
@@ -61,15 +78,8 @@ class Rng:
             raise ValueError("below() needs n >= 1")
         if n == 1:
             return 0
-        limit = ((1 << 64) // n) * n
-        while True:
-            s = (self.state + _GOLDEN) & _MASK
-            self.state = s
-            z = ((s ^ (s >> 30)) * _M1) & _MASK
-            z = ((z ^ (z >> 27)) * _M2) & _MASK
-            r = z ^ (z >> 31)
-            if r < limit:
-                return r % n
+        self.state, z = draw(self.state, ((1 << 64) // n) * n)
+        return z % n
 
     def choice(self, xs: Sequence[T]) -> T:
         """Return one element of a non-empty sequence, uniformly."""

@@ -257,8 +257,8 @@ class _Driver:
                 failed.extend((seat, *res) for seat, res in sorted(results.items()) if res is not None)
             for seat, fault, detail in failed:
                 bot = self.bots[seat]
-                bot.pipe_open = False
-                bot.alive = False
+                bot.stdin_failed()
+                bot.lost()
                 if fault == "crash" and not detail:
                     self._disarm()
                     detail = f"its stdin is closed ({await bot.exit_description()})"
@@ -292,10 +292,10 @@ class _Driver:
             try:
                 await bot.send_bytes(data)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
-                bot.pipe_open = False
+                bot.stdin_failed()
                 self.m.pipe_closed(seat)
         if scope.cancelled_caught:
-            bot.pipe_open = False
+            bot.stdin_failed()
             self.m.pipe_closed(seat)
 
     # ------------------------------------------------------------------ replies
@@ -330,8 +330,8 @@ class _Driver:
             rest = self.partial.pop(seat)
             res = await self._send_rest(seat, rest, w.clock.ceiling_ms() / 1000 + 0.5)
             if res is not None:
-                bot.pipe_open = False
-                bot.alive = False
+                bot.stdin_failed()
+                bot.lost()
                 m.write_failed(seat, *res)
                 return
         now = self._now
@@ -341,10 +341,11 @@ class _Driver:
         cpu_mode = clock.mode == "cpu"
         wall_limit = (clock.ceiling_ms() if cpu_mode else w.limit_ms) / 1000
         deadline = t0 + wall_limit
-        cpu0 = bot.cpu_seconds() if cpu_mode else None
-        if cpu0 is None:
+        started = bot.cpu_seconds() if cpu_mode else None
+        if started is None:  # wall clock (or the machine cannot tell CPU time: wall time then)
             cpu_mode = False
             deadline = t0 + w.limit_ms / 1000
+        cpu0 = started or 0.0
         fresh = not resumed and first is None
         while mseat.wait is w:
             line: bytes | None = None
@@ -360,7 +361,7 @@ class _Driver:
             elif cpu_mode:
                 # wake up at the earliest moment the CPU budget could be spent, re-check, repeat
                 while True:
-                    used = (bot.cpu_seconds() or 0.0) - cpu0  # type: ignore[operator]
+                    used = (bot.cpu_seconds() or 0.0) - cpu0
                     remaining = w.limit_ms / 1000 - used
                     if remaining <= 0:
                         timed_out = True
@@ -380,7 +381,7 @@ class _Driver:
             wall_ms = (now() - t0) * 1000
             ms = wall_ms
             if cpu_mode:
-                ms = max(0.0, ((bot.cpu_seconds() or 0.0) - cpu0) * 1000)  # type: ignore[operator]
+                ms = max(0.0, ((bot.cpu_seconds() or 0.0) - cpu0) * 1000)
                 if line is not None and ms > w.limit_ms:
                     timed_out = True
             if timed_out:
@@ -390,7 +391,7 @@ class _Driver:
                 # the CPU actually used tells a CPU-limit timeout from a wall-ceiling one (overloaded machine)
                 ceiling = (f", wall ceiling {wall_limit * 1000:.0f} ms (it used {ms:.0f} ms of CPU in "
                            f"{wall_ms:.0f} ms)" if cpu_mode else "")
-                bot.alive = False
+                bot.lost()
                 data = m.timeout(seat, f"no reply to turn {w.turn_id} ({w.decide}) within the {what} limit of "
                                        f"{lim}{ceiling}", ms)
                 await self._write_now(seat, data)
@@ -398,10 +399,10 @@ class _Driver:
                     self._start_drain(seat, t0)
                 return
             if err is _CLOSED:
-                bot.pipe_open = False
-                bot.alive = False
+                bot.stdin_failed()
+                bot.lost()
                 m.crash(seat, f"the bot closed its stdout during turn {w.turn_id} "
-                              f"({await bot.exit_description()}){_hint(bot)}", ms)
+                              f"({await bot.exit_description()}){bot.stderr_hint()}", ms)
                 return
             if isinstance(err, LineTooLong):
                 data = m.too_long(seat, str(err), err.head, ms, err.lineno)
@@ -455,7 +456,7 @@ class _Driver:
                             try:
                                 await bot.send_bytes(data)
                             except (trio.BrokenResourceError, trio.ClosedResourceError):
-                                bot.pipe_open = False
+                                bot.stdin_failed()
                                 self.m.pipe_closed(seat)
                         done.set()
             except StreamClosed:
@@ -468,11 +469,6 @@ class _Driver:
             with trio.move_on_at(until):
                 await done.wait()
             scope.cancel()
-
-
-def _hint(bot: BotSession) -> str:
-    tail = bot.stderr_tail().strip()
-    return f"; stderr ends: {tail[-300:]!r}" if tail else ""
 
 
 def _utc_now() -> str:

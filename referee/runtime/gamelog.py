@@ -13,8 +13,9 @@ string) becomes a space, so every record stays on one line for any reader.
 
 Compression: with ``compress`` the log is a zstandard stream (level 3;
 ``GAME.jsonl.zst``), compressed as it is written (docs/PERFORMANCE.md,
-"Compact logs": a 4-seat kwartet game's ~100 KB become ~7 KB for ~0.15 ms of
-CPU; gzip level 6 gave 6.3 KB for 1.1 ms). :func:`read_log_bytes` reads plain,
+"Compact logs": a 4-seat kwartet game's ~110 KB become ~8 KB for ~0.1 ms of
+CPU; gzip level 6 costs ten times the CPU). Compressor contexts are reused
+from one log to the next. :func:`read_log_bytes` reads plain,
 zstandard and gzip logs alike.
 
 Size cap: once the log holds ``max_bytes`` (uncompressed), a ``capped``
@@ -40,7 +41,7 @@ import zstandard
 from protocol.messages import ENCODER
 from referee.core.records import LOG_KIND, LOG_VERSION, bad_line_fields
 
-__all__ = ["GameLog", "LOG_KIND", "LOG_VERSION", "LOG_SUFFIXES", "read_log_bytes", "log_name"]
+__all__ = ["GameLog", "LOG_KIND", "LOG_VERSION", "LOG_SUFFIXES", "is_zstd", "read_log_bytes", "log_name"]
 
 #: file names a game log may have: plain, zstandard, gzip
 LOG_SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.gz")
@@ -51,9 +52,23 @@ _CHUNK = 1 << 16
 ZSTD_LEVEL = 3
 
 
+#: compressors not in use (a compressor's context is costly to make; a log borrows one while it is
+#: open: one compressor serves one stream at a time)
+_IDLE_COMPRESSORS: list[zstandard.ZstdCompressor] = []
+
+
+def _borrow() -> zstandard.ZstdCompressor:
+    return _IDLE_COMPRESSORS.pop() if _IDLE_COMPRESSORS else zstandard.ZstdCompressor(level=ZSTD_LEVEL)
+
+
 def log_name(game_id: str, compress: bool) -> str:
     """The file name of a game's log."""
     return f"{game_id}.jsonl.zst" if compress else f"{game_id}.jsonl"
+
+
+def is_zstd(data: bytes) -> bool:
+    """Whether a log's bytes are a zstandard stream (the form ``compress`` writes)."""
+    return data.startswith(_ZSTD_MAGIC)
 
 
 def read_log_bytes(data: bytes) -> bytes:
@@ -85,7 +100,8 @@ class GameLog:
     format the log while the bot thinks); file order is unchanged.
     """
 
-    __slots__ = ("path", "_file", "_z", "_buf", "_done", "_t0", "_now", "_act", "_max", "capped", "_mem", "_open")
+    __slots__ = ("path", "_file", "_z", "_zc", "_buf", "_done", "_t0", "_now", "_act", "_max", "capped", "_mem",
+                 "_open")
 
     def __init__(self, path: str | Path | None, t0: float, now: Any = time.monotonic, max_bytes: int | None = None,
                  compress: bool = False) -> None:
@@ -100,7 +116,8 @@ class GameLog:
             except FileNotFoundError:
                 os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
                 self._file = open(path, "wb", buffering=0)
-        self._z = zstandard.ZstdCompressor(level=ZSTD_LEVEL).compressobj() if compress else None
+        self._zc = _borrow() if compress else None
+        self._z = self._zc.compressobj() if self._zc is not None else None
         self._buf = bytearray()
         self._done = 0  # bytes (uncompressed) already handed to the file
         self._open = True
@@ -147,7 +164,9 @@ class GameLog:
         return b"%.6f" % (self._now() - self._t0)
 
     def _write_act(self) -> None:
-        t, seat, turn_id, decide, raw, ms, wall = self._act  # type: ignore[misc]
+        act = self._act
+        assert act is not None  # callers check
+        t, seat, turn_id, decide, raw, ms, wall = act
         self._act = None
         if wall is None:
             self._put(b'{"t":%.6f,"act":{"seat":%d,"id":%d,"decide":"%s","fallback":false,"ms":%.3f,"action":%s}}\n'
@@ -238,6 +257,9 @@ class GameLog:
                 self._write_act()
             self._spill(final=True)
             self._open = False
+            if self._zc is not None:
+                _IDLE_COMPRESSORS.append(self._zc)  # its stream is finished: free for the next log
+                self._zc = None
             if self._file is not None:
                 self._file.close()
                 self._file = None

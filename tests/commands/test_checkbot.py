@@ -123,9 +123,9 @@ def test_a_bot_that_asks_in_circles_fails_self_play(capsys: pytest.CaptureFixtur
 
 def test_self_play_reports_an_aborted_hand(monkeypatch: pytest.MonkeyPatch,
                                            capsys: pytest.CaptureFixture[str]) -> None:
-    import referee.checkbot
+    import referee.checkbot.games
 
-    monkeypatch.setattr(referee.checkbot, "SELF_PLAY_MAX_DECISIONS", 3)  # no kwartet hand ends that fast
+    monkeypatch.setattr(referee.checkbot.games, "SELF_PLAY_MAX_DECISIONS", 3)  # no kwartet hand ends that fast
     status = check_bot("--variant", "kwartet", "--", PY, str(ROOT / "sample_bots" / "random_bot.py"))
     out = capsys.readouterr().out
     assert status == 1, out

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from referee.cli import main
+from referee.runtime.gamelog import read_log_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
@@ -119,8 +120,8 @@ def test_a_bot_that_cannot_restart_keeps_its_real_reason(tmp_path, capsys):
         + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'))
     assert main(["run", str(cfg), "--quiet"]) == 0
     faults = []
-    for log in sorted((tmp_path / "out" / "games").glob("*.jsonl")):
-        faults += [json.loads(x)["fault"] for x in log.read_text().splitlines() if x.startswith('{"t":') and '"fault":{' in x]
+    for log in sorted((tmp_path / "out" / "games").glob("*.jsonl.zst")):
+        faults += [json.loads(x)["fault"] for x in read_log_bytes(log.read_bytes()).decode().splitlines() if x.startswith('{"t":') and '"fault":{' in x]
         assert main(["replay", "-q", str(log)]) == 0, log
     capsys.readouterr()
     restart = [f for f in faults if "not running at the start" in f["detail"]]

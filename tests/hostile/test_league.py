@@ -227,8 +227,8 @@ def test_referee_sigkill_at_random_moments_then_resume(tmp_path: Path) -> None:
     assert kills >= 3, "the league finished too fast to be killed several times; make it bigger"
     ids = _ledger_ids(out)
     assert sorted(ids) == planned, "the ledger must hold exactly the planned games, each once"
-    logs = sorted(p.name for p in (out / "games").iterdir() if p.suffix == ".jsonl")
-    assert set(f"{g}.jsonl" for g in planned) <= set(logs)
+    logs = sorted(p.name for p in (out / "games").iterdir() if p.name.endswith(".jsonl.zst"))
+    assert set(f"{g}.jsonl.zst" for g in planned) <= set(logs)
     trio.run(assert_no_survivors, tag)
     deadline = time.monotonic() + 3   # the watchers of the last kill may still be removing folders
     while list(Path(tempfile.gettempdir()).glob(f"referee-bot-{tag}-*")) and time.monotonic() < deadline:

@@ -14,6 +14,7 @@ from referee.league import schedule as sched
 from referee.league.config import load_config
 from referee.league.ledger import Ledger
 from referee.league.standings import from_ledger, to_json
+from referee.runtime.gamelog import read_log_bytes
 
 from .conftest import LOGS_FOLDER, REFEREE, REPO, bots_toml, processes_with, referee
 
@@ -58,10 +59,10 @@ def test_resume_after_sigkill_plays_exactly_the_planned_games(tmp_path: Path, ma
     assert sorted(ids) == sorted(planned)          # exactly the plan, no duplicates (primary key)
     assert set(first) <= set(ids)
     logs = sorted(p.name for p in (out / "games").glob("*.jsonl*"))
-    assert logs == sorted(f"{g}.jsonl" for g in planned)
+    assert logs == sorted(f"{g}.jsonl.zst" for g in planned)  # compressed by default
     with Ledger.in_dir(out, create=False) as ledger:
         for row in ledger.rows():                    # each log is complete and agrees with its row
-            last = json.loads((out / row.log_path).read_text().splitlines()[-1])
+            last = json.loads(read_log_bytes((out / row.log_path).read_bytes()).splitlines()[-1])
             assert last["footer"]["scores"] == row.scores and last["footer"]["reason"] == "complete"
     again = referee("run", str(cfg), "--quiet")     # nothing left to play
     assert again.returncode == 0 and len(_ledger_ids(out)) == len(planned)

@@ -23,6 +23,7 @@ from referee.league import schedule as sched
 from referee.league.config import load_config
 from referee.league.ledger import Ledger
 from referee.league.shards import Shard
+from referee.runtime.gamelog import read_log_bytes
 
 from .conftest import REFEREE, REPO
 
@@ -145,8 +146,8 @@ def test_three_shards_merge_into_the_unsharded_league(night: dict[str, Any], tmp
                                                                "missing_games": 0}
         assert ledger.get_meta("shard") is None
         for row in ledger.rows():          # every log copied, the ledger points at the copy
-            assert row.log_path == f"games/{row.game_id}.jsonl"
-            last = json.loads((merged / row.log_path).read_text().splitlines()[-1])
+            assert row.log_path == f"games/{row.game_id}.jsonl.zst"
+            last = json.loads(read_log_bytes((merged / row.log_path).read_bytes()).splitlines()[-1])
             assert last["footer"]["scores"] == row.scores
     # the standings are the unsharded league's (ratings in game-id order), and what `standings`/`report` write
     written = (merged / "standings.json").read_text()
@@ -163,7 +164,7 @@ def test_three_shards_merge_into_the_unsharded_league(night: dict[str, Any], tmp
     assert "0 games added, 24 already there" in capsys.readouterr().out
     assert (merged / "standings.json").read_text() == written
     assert sqlite3.connect(merged / "ledger.sqlite").execute("SELECT * FROM games ORDER BY game_id").fetchall() == rows_before
-    assert sorted(p.name for p in (merged / "games").glob("*.jsonl")) == sorted(f"{g}.jsonl" for g in planned)
+    assert sorted(p.name for p in (merged / "games").glob("*.jsonl*")) == sorted(f"{g}.jsonl.zst" for g in planned)
 
 
 def test_refusals(night: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from referee.runtime.gamelog import read_log_bytes
 from pathlib import Path
 
 from .conftest import REPO, referee
@@ -81,8 +82,8 @@ def test_stalled_games_count_and_aborted_ones_are_shown_everywhere(make_config) 
     assert f"patient ({patient['games']} game{'s' if patient['games'] != 1 else ''}, 0 stalled, " \
            f"{patient['aborted']} aborted)" in again.stdout
     # every stalled game's log replays to the same result
-    logs = sorted(Path(out, "games").glob("kwartet-*.jsonl"))
-    stalled = [p for p in logs if '"reason":"stalled"' in p.read_text().splitlines()[-1]]
+    logs = sorted(Path(out, "games").glob("kwartet-*.jsonl.zst"))
+    stalled = [p for p in logs if b'"reason":"stalled"' in read_log_bytes(p.read_bytes()).splitlines()[-1]]
     assert len(stalled) == kw["stalled"]
     rep = referee("replay", "--quiet", str(stalled[0]))
     assert rep.returncode == 0 and "verified" in rep.stdout, rep.stdout + rep.stderr

@@ -21,6 +21,7 @@ from referee.league.local import LocalExecutor
 from referee.league.outdir import open_ledger
 from referee.league.runner import run_league
 from referee.league.work import Deliver, GameDone, Unit, UnitMaker
+from referee.runtime.gamelog import read_log_bytes
 
 from .conftest import bot_processes, bots_toml, processes_with
 
@@ -59,7 +60,7 @@ async def test_the_local_executor_delivers_every_game_in_order(make_config, tmp_
     assert [d.game_id for d in delivered] == [g.game_id for g in unit.games]
     for d in delivered:
         assert d.log is None and d.wall_ms > 0 and d.result.reason == "complete"
-        assert Path(d.result.log_path or "") == tmp_path / f"{d.game_id}.jsonl"
+        assert Path(d.result.log_path or "") == tmp_path / f"{d.game_id}.jsonl.zst"  # unit.compress
 
 
 class _RemoteLike:
@@ -100,8 +101,8 @@ async def test_the_coordinator_commits_logs_delivered_as_bytes(make_config, tmp_
         rows = list(ledger.rows())
     assert sorted(r.game_id for r in rows) == sorted(planned)
     for row in rows:
-        assert row.log_path == f"games/{row.game_id}.jsonl"
-        footer = json.loads((league.out / row.log_path).read_text().splitlines()[-1])["footer"]
+        assert row.log_path == f"games/{row.game_id}.jsonl.zst"  # compressed bytes keep their form
+        footer = json.loads(read_log_bytes((league.out / row.log_path).read_bytes()).splitlines()[-1])["footer"]
         assert footer["scores"] == row.scores
     assert not any(p.name.endswith(".tmp") for p in (league.out / "games").iterdir())
 
