@@ -60,6 +60,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--shard", metavar="K/N",
                    help="play only shard K of N (whole tables: global table number mod N = K-1); run every "
                         "shard with the same config, then combine the output directories with `referee merge`")
+    p.add_argument("--keep-withdrawn", action="store_true",
+                   help="count the games of withdrawn bots (bots removed from the config of a night already "
+                        "played) in the standings; by default every game one of them sat in is left out")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("plan", help="show the number of tables and games of a league without playing",
@@ -90,12 +93,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                                    "write standings.json/.csv/.md into OUT and print them.")
     p.add_argument("out", help="the league's output directory")
     p.add_argument("--json", action="store_true", help="print the standings as JSON instead of tables")
+    p.add_argument("--keep-withdrawn", action="store_true",
+                   help="count the games of withdrawn bots (bots removed from the config of a night already "
+                        "played) in the standings; by default every game one of them sat in is left out")
     p.set_defaults(func=cmd_standings)
 
     p = sub.add_parser("report", help="write the HTML report of a league (OUT/report.html)",
                        description="Recompute the standings from OUT/ledger.sqlite and write the self-contained "
                                    "OUT/report.html.")
     p.add_argument("out", help="the league's output directory")
+    p.add_argument("--keep-withdrawn", action="store_true",
+                   help="count the games of withdrawn bots (bots removed from the config of a night already "
+                        "played) in the standings; by default every game one of them sat in is left out")
     p.set_defaults(func=cmd_report)
 
 
@@ -123,11 +132,14 @@ def _load(config: str, shard: str | None, out: str | None = None) -> League:
 def _print_standings(st: dict[str, Any]) -> None:
     from rich.console import Console
 
-    from referee.league.standings import rich_tables
+    from referee.league.standings import rich_tables, withdrawn_text
 
     console = Console(width=max(120, Console().width))
     for t in rich_tables(st):
         console.print(t)
+    gone = withdrawn_text(st)
+    if gone:
+        console.print(gone, markup=False, highlight=False)
 
 
 def _open_existing(out: str) -> Ledger:
@@ -212,7 +224,7 @@ def cmd_standings(args: argparse.Namespace) -> int:
     from referee.league.standings import from_ledger, to_json, write_files
 
     with _open_existing(args.out) as ledger:
-        st = from_ledger(ledger)
+        st = from_ledger(ledger, keep_withdrawn=args.keep_withdrawn)
         note = _split_note(ledger, args.out)
     write_files(Path(args.out), st)
     if args.json:
@@ -246,7 +258,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from referee.league.standings import from_ledger
 
     with _open_existing(args.out) as ledger:
-        st = from_ledger(ledger)
+        st = from_ledger(ledger, keep_withdrawn=args.keep_withdrawn)
     p = write_report(Path(args.out), st)
     print(f"wrote {p}")
     return 0
@@ -257,7 +269,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from referee.league.outdir import open_ledger, with_new_out, write_outputs
+    from referee.league.outdir import open_night, with_new_out, write_outputs
     from referee.league.runner import play
 
     league = _load(args.config, args.shard, out=args.out)
@@ -268,7 +280,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         if fresh is not league:
             league = fresh
             print(f"using a new output directory: {league.out}", file=sys.stderr)
-    with open_ledger(league) as ledger:
+    league, ledger, growth = open_night(league)
+    with ledger:
+        for line in growth.lines() if growth else []:
+            print(line, file=sys.stderr)
         try:
             with _progress(args.quiet, args.progress_every) as hook:
                 stats = play(league, ledger, hook=hook, concurrency=args.concurrency)
@@ -276,7 +291,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"interrupted: {ledger.count()} games are safely recorded in {league.out}; run the same command "
                   f"again to resume (referee standings {league.out} shows the standings so far)", file=sys.stderr)
             return 130
-        st = write_outputs(league.out, ledger, league.name)
+        st = write_outputs(league.out, ledger, league.name, keep_withdrawn=args.keep_withdrawn)
     if not args.quiet:
         _print_standings(st)
         print(_run_summary(league, stats, st))

@@ -12,7 +12,7 @@ from typing import Any
 
 from referee.league.outdir import write_atomic
 from referee.league.standings import meeting
-from referee.league.standings import games_text
+from referee.league.standings import bot_label, games_text, withdrawn_text
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;color:#222}
@@ -34,7 +34,7 @@ def _standings_table(data: dict[str, Any]) -> str:
     for r in data["bots"]:
         faults = " ".join(f"{k}:{v}" for k, v in r["faults"].items()) or "-"
         cells = [
-            r["place"], r["bot"], r["games"], f"{r['win_share']:.3f}", f"{r['win_lo']:.3f}&ndash;{r['win_hi']:.3f}",
+            r["place"], bot_label(r), r["games"], f"{r['win_share']:.3f}", f"{r['win_lo']:.3f}&ndash;{r['win_hi']:.3f}",
             f"{r['mean_score']:.2f}", f"{r['mean_rank']:.2f}", f"{r['mu']:.2f}", f"{r['sigma']:.2f}",
             f"{r['ordinal']:.2f}", r["forfeits"], faults, f"{r['think_mean_ms']:.2f}", f"{r['think_max_ms']:.1f}",
         ]
@@ -85,6 +85,9 @@ def render(st: dict[str, Any], out_dir: Path | None = None) -> str:
         f"<h1>{_e(st['league'] or 'league')}</h1><p>{_e(games_text(st))}. <span class=\"muted\">Stalled games "
         "(an ask hand ended by the stalemate rule) count like any other; aborted games have no result.</span></p>",
     ]
+    gone = withdrawn_text(st)
+    if gone:
+        parts.append(f'<p class="withdrawn">{_e(gone)}</p>')
     for scope, data in st["scopes"].items():
         parts.append(f"<h2>{_e(scope)} <span class=\"muted\">({_e(games_text(data))})</span></h2>")
         parts.append(_standings_table(data))

@@ -277,12 +277,52 @@ def compute(rows: Iterable[GameRow], league: str = "") -> dict[str, Any]:
     return tally.result()
 
 
-def from_ledger(ledger: Any, league: str = "") -> dict[str, Any]:
-    """Standings from an open :class:`~referee.league.ledger.Ledger` (rows come in game-id order)."""
+def from_ledger(ledger: Any, league: str = "", *, keep_withdrawn: bool = False) -> dict[str, Any]:
+    """Standings from an open :class:`~referee.league.ledger.Ledger` (rows come in game-id order).
+
+    Withdrawn bots (the ledger's meta ``withdrawn``, :mod:`referee.league.roster`):
+    every game one of them sat in is left out, for every bot at its table,
+    unless ``keep_withdrawn``; the result then lists them under ``withdrawn``
+    (``bot``, ``games``: the games it sat in, ``counted``), and with
+    ``keep_withdrawn`` their rows in every scope say ``"withdrawn": true``."""
+    from referee.league.roster import WITHDRAWN_META, stored_withdrawn
+
     tally = Tally(league or (ledger.get_meta("league") or ""))
+    gone = stored_withdrawn(ledger.get_meta(WITHDRAWN_META))
+    sat = dict.fromkeys(gone, 0)
     for row in ledger.rows():
+        present = [b for b in gone if b in row.bots]
+        for b in present:
+            sat[b] += 1
+        if present and not keep_withdrawn:
+            continue
         tally.add(row)
-    return tally.result()
+    st = tally.result()
+    if gone:
+        st["withdrawn"] = [{"bot": b, "games": sat[b], "counted": keep_withdrawn} for b in gone]
+        if keep_withdrawn:
+            for scope in st["scopes"].values():
+                for r in scope["bots"]:
+                    if r["bot"] in sat:
+                        r["withdrawn"] = True
+    return st
+
+
+def withdrawn_text(st: dict[str, Any]) -> str | None:
+    """The withdrawn bots in words (None if there are none), for every output."""
+    gone = st.get("withdrawn") or []
+    if not gone:
+        return None
+    names = ", ".join(f"{w['bot']} ({w['games']} game{'s' * (w['games'] != 1)})" for w in gone)
+    if gone[0].get("counted"):
+        return f"Withdrawn: {names}; their games are counted (--keep-withdrawn), the bots marked withdrawn."
+    return (f"Withdrawn: {names}; every game a withdrawn bot sat in is left out of these standings, for every bot "
+            "at its table (--keep-withdrawn counts them).")
+
+
+def bot_label(row: dict[str, Any]) -> str:
+    """A standings row's bot name, marked if the bot is withdrawn."""
+    return f"{row['bot']} (withdrawn)" if row.get("withdrawn") else str(row["bot"])
 
 
 # --------------------------------------------------------------------------
@@ -361,6 +401,9 @@ def to_markdown(st: dict[str, Any]) -> str:
     out = [f"# Standings: {md_text(st['league'] or 'league')}", "", f"{games_text(st)}.", "",
            "Stalled games (an ask hand ended by the stalemate rule) count like any other; aborted games have "
            "no result and count nowhere.", ""]
+    gone = withdrawn_text(st)
+    if gone:
+        out += [md_text(gone), ""]
     for scope, data in st["scopes"].items():
         out += [f"## {md_text(scope)} ({games_text(data)})", ""]
         out.append("| # | bot | games | win share | 95% CI | mean score | mean rank | mu | sigma | ordinal "
@@ -368,7 +411,7 @@ def to_markdown(st: dict[str, Any]) -> str:
         out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for r in data["bots"]:
             out.append(
-                f"| {r['place']} | {md_text(r['bot'])} | {r['games']} | {r['win_share']:.3f} "
+                f"| {r['place']} | {md_text(bot_label(r))} | {r['games']} | {r['win_share']:.3f} "
                 f"| {r['win_lo']:.3f}-{r['win_hi']:.3f} | {r['mean_score']:.2f} | {r['mean_rank']:.2f} "
                 f"| {r['mu']:.2f} | {r['sigma']:.2f} | {r['ordinal']:.2f} | {r['forfeits']} "
                 f"| {_faults_text(r['faults']) or '-'} | {r['think_mean_ms']:.2f} | {r['think_max_ms']:.1f} |"
@@ -419,7 +462,7 @@ def rich_tables(st: dict[str, Any], scopes: Iterable[str] | None = None) -> list
             t.add_column(col, justify="left" if col in ("bot", "faults") else "right")
         for r in data["bots"]:
             t.add_row(
-                str(r["place"]), r["bot"], str(r["games"]), f"{r['win_share']:.3f}",
+                str(r["place"]), bot_label(r), str(r["games"]), f"{r['win_share']:.3f}",
                 f"{r['win_lo']:.2f}-{r['win_hi']:.2f}", f"{r['mean_score']:.2f}", f"{r['mean_rank']:.2f}",
                 f"{r['mu']:.1f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.1f}",
                 _faults_text(r["faults"]) or "-", f"{r['think_mean_ms']:.2f}/{r['think_max_ms']:.0f}",
