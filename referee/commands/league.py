@@ -35,6 +35,10 @@ if TYPE_CHECKING:
     from referee.league.standings import Tally
 
 
+KEEP_HELP_TEXT = ("count the games of withdrawn bots (bots removed from the config of a night already "
+                  "played) in the standings; by default every game one of them sat in is left out")
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "run",
@@ -60,10 +64,30 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--shard", metavar="K/N",
                    help="play only shard K of N (whole tables: global table number mod N = K-1); run every "
                         "shard with the same config, then combine the output directories with `referee merge`")
-    p.add_argument("--keep-withdrawn", action="store_true",
-                   help="count the games of withdrawn bots (bots removed from the config of a night already "
-                        "played) in the standings; by default every game one of them sat in is left out")
+    p.add_argument("--keep-withdrawn", action="store_true", help=KEEP_HELP_TEXT)
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser(
+        "ladder", help="keep a league going table by table, matching bots of close ratings, until stopped",
+        description=(
+            "Play one table at a time until Ctrl-C (or --tables N): each time the bot with the fewest games "
+            "(then the most uncertain rating) and the bots rated closest to it, every deal in every seat "
+            "rotation. Every game is committed to OUT/ledger.sqlite as it ends; standings and report.html are "
+            "rewritten after each table. The config is read again between tables: bots added to it join, bots "
+            "removed are withdrawn, any other change is refused with a warning. Running again resumes."
+        ),
+    )
+    p.add_argument("config", help="league config (TOML)")
+    p.add_argument("--out", metavar="DIR",
+                   help="output directory (default: the config's `out`, relative to the config file)")
+    p.add_argument("--tables", type=int, metavar="N", help="stop after N tables (default: run until Ctrl-C)")
+    p.add_argument("--interval", type=float, default=0.0, metavar="SECONDS",
+                   help="pause between tables (default 0)")
+    p.add_argument("--concurrency", "-j", type=int, metavar="N",
+                   help="processes playing a table's games at once (default: config, else CPU cores)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no line per table")
+    p.add_argument("--keep-withdrawn", action="store_true", help=KEEP_HELP_TEXT)
+    p.set_defaults(func=cmd_ladder)
 
     p = sub.add_parser("plan", help="show the number of tables and games of a league without playing",
                        description="Print tables and games per variant and table size, and the total, without playing.")
@@ -93,18 +117,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                                    "write standings.json/.csv/.md into OUT and print them.")
     p.add_argument("out", help="the league's output directory")
     p.add_argument("--json", action="store_true", help="print the standings as JSON instead of tables")
-    p.add_argument("--keep-withdrawn", action="store_true",
-                   help="count the games of withdrawn bots (bots removed from the config of a night already "
-                        "played) in the standings; by default every game one of them sat in is left out")
+    p.add_argument("--keep-withdrawn", action="store_true", help=KEEP_HELP_TEXT)
     p.set_defaults(func=cmd_standings)
 
     p = sub.add_parser("report", help="write the HTML report of a league (OUT/report.html)",
                        description="Recompute the standings from OUT/ledger.sqlite and write the self-contained "
                                    "OUT/report.html.")
     p.add_argument("out", help="the league's output directory")
-    p.add_argument("--keep-withdrawn", action="store_true",
-                   help="count the games of withdrawn bots (bots removed from the config of a night already "
-                        "played) in the standings; by default every game one of them sat in is left out")
+    p.add_argument("--keep-withdrawn", action="store_true", help=KEEP_HELP_TEXT)
     p.set_defaults(func=cmd_report)
 
 
@@ -412,6 +432,51 @@ class _Live:
         for r in tally.top(5):
             t.add_row(r["bot"], str(r["games"]), f"{r['win_share']:.3f}", str(r["faults"]))
         self.live.update(Group(self.header, self.progress, t), refresh=True)
+
+
+# --------------------------------------------------------------------------
+# ladder
+
+
+def cmd_ladder(args: argparse.Namespace) -> int:
+    from referee.league.ladder import LadderTable, open_ladder, play_ladder
+
+    if args.tables is not None and args.tables < 1:
+        raise UserError("--tables must be at least 1 (or left out to run until Ctrl-C)")
+    if args.interval < 0:
+        raise UserError("--interval must be 0 or more (seconds)")
+    if args.concurrency is not None and args.concurrency < 1:
+        raise UserError("--concurrency must be at least 1")
+    ladder = open_ladder(args.config, out=args.out, keep_withdrawn=args.keep_withdrawn,
+                         concurrency=args.concurrency)
+    out = ladder.league.out
+
+    def hook(lt: LadderTable) -> None:
+        if args.quiet:
+            return
+        t = lt.table
+        names = ", ".join(ladder.league.bots[i].name for i in t.lineup)
+        again = " (finishing it)" if lt.resumed else ""
+        print(f"table {t.key}{again}: {names}: {len(lt.games)} game{'s' * (len(lt.games) != 1)}", flush=True)
+
+    def after(lt: LadderTable, st: dict[str, Any]) -> None:
+        if args.quiet:
+            return
+        top = st["scopes"]["overall"]["bots"][:3]
+        lead = ", ".join(f"{r['bot']} {r['ordinal']:.1f}" for r in top)
+        print(f"  {st['games']} games in the ledger; top by ordinal: {lead}", flush=True)
+
+    with ladder.ledger:
+        try:
+            play_ladder(ladder, tables=args.tables, interval=args.interval, hook=hook, after=after)
+        except KeyboardInterrupt:
+            ladder.write_outputs()
+            print(f"interrupted: {ladder.tables_played} table(s), {ladder.games_played} games played now; every "
+                  f"finished game is recorded in {out}; run the same command again to go on", file=sys.stderr)
+            return 130
+    print(f"{ladder.tables_played} table(s), {ladder.games_played} games played now; standings and report.html "
+          f"in {out}")
+    return 0
 
 
 # --------------------------------------------------------------------------
