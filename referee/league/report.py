@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.league.outdir import write_atomic
-from referee.league.standings import meeting
-from referee.league.standings import bot_label, games_text, withdrawn_text
+from referee.league.standings import bot_label, games_text, meeting, withdrawn_text
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;color:#222}

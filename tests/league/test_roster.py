@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from referee.cli import main
 from referee.league import schedule as sched
 from referee.league.config import load_config
 from referee.league.ledger import Ledger
 
 from .conftest import REPO
-
-from referee.cli import main
 
 INSTANT = REPO / "tests" / "bots" / "instant_bot.py"
 
@@ -109,7 +108,7 @@ def test_added_bots_play_the_new_games_only_and_equal_the_all_bots_night(tmp_pat
     assert res.returncode == 0, res.stderr
     kept = json.loads(res.stdout)
     assert kept["games"] == 12 and kept["withdrawn"][0]["counted"] is True
-    assert [r for r in kept["scopes"]["overall"]["bots"] if r["bot"] == "d"][0]["withdrawn"] is True
+    assert next(r for r in kept["scopes"]["overall"]["bots"] if r["bot"] == "d")["withdrawn"] is True
 
     # back with its old config: in again, nothing to replay
     _config(cfg, ["a", "b", "c", "d"])
