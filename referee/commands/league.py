@@ -4,6 +4,8 @@
   play the league (only the games missing from OUT/ledger.sqlite), then write
   the standings (json, csv, md) and report.html into OUT and print the standings.
   ``--shard K/N`` plays only shard K of N (whole tables, see referee.league.shards).
+* ``referee ladder CONFIG [--tables N] [--interval S]``: play table after table (close ratings,
+  uncertain ones first) until Ctrl-C; see referee.league.ladder.
 * ``referee plan CONFIG [--shard K/N]``: tables and games per variant and size, and the total.
 * ``referee merge OUT1 OUT2 ... --into DIR``: combine shard output directories into one league
   (ledger, game logs, standings, report); see referee.league.merge.
@@ -46,7 +48,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=(
             "Play every game of the league that OUT/ledger.sqlite does not hold yet, then write "
             "standings.json/.csv/.md and report.html into OUT. Running the same config again resumes; "
-            "a changed config is refused unless --new-out or another --out is given."
+            "bots added to the config play only their new games, bots removed are withdrawn; any other change is "
+            "refused unless --new-out or another --out is given."
         ),
     )
     p.add_argument("config", help="league config (TOML)")
