@@ -9,6 +9,8 @@
 * ``referee plan CONFIG [--shard K/N] [--no-coverage]``: tables and games per variant and size, and the
   total; for a balanced or gauntlet schedule also its coverage figures (seats per bot, pair meetings,
   lineup positions).
+* ``referee ladder CONFIG [--tables N] [--interval S]``: play table after table (close ratings,
+  uncertain ones first) until Ctrl-C; see referee.league.ladder.
 * ``referee merge OUT1 OUT2 ... --into DIR``: combine shard output directories into one league
   (ledger, game logs, standings, report); see referee.league.merge.
 * ``referee standings OUT``: recompute the standings from the ledger alone, write and print them.
@@ -45,6 +47,10 @@ if TYPE_CHECKING:
     from referee.league.standings import Tally
 
 
+KEEP_HELP_TEXT = ("count the games of withdrawn bots (bots removed from the config of a night already "
+                  "played) in the standings; by default every game one of them sat in is left out")
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "run",
@@ -52,7 +58,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=(
             "Play every game of the league that OUT/ledger.sqlite does not hold yet, then write "
             "standings.json/.csv/.md and report.html into OUT. Running the same config again resumes; "
-            "a changed config is refused unless --new-out or another --out is given."
+            "bots added to the config play only their new games, bots removed are withdrawn; any other change is "
+            "refused unless --new-out or another --out is given."
         ),
     )
     p.add_argument("config", help="league config (TOML)")
@@ -82,7 +89,30 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--cluster-timeout", type=float, default=None, metavar="SECONDS",
                    help="with --cluster: how long to try to reach the scheduler and wait for a first worker "
                         "(default 10)")
+    p.add_argument("--keep-withdrawn", action="store_true", help=KEEP_HELP_TEXT)
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser(
+        "ladder", help="keep a league going table by table, matching bots of close ratings, until stopped",
+        description=(
+            "Play one table at a time until Ctrl-C (or --tables N): each time the bot with the fewest games "
+            "(then the most uncertain rating) and the bots rated closest to it, every deal in every seat "
+            "rotation. Every game is committed to OUT/ledger.sqlite as it ends; standings and report.html are "
+            "rewritten after each table. The config is read again between tables: bots added to it join, bots "
+            "removed are withdrawn, any other change is refused with a warning. Running again resumes."
+        ),
+    )
+    p.add_argument("config", help="league config (TOML)")
+    p.add_argument("--out", metavar="DIR",
+                   help="output directory (default: the config's `out`, relative to the config file)")
+    p.add_argument("--tables", type=int, metavar="N", help="stop after N tables (default: run until Ctrl-C)")
+    p.add_argument("--interval", type=float, default=0.0, metavar="SECONDS",
+                   help="pause between tables (default 0)")
+    p.add_argument("--concurrency", "-j", type=int, metavar="N",
+                   help="processes playing a table's games at once (default: config, else CPU cores)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no line per table")
+    p.add_argument("--keep-withdrawn", action="store_true", help=KEEP_HELP_TEXT)
+    p.set_defaults(func=cmd_ladder)
 
     p = sub.add_parser("plan", help="show the number of tables and games of a league without playing",
                        description="Print tables and games per variant and table size, and the total, without playing.")
@@ -115,6 +145,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                                    "write standings.json/.csv/.md into OUT and print them.")
     p.add_argument("out", help="the league's output directory")
     p.add_argument("--json", action="store_true", help="print the standings as JSON instead of tables")
+    p.add_argument("--keep-withdrawn", action="store_true", help=KEEP_HELP_TEXT)
     p.set_defaults(func=cmd_standings)
 
     p = sub.add_parser("report", help="write the HTML report of a league (OUT/report.html) and its viewer pages",
@@ -125,6 +156,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("out", help="the league's output directory")
     p.add_argument("--no-viewers", action="store_true", help="do not write viewer pages (the report only)")
     p.add_argument("--jobs", "-j", type=int, metavar="N", help="processes that write viewer pages (default: CPU cores)")
+    p.add_argument("--keep-withdrawn", action="store_true", help=KEEP_HELP_TEXT)
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser(
@@ -170,7 +202,7 @@ def _print_standings(st: dict[str, Any], notes: list[str] | None = None) -> None
     """The standings tables, then the legend and the night's notes (incomplete, aborted...)."""
     from rich.console import Console
 
-    from referee.league.standings import legend_lines, rich_tables, seed_text
+    from referee.league.standings import legend_lines, rich_tables, seed_text, withdrawn_text
 
     console = Console(width=max(120, Console().width), highlight=False)
     for t in rich_tables(st):
@@ -178,6 +210,9 @@ def _print_standings(st: dict[str, Any], notes: list[str] | None = None) -> None
     seed = seed_text(st)
     if seed:
         print(seed)
+    gone = withdrawn_text(st)
+    if gone:
+        console.print(gone, markup=False, highlight=False)
     console.print("\n".join(legend_lines()), style="dim", markup=False)
     for note in notes or []:
         style = "bold yellow" if note.startswith("INCOMPLETE") else "yellow" if "aborted" in note else None
@@ -300,7 +335,7 @@ def cmd_standings(args: argparse.Namespace) -> int:
     from referee.league.standings import from_ledger, to_json, write_files
 
     with _open_existing(args.out) as ledger:
-        st = from_ledger(ledger)
+        st = from_ledger(ledger, keep_withdrawn=args.keep_withdrawn)
         note = _split_note(ledger, args.out)
         missing = missing_logs_warning(ledger, Path(args.out))
         notes = _notes(ledger, args.out)
@@ -341,7 +376,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise UserError("--jobs must be at least 1")
     with _open_existing(args.out) as ledger:
-        st = from_ledger(ledger)
+        st = from_ledger(ledger, keep_withdrawn=args.keep_withdrawn)
         missing = missing_logs_warning(ledger, Path(args.out))
         res = write_report(Path(args.out), st, ledger, viewers=not args.no_viewers, jobs=args.jobs)
     print(res.text())
@@ -356,7 +391,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from referee.league.audit import missing_logs, missing_logs_warning
-    from referee.league.outdir import open_ledger, with_new_out, write_outputs
+    from referee.league.outdir import open_night, with_new_out, write_outputs
     from referee.league.report import RUN_VIEWER_LIMIT
     from referee.league.runner import play
     from referee.league.secret import settle_seed
@@ -371,25 +406,30 @@ def cmd_run(args: argparse.Namespace) -> int:
         if fresh is not league:
             league = fresh
             print(f"using a new output directory: {league.out}", file=sys.stderr)
-    with _cluster(args) as cluster, open_ledger(league) as ledger:   # the cluster first: nothing written if it fails
-        if cluster is not None and not args.quiet:
-            print(f"playing on {cluster.describe()}", file=sys.stderr)
-        league = settle_seed(league, ledger, args.seed_file)
-        before = missing_logs(ledger, league.out) if ledger.count() else []
-        if before:
-            print(missing_logs_warning(ledger, league.out), file=sys.stderr)
-        try:
-            with _progress(args.quiet, args.progress_every) as hook:
-                stats = play(league, ledger, hook=hook, concurrency=args.concurrency, cluster=cluster)
-        except KeyboardInterrupt:
-            print(f"interrupted: {ledger.count()} games are safely recorded in {league.out}; run the same command "
-                  f"again to resume (referee standings {league.out} shows the standings so far)", file=sys.stderr)
-            return 130
-        written: list[ReportResult] = []
-        st = write_outputs(league.out, ledger, league.name, viewer_limit=RUN_VIEWER_LIMIT, result=written)
-        after = missing_logs(ledger, league.out)
-        if after and after != before:
-            print(missing_logs_warning(ledger, league.out), file=sys.stderr)
+    with _cluster(args) as cluster:   # the cluster first: nothing written if it fails
+        league, ledger, growth = open_night(league)
+        with ledger:
+            if cluster is not None and not args.quiet:
+                print(f"playing on {cluster.describe()}", file=sys.stderr)
+            for line in growth.lines() if growth else []:
+                print(line, file=sys.stderr)
+            league = settle_seed(league, ledger, args.seed_file)
+            before = missing_logs(ledger, league.out) if ledger.count() else []
+            if before:
+                print(missing_logs_warning(ledger, league.out), file=sys.stderr)
+            try:
+                with _progress(args.quiet, args.progress_every) as hook:
+                    stats = play(league, ledger, hook=hook, concurrency=args.concurrency, cluster=cluster)
+            except KeyboardInterrupt:
+                print(f"interrupted: {ledger.count()} games are safely recorded in {league.out}; run the same command "
+                      f"again to resume (referee standings {league.out} shows the standings so far)", file=sys.stderr)
+                return 130
+            written: list[ReportResult] = []
+            st = write_outputs(league.out, ledger, league.name, viewer_limit=RUN_VIEWER_LIMIT, result=written,
+                               keep_withdrawn=args.keep_withdrawn)
+            after = missing_logs(ledger, league.out)
+            if after and after != before:
+                print(missing_logs_warning(ledger, league.out), file=sys.stderr)
     if not args.quiet:
         _print_standings(st, written[0].notes)
         print(_run_summary(league, stats, st))
@@ -532,6 +572,51 @@ class _Live:
         for r in tally.top(5):
             t.add_row(r["bot"], str(r["games"]), f"{r['win_share']:.3f}", str(r["faults"]))
         self.live.update(Group(self.header, self.progress, t), refresh=True)
+
+
+# --------------------------------------------------------------------------
+# ladder
+
+
+def cmd_ladder(args: argparse.Namespace) -> int:
+    from referee.league.ladder import LadderTable, open_ladder, play_ladder
+
+    if args.tables is not None and args.tables < 1:
+        raise UserError("--tables must be at least 1 (or left out to run until Ctrl-C)")
+    if args.interval < 0:
+        raise UserError("--interval must be 0 or more (seconds)")
+    if args.concurrency is not None and args.concurrency < 1:
+        raise UserError("--concurrency must be at least 1")
+    ladder = open_ladder(args.config, out=args.out, keep_withdrawn=args.keep_withdrawn,
+                         concurrency=args.concurrency)
+    out = ladder.league.out
+
+    def hook(lt: LadderTable) -> None:
+        if args.quiet:
+            return
+        t = lt.table
+        names = ", ".join(ladder.league.bots[i].name for i in t.lineup)
+        again = " (finishing it)" if lt.resumed else ""
+        print(f"table {t.key}{again}: {names}: {len(lt.games)} game{'s' * (len(lt.games) != 1)}", flush=True)
+
+    def after(lt: LadderTable, st: dict[str, Any]) -> None:
+        if args.quiet:
+            return
+        top = st["scopes"]["overall"]["bots"][:3]
+        lead = ", ".join(f"{r['bot']} {r['ordinal']:.1f}" for r in top)
+        print(f"  {st['games']} games in the ledger; top by ordinal: {lead}", flush=True)
+
+    with ladder.ledger:
+        try:
+            play_ladder(ladder, tables=args.tables, interval=args.interval, hook=hook, after=after)
+        except KeyboardInterrupt:
+            ladder.write_outputs()
+            print(f"interrupted: {ladder.tables_played} table(s), {ladder.games_played} games played now; every "
+                  f"finished game is recorded in {out}; run the same command again to go on", file=sys.stderr)
+            return 130
+    print(f"{ladder.tables_played} table(s), {ladder.games_played} games played now; standings and report.html "
+          f"in {out}")
+    return 0
 
 
 # --------------------------------------------------------------------------

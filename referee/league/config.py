@@ -259,6 +259,21 @@ class League:
     #: league. Not part of the canonical config (every shard has the same config); the ledger
     #: stores it separately (meta ``shard``)
     shard: Any = None              # referee.league.shards.Shard | None
+    #: the night's bots by name in the order they joined it, withdrawn ones included (a night that
+    #: grew, :mod:`referee.league.roster`); empty: ``bots`` in config order. The schedule numbers
+    #: its tables over this list, so adding a bot never renumbers an earlier table
+    roster: tuple[str, ...] = ()
+
+    @property
+    def slots(self) -> tuple[str, ...]:
+        """The roster (see ``roster``): every bot that ever joined the night, in joining order."""
+        return self.roster or tuple(b.name for b in self.bots)
+
+    @property
+    def withdrawn(self) -> tuple[str, ...]:
+        """The bots of the roster that the config no longer has, in joining order."""
+        names = {b.name for b in self.bots}
+        return tuple(n for n in self.roster if n not in names)
 
     @property
     def secret(self) -> bool:

@@ -1,12 +1,17 @@
 """A league's output directory: created, locked, and checked against the run.
 
-:func:`open_ledger` is the door: it creates ``OUT/games/``, opens
+:func:`open_night` is the door (:func:`open_ledger` the same for a caller
+that needs only the ledger): it creates ``OUT/games/``, opens
 ``OUT/ledger.sqlite`` holding the directory's run lock, refuses a directory
 this run must not play into (another run holds it, it was written by
-``referee merge``, it holds another shard, or games of a different config),
-and stages the meta entries the run writes once its bots have passed the
-start check (:meth:`referee.league.ledger.Ledger.commit_staged`): the config
-(for a new or empty ledger), the league's current name and the shard.
+``referee merge``, it holds another shard, games of a different config, or
+games whose ids an older referee numbered otherwise), accepts a config that
+only adds or removes bots (:mod:`referee.league.roster`: the league it
+returns has the night's roster), and stages the meta entries the run writes
+once its bots have passed the start check
+(:meth:`referee.league.ledger.Ledger.commit_staged`): the config (for a new or
+empty ledger, or one whose bots changed), the withdrawn bots, the league's
+current name and the shard.
 
 Errors: every refusal is a :class:`referee.errors.UserError` saying what to do
 instead; the ledger is closed (and the lock released) before it is raised.
@@ -20,9 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from referee.errors import UserError
-from referee.league.config import League, describe_diff, normalize_stored
+from referee.league.config import League, normalize_stored
 from referee.league.ledger import LEDGER_NAME, Ledger, MergedMeta, config_text
+from referee.league.roster import WITHDRAWN_META, Growth, reconcile, stored_withdrawn
 from referee.league.shards import format_shards
+
+#: the ledger meta key saying how game ids number tables (:data:`referee.league.schedule.IDS`)
+IDS_META = "ids"
 
 
 def new_out_dir(out: Path) -> Path:
@@ -70,8 +79,15 @@ def private(*folders: Path) -> None:
 
 
 def open_ledger(league: League) -> Ledger:
+    """:func:`open_night`'s ledger (for a caller that plays the config as it is)."""
+    return open_night(league)[1]
+
+
+def open_night(league: League) -> tuple[League, Ledger, Growth | None]:
     """Create the output directory and open its ledger, holding the run lock;
     refuse a directory this run must not play into (see the module docstring).
+    Returns the league to play (with the night's roster), the ledger, and what
+    changed in the bots (None for a new or empty ledger).
 
     A ledger without any finished game takes the new config (so fixing a failed
     build or a bot that never started is just a matter of running again); one
@@ -80,13 +96,19 @@ def open_ledger(league: League) -> Ledger:
     the whole league): a ledger holding games of another shard (or of the whole
     league) is refused, naming the shard it holds.
     """
+    from referee.league.schedule import IDS
+
     out = league.out
     make_out_dir(out)
     ledger = Ledger.in_dir(out, lock=True)
+    growth: Growth | None = None
     try:
         stored = normalize_stored(ledger.config())
         empty = ledger.count() == 0
         _check(ledger, league, stored, empty)
+        if stored is not None and not empty:
+            growth = reconcile(league, stored, stored_withdrawn(ledger.get_meta(WITHDRAWN_META)), out)
+            league = growth.league
     except BaseException:
         ledger.close()
         raise
@@ -98,8 +120,13 @@ def open_ledger(league: League) -> Ledger:
         # one - committed once the builds and the bots' start check have passed, so that a failed
         # start leaves nothing recorded
         staged["config"] = config_text(league.canonical())
+        staged[WITHDRAWN_META] = None
+    if empty:
+        staged[IDS_META] = IDS
+    if growth is not None:
+        staged.update(growth.meta)
     ledger.stage_meta(staged)
-    return ledger
+    return league, ledger, growth
 
 
 def _check(ledger: Ledger, league: League, stored: dict[str, Any] | None, empty: bool) -> None:
@@ -129,13 +156,15 @@ def _check(ledger: Ledger, league: League, stored: dict[str, Any] | None, empty:
             f"{out}: this output directory holds {holds}, but this run asks for {wants}. "
             f"Resume it with {again}, or play into another directory with --out DIR (or --new-out)."
         )
-    stored = normalize_stored(ledger.config())
-    if stored is not None and stored != league.canonical():
+    from referee.league.schedule import IDS
+
+    ids = ledger.get_meta(IDS_META)
+    if ids != IDS:
         raise UserError(
-            f"{out}: this output directory holds a league played with a different config:\n"
-            f"  {describe_diff(stored, league.canonical())}\n"
-            "Restore the old config to resume it, or start afresh with --new-out (a new directory next to it) "
-            "or --out DIR."
+            f"{out}: this output directory holds games of a night started by an older referee, whose game ids "
+            "number the tables in another order, so it cannot be resumed with this one: finish it with the "
+            "referee that started it, or start afresh with --new-out (a new directory next to it) or --out DIR. "
+            "Its standings and report stay readable (referee standings OUT)."
         )
 
 
@@ -151,15 +180,16 @@ def write_atomic(path: Path, data: str | bytes) -> None:
 
 
 def write_outputs(out: Path, ledger: Ledger, name: str, *, viewer_limit: int | None = None,
-                  result: list[Any] | None = None) -> dict[str, Any]:
+                  result: list[Any] | None = None, keep_withdrawn: bool = False) -> dict[str, Any]:
     """Recompute the standings from the ledger (game-id order), write standings.json/.csv/.md,
     report.html with its game browser data, and the viewer pages (at most ``viewer_limit`` new
     ones; see :mod:`referee.league.report`) into ``out``; return the standings. ``result``, when
-    given, receives the :class:`referee.league.report.ReportResult`."""
+    given, receives the :class:`referee.league.report.ReportResult`. ``keep_withdrawn``: count the
+    games of withdrawn bots (:func:`referee.league.standings.from_ledger`)."""
     from referee.league.report import write_report
     from referee.league.standings import from_ledger
 
-    st = from_ledger(ledger, name)
+    st = from_ledger(ledger, name, keep_withdrawn=keep_withdrawn)
     res = write_report(out, st, ledger, viewer_limit=viewer_limit)
     if result is not None:
         result.append(res)

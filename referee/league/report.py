@@ -82,6 +82,9 @@ def write_report(out_dir: Path, st: dict[str, Any], ledger: Ledger | None = None
         if own:
             led.close()
     notes = night_notes(summary)
+    from referee.league.standings import withdrawn_text
+
+    gone = withdrawn_text(st)
     try:
         write_files(out, st, notes)
         vstats = (write_viewers(out, ((r.game_id, r.log_path) for r in rows), limit=viewer_limit, jobs=jobs)
@@ -98,7 +101,7 @@ def write_report(out_dir: Path, st: dict[str, Any], ledger: Ledger | None = None
                 if with_viewer == len(rows) or not rows else
                 f"{with_viewer} of {len(rows)} games have a viewer page; `referee report {out}` writes the rest, "
                 f"and `referee serve {out}` shows any game from its log.")
-        text = render_report(st, summary, notes=notes, think=think_samples(rows), fair=fair_shares(rows),
+        text = render_report(st, summary, notes=notes + ([gone] if gone else []), think=think_samples(rows), fair=fair_shares(rows),
                              variants=[(v, len(per_variant[v]["games"])) for v in names], viewers=have,
                              viewer_note=note, written=time.time())
         path = out / "report.html"

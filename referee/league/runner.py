@@ -193,6 +193,16 @@ def _open_tables(league: League, done: set[str], total: int) -> int:
     return sum(1 for t in tables if any(g.game_id not in done for g in sched.table_games(league, t)))
 
 
+def _planned_done(league: League, ledger: Ledger, done: set[str]) -> int:
+    """How many of the ``done`` games are in the plan: not a ladder game
+    (``referee ladder``) nor one of a withdrawn bot (:mod:`referee.league.roster`)."""
+    gone = set(league.withdrawn)
+    planned = {i for i in done if not sched.is_ladder_id(i)}
+    if not gone:
+        return len(planned)
+    return sum(1 for row in ledger.rows() if row.game_id in planned and not gone.intersection(row.bots))
+
+
 async def _drive(batches: Iterator[_Batch], executor: Executor, committer: _Committer, slots: int) -> None:
     """Play the batches' units, at most ``slots`` at once, committing every game as it is delivered."""
     limiter = trio.CapacityLimiter(slots)
@@ -232,7 +242,7 @@ async def run_league(league: League, ledger: Ledger, *, hook: ProgressHook | Non
     """
     done = ledger.done_ids()
     total = sched.total_games(league, league.shard)
-    stats = RunStats(total=total, done_before=len(done))
+    stats = RunStats(total=total, done_before=_planned_done(league, ledger, done))
     tally = Tally(league.name, live=True)
     if hook is not None:
         for row in ledger.rows():

@@ -3,7 +3,12 @@
 Round robin, duplicate format:
 
 * For every variant and table size, every combination of the bots sits at one
-  table (``itertools.combinations``). When there are fewer bots than seats and
+  table, in colexicographic order over the bots in the order they joined the
+  night (``League.slots``: the config's order, unless the night grew): all the
+  tables of the first ``n`` bots come before any table with bot ``n + 1``, so
+  a bot added later never renumbers an earlier table (its tables are numbered
+  after them; :mod:`referee.league.roster`). A withdrawn bot keeps its place in
+  that order; its tables are left out. When there are fewer bots than seats and
   the config says ``fill = "repeat"``, the tables are the combinations with
   repetition that seat every bot at least once (for 2 bots at 4 seats:
   ``aaab``, ``aabb``, ``abbb``).
@@ -22,7 +27,17 @@ Round robin, duplicate format:
 
 Games per table = deals x size (rotations); every game has a stable id such as
 ``kwartet-4p-t0003-d002-r1`` (variant, size, table, deal, rotation). Everything
-is generated lazily, so a huge schedule is never held in memory.
+is generated lazily, so a huge schedule is never held in memory. A game is
+thus a function of its variant, table size, table members (by name, in
+joining order), deal and rotation, and the master seed; never of the number
+of bots. (Referees before :data:`IDS` numbered tables lexicographically, so
+their ids differ: :mod:`referee.league.outdir` refuses to resume such a ledger.)
+
+Ladder tables (``referee ladder``, :mod:`referee.league.ladder`) are tables
+chosen one at a time: ``Table(ladder=True)``, key ``kwartet-4p-L000012`` (an
+upper-case ``L``, which no planned id holds), each with deals of its own
+(``derive(master_seed, f"{variant}:{size}p:ladder:{n}:deal:{d}")``), played in
+every rotation like a planned table.
 
 Balanced and gauntlet schedules (``[schedule] kind = "balanced"`` or
 ``"gauntlet"``, per variant: its ``schedule`` table). The lineups of a
@@ -72,17 +87,23 @@ from referee.league.balanced import Coverage, TablePlan, balanced, coverage, gau
 from referee.league.config import League, Variant
 from referee.league.shards import Shard
 
+#: how game ids name tables (the ledger's meta ``ids``): tables in colexicographic order
+IDS = "colex"
+
 
 @dataclass(frozen=True, slots=True)
 class Table:
     variant: Variant
     size: int
     index: int
-    lineup: tuple[int, ...]        # bot indices (into League.bots): sorted (round robin), else the plan's order
+    lineup: tuple[int, ...]        # bot indices (into League.bots): joining order (round robin), else the plan's
     number: int = 0                # global table number in schedule order (what shards split)
+    ladder: bool = False           # a ladder table (referee ladder), numbered apart from the plan
 
     @property
     def key(self) -> str:
+        if self.ladder:
+            return f"{self.variant.slug}-{self.size}p-L{self.index:06d}"
         return f"{self.variant.slug}-{self.size}p-t{self.index:04d}"
 
 
@@ -99,10 +120,21 @@ class ScheduledGame:
     positions: tuple[int, ...]     # lineup position per seat (which of the table's processes plays it)
 
 
+def colex(n: int, k: int) -> Iterator[tuple[int, ...]]:
+    """The ``k``-subsets of ``range(n)`` (each ascending) in colexicographic
+    order: those of ``range(m)`` come first, for every ``m``."""
+    if k == 0:
+        yield ()
+        return
+    for last in range(k - 1, n):
+        for rest in colex(last, k - 1):
+            yield (*rest, last)
+
+
 def lineups(nbots: int, size: int, fill: str) -> Iterator[tuple[int, ...]]:
     """The bot lineups of one table size (see the module docstring)."""
     if nbots >= size:
-        yield from itertools.combinations(range(nbots), size)
+        yield from colex(nbots, size)
     elif fill == "repeat":
         for combo in itertools.combinations_with_replacement(range(nbots), size):
             if len(set(combo)) == nbots:
@@ -174,10 +206,17 @@ def table_plan(league: League, variant: Variant, size: int) -> TablePlan | None:
                       s.challengers)
 
 
+def ladder_seed(master_seed: int, variant: Variant, size: int, table: int, deal: int) -> int:
+    from referee.rules import derive
+
+    return derive(master_seed, f"{variant.slug}:{size}p:ladder:{table}:deal:{deal}")
+
+
 def _blocks(league: League) -> Iterator[tuple[Variant, int, int, int]]:
     """``(variant, size, global number of its first table, its table count)``
-    for every variant and table size, in schedule order."""
-    n = len(league.bots)
+    for every variant and table size, in schedule order (tables counted over
+    the roster, withdrawn bots' included: the numbering)."""
+    n = len(league.slots)
     number = 0
     for v in league.variants:
         for size in v.sizes:
@@ -188,13 +227,20 @@ def _blocks(league: League) -> Iterator[tuple[Variant, int, int, int]]:
 
 def tables(league: League, shard: Shard | None = None) -> Iterator[Table]:
     """Every table of the league (or of one shard), in schedule order (lazily)."""
+    index = {b.name: i for i, b in enumerate(league.bots)}
+    slot_bot = [index.get(name) for name in league.slots]   # None: a withdrawn bot
+    gone = None in slot_bot
     for v, size, start, count in _blocks(league):
         if shard is not None and shard.count_in(start, count) == 0:
             continue
         tp = table_plan(league, v, size)
-        if tp is None:
-            for t, lineup in enumerate(lineups(len(league.bots), size, league.fill)):
+        if tp is None:   # a round robin over the roster (withdrawn bots' tables left out)
+            for t, combo in enumerate(lineups(len(slot_bot), size, league.fill)):
                 if shard is None or shard.holds(start + t):
+                    members = [slot_bot[c] for c in combo]
+                    if gone and None in members:
+                        continue                      # a table of a withdrawn bot
+                    lineup = tuple(m for m in members if m is not None)
                     yield Table(variant=v, size=size, index=t, lineup=lineup, number=start + t)
             continue
         first, step = (0, 1) if shard is None else ((shard.k - 1 - start) % shard.n, shard.n)
@@ -211,8 +257,15 @@ def table_at(league: League, variant: Variant, size: int, index: int) -> Table:
             if not 0 <= index < count:
                 raise IndexError(f"table {index} is not in {variant.name} at {size} seats (0..{count - 1})")
             tp = table_plan(league, v, size)
-            lineup = (tp.lineup(index) if tp is not None
-                      else next(itertools.islice(lineups(len(league.bots), size, league.fill), index, None)))
+            if tp is not None:
+                lineup = tp.lineup(index)
+            else:
+                index_of = {b.name: i for i, b in enumerate(league.bots)}
+                combo = next(itertools.islice(lineups(len(league.slots), size, league.fill), index, None))
+                members = [index_of.get(league.slots[c]) for c in combo]
+                if None in members:
+                    raise IndexError(f"table {index} of {variant.name} at {size} seats seats a withdrawn bot")
+                lineup = tuple(m for m in members if m is not None)
             return Table(variant=v, size=size, index=index, lineup=lineup, number=start + index)
     raise IndexError(f"{variant.name} has no {size}-seat tables in this league")
 
@@ -246,7 +299,8 @@ def table_games(league: League, table: Table) -> Iterator[ScheduledGame]:
     if master is None:   # a bug of the caller, never a silent seed 0
         raise RuntimeError("the league's secret seed was not read from its ledger (referee.league.secret)")
     for d in range(table.variant.deals):
-        seed = deal_seed(master, table.variant, k, d)
+        seed = (ladder_seed(master, table.variant, k, table.index, d) if table.ladder
+                else deal_seed(master, table.variant, k, d))
         order = seating_order(tuple(range(k)), d)    # lineup positions
         for r in range(k):
             positions = tuple(order[(s + r) % k] for s in range(k))
@@ -261,6 +315,11 @@ def table_games(league: League, table: Table) -> Iterator[ScheduledGame]:
                 seats=tuple(table.lineup[p] for p in positions),
                 positions=positions,
             )
+
+
+def is_ladder_id(game_id: str) -> bool:
+    """Whether ``game_id`` is a ladder game's (``...-4p-L000012-d000-r0``): planned ids are lower case."""
+    return "-L" in game_id
 
 
 def games(league: League, shard: Shard | None = None) -> Iterator[ScheduledGame]:
@@ -287,7 +346,10 @@ class PlanRow:
 def plan(league: League, shard: Shard | None = None) -> list[PlanRow]:
     """Table and game counts per variant and size (of one shard, if given),
     without generating anything."""
-    return [PlanRow(v.name, size, count if shard is None else shard.count_in(start, count), v.deals, size,
+    withdrawn = bool(league.withdrawn)
+    return [PlanRow(v.name, size,
+                    (lineup_count(len(league.bots), size, league.fill) if withdrawn and v.schedule.kind == "round-robin"
+                     else count) if shard is None else shard.count_in(start, count), v.deals, size,
                     v.schedule.kind, v.schedule.seats_per_bot)
             for v, size, start, count in _blocks(league)]
 

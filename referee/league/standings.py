@@ -277,18 +277,56 @@ def compute(rows: Iterable[GameRow], league: str = "") -> dict[str, Any]:
     return tally.result()
 
 
-def from_ledger(ledger: Any, league: str = "") -> dict[str, Any]:
-    """Standings from an open :class:`~referee.league.ledger.Ledger` (rows come in game-id order)."""
+def from_ledger(ledger: Any, league: str = "", *, keep_withdrawn: bool = False) -> dict[str, Any]:
+    """Standings from an open :class:`~referee.league.ledger.Ledger` (rows come in game-id order).
+
+    Withdrawn bots (the ledger's meta ``withdrawn``, :mod:`referee.league.roster`):
+    every game one of them sat in is left out, for every bot at its table,
+    unless ``keep_withdrawn``; the result then lists them under ``withdrawn``
+    (``bot``, ``games``: the games it sat in, ``counted``), and with
+    ``keep_withdrawn`` their rows in every scope say ``"withdrawn": true``."""
+    from referee.league.roster import WITHDRAWN_META, stored_withdrawn
     from referee.league.secret import shown_seed
 
     tally = Tally(league or (ledger.get_meta("league") or ""))
+    gone = stored_withdrawn(ledger.get_meta(WITHDRAWN_META))
+    sat = dict.fromkeys(gone, 0)
     for row in ledger.rows():
+        present = [b for b in gone if b in row.bots]
+        for b in present:
+            sat[b] += 1
+        if present and not keep_withdrawn:
+            continue
         tally.add(row)
     st = tally.result()
+    if gone:
+        st["withdrawn"] = [{"bot": b, "games": sat[b], "counted": keep_withdrawn} for b in gone]
+        if keep_withdrawn:
+            for scope in st["scopes"].values():
+                for r in scope["bots"]:
+                    if r["bot"] in sat:
+                        r["withdrawn"] = True
     seed = shown_seed(ledger)   # a secret seed only once the night is complete
     if seed is None:
         return st
     return {"league": st.pop("league"), "seed": seed, **st}
+
+
+def withdrawn_text(st: dict[str, Any]) -> str | None:
+    """The withdrawn bots in words (None if there are none), for every output."""
+    gone = st.get("withdrawn") or []
+    if not gone:
+        return None
+    names = ", ".join(f"{w['bot']} ({w['games']} game{'s' * (w['games'] != 1)})" for w in gone)
+    if gone[0].get("counted"):
+        return f"Withdrawn: {names}; their games are counted (--keep-withdrawn), the bots marked withdrawn."
+    return (f"Withdrawn: {names}; every game a withdrawn bot sat in is left out of these standings, for every bot "
+            "at its table (--keep-withdrawn counts them).")
+
+
+def bot_label(row: dict[str, Any]) -> str:
+    """A standings row's bot name, marked if the bot is withdrawn."""
+    return f"{row['bot']} (withdrawn)" if row.get("withdrawn") else str(row["bot"])
 
 
 def seed_text(st: dict[str, Any]) -> str | None:
@@ -373,6 +411,8 @@ def cell_text(row: dict[str, Any], key: str) -> str:
         return _faults_text(row["faults"]) or "-"
     if key == "think":
         return f"{row['think_mean_ms']:.2f} / {row['think_max_ms']:.1f}"
+    if key == "bot":
+        return bot_label(row)
     return str(row[key])
 
 
@@ -448,6 +488,9 @@ def to_markdown(st: dict[str, Any], notes: list[str] | None = None) -> str:
              "no result and count nowhere."), "", "Columns:", ""]
     out += [f"- **{md_text(c.head)}**: {md_text(c.legend)}" for c in COLUMNS]
     out += ["", md_text(SORT_TEXT), ""]
+    gone = withdrawn_text(st)
+    if gone:
+        out += [md_text(gone), ""]
     for scope, data in st["scopes"].items():
         cols = columns(scope)
         out += [f"## {md_text(scope)} ({games_text(data)})", ""]

@@ -1,0 +1,339 @@
+"""``referee ladder``: a night that keeps going, one table at a time, as long as it is left running.
+
+Each step chooses one table, plays its deals in every seat rotation (the
+duplicate format of :mod:`referee.league.schedule`), commits every game to the
+ledger as it ends (the coordinator of :mod:`referee.league.runner`), then
+rewrites the standings and ``report.html``. Between tables the config is read
+again: bots added to it join the ladder (after their build and start check),
+bots removed are withdrawn (:mod:`referee.league.roster`); a config that does
+not load, or changes anything else, gives one ``warning:`` line and the ladder
+goes on with the config it has.
+
+Matchmaking (after psyleague's): ratings are the standings' openskill ratings
+over every counted game in the ledger (planned games and ladder games alike).
+
+1. The variant and table size: of the config's variants and sizes that the
+   bots can fill, the one with the fewest ladder tables so far (the first in
+   config order on a tie), so the ladder goes round them in turn.
+2. The bot that needs games most: the fewest games so far, then the highest
+   sigma (the most uncertain rating).
+3. Its opponents: the ``size - 1`` others whose rating is closest to its own
+   relative to the uncertainty, ``|mu_j - mu| / sqrt(sigma_j^2 + sigma^2)``
+   smallest: close ratings, or ratings too uncertain to tell apart, are the
+   tables whose results say the most.
+
+Ties are broken by a generator seeded from the master seed and the table
+number, so a ladder is reproducible given the same ledger.
+
+Ladder tables are numbered from 0 across all variants (``kwartet-3p-L000007``,
+see :data:`referee.league.schedule.Table.ladder`), each with deals of its own;
+their ids never collide with planned games, so ``referee run`` and
+``referee ladder`` share an output directory. A table cut off by Ctrl-C is
+finished first when the ladder runs again (if its bots are all still in).
+
+Errors: :class:`referee.errors.UserError` (the config, the output directory,
+a failing build or start check at the start, a table size no variant can fill
+with the bots there are). Ctrl-C stops at once: finished games stay
+committed, no bot process is left behind (``KeyboardInterrupt`` propagates).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from referee.errors import UserError, user_facing
+from referee.league import schedule as sched
+from referee.league.config import League, Variant, load_config, normalize_stored
+from referee.league.ledger import GameRow, Ledger, config_text
+from referee.league.local import LocalExecutor
+from referee.league.outdir import write_outputs
+from referee.league.preflight import prepare
+from referee.league.roster import WITHDRAWN_META, reconcile, stored_withdrawn
+from referee.league.runner import RunStats, _Batch, _Committer, _drive
+from referee.league.standings import Tally
+from referee.league.work import UnitMaker
+from referee.rules.rng import Rng, derive
+from referee.runtime import BotSession
+
+_LADDER_RE = re.compile(r"-(\d+)p-L(\d+)-d\d+-r\d+$")
+
+#: what the ladder says (one line each): warnings and what happens
+Say = Callable[[str], None]
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+@dataclass
+class LadderTable:
+    """A table chosen (or resumed) by the ladder, and what is left of it to play."""
+
+    table: sched.Table
+    games: list[sched.ScheduledGame]
+    resumed: bool = False
+
+
+@dataclass
+class _Rating:
+    games: int = 0
+    mu: float = 25.0
+    sigma: float = 25.0 / 3
+
+
+# --------------------------------------------------------------------------
+# matchmaking
+
+
+def ladder_number(game_id: str) -> int | None:
+    """The ladder table number of a ladder game's id, else None."""
+    m = _LADDER_RE.search(game_id)
+    return int(m.group(2)) if m else None
+
+
+def _ratings(tally: Tally, names: list[str]) -> dict[str, _Rating]:
+    scope = tally.overall
+    out = {}
+    for name in names:
+        r = scope.ratings.get(name)
+        t = scope.bots.get(name)
+        out[name] = _Rating(t.games if t else 0, r.mu if r else 25.0, r.sigma if r else 25.0 / 3)
+    return out
+
+
+def choose(league: League, tally: Tally, tables_so_far: Counter[tuple[str, int]], number: int) -> sched.Table:
+    """Ladder table ``number`` (see the module docstring): its variant, size and
+    lineup (bot indices in joining order). Raises :class:`UserError` when no
+    variant's table size can be filled by the bots."""
+    nbots = len(league.bots)
+    options = [(v, s) for v in league.variants for s in v.sizes if s <= nbots]
+    if not options:
+        smallest = min(s for v in league.variants for s in v.sizes)
+        raise UserError(f"the ladder needs at least {smallest} bots for its smallest table; the config has {nbots}")
+    variant, size = min(options, key=lambda o: tables_so_far[(o[0].name, o[1])])
+    names = [b.name for b in league.bots]
+    rating = _ratings(tally, names)
+    rng = Rng(derive(league.seed, f"ladder:{number}"))
+    order = list(range(nbots))
+    rng.shuffle(order)
+    tie = {i: k for k, i in enumerate(order)}
+    focus = min(range(nbots), key=lambda i: (rating[names[i]].games, -rating[names[i]].sigma, tie[i]))
+    f = rating[names[focus]]
+
+    def distance(i: int) -> tuple[float, int]:
+        r = rating[names[i]]
+        return abs(r.mu - f.mu) / math.sqrt(r.sigma ** 2 + f.sigma ** 2), tie[i]
+
+    others = sorted((i for i in range(nbots) if i != focus), key=distance)[: size - 1]
+    slot = {n: k for k, n in enumerate(league.slots)}
+    lineup = tuple(sorted([focus, *others], key=lambda i: slot[names[i]]))
+    return sched.Table(variant=variant, size=size, index=number, lineup=lineup, ladder=True)
+
+
+def _resumable(league: League, rows: list[GameRow], number: int) -> sched.Table | None:
+    """Ladder table ``number`` rebuilt from its recorded games (the lineup from
+    one row's seating), or None if its variant or one of its bots is gone."""
+    row = rows[0]
+    variant: Variant | None = next((v for v in league.variants if v.name == row.variant), None)
+    index = {b.name: i for i, b in enumerate(league.bots)}
+    if variant is None or any(b not in index for b in row.bots):
+        return None
+    k = row.size
+    order = sched.seating_order(tuple(range(k)), row.deal)
+    lineup = [0] * k
+    for s in range(k):
+        lineup[order[(s + row.rotation) % k]] = index[row.bots[s]]
+    return sched.Table(variant=variant, size=k, index=number, lineup=tuple(lineup), ladder=True)
+
+
+# --------------------------------------------------------------------------
+# the ladder
+
+
+class Ladder:
+    """One ladder run on an open ledger (see :func:`run_ladder`)."""
+
+    def __init__(self, path: Path, league: League, ledger: Ledger, *, keep_withdrawn: bool, concurrency: int | None,
+                 say: Say) -> None:
+        self.path = path
+        self.league = league
+        self.ledger = ledger
+        self.keep_withdrawn = keep_withdrawn
+        self.slots = concurrency or league.concurrency
+        self.say = say
+        self.maker = UnitMaker(league)
+        self.given_up: dict[int, BotSession] = {}
+        self.config_bytes = self._read_config()
+        self.warned: str | None = None
+        self.tables_played = 0
+        self.games_played = 0
+        self._load_ledger()
+
+    def _read_config(self) -> bytes | None:
+        try:
+            return self.path.read_bytes()
+        except OSError:
+            return None
+
+    def _load_ledger(self) -> None:
+        """The tally (ratings) and the ladder's tables so far, from the ledger."""
+        gone = set(self.league.withdrawn)
+        self.tally = Tally(self.league.name)
+        self.ladder_rows: dict[int, list[GameRow]] = defaultdict(list)
+        for row in self.ledger.rows():
+            n = ladder_number(row.game_id)
+            if n is not None:
+                self.ladder_rows[n].append(row)
+            if self.keep_withdrawn or not gone.intersection(row.bots):
+                self.tally.add(row)
+
+    def _next(self) -> LadderTable:
+        """The unfinished ladder table to finish, else a new one."""
+        done = {r.game_id for rows in self.ladder_rows.values() for r in rows}
+        for n in sorted(self.ladder_rows):
+            rows = self.ladder_rows[n]
+            if len(rows) >= rows[0].size * _deals(self.league, rows[0].variant):
+                continue
+            table = _resumable(self.league, rows, n)
+            if table is not None:
+                todo = [g for g in sched.table_games(self.league, table) if g.game_id not in done]
+                if todo:
+                    return LadderTable(table, todo, resumed=True)
+        counts: Counter[tuple[str, int]] = Counter()
+        for rows in self.ladder_rows.values():
+            counts[(rows[0].variant, rows[0].size)] += 1
+        number = max(self.ladder_rows, default=-1) + 1
+        table = choose(self.league, self.tally, counts, number)
+        return LadderTable(table, list(sched.table_games(self.league, table)))
+
+    async def start(self) -> None:
+        """The builds and start check of every bot, then the staged meta committed."""
+        self.given_up = await prepare(self.league, self.maker, self.slots, say=self.say)
+        self.ledger.commit_staged()
+
+    async def reload(self) -> None:
+        """Read the config again; take it if its bots changed in a way the
+        night accepts and the new bots pass their start check (else warn once
+        per version of the file and keep the old one)."""
+        data = self._read_config()
+        if data == self.config_bytes:
+            return
+        try:
+            new = load_config(self.path, out=str(self.league.out))
+            stored = normalize_stored(self.ledger.config())
+            if stored is None or self.ledger.count() == 0:
+                league, meta, lines = new, {"config": config_text(new.canonical()), WITHDRAWN_META: None}, []
+            else:
+                growth = reconcile(new, stored, stored_withdrawn(self.ledger.get_meta(WITHDRAWN_META)),
+                                   self.league.out)
+                league, meta, lines = growth.league, growth.meta, growth.lines()
+            maker = UnitMaker(league)
+            given_up = await prepare(league, maker, self.slots, say=self.say) if meta else self.given_up
+        except UserError as exc:
+            text = str(exc)
+            if text != self.warned:
+                self.warned = text
+                self.say(f"warning: the config was changed, but the ladder goes on with the one it has: {text}")
+            return
+        self.config_bytes = data
+        self.warned = None
+        if meta:
+            self.ledger.stage_meta(meta)
+            self.ledger.commit_staged()
+        roster_changed = league.withdrawn != self.league.withdrawn
+        self.league, self.maker, self.given_up = league, maker, given_up
+        if roster_changed:
+            self._load_ledger()
+        for line in lines:
+            self.say(line)
+
+    async def play_table(self, hook: Callable[[LadderTable], None] | None = None) -> LadderTable:
+        """Choose (or resume) one table and play what is left of it."""
+        lt = self._next()
+        if hook is not None:
+            hook(lt)
+        stats = RunStats(total=len(lt.games), done_before=0)
+        committer = _Committer(self.league, self.ledger, stats, self.tally, None)
+        todo = lt.games
+        size = math.ceil(len(todo) / min(self.slots, len(todo)))
+        given_up = frozenset(self.given_up)
+        batches = (_Batch(self.maker.unit(lt.table, todo[i:i + size], given_up), {g.game_id: g for g in todo[i:i + size]})
+                   for i in range(0, len(todo), size))
+        executor = LocalExecutor(self.league.out / "games", self.given_up)
+        try:
+            await _drive(batches, executor, committer, self.slots)
+        finally:
+            for g in todo:
+                row = self.ledger.get(g.game_id)
+                if row is not None:
+                    self.ladder_rows[lt.table.index].append(row)
+            self.games_played += stats.played
+        self.tables_played += 1
+        return lt
+
+    def write_outputs(self) -> dict[str, Any]:
+        return write_outputs(self.league.out, self.ledger, self.league.name, keep_withdrawn=self.keep_withdrawn)
+
+
+def _deals(league: League, variant: str) -> int:
+    return next((v.deals for v in league.variants if v.name == variant), 1)
+
+
+async def run_ladder(ladder: Ladder, *, tables: int | None = None, interval: float = 0.0,
+                     hook: Callable[[LadderTable], None] | None = None,
+                     after: Callable[[LadderTable, dict[str, Any]], None] | None = None) -> None:
+    """Play ``tables`` tables (None: until cancelled), ``interval`` seconds
+    apart, re-reading the config between tables and rewriting the standings
+    and the report after each (``after`` gets the table and the standings)."""
+    await ladder.start()
+    while tables is None or ladder.tables_played < tables:
+        if ladder.tables_played:
+            if interval > 0:
+                await trio.sleep(interval)
+            await ladder.reload()
+        lt = await ladder.play_table(hook)
+        st = ladder.write_outputs()
+        if after is not None:
+            after(lt, st)
+
+
+def play_ladder(ladder: Ladder, **kw: Any) -> None:
+    """Synchronous entry (``trio.run``), exception groups reduced as in
+    :func:`referee.league.runner.play`."""
+    try:
+        trio.run(lambda: run_ladder(ladder, **kw))
+    except BaseExceptionGroup as eg:
+        exc = user_facing(eg)
+        if exc is eg:
+            raise
+        raise exc from None
+
+
+def open_ladder(path: str, *, out: str | None = None, keep_withdrawn: bool = False, concurrency: int | None = None,
+                say: Say = _to_stderr) -> Ladder:
+    """Load the config, open (or create) its output directory as ``referee
+    run`` does (:func:`referee.league.outdir.open_night`: a config that adds or
+    removes bots is accepted), and make the :class:`Ladder`. The caller closes
+    ``ladder.ledger``."""
+    from referee.league.outdir import open_night
+
+    league = load_config(path, out=out)
+    league, ledger, growth = open_night(league)
+    try:
+        for line in growth.lines() if growth else []:
+            say(line)
+        return Ladder(Path(path), league, ledger, keep_withdrawn=keep_withdrawn, concurrency=concurrency, say=say)
+    except BaseException:
+        ledger.close()
+        raise
+
+

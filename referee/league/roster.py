@@ -1,0 +1,175 @@
+"""A night that grows: bots added to (or removed from) the config of a night already played.
+
+``referee run CONFIG`` on an output directory holding games compares the
+config with the one stored in the ledger (:func:`reconcile`):
+
+* **Added bots** (names the stored config does not have) are accepted: they
+  join the night's *roster* (``League.roster``: every bot that ever joined, in
+  joining order; the stored config keeps its bots in that order) after the
+  bots already there. The round-robin schedule numbers its tables
+  colexicographically over the roster (:mod:`referee.league.schedule`), so the
+  tables of the earlier bots keep their numbers, ids, seeds and seating, and
+  the new tables (every combination with a new bot, and every table of a table
+  size the new bots make possible) come after them. The run plays only those:
+  the union equals, game by game, the night planned with all the bots from the
+  start (in joining order, same seed).
+* **Removed bots** are *withdrawn*: they keep their place in the roster (and
+  their config in the stored one), their games stay in the ledger, their
+  unplayed tables are dropped from the plan, and the standings leave out every
+  game a withdrawn bot sat in, for everyone at the table (the rest of the
+  duplicate tables stay whole: the standings are those of the night without
+  that bot). ``--keep-withdrawn`` counts their games (the bot marked
+  withdrawn). A withdrawn bot that comes back with its old config is back in.
+  The ledger's meta ``withdrawn`` lists them (JSON), for ``referee standings``.
+* **Any other change** (a bot's command, the seed, a variant...) is refused with
+  the list of differences, as before. The bots' order in the config does not
+  matter (the roster keeps the joining order).
+
+Not accepted either: changing the bots of a night split with ``--shard K/N``
+(the split is over global table numbers, which a new bot changes), or of a
+night whose tables repeat bots (``fill = "repeat"`` with fewer bots than seats:
+those tables are not combinations, and a new bot changes all of them).
+
+Errors: every refusal is a :class:`referee.errors.UserError` saying what to do.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from referee.errors import UserError
+from referee.league.config import League, describe_diff
+
+#: the ledger meta key listing the withdrawn bots (JSON list of names)
+WITHDRAWN_META = "withdrawn"
+
+
+@dataclass(frozen=True)
+class Growth:
+    """What :func:`reconcile` found: the league to play (with its roster), the
+    bots added, newly withdrawn and back, how many games the new bots bring,
+    and the meta entries to store (``config``, ``withdrawn``)."""
+
+    league: League
+    added: tuple[str, ...] = ()
+    withdrawn: tuple[str, ...] = ()        # withdrawn by this config (not before)
+    back: tuple[str, ...] = ()
+    new_games: int = 0
+    meta: dict[str, str | None] = dataclasses.field(default_factory=dict)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.withdrawn or self.back)
+
+    def lines(self) -> list[str]:
+        """One line per kind of change, for the user (``"2 bots added: 1,344 new games"``)."""
+        out = []
+        if self.added:
+            names = ", ".join(self.added)
+            out.append(f"{_bots(len(self.added))} added: {self.new_games:,} new game{'s' * (self.new_games != 1)} "
+                       f"({names})")
+        if self.back:
+            out.append(f"{_bots(len(self.back))} back: {', '.join(self.back)} (in the standings again; the games "
+                       "it missed are played)")
+        if self.withdrawn:
+            out.append(f"{_bots(len(self.withdrawn))} withdrawn: {', '.join(self.withdrawn)} (their games stay in "
+                       "the ledger, left out of the standings; --keep-withdrawn counts them)")
+        return out
+
+
+def _bots(n: int) -> str:
+    return f"{n} bot{'s' * (n != 1)}"
+
+
+def stored_withdrawn(text: str | None) -> tuple[str, ...]:
+    """The meta ``withdrawn`` decoded (empty if absent or damaged)."""
+    if not text:
+        return ()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return ()
+    return tuple(n for n in data if isinstance(n, str)) if isinstance(data, list) else ()
+
+
+def _by_name(bots: Any) -> dict[str, Any]:
+    if not isinstance(bots, list):
+        return {}
+    return {b["name"]: b for b in bots if isinstance(b, dict) and isinstance(b.get("name"), str)}
+
+
+def reconcile(league: League, stored: dict[str, Any], withdrawn_before: tuple[str, ...], out: Path) -> Growth:
+    """Compare ``league`` (the config now) with ``stored`` (the ledger's
+    canonical config, bots in joining order; ``withdrawn_before``: the meta
+    ``withdrawn``); see the module docstring. Raises :class:`UserError` with
+    the differences for any change but added and removed bots."""
+    new = league.canonical()
+    old_bots, new_bots = _by_name(stored.get("bots")), _by_name(new.get("bots"))
+    common = [n for n in old_bots if n in new_bots]
+    before = {**{k: v for k, v in stored.items() if k != "bots"}, "bots": {n: old_bots[n] for n in common}}
+    after = {**{k: v for k, v in new.items() if k != "bots"}, "bots": {n: new_bots[n] for n in common}}
+    if before != after:
+        raise UserError(
+            f"{out}: this output directory holds a league played with a different config:\n"
+            f"  {describe_diff(before, after)}\n"
+            "Adding bots or removing them is accepted (the night grows, or the removed ones are withdrawn); any "
+            "other change is not. Restore the old config to resume it, or start afresh with --new-out (a new "
+            "directory next to it) or --out DIR."
+        )
+    roster_before = tuple(old_bots)
+    added = tuple(n for n in new_bots if n not in old_bots)
+    roster = roster_before + added
+    withdrawn_now = tuple(n for n in roster if n not in new_bots)
+    was = set(withdrawn_before) & set(roster_before)
+    newly = tuple(n for n in withdrawn_now if n not in was)
+    back = tuple(n for n in roster_before if n in was and n in new_bots)
+    grown = dataclasses.replace(league, roster=roster)
+    if not (added or newly or back):
+        return Growth(grown)
+    _check_can_change(league, len(roster_before) - len(was), out)
+    old_active = [n for n in roster_before if n not in was]
+    kept = sum(1 for n in old_active if n in new_bots)
+    new_games = 0
+    for v in league.variants:
+        for size in v.sizes:
+            keep = math.comb(kept, size) if size <= len(old_active) else 0
+            new_games += (math.comb(len(league.bots), size) - keep) * v.deals * size
+    config = {**new, "bots": [new_bots.get(n, old_bots.get(n)) for n in roster]}
+    meta: dict[str, str | None] = {
+        "config": json.dumps(config, sort_keys=True),
+        WITHDRAWN_META: json.dumps(list(withdrawn_now)) if withdrawn_now else None,
+    }
+    return Growth(grown, added=added, withdrawn=newly, back=back, new_games=new_games, meta=meta)
+
+
+def _check_can_change(league: League, active_before: int, out: Path) -> None:
+    """Refuse a change of bots where the schedule cannot grow (see the module docstring)."""
+    if league.shard is not None:
+        raise UserError(
+            f"{out}: this night is split into shards (--shard {league.shard}); the bots of a split night cannot "
+            "change (a new bot renumbers the tables the shards share out). Keep the bots, or start a new night "
+            "with --new-out or --out DIR."
+        )
+    planned = sorted({v.name for v in league.variants if v.schedule.kind != "round-robin"})
+    if planned:
+        raise UserError(
+            f"{out}: {', '.join(planned)} {'uses' if len(planned) == 1 else 'use'} a balanced or gauntlet schedule, "
+            "whose tables are drawn for the bots it was planned with; its bots cannot change yet. Keep the bots, "
+            "play the newcomers in a gauntlet night of their own (kind = \"gauntlet\", challengers = [...]), "
+            "or start a new night with --new-out or --out DIR."
+        )
+    if league.fill == "repeat":
+        few = min(active_before, len(league.bots))
+        sizes = sorted({s for v in league.variants for s in v.sizes if s > few})
+        if sizes:
+            raise UserError(
+                f"{out}: this night seats several instances of the same bots (fill = \"repeat\", table size "
+                f"{', '.join(map(str, sizes))} with {few} bots); such tables are not combinations of the bots, "
+                "so adding or removing a bot changes all of them. Keep the bots, or start a new night with "
+                "--new-out or --out DIR."
+            )
