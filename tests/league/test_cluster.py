@@ -130,7 +130,7 @@ def _planned(cfg: Path) -> list[str]:
 def _check_complete(cfg: Path, out: Path) -> None:
     planned = _planned(cfg)
     assert sorted(_rows(out)) == planned                        # every planned game exactly once
-    assert sorted(p.name for p in (out / "games").iterdir()) == [f"{g}.jsonl" for g in planned]
+    assert sorted(p.name for p in (out / "games").glob("*.jsonl*")) == [f"{g}.jsonl.zst" for g in planned]
 
 
 def _start(cfg: Path, *args: str) -> subprocess.Popen[str]:
@@ -157,7 +157,7 @@ def test_a_night_on_the_cluster_equals_the_local_night_game_by_game(tmp_path: Pa
     assert "playing on tcp://127.0.0.1" in remote.stderr and "2 workers" in remote.stderr
     _check_complete(cfg, tmp_path / "out")
     assert _rows(tmp_path / "out") == _rows(tmp_path / "local")
-    replay = referee("replay", str(next((tmp_path / "out" / "games").iterdir())))
+    replay = referee("replay", str(next((tmp_path / "out" / "games").glob("*.jsonl*"))))
     assert replay.returncode == 0, replay.stdout + replay.stderr
 
 

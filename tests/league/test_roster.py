@@ -78,7 +78,7 @@ def test_added_bots_play_the_new_games_only_and_equal_the_all_bots_night(tmp_pat
     grown = _rows(tmp_path / "out")
     assert len(grown) == 4 * 1 * 3
     assert {k: grown[k] for k in first} == first      # earlier games: same ids, untouched
-    logs = {p.stem for p in (tmp_path / "out" / "games").glob("*.jsonl")}
+    logs = {p.name.split(".jsonl")[0] for p in (tmp_path / "out" / "games").glob("*.jsonl*")}
     assert logs == set(grown)
 
     # the night planned with all four bots from the start: equal game by game

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+
+from referee.runtime.gamelog import read_log_bytes
 from pathlib import Path
 
 from referee.cli import main
@@ -26,11 +28,11 @@ def test_per_bot_move_limit_applies_to_that_bot_only(tmp_path: Path, make_config
     )
     assert main(["run", str(cfg), "--quiet"]) == 0
     out = tmp_path / "out"
-    logs = sorted((out / "games").iterdir())
+    logs = sorted((out / "games").glob("*.jsonl*"))
     assert logs
     tight_timeouts = 0
     for log in logs:
-        recs = [json.loads(line) for line in log.read_text().splitlines()]
+        recs = [json.loads(line) for line in read_log_bytes(log.read_bytes()).decode().splitlines()]
         seats = {s["bot"]: s["seat"] for s in recs[0]["seats"]}
         clocks = recs[0]["seat_clocks"]
         assert clocks[seats["tight"]]["move_ms"] == 100 and clocks[seats["a"]]["move_ms"] == 2000

@@ -31,7 +31,8 @@ pytestmark = pytest.mark.xdist_group("secret-audit")
 
 def _config(folder: Path, seed: str = '"secret"', bots: int = 3, deals: int = 2, name: str = "night.toml") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    body = f'seed = {seed}\nout = "out"\nconcurrency = 1\n[clock]\nmove_ms = 2000\n'
+    # plain logs: the tests read and edit them as text (verify reads both forms)
+    body = f'seed = {seed}\nout = "out"\nconcurrency = 1\n[clock]\nmove_ms = 2000\n[output]\ncompress = "none"\n'
     for b in "abcd"[:bots]:
         body += f'[[bots]]\nname = "{b}"\ncommand = ["{{python}}", "{INSTANT}"]\n'
     body += f'[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = {deals}\n'
@@ -128,9 +129,9 @@ def test_secret_seed_is_hidden_until_the_night_is_complete(tmp_path: Path,
     assert str(seed) in (out / "report.html").read_text() and str(seed) in (out / "standings.md").read_text()
     status, o, _ = _cli(capsys, "verify", out)     # every row's seed is the schedule's of the stored seed
     assert status == 0 and "verified: all 6 games" in o
-    first = min((out / "games").iterdir())
+    first = min((out / "games").glob("*.jsonl*"))
     assert _cli(capsys, "replay", first, "-q")[0] == 0
-    for p in (out / "games").iterdir():           # a log holds only its own (derived) seed
+    for p in (out / "games").glob("*.jsonl*"):    # a log holds only its own (derived) seed
         assert str(seed) not in p.read_text()
 
 
@@ -181,7 +182,7 @@ def test_seed_file_refused_for_a_public_night(tmp_path: Path, capsys: pytest.Cap
 
 
 def _first_log(out: Path) -> Path:
-    return min((out / "games").iterdir())
+    return min((out / "games").glob("*.jsonl*"))
 
 
 def _edit_footer_score(out: Path) -> None:
@@ -201,7 +202,7 @@ def _sql(out: Path, statement: str) -> None:
 
 
 def _first_id(out: Path) -> str:
-    return _first_log(out).name.removesuffix(".jsonl")
+    return _first_log(out).name.split(".jsonl")[0]
 
 
 CASES = {
@@ -213,7 +214,7 @@ CASES = {
     "row with another seat": lambda out: _sql(out, f"UPDATE games SET bots = '[\"c\", \"b\", \"a\"]' "
                                                    f"WHERE game_id = '{_first_id(out)}'"),
     "row not in the schedule": lambda out: _sql(out, f"UPDATE games SET seed = '12' WHERE game_id = '{_first_id(out)}'"),
-    "log without a row": lambda out: shutil.copy(_first_log(out), out / "games" / "stray-game.jsonl"),
+    "log without a row": lambda out: shutil.copy(_first_log(out), out / "games" / ("stray-game" + _first_log(out).name[_first_log(out).name.index(".jsonl"):])),
     "damaged row": lambda out: _sql(out, f"UPDATE games SET ranks = 'oops' WHERE game_id = '{_first_id(out)}'"),
 }
 KIND = {"truncated log": "altered log", "row with another seat": "row not in the schedule"}
@@ -254,7 +255,7 @@ def test_verify_refuses_what_is_not_a_night(tmp_path: Path, capsys: pytest.Captu
 
 def test_run_standings_and_report_warn_about_missing_logs(night: Path, tmp_path: Path,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
-    logs = sorted((night / "games").iterdir())
+    logs = sorted((night / "games").glob("*.jsonl*"))
     for p in logs[:2]:
         p.unlink()
     cfg = _config(tmp_path / "cfg", seed="5")
@@ -263,7 +264,7 @@ def test_run_standings_and_report_warn_about_missing_logs(night: Path, tmp_path:
         assert status == 0, err
         warnings = [line for line in err.splitlines() if line.startswith("warning:")]
         assert len(warnings) == 1, err
-        assert "2 game logs" in warnings[0] and logs[0].name.removesuffix(".jsonl") in warnings[0]
+        assert "2 game logs" in warnings[0] and logs[0].name.split(".jsonl")[0] in warnings[0]
 
 
 # --------------------------------------------------------------------------------------- damaged ledgers

@@ -204,7 +204,7 @@ def test_refusals(night: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureF
     assert "not a league output directory" in refused("merge", s1, str(empty), "--into", into)
     nolog = tmp_path / "s3-nolog"
     shutil.copytree(s3, nolog)
-    next((nolog / "games").glob("*.jsonl")).unlink()
+    next((nolog / "games").glob("*.jsonl*")).unlink()
     assert "is missing; copy the whole output directory" in refused("merge", s1, str(nolog), "--into", into)
     assert not (tmp_path / "m").exists()                   # nothing was written by any refusal
     # DIR already holds a different league, or a shard's own run

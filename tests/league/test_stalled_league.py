@@ -75,7 +75,7 @@ def test_stalled_games_count_and_aborted_ones_are_shown_everywhere(make_config) 
     md = (out / "standings.md").read_text()
     assert f"{text}." in md and f"## patient ({patient['games']} game" in md and "## Aborted games" in md
     html = (out / "report.html").read_text()
-    assert f"{text}." in html and f"({kw['games']} games, {kw['stalled']} stalled, {kw['aborted']} aborted)" in html
+    assert f"({text})" in html and f"({kw['games']} games, {kw['stalled']} stalled, {kw['aborted']} aborted)" in html
     # `referee standings` (terminal) recomputes the same from the ledger
     again = referee("standings", str(out))
     assert again.returncode == 0 and f"overall ({text})" in again.stdout
