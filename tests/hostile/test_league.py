@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import trio
 
+from referee.runtime.gamelog import read_log_bytes
 from referee.cli import main
 from referee.league import schedule as sched
 from referee.league.config import load_config
@@ -165,7 +166,7 @@ def test_league_runs_bots_as_another_user(tmp_path: Path, monkeypatch: pytest.Mo
     with Ledger.in_dir(tmp_path / "out", create=False) as ledger:
         rows = list(ledger.rows())
     assert rows and all(not r.faults for r in rows)
-    header = json.loads((tmp_path / "out" / rows[0].log_path).read_text().splitlines()[0])
+    header = json.loads(read_log_bytes((tmp_path / "out" / rows[0].log_path).read_bytes()).splitlines()[0])
     hello = next(s["hello"] for s in header["seats"] if s["bot"] == "who")
     import pwd
 

@@ -32,6 +32,7 @@ import trio
 from referee.rules import get_variant
 from referee.runtime import BotCrashed, BotSession, BotSpec, ClockSpec, GameSpec, ResourceLimits, play_game
 from referee.runtime import cgroups, sandbox
+from referee.runtime.gamelog import read_log_bytes
 
 from .conftest import PYTHON, REPO, ZOO, assert_no_survivors, new_tag, survivors, zoo_command
 
@@ -196,10 +197,10 @@ def test_2_a_bot_cannot_read_the_config_ledger_logs_or_other_bots(tmp_path: Path
     run = subprocess.run([*REFEREE, "run", str(cfg), "--quiet"], cwd=REPO, capture_output=True, text=True,
                          timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert run.returncode == 0, run.stderr
-    logs = sorted((tmp_path / "out" / "games").glob("kwartet*.jsonl"))
+    logs = sorted((tmp_path / "out" / "games").glob("kwartet*.jsonl*"))
     assert logs
     for log in logs:
-        records = [json.loads(line) for line in log.read_text().splitlines()]
+        records = [json.loads(line) for line in read_log_bytes(log.read_bytes()).splitlines()]
         found = json.loads(hello_of(records, "snoop"))
         assert found == {"config": [], "ledger": [], "logs": [], "other_bot": [], "referee_code": []}, found
         seats = {s["bot"]: s["sandbox"]["sandbox"] for s in records[0]["seats"]}
