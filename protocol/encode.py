@@ -28,17 +28,35 @@ def start_clock(move_ms: int, bank_ms: int | None, mode: str) -> Clock:
     return Clock(move_ms=move_ms, bank_ms=bank_ms, mode=None if mode == "wall" else mode)
 
 
-def start_line(game: str, variant: str, rules: dict[str, Any], seat: int, seats: list[str], dealer: int,
-               hand: list[str], clock: Clock) -> bytes:
-    return _encode(Start(game=game, variant=variant, rules=rules, seat=seat, seats=seats, dealer=dealer, hand=hand,
-                         clock=clock))
+def start_line(
+    game: str,
+    variant: str,
+    rules: dict[str, Any],
+    seat: int,
+    seats: list[str],
+    dealer: int,
+    hand: list[str],
+    clock: Clock,
+) -> bytes:
+    return _encode(
+        Start(game=game, variant=variant, rules=rules, seat=seat, seats=seats, dealer=dealer, hand=hand, clock=clock)
+    )
 
 
-def end_line(game: str, scores: Sequence[float], ranks: Sequence[int], reason: str, detail: str | None,
-             forfeits: Sequence[int]) -> bytes:
+def end_line(
+    game: str, scores: Sequence[float], ranks: Sequence[int], reason: str, detail: str | None, forfeits: Sequence[int]
+) -> bytes:
     """``end``; ``detail`` and ``forfeits`` only when there are any."""
-    return _encode(End(game=game, scores=list(scores), ranks=list(ranks), reason=reason,  # type: ignore[arg-type]
-                       detail=detail or None, forfeits=list(forfeits) or None))
+    return _encode(
+        End(
+            game=game,
+            scores=list(scores),
+            ranks=list(ranks),
+            reason=reason,  # type: ignore[arg-type]
+            detail=detail or None,
+            forfeits=list(forfeits) or None,
+        )
+    )
 
 
 def error_line(fault: str, detail: str, game: str | None = None, turn_id: int | None = None) -> bytes:
@@ -85,7 +103,13 @@ class TurnEncoder:
 
     def line(self, turn_id: int, decide: str, fields: bytes, left_ms: int, move_ms: int) -> bytes:
         return b'%b%d%b%b,"clock":{"left_ms":%d,"move_ms":%d}}' % (
-            self.prefix, turn_id, _DECIDE[decide], fields, left_ms, move_ms)
+            self.prefix,
+            turn_id,
+            _DECIDE[decide],
+            fields,
+            left_ms,
+            move_ms,
+        )
 
     @staticmethod
     def view_fields(view: dict[str, Any]) -> bytes:

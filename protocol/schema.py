@@ -37,10 +37,17 @@ def schemas() -> dict[str, dict[str, Any]]:
     for group, union in GROUPS.items():
         members = get_args(union)
         (root,), components = msgspec.json.schema_components([union], ref_template="#/$defs/{name}")
-        out[group] = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": _TITLES[group],
-                      **root, "$defs": components}
+        out[group] = {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": _TITLES[group],
+            **root,
+            "$defs": components,
+        }
         for cls in members:
             (one,), comps = msgspec.json.schema_components([cls], ref_template="#/$defs/{name}")
-            out[f"{group}/{_tag(cls)}"] = {"$schema": "https://json-schema.org/draft/2020-12/schema",
-                                          **one, "$defs": comps}
+            out[f"{group}/{_tag(cls)}"] = {
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                **one,
+                "$defs": comps,
+            }
     return out

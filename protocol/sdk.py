@@ -277,7 +277,7 @@ class GameView:
 
     def random_ask(self, rng: random.Random | None = None) -> Ask:
         """A uniformly random legal (polite) ask. Raises ``IndexError`` if there is none."""
-        pick: random.Random | Any = rng or random   # the module's shared generator when none is given
+        pick: random.Random | Any = rng or random  # the module's shared generator when none is given
         targets = self.ask_targets()
         options = self.ask_options()
         if not targets or not options:
@@ -493,7 +493,7 @@ class Bot:
 
     def _send(self, obj: dict[str, Any]) -> None:
         data = _dumps(obj) + b"\n"
-        out: Any = self._out   # a binary or a text stream
+        out: Any = self._out  # a binary or a text stream
         try:
             out.write(data)
         except TypeError:  # a text stream
@@ -576,8 +576,10 @@ class Bot:
             choice = self._decide(self.ask, view)
             if not isinstance(choice, Ask) or (choice.card is None and choice.family is None):
                 if choice is not None:
-                    log(f"sdk: ask() must return an Ask(target=..., card=... or family=...), got {choice!r}; "
-                        "answering with a random legal ask")
+                    log(
+                        f"sdk: ask() must return an Ask(target=..., card=... or family=...), got {choice!r}; "
+                        "answering with a random legal ask"
+                    )
                 choice = view.random_ask(self.rng)
             reply["target"] = int(choice.target)
             if choice.family is not None:
@@ -604,8 +606,10 @@ class Bot:
         try:
             return fn(view)
         except Exception:
-            log(f"sdk: your {fn.__name__}() raised; answering with a random legal move instead:\n"
-                f"{traceback.format_exc()}")
+            log(
+                f"sdk: your {fn.__name__}() raised; answering with a random legal move instead:\n"
+                f"{traceback.format_exc()}"
+            )
             return None
 
 

@@ -18,13 +18,13 @@ from referee.rules import RulesError
 
 #: modules that register commands, in help order
 COMMAND_MODULES = (
-    "referee.commands.play",      # play, replay
-    "referee.commands.league",    # run, plan, standings, report
-    "referee.commands.duel",      # duel
+    "referee.commands.play",  # play, replay
+    "referee.commands.league",  # run, plan, standings, report
+    "referee.commands.duel",  # duel
     "referee.commands.checkbot",  # check-bot
-    "referee.commands.view",      # view, serve
-    "referee.commands.schema",    # schema
-    "referee.commands.bench",     # bench engine|transport|league
+    "referee.commands.view",  # view, serve
+    "referee.commands.schema",  # schema
+    "referee.commands.bench",  # bench engine|transport|league
 )
 
 
@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 1 failure, 2 usage/input error)."""
     try:
-        parser = build_parser()   # imports every command: Ctrl-C may come this early
+        parser = build_parser()  # imports every command: Ctrl-C may come this early
         args = parser.parse_args(argv)
         func = getattr(args, "func", None)
         if func is None:
@@ -75,11 +75,14 @@ def _exit_status(exc: BaseException) -> int | None:
         return 2
     if isinstance(exc, BrokenPipeError):
         return 1
-    sqlite3 = sys.modules.get("sqlite3")   # not imported: the exception is not SQLite's
+    sqlite3 = sys.modules.get("sqlite3")  # not imported: the exception is not SQLite's
     if sqlite3 is not None and isinstance(exc, sqlite3.DatabaseError):
         # a ledger damaged while a command read it (the ledger's own checks name the file first)
-        print(f"error: a league ledger cannot be read ({exc}); restore it from a copy, or start the league "
-              "afresh with --new-out", file=sys.stderr)
+        print(
+            f"error: a league ledger cannot be read ({exc}); restore it from a copy, or start the league "
+            "afresh with --new-out",
+            file=sys.stderr,
+        )
         return 2
     if isinstance(exc, OSError) and exc.filename is not None:
         # a file or folder the user named cannot be used (missing, a file where a folder is needed, ...)

@@ -48,13 +48,16 @@ TARGET_COMMIT_MS = 0.5
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--games", type=positive_int, default=320, help="games in the night (default 320)")
-    p.add_argument("--commits", type=positive_int, default=2000,
-                   help="synthetic games through the commit path (default 2000)")
-    p.add_argument("--bot", default=str(_BOT), help="bot script run with this Python (default: sample_bots/random_bot.py)")
+    p.add_argument(
+        "--commits", type=positive_int, default=2000, help="synthetic games through the commit path (default 2000)"
+    )
+    p.add_argument(
+        "--bot", default=str(_BOT), help="bot script run with this Python (default: sample_bots/random_bot.py)"
+    )
 
 
 def _config(games: int, bot: str) -> str:
-    deals = max(1, round(games / 4))              # one table (4 bots, 4 seats), every deal in 4 rotations
+    deals = max(1, round(games / 4))  # one table (4 bots, 4 seats), every deal in 4 rotations
     lines = ['name = "bench-cluster"', "seed = 1", 'out = "out"', "[clock]\nmove_ms = 5000\nstartup_ms = 20000"]
     for name in "abcd":
         lines.append(f'[[bots]]\nname = "bot-{name}"\ncommand = ["{{python}}", {json.dumps(bot)}]')
@@ -87,14 +90,25 @@ def _child(spec_json: str) -> None:
         finally:
             if cluster is not None:
                 cluster.close()
-    print(json.dumps({"workers": spec["workers"], "games": played, "seconds": dt,
-                      "games_per_s": played / dt if dt else 0.0,
-                      "coordinator_cpu_ms_per_game": cpu * 1000.0 / played if played else 0.0}))
+    print(
+        json.dumps(
+            {
+                "workers": spec["workers"],
+                "games": played,
+                "seconds": dt,
+                "games_per_s": played / dt if dt else 0.0,
+                "coordinator_cpu_ms_per_game": cpu * 1000.0 / played if played else 0.0,
+            }
+        )
+    )
 
 
 def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(_REPO), os.environ.get("PYTHONPATH", "")]),
-            "DASK_LOGGING__DISTRIBUTED": "critical"}
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(_REPO), os.environ.get("PYTHONPATH", "")]),
+        "DASK_LOGGING__DISTRIBUTED": "critical",
+    }
 
 
 def _measure(games: int, workers: int, bot: str) -> dict[str, Any]:
@@ -114,15 +128,39 @@ def _measure(games: int, workers: int, bot: str) -> dict[str, Any]:
                 port = s.getsockname()[1]
             address = f"tcp://127.0.0.1:{port}"
             dask = [sys.executable, "-m", "dask"]
-            procs.append(subprocess.Popen([*dask, "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                                           "--no-dashboard"], env=env, stdout=subprocess.DEVNULL,
-                                          stderr=subprocess.DEVNULL, start_new_session=True))
+            procs.append(
+                subprocess.Popen(
+                    [*dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+            )
             for i in range(workers):
-                procs.append(subprocess.Popen([*dask, "worker", address, "--nthreads", "1", "--no-nanny",
-                                               "--host", "127.0.0.1", "--no-dashboard", "--local-directory",
-                                               scratch.name, "--name", f"bench-{i}"], env=env,
-                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                              start_new_session=True))
+                procs.append(
+                    subprocess.Popen(
+                        [
+                            *dask,
+                            "worker",
+                            address,
+                            "--nthreads",
+                            "1",
+                            "--no-nanny",
+                            "--host",
+                            "127.0.0.1",
+                            "--no-dashboard",
+                            "--local-directory",
+                            scratch.name,
+                            "--name",
+                            f"bench-{i}",
+                        ],
+                        env=env,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                        start_new_session=True,
+                    )
+                )
             from distributed import Client
 
             with Client(address, timeout=30, set_as_default=False) as c:  # type: ignore[no-untyped-call]
@@ -143,7 +181,10 @@ def _child_run(games: int, workers: int, address: str | None, bot: str, env: dic
     spec = json.dumps({"games": games, "workers": workers, "address": address, "bot": bot})
     proc = subprocess.run(
         [sys.executable, "-c", "import sys; from referee.bench.cluster import _child; _child(sys.argv[1])", spec],
-        check=False, capture_output=True, text=True, env=env,
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
     )
     if proc.returncode != 0:
         from referee.errors import UserError
@@ -188,26 +229,35 @@ def _commit_path(n: int, bot: str) -> dict[str, Any]:
             return res, Path(res.log_path or "").read_bytes()
 
         result, log = trio.run(one)
-        blob = pickle.dumps(GameDone(games[0].game_id, result, 1.0, zstandard.ZstdCompressor(level=3).compress(log)),
-                            protocol=pickle.HIGHEST_PROTOCOL)
+        blob = pickle.dumps(
+            GameDone(games[0].game_id, result, 1.0, zstandard.ZstdCompressor(level=3).compress(log)),
+            protocol=pickle.HIGHEST_PROTOCOL,
+        )
         with open_ledger(league) as ledger:
             ledger.commit_staged()
-            committer = _Committer(league, ledger, RunStats(total=len(games), done_before=0), Tally(league.name, live=True),
-                                   None)
+            committer = _Committer(
+                league, ledger, RunStats(total=len(games), done_before=0), Tally(league.name, live=True), None
+            )
             ex = DaskExecutor(client=None, setup=WorkerSetup("bench", (), ()))  # type: ignore[arg-type]
             send, recv = trio.open_memory_channel[Any](0)
             pending = _Pending(unit, {g.game_id for g in games}, send, recv)
             by_id = {g.game_id: g for g in games}
             c0, t0 = time.process_time(), time.perf_counter()
             for g in games:
+
                 def deliver(d: GameDone, g: sched.ScheduledGame = g) -> None:
                     committer.commit(by_id[g.game_id], d)
 
                 ex._deliver(pending, g.game_id, blob, deliver)
             cpu, dt = time.process_time() - c0, time.perf_counter() - t0
             assert ledger.count() == len(games)
-    return {"games": len(games), "log_bytes": len(log), "wire_bytes": len(blob),
-            "cpu_ms_per_game": cpu * 1000.0 / len(games), "wall_ms_per_game": dt * 1000.0 / len(games)}
+    return {
+        "games": len(games),
+        "log_bytes": len(log),
+        "wire_bytes": len(blob),
+        "cpu_ms_per_game": cpu * 1000.0 / len(games),
+        "wall_ms_per_game": dt * 1000.0 / len(games),
+    }
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -221,10 +271,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     one = _measure(args.games, 1, args.bot)
     two = _measure(args.games, 2, args.bot)
     commit = _commit_path(args.commits, args.bot)
-    return {"cpus": os.cpu_count(), "night": {"variant": "kwartet", "seats": 4, "bots": 4, "games": local["games"]},
-            "local": local, "workers_1": one, "workers_2": two,
-            "coordinator_cpu_ms_per_game": round(two["coordinator_cpu_ms_per_game"], 3),
-            "commit_path": commit, "target_commit_ms": TARGET_COMMIT_MS}
+    return {
+        "cpus": os.cpu_count(),
+        "night": {"variant": "kwartet", "seats": 4, "bots": 4, "games": local["games"]},
+        "local": local,
+        "workers_1": one,
+        "workers_2": two,
+        "coordinator_cpu_ms_per_game": round(two["coordinator_cpu_ms_per_game"], 3),
+        "commit_path": commit,
+        "target_commit_ms": TARGET_COMMIT_MS,
+    }
 
 
 def print_result(r: dict[str, Any]) -> None:
@@ -233,9 +289,13 @@ def print_result(r: dict[str, Any]) -> None:
     for label, key in (("local runner", "local"), ("1 worker    ", "workers_1"), ("2 workers   ", "workers_2")):
         m = r[key]
         start = f", cluster start {m['startup_s']:.1f} s" if m["workers"] else ""
-        print(f"  {label}: {m['games_per_s']:7.1f} games/s  ({m['games']} games in {m['seconds']:.1f} s{start}; "
-              f"coordinator CPU {m['coordinator_cpu_ms_per_game']:.2f} ms/game)")
+        print(
+            f"  {label}: {m['games_per_s']:7.1f} games/s  ({m['games']} games in {m['seconds']:.1f} s{start}; "
+            f"coordinator CPU {m['coordinator_cpu_ms_per_game']:.2f} ms/game)"
+        )
     c = r["commit_path"]
     ok = "meets" if c["cpu_ms_per_game"] <= r["target_commit_ms"] else "ABOVE"
-    print(f"  commit path : {c['cpu_ms_per_game']:.3f} ms CPU per game ({c['games']} games, log {c['log_bytes']} B, "
-          f"{c['wire_bytes']} B on the wire; {ok} the target of {r['target_commit_ms']} ms)")
+    print(
+        f"  commit path : {c['cpu_ms_per_game']:.3f} ms CPU per game ({c['games']} games, log {c['log_bytes']} B, "
+        f"{c['wire_bytes']} B on the wire; {ok} the target of {r['target_commit_ms']} ms)"
+    )

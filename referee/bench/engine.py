@@ -22,8 +22,6 @@ run (the CLI reports "interrupted").
 
 from __future__ import annotations
 
-from referee.bench import positive_int
-
 import argparse
 import os
 import platform
@@ -31,6 +29,7 @@ import sys
 import time
 from typing import Any
 
+from referee.bench import positive_int
 from referee.errors import UserError
 
 #: the variants benchmarked by default, in table order
@@ -41,12 +40,28 @@ TARGET_ACTIONS_PER_S = 250_000
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--seconds", type=float, default=2.0, metavar="S",
-                        help="CPU seconds to play per variant and table size (default 2)")
-    parser.add_argument("--players", type=positive_int, nargs="+", default=[4], metavar="N",
-                        help="table sizes to measure (default 4); sizes a variant does not allow are skipped")
-    parser.add_argument("--variant", action="append", default=None, metavar="NAME",
-                        help="measure only this variant (repeatable; default: all five)")
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=2.0,
+        metavar="S",
+        help="CPU seconds to play per variant and table size (default 2)",
+    )
+    parser.add_argument(
+        "--players",
+        type=positive_int,
+        nargs="+",
+        default=[4],
+        metavar="N",
+        help="table sizes to measure (default 4); sizes a variant does not allow are skipped",
+    )
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="measure only this variant (repeatable; default: all five)",
+    )
 
 
 def measure(rules: Any, players: int, seconds: float, first_seed: int = 0) -> dict[str, Any]:
@@ -111,8 +126,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if rules.min_players <= n <= rules.max_players:
                 cases.append((rules, n))
             else:
-                skipped.append({"variant": rules.name, "players": n,
-                                "reason": f"{rules.name} is for {rules.min_players}-{rules.max_players} players"})
+                skipped.append(
+                    {
+                        "variant": rules.name,
+                        "players": n,
+                        "reason": f"{rules.name} is for {rules.min_players}-{rules.max_players} players",
+                    }
+                )
     if not cases:
         raise UserError(
             f"no variant among {', '.join(names)} allows {', '.join(map(str, sizes))} players; choose --players"
@@ -146,8 +166,11 @@ def print_result(result: dict[str, Any]) -> None:
     from rich.table import Table
 
     console = Console()
-    table = Table(title=f"engine: random-vs-random, {result['seconds_per_case']:g} CPU s per case",
-                  box=box.SIMPLE_HEAD, pad_edge=False)
+    table = Table(
+        title=f"engine: random-vs-random, {result['seconds_per_case']:g} CPU s per case",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
     table.add_column("variant", no_wrap=True)
     for col in ("seats", "games", "games/s", "actions/s", "wall act/s"):
         table.add_column(col, justify="right", no_wrap=True)
@@ -158,8 +181,12 @@ def print_result(result: dict[str, Any]) -> None:
             ok = r["actions_per_s"] >= result["target_actions_per_s"]
             rate = f"[{'green' if ok else 'red'}]{rate}[/]"
         table.add_row(
-            r["variant"] + ("*" if head else ""), str(r["players"]), f"{r['games']:,}",
-            f"{r['games_per_s']:,.0f}", rate, f"{r['wall_actions_per_s']:,}",
+            r["variant"] + ("*" if head else ""),
+            str(r["players"]),
+            f"{r['games']:,}",
+            f"{r['games_per_s']:,.0f}",
+            rate,
+            f"{r['wall_actions_per_s']:,}",
         )
     console.print(table)
     for s in result["skipped"]:

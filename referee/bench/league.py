@@ -14,8 +14,6 @@ machine and its load.
 
 from __future__ import annotations
 
-from referee.bench import positive_int
-
 import argparse
 import json
 import os
@@ -26,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from referee.bench import positive_int
+
 _REPO = Path(__file__).resolve().parents[2]
 _BOT = _REPO / "sample_bots" / "random_bot.py"
 
@@ -33,18 +33,33 @@ _BOT = _REPO / "sample_bots" / "random_bot.py"
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--variant", default="kwartet", help="variant to play (default kwartet)")
     p.add_argument("--games", type=positive_int, default=400, help="games in the session-mode run (default 400)")
-    p.add_argument("--game-mode-games", type=positive_int, default=48, help="games in the per-game-mode run (default 48)")
-    p.add_argument("--sizes", default="200,1600", help="two league sizes (games) for the memory figures (default 200,1600)")
+    p.add_argument(
+        "--game-mode-games", type=positive_int, default=48, help="games in the per-game-mode run (default 48)"
+    )
+    p.add_argument(
+        "--sizes", default="200,1600", help="two league sizes (games) for the memory figures (default 200,1600)"
+    )
     p.add_argument("--concurrency", type=positive_int, default=None, help="tables/shards at once (default: CPU cores)")
-    p.add_argument("--compress", choices=("zstd", "none"), default="zstd",
-                   help="the leagues' [output] compress (default zstd, as a league night)")
-    p.add_argument("--bot", default=str(_BOT), help="bot script run with this Python (default: sample_bots/random_bot.py)")
+    p.add_argument(
+        "--compress",
+        choices=("zstd", "none"),
+        default="zstd",
+        help="the leagues' [output] compress (default zstd, as a league night)",
+    )
+    p.add_argument(
+        "--bot", default=str(_BOT), help="bot script run with this Python (default: sample_bots/random_bot.py)"
+    )
 
 
 def _config(variant: str, games: int, reuse: str, concurrency: int | None, bot: str, compress: str = "zstd") -> str:
     deals = max(1, round(games / 4))
-    lines = [f'name = "bench-{reuse}"', "seed = 1", f'reuse = "{reuse}"', 'out = "out"',
-             f'output = {{ compress = "{compress}" }}']
+    lines = [
+        f'name = "bench-{reuse}"',
+        "seed = 1",
+        f'reuse = "{reuse}"',
+        'out = "out"',
+        f'output = {{ compress = "{compress}" }}',
+    ]
     if concurrency:
         lines.append(f"concurrency = {concurrency}")
     lines.append("[clock]\nmove_ms = 5000\nstartup_ms = 20000")
@@ -65,8 +80,16 @@ def _child(spec_json: str) -> None:
     spec = json.loads(spec_json)
     with tempfile.TemporaryDirectory(prefix="referee-bench-") as tmp:
         cfg = Path(tmp) / "bench.toml"
-        cfg.write_text(_config(spec["variant"], spec["games"], spec["reuse"], spec["concurrency"], spec["bot"],
-                               spec.get("compress", "zstd")))
+        cfg.write_text(
+            _config(
+                spec["variant"],
+                spec["games"],
+                spec["reuse"],
+                spec["concurrency"],
+                spec["bot"],
+                spec.get("compress", "zstd"),
+            )
+        )
         league = load_config(cfg)
         ledger = open_ledger(league)
         t0 = time.perf_counter()
@@ -77,20 +100,41 @@ def _child(spec_json: str) -> None:
         log_bytes = sum(p.stat().st_size for p in (league.out / "games").iterdir())
     usage = resource.getrusage(resource.RUSAGE_SELF)
     rss_kb = usage.ru_maxrss
-    print(json.dumps({"games": played, "seconds": dt, "games_per_s": played / dt if dt else 0.0,
-                      "max_rss_mb": rss_kb / 1024.0, "faults": stats.faults, "reuse": spec["reuse"],
-                      "log_bytes_per_game": log_bytes / played if played else 0.0,
-                      "referee_cpu_ms_per_game": (usage.ru_utime + usage.ru_stime) * 1000 / played if played else 0.0}))
+    print(
+        json.dumps(
+            {
+                "games": played,
+                "seconds": dt,
+                "games_per_s": played / dt if dt else 0.0,
+                "max_rss_mb": rss_kb / 1024.0,
+                "faults": stats.faults,
+                "reuse": spec["reuse"],
+                "log_bytes_per_game": log_bytes / played if played else 0.0,
+                "referee_cpu_ms_per_game": (usage.ru_utime + usage.ru_stime) * 1000 / played if played else 0.0,
+            }
+        )
+    )
 
 
-def _measure(variant: str, games: int, reuse: str, concurrency: int | None, bot: str,
-             compress: str = "zstd") -> dict[str, Any]:
-    spec = json.dumps({"variant": variant, "games": games, "reuse": reuse, "concurrency": concurrency, "bot": bot,
-                       "compress": compress})
+def _measure(
+    variant: str, games: int, reuse: str, concurrency: int | None, bot: str, compress: str = "zstd"
+) -> dict[str, Any]:
+    spec = json.dumps(
+        {
+            "variant": variant,
+            "games": games,
+            "reuse": reuse,
+            "concurrency": concurrency,
+            "bot": bot,
+            "compress": compress,
+        }
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_REPO), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run(
         [sys.executable, "-c", "import sys; from referee.bench.league import _child; _child(sys.argv[1])", spec],
-        capture_output=True, text=True, env=env,
+        capture_output=True,
+        text=True,
+        env=env,
     )
     if proc.returncode != 0:
         from referee.errors import UserError
@@ -121,10 +165,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "session": session,
         "game": per_game,
         "memory": [
-            {"games": mem_small["games"], "max_rss_mb": round(mem_small["max_rss_mb"], 1),
-             "games_per_s": round(mem_small["games_per_s"], 1)},
-            {"games": mem_large["games"], "max_rss_mb": round(mem_large["max_rss_mb"], 1),
-             "games_per_s": round(mem_large["games_per_s"], 1)},
+            {
+                "games": mem_small["games"],
+                "max_rss_mb": round(mem_small["max_rss_mb"], 1),
+                "games_per_s": round(mem_small["games_per_s"], 1),
+            },
+            {
+                "games": mem_large["games"],
+                "max_rss_mb": round(mem_large["max_rss_mb"], 1),
+                "games_per_s": round(mem_large["games_per_s"], 1),
+            },
         ],
         "compress": args.compress,
         "target_session_games_per_s": 50,
@@ -133,10 +183,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def print_result(r: dict[str, Any]) -> None:
     s, g = r["session"], r["game"]
-    print(f"league bench: {r['bots']} bots, {r['seats']}-seat {r['variant']}, {r['cpus']} CPUs, concurrency {r['concurrency']}")
+    print(
+        f"league bench: {r['bots']} bots, {r['seats']}-seat {r['variant']}, {r['cpus']} CPUs, concurrency {r['concurrency']}"  # noqa: E501
+    )
     ok = "meets" if s["games_per_s"] >= r["target_session_games_per_s"] else "BELOW"
-    print(f"  session mode : {s['games_per_s']:7.1f} games/s  ({s['games']} games in {s['seconds']:.1f} s; "
-          f"{ok} the target of {r['target_session_games_per_s']}/s)")
+    print(
+        f"  session mode : {s['games_per_s']:7.1f} games/s  ({s['games']} games in {s['seconds']:.1f} s; "
+        f"{ok} the target of {r['target_session_games_per_s']}/s)"
+    )
     print(f"  per-game mode: {g['games_per_s']:7.1f} games/s  ({g['games']} games in {g['seconds']:.1f} s)")
     print(f"  game logs    : {s['log_bytes_per_game'] / 1000:7.1f} KB per game (compress = {r['compress']})")
     for m in r["memory"]:

@@ -17,29 +17,36 @@ depend on the machine and its load.
 
 from __future__ import annotations
 
-from referee.bench import positive_int
-
 import argparse
 import os
 import re
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from referee.bench import positive_int
 
 _BURNER = Path(__file__).resolve().parents[2] / "tests" / "hostile" / "bots" / "cpuburner.py"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     cores = os.cpu_count() or 1
-    p.add_argument("--tables", type=positive_int, default=2 * cores, help=f"tables played at once (default 2 x cores = {2 * cores})")
+    p.add_argument(
+        "--tables",
+        type=positive_int,
+        default=2 * cores,
+        help=f"tables played at once (default 2 x cores = {2 * cores})",
+    )
     p.add_argument("--games", type=positive_int, default=1, help="games per table and clock mode (default 1)")
     p.add_argument("--move-ms", type=positive_int, default=100, help="move time in ms (default 100)")
-    p.add_argument("--fraction", type=float, default=0.7,
-                   help="share of the move time each decision burns in CPU (default 0.7)")
+    p.add_argument(
+        "--fraction", type=float, default=0.7, help="share of the move time each decision burns in CPU (default 0.7)"
+    )
     p.add_argument("--modes", default="wall,cpu", help="clock modes to measure (default wall,cpu)")
-    p.add_argument("--wall-ceiling-ms", type=int, default=None,
-                   help="cpu mode: wall limit per decision (default 3 x move time)")
+    p.add_argument(
+        "--wall-ceiling-ms", type=int, default=None, help="cpu mode: wall limit per decision (default 3 x move time)"
+    )
     from referee.commands import seed_value  # the same range check as ``referee play --seed``
 
     p.add_argument("--seed", type=seed_value, default=1, help="first deal seed (default 1)")
@@ -54,35 +61,55 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise UserError(f"the CPU-burning bot {_BURNER} is missing (it lives in the source tree's tests/hostile/bots)")
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     out: dict[str, Any] = {
-        "cores": os.cpu_count(), "tables": args.tables, "games_per_table": args.games, "move_ms": args.move_ms,
-        "fraction": args.fraction, "modes": {},
+        "cores": os.cpu_count(),
+        "tables": args.tables,
+        "games_per_table": args.games,
+        "move_ms": args.move_ms,
+        "fraction": args.fraction,
+        "modes": {},
     }
     for mode in modes:
         out["modes"][mode] = trio.run(_measure, args, mode)
     return out
 
 
-async def _measure(args: argparse.Namespace, mode: str) -> dict[str, Any]:
+async def _measure(args: argparse.Namespace, mode: Literal["wall", "cpu"]) -> dict[str, Any]:
     import trio
 
     from referee.rules import get_variant
     from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, play_game
 
-    clock = ClockSpec(move_ms=args.move_ms, mode=mode, startup_ms=20000, grace_ms=200,
-                      wall_ceiling_ms=getattr(args, "wall_ceiling_ms", None) if mode == "cpu" else None)
+    clock = ClockSpec(
+        move_ms=args.move_ms,
+        mode=mode,
+        startup_ms=20000,
+        grace_ms=200,
+        wall_ceiling_ms=getattr(args, "wall_ceiling_ms", None) if mode == "cpu" else None,
+    )
     rules = get_variant("kwartet")
-    totals = {"decisions": 0, "timeouts": 0, "ceiling_timeouts": 0, "other_faults": 0, "seat_games": 0,
-              "think_ms_max": 0.0, "think_ms_sum": 0.0}
+    totals = {
+        "decisions": 0,
+        "timeouts": 0,
+        "ceiling_timeouts": 0,
+        "other_faults": 0,
+        "seat_games": 0,
+        "think_ms_max": 0.0,
+        "think_ms_sum": 0.0,
+    }
 
     async def table(t: int) -> None:
         for g in range(args.games):
-            specs = [BotSpec(f"burner{t}-{s}", [sys.executable, str(_BURNER), "bench", str(args.fraction)])
-                     for s in range(4)]
+            specs = [
+                BotSpec(f"burner{t}-{s}", [sys.executable, str(_BURNER), "bench", str(args.fraction)]) for s in range(4)
+            ]
             async with trio.open_nursery() as nursery:
                 sessions = [await BotSession.start(s, clock, nursery) for s in specs]
                 try:
-                    res = await play_game(GameSpec(f"load-{mode}-t{t}-g{g}", rules, 4, seed=args.seed + 1000 * t + g,
-                                                   clock=clock), sessions, None)
+                    res = await play_game(
+                        GameSpec(f"load-{mode}-t{t}-g{g}", rules, 4, seed=args.seed + 1000 * t + g, clock=clock),
+                        sessions,
+                        None,
+                    )
                 finally:
                     for s in sessions:
                         await s.close()
@@ -124,18 +151,38 @@ def print_result(result: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    title = (f"False timeouts under load: {result['tables']} tables at once on {result['cores']} cores, "
-             f"bots burn {result['fraction']:.0%} of move_ms={result['move_ms']} in CPU")
+    title = (
+        f"False timeouts under load: {result['tables']} tables at once on {result['cores']} cores, "
+        f"bots burn {result['fraction']:.0%} of move_ms={result['move_ms']} in CPU"
+    )
     table = Table(title=title)
-    for col in ("clock", "decisions", "false timeouts", "at wall ceiling", "per 1000 decisions", "seat-games",
-                "think mean ms", "think max ms", "other faults", "wall s"):
+    for col in (
+        "clock",
+        "decisions",
+        "false timeouts",
+        "at wall ceiling",
+        "per 1000 decisions",
+        "seat-games",
+        "think mean ms",
+        "think max ms",
+        "other faults",
+        "wall s",
+    ):
         table.add_column(col, justify="right")
     for mode, m in result["modes"].items():
         ceiling = str(m["of_which_wall_ceiling"]) if mode == "cpu" else "-"
-        table.add_row(mode, str(m["decisions"]), str(m["false_timeouts"]), ceiling,
-                      str(m["false_timeouts_per_1000_decisions"]),
-                      str(m["seat_games"]), str(m["think_ms_mean"]), str(m["think_ms_max"]), str(m["other_faults"]),
-                      str(m["wall_s"]))
+        table.add_row(
+            mode,
+            str(m["decisions"]),
+            str(m["false_timeouts"]),
+            ceiling,
+            str(m["false_timeouts_per_1000_decisions"]),
+            str(m["seat_games"]),
+            str(m["think_ms_mean"]),
+            str(m["think_ms_max"]),
+            str(m["other_faults"]),
+            str(m["wall_s"]),
+        )
     Console().print(table)
     print("think time is the clock's measure: wall ms in wall mode, the bot's CPU ms in cpu mode")
 

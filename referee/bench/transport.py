@@ -58,11 +58,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bot", help="bot command (default: python tests/bots/instant_bot.py)")
     p.add_argument("--no-log", action="store_true", help="do not write game logs on the referee side")
     p.add_argument("--rounds", type=int, default=3, help="alternating rounds; the best of each side counts (default 3)")
-    p.add_argument("--cpu", type=int, metavar="N",
-                   help="pin the benchmark and its bots to CPU N (steadier on a noisy machine; default: not pinned)")
-    p.add_argument("--log-dir", metavar="DIR",
-                   help="where the referee side writes its logs (a temporary folder inside DIR; default: the "
-                        "system's temporary folder)")
+    p.add_argument(
+        "--cpu",
+        type=int,
+        metavar="N",
+        help="pin the benchmark and its bots to CPU N (steadier on a noisy machine; default: not pinned)",
+    )
+    p.add_argument(
+        "--log-dir",
+        metavar="DIR",
+        help="where the referee side writes its logs (a temporary folder inside DIR; default: the "
+        "system's temporary folder)",
+    )
 
 
 def _bot_specs(args: argparse.Namespace) -> list[Any]:
@@ -97,6 +104,8 @@ async def _record(args: argparse.Namespace, log_dir: Path) -> list[tuple[int, by
             nursery.cancel_scope.cancel()
     script: list[tuple[int, bytes, bool]] = []
     for path in paths:
+        if path is None:
+            continue
         for line in Path(path).read_bytes().splitlines():
             rec = msgspec.json.decode(line)
             if "to" in rec:
@@ -242,8 +251,13 @@ async def _referee(args: argparse.Namespace, n: int, log_dir: Path | None) -> di
             for b in bots:
                 await b.close()
             nursery.cancel_scope.cancel()
-    return {"round_trip_us": (t1 - t0) / decisions * 1e6, "cpu_us": (c1 - c0) / decisions * 1e6,
-            "decisions": decisions, "games": games, "turn_us": think_ms / decisions * 1000}
+    return {
+        "round_trip_us": (t1 - t0) / decisions * 1e6,
+        "cpu_us": (c1 - c0) / decisions * 1e6,
+        "decisions": decisions,
+        "games": games,
+        "turn_us": think_ms / decisions * 1000,
+    }
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -258,8 +272,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         try:
             os.sched_setaffinity(0, {args.cpu})  # inherited by the bots started from here on
         except (OSError, ValueError) as exc:
-            raise UserError(f"--cpu {args.cpu}: cannot pin to that CPU ({exc}); this machine has CPUs "
-                            f"{sorted(os.sched_getaffinity(0))}") from None
+            raise UserError(
+                f"--cpu {args.cpu}: cannot pin to that CPU ({exc}); this machine has CPUs "
+                f"{sorted(os.sched_getaffinity(0))}"
+            ) from None
     if args.log_dir is not None and not Path(args.log_dir).is_dir():
         raise UserError(f"--log-dir {args.log_dir!r} is not a directory")
     rounds = max(1, args.rounds)
@@ -280,8 +296,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         bad = _bot_error(exc)
         if bad is None:
             raise
-        raise UserError(f"the benchmark bot {args.bot or INSTANT!r} could not start or play: {bad.detail} "
-                        "(check it with: referee check-bot -- COMMAND)") from None
+        raise UserError(
+            f"the benchmark bot {args.bot or INSTANT!r} could not start or play: {bad.detail} "
+            "(check it with: referee check-bot -- COMMAND)"
+        ) from None
     raw = {k: min(r[k] for r in raws) for k in ("round_trip_us", "cpu_us")}
     ref = {k: min(r[k] for r in refs) for k in ("round_trip_us", "cpu_us", "turn_us")}
     block = {k: min(r[k] for r in blocks) for k in ("round_trip_us", "cpu_us")}
@@ -290,18 +308,30 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     ratio = ref["round_trip_us"] / raw["round_trip_us"]
     return {
         "rounds": rounds,
-        "all_rounds": {"raw": raws, "blocking_raw": blocks,
-                       "referee": [{k: r[k] for k in ("round_trip_us", "cpu_us", "turn_us")} for r in refs]},
-        "variant": args.variant, "players": args.players, "log": not args.no_log, "cpu": args.cpu,
+        "all_rounds": {
+            "raw": raws,
+            "blocking_raw": blocks,
+            "referee": [{k: r[k] for k in ("round_trip_us", "cpu_us", "turn_us")} for r in refs],
+        },
+        "variant": args.variant,
+        "players": args.players,
+        "log": not args.no_log,
+        "cpu": args.cpu,
         "raw_bytes_per_decision": round(sum(len(d) for _, d, _ in script) / max(1, len(turn_bytes)), 1),
-        "raw_round_trip_us": round(raw["round_trip_us"], 2), "raw_cpu_us": round(raw["cpu_us"], 2),
-        "referee_round_trip_us": round(ref["round_trip_us"], 2), "referee_cpu_us": round(ref["cpu_us"], 2),
+        "raw_round_trip_us": round(raw["round_trip_us"], 2),
+        "raw_cpu_us": round(raw["cpu_us"], 2),
+        "referee_round_trip_us": round(ref["round_trip_us"], 2),
+        "referee_cpu_us": round(ref["cpu_us"], 2),
         "referee_turn_us": round(ref["turn_us"], 2),
         "blocking_raw_round_trip_us": round(block["round_trip_us"], 2),
         "blocking_raw_cpu_us": round(block["cpu_us"], 2),
-        "ratio": round(ratio, 3), "decisions": ref["decisions"], "games": ref["games"],
-        "target_ratio": 1.5, "target_cpu_us": 30.0,
-        "ratio_ok": ratio <= 1.5, "cpu_ok": ref["cpu_us"] <= 30.0,
+        "ratio": round(ratio, 3),
+        "decisions": ref["decisions"],
+        "games": ref["games"],
+        "target_ratio": 1.5,
+        "target_cpu_us": 30.0,
+        "ratio_ok": ratio <= 1.5,
+        "cpu_ok": ref["cpu_us"] <= 30.0,
     }
 
 
@@ -324,24 +354,38 @@ def print_result(result: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    t = Table(title=f"transport: {result['variant']}, {result['players']} seats, "
-                    f"{result['decisions']} decisions in {result['games']} games, best of {result['rounds']} rounds"
-                    + ("" if result["log"] else " (no log)")
-                    + (f", pinned to CPU {result['cpu']}" if result.get("cpu") is not None else ""))
+    t = Table(
+        title=f"transport: {result['variant']}, {result['players']} seats, "
+        f"{result['decisions']} decisions in {result['games']} games, best of {result['rounds']} rounds"
+        + ("" if result["log"] else " (no log)")
+        + (f", pinned to CPU {result['cpu']}" if result.get("cpu") is not None else "")
+    )
     t.add_column("measure")
     t.add_column("blocking pipe", justify="right")
     t.add_column("raw pipe", justify="right")
     t.add_column("referee", justify="right")
     t.add_column("target", justify="right")
-    t.add_row("round trip per decision (us)", f"{result['blocking_raw_round_trip_us']:.1f}",
-              f"{result['raw_round_trip_us']:.1f}", f"{result['referee_round_trip_us']:.1f}",
-              f"<= 1.5x raw ({result['ratio']:.2f}x {'ok' if result['ratio_ok'] else 'MISSED'})")
-    t.add_row("CPU per decision (us)", f"{result['blocking_raw_cpu_us']:.1f}", f"{result['raw_cpu_us']:.1f}",
-              f"{result['referee_cpu_us']:.1f}", f"<= 30 ({'ok' if result['cpu_ok'] else 'MISSED'})")
-    t.add_row("turn written -> reply read, as the referee times it (us)", "", "",
-              f"{result['referee_turn_us']:.1f}", "-")
-    t.caption = (f"raw pipe: the same bots get the referee's own recorded traffic "
-                 f"(~{result['raw_bytes_per_decision']:.0f} bytes per decision) with no referee logic, through "
-                 f"trio (os.write, wait_readable, os.read); blocking pipe: the same with blocking calls in a "
-                 f"thread, no trio")
+    t.add_row(
+        "round trip per decision (us)",
+        f"{result['blocking_raw_round_trip_us']:.1f}",
+        f"{result['raw_round_trip_us']:.1f}",
+        f"{result['referee_round_trip_us']:.1f}",
+        f"<= 1.5x raw ({result['ratio']:.2f}x {'ok' if result['ratio_ok'] else 'MISSED'})",
+    )
+    t.add_row(
+        "CPU per decision (us)",
+        f"{result['blocking_raw_cpu_us']:.1f}",
+        f"{result['raw_cpu_us']:.1f}",
+        f"{result['referee_cpu_us']:.1f}",
+        f"<= 30 ({'ok' if result['cpu_ok'] else 'MISSED'})",
+    )
+    t.add_row(
+        "turn written -> reply read, as the referee times it (us)", "", "", f"{result['referee_turn_us']:.1f}", "-"
+    )
+    t.caption = (
+        f"raw pipe: the same bots get the referee's own recorded traffic "
+        f"(~{result['raw_bytes_per_decision']:.0f} bytes per decision) with no referee logic, through "
+        f"trio (os.write, wait_readable, os.read); blocking pipe: the same with blocking calls in a "
+        f"thread, no trio"
+    )
     Console().print(t)

@@ -55,10 +55,24 @@ from .games import CUSTOM_VARIANTS, PRESETS, SELF_PLAY_FIX, SELF_PLAY_MAX_DECISI
 from .probes import PROBES, RawBot, _handshake, _ProbeFailure, _probes, decode_probe_line
 from .report import Check, Report, plural
 
-__all__ = ["CUSTOM_VARIANTS", "FIXES", "PRESETS", "PROBES", "SELF_PLAY_FIX", "SELF_PLAY_MAX_DECISIONS",
-           "SELF_PLAY_SEED",
-           "Check", "RawBot", "Report", "check_bot", "decode_probe_line", "fix_for", "missing_script", "parse_command",
-           "plural"]
+__all__ = [
+    "CUSTOM_VARIANTS",
+    "FIXES",
+    "PRESETS",
+    "PROBES",
+    "SELF_PLAY_FIX",
+    "SELF_PLAY_MAX_DECISIONS",
+    "SELF_PLAY_SEED",
+    "Check",
+    "RawBot",
+    "Report",
+    "check_bot",
+    "decode_probe_line",
+    "fix_for",
+    "missing_script",
+    "parse_command",
+    "plural",
+]
 
 
 def parse_command(command: Sequence[str]) -> list[str] | str:
@@ -74,10 +88,18 @@ def parse_command(command: Sequence[str]) -> list[str] | str:
     return words
 
 
-async def check_bot(command: list[str] | str, *, name: str = "candidate", cwd: str | None = None,
-                    move_ms: int = 1000, startup_ms: int = 10000, grace_ms: int = 500,
-                    variants: Sequence[Any] | None = None, log_dir: Path | None = None,
-                    progress: Callable[[str], None] = lambda s: None) -> Report:
+async def check_bot(
+    command: list[str] | str,
+    *,
+    name: str = "candidate",
+    cwd: str | None = None,
+    move_ms: int = 1000,
+    startup_ms: int = 10000,
+    grace_ms: int = 500,
+    variants: Sequence[Any] | None = None,
+    log_dir: Path | None = None,
+    progress: Callable[[str], None] = lambda s: None,
+) -> Report:
     """Run every check on the bot started by ``command``; return the :class:`Report`.
 
     Never raises for a misbehaving bot (that is what the report is for);
@@ -85,7 +107,7 @@ async def check_bot(command: list[str] | str, *, name: str = "candidate", cwd: s
     """
     if cwd is not None and not os.path.isdir(cwd):
         raise UserError(f"--cwd {cwd!r} is not a directory")
-    chosen = list(variants) if variants else [*PRESETS, *CUSTOM_VARIANTS]
+    chosen: list[str | dict[str, Any]] = list(variants) if variants else [*PRESETS, *CUSTOM_VARIANTS]
     for v in chosen:
         get_variant(v)  # RulesError for an unknown name
     missing = missing_script(command, cwd)
@@ -126,18 +148,40 @@ async def check_bot(command: list[str] | str, *, name: str = "candidate", cwd: s
 #: interpreters whose first non-option argument is the script they open, with
 #: their options that take a value (the next word) and those that mean "no script file"
 _INTERPRETERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
-    "python": (frozenset({"-W", "-X", "--check-hash-based-pycs"}), frozenset({"-m", "-c", "-V", "--version", "-h",
-                                                                               "--help"})),
-    "node": (frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader", "--conditions", "-C",
-                        "--env-file", "--input-type", "--stack-size", "--max-old-space-size", "--title"}),
-             frozenset({"-e", "--eval", "-p", "--print", "-i", "--interactive", "-v", "--version", "-h", "--help"})),
+    "python": (
+        frozenset({"-W", "-X", "--check-hash-based-pycs"}),
+        frozenset({"-m", "-c", "-V", "--version", "-h", "--help"}),
+    ),
+    "node": (
+        frozenset(
+            {
+                "-r",
+                "--require",
+                "--import",
+                "--loader",
+                "--experimental-loader",
+                "--conditions",
+                "-C",
+                "--env-file",
+                "--input-type",
+                "--stack-size",
+                "--max-old-space-size",
+                "--title",
+            }
+        ),
+        frozenset({"-e", "--eval", "-p", "--print", "-i", "--interactive", "-v", "--version", "-h", "--help"}),
+    ),
     "ruby": (frozenset({"-r", "-I", "-C", "-E", "--encoding"}), frozenset({"-e", "-v", "--version", "-h", "--help"})),
     "perl": (frozenset({"-I", "-M", "-m"}), frozenset({"-e", "-E", "-v", "-V", "-h"})),
-    "sh": (frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}), frozenset({"-c", "-s", "-i",
-                                                                                       "--version", "--help"})),
+    "sh": (
+        frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}),
+        frozenset({"-c", "-s", "-i", "--version", "--help"}),
+    ),
 }
-_INTERPRETER_NAMES = re.compile(r"^(?:(python|pypy)[0-9.]*|(node|nodejs)|(ruby)[0-9.]*|(perl)[0-9.]*|"
-                                r"(sh|bash|dash|zsh|ksh))$")
+_INTERPRETER_NAMES = re.compile(
+    r"^(?:(python|pypy)[0-9.]*|(node|nodejs)|(ruby)[0-9.]*|(perl)[0-9.]*|"
+    r"(sh|bash|dash|zsh|ksh))$"
+)
 #: option letters that, inside a cluster of short options (perl -ne, bash -lc), mean "code, not a file"
 _CLUSTER_CODE = {"ruby": "e", "perl": "eE", "sh": "c"}
 #: suffixes of script files (an argument ending in one names a file to open)
@@ -175,9 +219,16 @@ def missing_script(command: list[str] | str, cwd: str | None) -> str | None:
                 if i + 1 < len(rest):
                     candidates.append(rest[i + 1])
                 break
-            if word in no_script or (kind == "python" and word[:2] in ("-c", "-m")) or (
-                    kind in _CLUSTER_CODE and word[:1] == "-" and word[1:2] != "-"
-                    and any(ch in _CLUSTER_CODE[kind] for ch in word[1:])):
+            if (
+                word in no_script
+                or (kind == "python" and word[:2] in ("-c", "-m"))
+                or (
+                    kind in _CLUSTER_CODE
+                    and word[:1] == "-"
+                    and word[1:2] != "-"
+                    and any(ch in _CLUSTER_CODE[kind] for ch in word[1:])
+                )
+            ):
                 break  # -c CODE, -m MODULE, -e CODE, perl -le, bash -lc...: no script file
             if word in takes_value:
                 i += 2

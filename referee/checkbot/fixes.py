@@ -5,24 +5,22 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-
-
 FIXES = {
     "malformed": "write exactly one JSON protocol message per line to stdout and nothing else; send debug "
-                 "output to stderr (Python: print(..., file=sys.stderr); the SDK redirects print() for you)",
+    "output to stderr (Python: print(..., file=sys.stderr); the SDK redirects print() for you)",
     "illegal": "answer with something from turn.options, to a seat in turn.targets; read the ask mode "
-               "(card/family) and the politeness rule (please) from start.rules",
+    "(card/family) and the politeness rule (please) from start.rules",
     "stale": "echo the id of the turn you are answering, and answer each turn exactly once",
     "timeout": "answer each turn within move_ms, and flush stdout after every line "
-               "(Python: print(..., flush=True); C: fflush(stdout))",
+    "(Python: print(..., flush=True); C: fflush(stdout))",
     "crash": "the bot must not exit or close stdout before bye: read its stderr (shown above) for the "
-             "reason, and keep reading stdin until bye or end of input",
+    "reason, and keep reading stdin until bye or end of input",
 }
 
 #: the fix for a bot that cannot start, by :attr:`referee.runtime.BotStartError.reason`
 _START_FIXES = {
     "not_found": "check the command and the working directory; a script needs its interpreter "
-                 "(python3 bot.py, node bot.js) or a #! line and chmod +x",
+    "(python3 bot.py, node bot.js) or a #! line and chmod +x",
     "directory": "give the bot's program or script inside that folder (e.g. python3 DIR/bot.py)",
     "not_executable": "chmod +x the program, or run it through its interpreter",
     "no_interpreter": "add a #! line (e.g. #!/usr/bin/env python3), or run it through its interpreter",
@@ -30,11 +28,24 @@ _START_FIXES = {
 
 #: what a turn's ``decide`` value may be answered with (the reply ``type`` is the ``decide`` value)
 _DECIDES = ("ask", "play", "take")
-_JSON_TYPE_WORDS = {"int": "an integer", "str": "a string", "bool": "true or false", "float": "a number",
-                    "array": "an array", "object": "an object", "null": "null"}
-_FIELD_HINTS = {"target": " (a seat number from turn.targets)", "id": " (the id of the turn you answer)",
-                "card": " (a card name from turn.options)", "family": " (a family name from turn.options)",
-                "please": " (true or false)", "protocol": " (1)", "name": " (your bot's name)"}
+_JSON_TYPE_WORDS = {
+    "int": "an integer",
+    "str": "a string",
+    "bool": "true or false",
+    "float": "a number",
+    "array": "an array",
+    "object": "an object",
+    "null": "null",
+}
+_FIELD_HINTS = {
+    "target": " (a seat number from turn.targets)",
+    "id": " (the id of the turn you answer)",
+    "card": " (a card name from turn.options)",
+    "family": " (a family name from turn.options)",
+    "please": " (true or false)",
+    "protocol": " (1)",
+    "name": " (your bot's name)",
+}
 _EXPECTED_FIELD = re.compile(r"field `([^`]*)` expected (\S+), got (\S+)")
 _MISSING_FIELD = re.compile(r"missing field `([^`]*)`")
 _UNKNOWN_TYPE = re.compile(r"unknown message type (\S+)")
@@ -49,7 +60,7 @@ def _decide_phrase(decide: str | None, choices: Sequence[str] = ()) -> str:
     if decide:
         return f'this turn had "decide": "{decide}", so reply with "type": "{decide}"'
     allowed = ", ".join(f'"{d}"' for d in (choices or _DECIDES))
-    return f"the reply types are {allowed}: use the one the turn's \"decide\" names"
+    return f'the reply types are {allowed}: use the one the turn\'s "decide" names'
 
 
 def fix_for(fault: str, detail: str, decide: str | None = None, choices: Sequence[str] = ()) -> str:
@@ -61,26 +72,36 @@ def fix_for(fault: str, detail: str, decide: str | None = None, choices: Sequenc
         m = _EXPECTED_FIELD.search(detail)
         if m:
             name, exp, got = m.groups()
-            return (f"send the field `{name}` as {_json_type(exp)}{_FIELD_HINTS.get(name.split('.')[-1], '')}, "
-                    f"not as {_json_type(got)}: copy values from the turn message with their JSON type"
-                    + (f" (e.g. \"{name}\": 2, not \"{name}\": \"2\")" if exp == "int" else ""))
+            return (
+                f"send the field `{name}` as {_json_type(exp)}{_FIELD_HINTS.get(name.split('.')[-1], '')}, "
+                f"not as {_json_type(got)}: copy values from the turn message with their JSON type"
+                + (f' (e.g. "{name}": 2, not "{name}": "2")' if exp == "int" else "")
+            )
         m = _UNKNOWN_TYPE.search(detail)
         if m:
-            return (f"{m.group(1)} is not a message type of the protocol: a bot sends only hello (once, "
-                    f"first) and one reply per turn whose \"type\" is the turn's \"decide\" value; "
-                    + _decide_phrase(decide, choices))
+            return (
+                f"{m.group(1)} is not a message type of the protocol: a bot sends only hello (once, "
+                f'first) and one reply per turn whose "type" is the turn\'s "decide" value; '
+                + _decide_phrase(decide, choices)
+            )
         m = _MISSING_FIELD.search(detail)
         if m:
             name = m.group(1)
-            return (f"include the field `{name}`{_FIELD_HINTS.get(name.split('.')[-1], '')} in the message "
-                    "(docs/PROTOCOL.md lists the fields of each reply type)")
+            return (
+                f"include the field `{name}`{_FIELD_HINTS.get(name.split('.')[-1], '')} in the message "
+                "(docs/PROTOCOL.md lists the fields of each reply type)"
+            )
         if "field `type`" in detail or "key `type`" in detail:
-            return ('give every message exactly one "type" key whose value is a string: "hello", or the '
-                    "turn's \"decide\" value in a reply")
+            return (
+                'give every message exactly one "type" key whose value is a string: "hello", or the '
+                'turn\'s "decide" value in a reply'
+            )
         if "not valid UTF-8" in detail:
-            return ("write UTF-8 only: encode the whole line as UTF-8 (Python: json.dumps(...) then "
-                    ".encode(\"utf-8\"); C: never copy raw bytes into a JSON string; card and family names "
-                    "come from the turn message, send them back unchanged)")
+            return (
+                "write UTF-8 only: encode the whole line as UTF-8 (Python: json.dumps(...) then "
+                '.encode("utf-8"); C: never copy raw bytes into a JSON string; card and family names '
+                "come from the turn message, send them back unchanged)"
+            )
         if "is empty" in detail:
             return "write no blank lines: every line on stdout must be exactly one JSON message"
         if "longer than" in detail:
@@ -94,8 +115,10 @@ def fix_for(fault: str, detail: str, decide: str | None = None, choices: Sequenc
         m = _WRONG_REPLY.search(detail)
         if m:
             want, got = m.groups()
-            return (f"reply with the message type the turn's \"decide\" names: this turn had "
-                    f"\"decide\": \"{want}\", so reply {{\"type\": \"{want}\", ...}}, not \"{got}\" "
-                    "(ask turns get ask, play turns get play, take turns get take)")
+            return (
+                f'reply with the message type the turn\'s "decide" names: this turn had '
+                f'"decide": "{want}", so reply {{"type": "{want}", ...}}, not "{got}" '
+                "(ask turns get ask, play turns get play, take turns get take)"
+            )
         return FIXES["illegal"]
     return FIXES.get(fault, "see docs/PROTOCOL.md")

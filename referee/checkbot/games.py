@@ -19,11 +19,27 @@ INSTANT_BOT = [sys.executable, str(ROOT / "protocol" / "sdk.py")]
 
 #: custom ask variants check-bot also plays (a bot must read the rules from ``start``)
 CUSTOM_VARIANTS: list[dict[str, Any]] = [
-    {"name": "checkbot-generations", "families": ["Ox", "Elk", "Yak", "Emu", "Gnu"],
-     "members": ["I", "II", "III", "IV", "V", "VI"], "ask": "card", "miss": "next", "please": True,
-     "stock": 6, "first": "dealer", "players": [2, 6]},
-    {"name": "checkbot-tens", "families": ["10", "1", "2", "3", "4"], "members": ["a", "b", "c"],
-     "ask": "family", "miss": "asked", "please": False, "stock": 3, "players": [2, 5]},
+    {
+        "name": "checkbot-generations",
+        "families": ["Ox", "Elk", "Yak", "Emu", "Gnu"],
+        "members": ["I", "II", "III", "IV", "V", "VI"],
+        "ask": "card",
+        "miss": "next",
+        "please": True,
+        "stock": 6,
+        "first": "dealer",
+        "players": [2, 6],
+    },
+    {
+        "name": "checkbot-tens",
+        "families": ["10", "1", "2", "3", "4"],
+        "members": ["a", "b", "c"],
+        "ask": "family",
+        "miss": "asked",
+        "please": False,
+        "stock": 3,
+        "players": [2, 5],
+    },
 ]
 PRESETS = ["happy-families", "happy-families-jaques", "authors", "kwartet", "chickens"]
 
@@ -32,9 +48,11 @@ PRESETS = ["happy-families", "happy-families-jaques", "authors", "kwartet", "chi
 SELF_PLAY_MAX_DECISIONS = 2000
 #: self-play: the seed of every table (seed 1 is issue 10's endless kwartet game)
 SELF_PLAY_SEED = 1
-SELF_PLAY_FIX = ("remember misses; vary target or card: a seat that just said it lacks a card still lacks it "
-                 "until a card moves to it, so do not ask it again; ask another seat or for another card "
-                 "(the example bot in docs/WRITING-A-BOT.md section 1 shows how)")
+SELF_PLAY_FIX = (
+    "remember misses; vary target or card: a seat that just said it lacks a card still lacks it "
+    "until a card moves to it, so do not ask it again; ask another seat or for another card "
+    "(the example bot in docs/WRITING-A-BOT.md section 1 shows how)"
+)
 
 
 def _table_sizes(rules: Any) -> list[int]:
@@ -67,8 +85,9 @@ def _turns_sent(log_dir: Path | None, game_id: str, seat: int) -> dict[int, str]
     return decides
 
 
-def _describe_faults(faults: Sequence[Any], seat: int, tail: str,
-                     decides: dict[int, str] | None = None) -> tuple[str, str]:
+def _describe_faults(
+    faults: Sequence[Any], seat: int, tail: str, decides: dict[int, str] | None = None
+) -> tuple[str, str]:
     """The first fault of ``seat`` (the cause; stale replies after a malformed
     or timed-out reply are its knock-on effects and said to be) and its fix."""
     decides = decides or {}
@@ -79,22 +98,37 @@ def _describe_faults(faults: Sequence[Any], seat: int, tail: str,
     if rest:
         stale = [f for f in rest if f.fault == "stale"]
         if first.fault in ("malformed", "timeout") and len(stale) == len(rest):
-            detail += (f" (then {plural(len(stale), 'stale reply', 'stale replies')}: knock-on effects of that "
-                       "first problem, which go away with it)")
+            detail += (
+                f" (then {plural(len(stale), 'stale reply', 'stale replies')}: knock-on effects of that "
+                "first problem, which go away with it)"
+            )
         else:
             detail += f" (+{plural(len(rest), 'more fault')})"
-    fix = fix_for(first.fault, first.detail, decides.get(first.decision_id) if first.decision_id is not None
-                  else None, sorted(set(decides.values())))
+    fix = fix_for(
+        first.fault,
+        first.detail,
+        decides.get(first.decision_id) if first.decision_id is not None else None,
+        sorted(set(decides.values())),
+    )
     if first.fault == "crash" and tail and "stderr" not in detail:
         detail += f"; its stderr ends: {tail.strip()[-300:]!r}"
     return detail, fix
 
 
-async def _games(command: list[str] | str, name: str, cwd: str | None, report: Report, variants: list[Any],
-                 move_ms: int, startup_ms: int, grace_ms: int, log_dir: Path | None,
-                 progress: Callable[[str], None]) -> None:
-    from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, play_game, start_bots
+async def _games(
+    command: list[str] | str,
+    name: str,
+    cwd: str | None,
+    report: Report,
+    variants: list[Any],
+    move_ms: int,
+    startup_ms: int,
+    grace_ms: int,
+    log_dir: Path | None,
+    progress: Callable[[str], None],
+) -> None:
     from referee.core.errors import BotError
+    from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, play_game, start_bots
 
     clock = ClockSpec(move_ms=move_ms, startup_ms=startup_ms, grace_ms=grace_ms)
     spec = BotSpec(name=name, command=command, cwd=cwd)
@@ -106,8 +140,11 @@ async def _games(command: list[str] | str, name: str, cwd: str | None, report: R
     async with trio.open_nursery() as nursery:
         instants: list[Any] = []
         try:
-            instants = await start_bots([BotSpec(name=f"instant-{i}", command=[*INSTANT_BOT, str(i)])
-                                         for i in range(max_seats - 1)], clock, nursery)
+            instants = await start_bots(
+                [BotSpec(name=f"instant-{i}", command=[*INSTANT_BOT, str(i)]) for i in range(max_seats - 1)],
+                clock,
+                nursery,
+            )
             cand: Any = None
             game_no = 0
             for rules, sizes in plans:
@@ -126,15 +163,17 @@ async def _games(command: list[str] | str, name: str, cwd: str | None, report: R
                             break
                     bots = list(instants[: n - 1])
                     bots.insert(seat, cand)
-                    gspec = GameSpec(game_id=f"checkbot-{game_no:03d}", rules=rules, players=n,
-                                     seed=1000 + game_no, clock=clock)
+                    gspec = GameSpec(
+                        game_id=f"checkbot-{game_no:03d}", rules=rules, players=n, seed=1000 + game_no, clock=clock
+                    )
                     progress(f"{rules.name}: {n} seats, seat {seat}")
                     result = await play_game(gspec, bots, log_dir)
                     played += 1
                     decisions += result.think_ms[seat].count
                     if any(f.seat == seat for f in result.faults):
-                        detail, fix = _describe_faults(result.faults, seat, cand.stderr_tail(),
-                                                       _turns_sent(log_dir, gspec.game_id, seat))
+                        detail, fix = _describe_faults(
+                            result.faults, seat, cand.stderr_tail(), _turns_sent(log_dir, gspec.game_id, seat)
+                        )
                         problems.append((f"{n} seats, seat {seat}: {detail}", fix))
                         # its output may be out of step now (a reply still unread): the next game gets a
                         # fresh process, so one mistake is not reported again as stale ids in later games
@@ -145,18 +184,22 @@ async def _games(command: list[str] | str, name: str, cwd: str | None, report: R
                         if not b.alive:
                             await b.close()
                             instants[i] = await BotSession.start(
-                                BotSpec(name=f"instant-{i}", command=[*INSTANT_BOT, str(i)]), clock, nursery)
+                                BotSpec(name=f"instant-{i}", command=[*INSTANT_BOT, str(i)]), clock, nursery
+                            )
                 label = f"game: {rules.name}"
                 if problems:
                     more = f" (and {plural(len(problems) - 1, 'more game')})" if len(problems) > 1 else ""
                     report.add(label, False, problems[0][0] + more, problems[0][1])
                 else:
-                    report.add(label, True, f"{plural(played, 'game')} at {', '.join(map(str, sizes))} seats, "
-                                            f"{plural(decisions, 'decision')}, no faults (session mode)")
+                    report.add(
+                        label,
+                        True,
+                        f"{plural(played, 'game')} at {', '.join(map(str, sizes))} seats, "
+                        f"{plural(decisions, 'decision')}, no faults (session mode)",
+                    )
             if cand is not None:
                 await cand.close()
-            await _self_play(spec, clock, [rules for rules, _ in plans], instants, nursery, report, log_dir,
-                             progress)
+            await _self_play(spec, clock, [rules for rules, _ in plans], instants, nursery, report, log_dir, progress)
             # per-game mode: a fresh process per game
             problems = []
             per_game = [get_variant("kwartet"), get_variant("authors"), get_variant("chickens")]
@@ -171,11 +214,15 @@ async def _games(command: list[str] | str, name: str, cwd: str | None, report: R
                     break
                 bots = list(instants[: n - 1])
                 bots.insert(seat, fresh)
-                result = await play_game(GameSpec(game_id=f"checkbot-fresh-{k}", rules=rules, players=n,
-                                                  seed=77 + k, clock=clock), bots, log_dir)
+                result = await play_game(
+                    GameSpec(game_id=f"checkbot-fresh-{k}", rules=rules, players=n, seed=77 + k, clock=clock),
+                    bots,
+                    log_dir,
+                )
                 if any(f.seat == seat for f in result.faults):
-                    detail, fix = _describe_faults(result.faults, seat, fresh.stderr_tail(),
-                                                   _turns_sent(log_dir, f"checkbot-fresh-{k}", seat))
+                    detail, fix = _describe_faults(
+                        result.faults, seat, fresh.stderr_tail(), _turns_sent(log_dir, f"checkbot-fresh-{k}", seat)
+                    )
                     problems.append((f"{rules.name}: {detail}", fix))
                 await fresh.close()
             if problems:
@@ -189,8 +236,16 @@ async def _games(command: list[str] | str, name: str, cwd: str | None, report: R
             nursery.cancel_scope.cancel()
 
 
-async def _self_play(spec: Any, clock: Any, variants: list[Any], instants: list[Any], nursery: trio.Nursery,
-                     report: Report, log_dir: Path | None, progress: Callable[[str], None]) -> None:
+async def _self_play(
+    spec: Any,
+    clock: Any,
+    variants: list[Any],
+    instants: list[Any],
+    nursery: trio.Nursery,
+    report: Report,
+    log_dir: Path | None,
+    progress: Callable[[str], None],
+) -> None:
     """The self-play check: per ask variant, two copies of the bot (instant bots
     fill the variant's smallest table) and three copies at one table, in session
     mode (a copy that faulted is restarted for the next table). Adds one check
@@ -199,16 +254,18 @@ async def _self_play(spec: Any, clock: Any, variants: list[Any], instants: list[
     cancellation."""
     from dataclasses import replace
 
-    from referee.runtime import BotSession, FaultPolicy, GameSpec, play_game
     from referee.core.errors import BotError
+    from referee.runtime import BotSession, FaultPolicy, GameSpec, play_game
 
     ask_variants = [r for r in variants if r.kind == "ask"]
     name = "self-play"
     if not ask_variants:
         return  # chickens only: no asking in circles, nothing to check
     if any(c.name.startswith("game: ") and not c.ok for c in report.checks):
-        report.skip(name, "not run: fix the failed games above first (self-play needs a bot that plays legal "
-                          "games without faults)")
+        report.skip(
+            name,
+            "not run: fix the failed games above first (self-play needs a bot that plays legal games without faults)",
+        )
         return
     policy = FaultPolicy(max_decisions=SELF_PLAY_MAX_DECISIONS)
     problems: list[tuple[str, str]] = []
@@ -243,26 +300,43 @@ async def _self_play(spec: Any, clock: Any, variants: list[Any], instants: list[
                 bots = [*copies[:k], *instants[: n - k]]
                 gid = f"checkbot-self-{len(tables) + 1:02d}"
                 tables.append(f"{rules.name} x{k}")
-                result = await play_game(GameSpec(game_id=gid, rules=rules, players=n, seed=SELF_PLAY_SEED,
-                                                  clock=clock, policy=policy), bots, log_dir)
-                who = (f"{rules.name}, {k} copies" + (f" and {plural(n - k, 'instant bot')}" if n > k else "")
-                       + f", seed {SELF_PLAY_SEED}")
+                result = await play_game(
+                    GameSpec(game_id=gid, rules=rules, players=n, seed=SELF_PLAY_SEED, clock=clock, policy=policy),
+                    bots,
+                    log_dir,
+                )
+                who = (
+                    f"{rules.name}, {k} copies"
+                    + (f" and {plural(n - k, 'instant bot')}" if n > k else "")
+                    + f", seed {SELF_PLAY_SEED}"
+                )
                 mine = [f for f in result.faults if f.seat < k]
                 if mine:
                     seat = mine[0].seat
-                    detail, fix = _describe_faults(result.faults, seat, bots[seat].stderr_tail(),
-                                                   _turns_sent(log_dir, gid, seat))
+                    detail, fix = _describe_faults(
+                        result.faults, seat, bots[seat].stderr_tail(), _turns_sent(log_dir, gid, seat)
+                    )
                     problems.append((f"{who}: {detail}", fix))
                     for c in copies[:k]:  # perhaps out of step now: fresh copies for the next table
                         await c.close()
                 elif result.reason == "stalled":
-                    problems.append((f"{who}: the hand stalled: {rules.stall} asks in a row moved no card (the "
-                                     "copies kept asking for cards they had just been told were not there); "
-                                     f"scores {_scores(result.scores)}", SELF_PLAY_FIX))
+                    problems.append(
+                        (
+                            f"{who}: the hand stalled: {rules.stall} asks in a row moved no card (the "
+                            "copies kept asking for cards they had just been told were not there); "
+                            f"scores {_scores(result.scores)}",
+                            SELF_PLAY_FIX,
+                        )
+                    )
                 elif result.reason != "complete":
-                    problems.append((f"{who}: the hand was aborted: no end after {SELF_PLAY_MAX_DECISIONS} "
-                                     "decisions (the copies ask in circles, or hand the same cards back and "
-                                     "forth)", SELF_PLAY_FIX))
+                    problems.append(
+                        (
+                            f"{who}: the hand was aborted: no end after {SELF_PLAY_MAX_DECISIONS} "
+                            "decisions (the copies ask in circles, or hand the same cards back and "
+                            "forth)",
+                            SELF_PLAY_FIX,
+                        )
+                    )
     finally:
         with trio.CancelScope(shield=True):
             for c in copies:
@@ -271,8 +345,12 @@ async def _self_play(spec: Any, clock: Any, variants: list[Any], instants: list[
             more = f" (and {plural(len(problems) - 1, 'more table')})" if len(problems) > 1 else ""
             report.add(name, False, problems[0][0] + more, problems[0][1])
         elif tables:
-            report.add(name, True, f"{plural(len(tables), 'table')} with 2 or 3 copies of the bot in "
-                                   f"{plural(len(ask_variants), 'ask variant')}: every hand ended by the rules")
+            report.add(
+                name,
+                True,
+                f"{plural(len(tables), 'table')} with 2 or 3 copies of the bot in "
+                f"{plural(len(ask_variants), 'ask variant')}: every hand ended by the rules",
+            )
 
 
 def _scores(scores: Sequence[float]) -> str:

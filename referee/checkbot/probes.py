@@ -38,7 +38,7 @@ class RawBot:
     """
 
     def __init__(self, proc: Any) -> None:
-        self.proc = proc            # referee.runtime.process.BotProcess
+        self.proc = proc  # referee.runtime.process.BotProcess
         self.eof = False
 
     @property
@@ -46,8 +46,9 @@ class RawBot:
         return int(self.proc.reader.lineno)
 
     @classmethod
-    async def open(cls, command: str | list[str], cwd: str | None, nursery: trio.Nursery,
-                   name: str = "candidate") -> "RawBot":
+    async def open(
+        cls, command: str | list[str], cwd: str | None, nursery: trio.Nursery, name: str = "candidate"
+    ) -> "RawBot":
         """Start the process in the same sandbox a league uses (raises
         :class:`_ProbeFailure` if it cannot be started; its fix follows the
         start error's ``reason``)."""
@@ -56,8 +57,7 @@ class RawBot:
 
         # probe_leftovers: the sandbox reports the processes the bot leaves behind when it exits
         try:
-            proc = await BotProcess.spawn(BotSpec(name=name, command=command, cwd=cwd), nursery,
-                                          probe_leftovers=True)
+            proc = await BotProcess.spawn(BotSpec(name=name, command=command, cwd=cwd), nursery, probe_leftovers=True)
         except BotStartError as exc:
             raise _ProbeFailure(exc.detail, _START_FIXES.get(exc.reason, "check the command")) from None
         return cls(proc)
@@ -70,8 +70,11 @@ class RawBot:
         try:
             await self.proc.send_bytes(json.dumps(msg, separators=(",", ":")).encode() + b"\n")
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            raise _ProbeFailure(f"the bot closed its stdin (exited?) before the referee's {msg.get('type')!r} message"
-                                + self._stderr_hint(), FIXES["crash"]) from None
+            raise _ProbeFailure(
+                f"the bot closed its stdin (exited?) before the referee's {msg.get('type')!r} message"
+                + self._stderr_hint(),
+                FIXES["crash"],
+            ) from None
 
     async def read_line(self, timeout_s: float) -> bytes | None:
         """The next stdout line (without the newline), or None on timeout.
@@ -82,8 +85,10 @@ class RawBot:
             try:
                 return bytes(await self.proc.reader.read_line())
             except LineTooLong as exc:
-                raise _ProbeFailure(f"line {exc.lineno} is longer than {exc.limit} bytes",
-                                    "end every message with a newline, one message per line") from None
+                raise _ProbeFailure(
+                    f"line {exc.lineno} is longer than {exc.limit} bytes",
+                    "end every message with a newline, one message per line",
+                ) from None
             except StreamClosed:
                 self.eof = True
                 raise _ProbeFailure("the bot closed stdout (exited?)" + self._stderr_hint(), FIXES["crash"]) from None
@@ -98,9 +103,11 @@ class RawBot:
         (``decide``: the ``decide`` of the turn being answered, if any)."""
         line = await self.read_line(timeout_s)
         if line is None:
-            raise _ProbeFailure(f"no {what} within {int(timeout_s * 1000)} ms" + self._stderr_hint(),
-                                "answer at once and flush stdout after every line (Python: print(..., flush=True) "
-                                "or the SDK; C: fflush(stdout); Node: process.stdout.write)")
+            raise _ProbeFailure(
+                f"no {what} within {int(timeout_s * 1000)} ms" + self._stderr_hint(),
+                "answer at once and flush stdout after every line (Python: print(..., flush=True) "
+                "or the SDK; C: fflush(stdout); Node: process.stdout.write)",
+            )
         return decode_probe_line(line, self.lineno, decide)
 
     async def wait_exit(self, timeout_s: float) -> int | None:
@@ -132,8 +139,11 @@ def decode_probe_line(line: bytes, lineno: int, decide: str | None = None) -> di
         shown = line[:60].decode("utf-8", "replace")
         raise _ProbeFailure(f"line {lineno} is not JSON: {shown!r}", FIXES["malformed"]) from None
     if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
-        raise _ProbeFailure(f"line {lineno} is JSON but not a message (an object with a \"type\"): "
-                            f"{line[:60].decode('utf-8', 'replace')!r}", FIXES["malformed"])
+        raise _ProbeFailure(
+            f'line {lineno} is JSON but not a message (an object with a "type"): '
+            f"{line[:60].decode('utf-8', 'replace')!r}",
+            FIXES["malformed"],
+        )
     return msg
 
 
@@ -146,15 +156,28 @@ class _Act:
 
 
 def _start_msg(game_id: str, rules: Any, game: Any, seat: int, n: int) -> dict[str, Any]:
-    return {"type": "start", "game": game_id, "variant": rules.name, "rules": rules.to_wire(n), "seat": seat,
-            "seats": [f"checkbot-{i}" if i != seat else "you" for i in range(n)],
-            "dealer": getattr(game, "dealer", 0), "hand": game.hand(seat),
-            "clock": {"move_ms": 1000, "bank_ms": 60000}}
+    return {
+        "type": "start",
+        "game": game_id,
+        "variant": rules.name,
+        "rules": rules.to_wire(n),
+        "seat": seat,
+        "seats": [f"checkbot-{i}" if i != seat else "you" for i in range(n)],
+        "dealer": getattr(game, "dealer", 0),
+        "hand": game.hand(seat),
+        "clock": {"move_ms": 1000, "bank_ms": 60000},
+    }
 
 
 def _turn_msg(game_id: str, game: Any, seat: int, turn_id: int) -> dict[str, Any]:
-    return {"type": "turn", "game": game_id, "id": turn_id, "decide": game.decision(),
-            "clock": {"left_ms": 60000, "move_ms": 1000}, **game.view(seat)}
+    return {
+        "type": "turn",
+        "game": game_id,
+        "id": turn_id,
+        "decide": game.decision(),
+        "clock": {"left_ms": 60000, "move_ms": 1000},
+        **game.view(seat),
+    }
 
 
 def _check_reply(msg: dict[str, Any], turn: dict[str, Any], game: Any, seat: int) -> None:
@@ -188,42 +211,60 @@ async def _handshake(bot: RawBot, report: Report, startup_s: float, name: str) -
             report.add("handshake", False, exc.detail, exc.fix)
         else:
             tail = bot.stderr_tail()
-            report.add("handshake", False,
-                       f"the bot exited (status {rc}) before answering hello"
-                       + (f"; its stderr ends: {tail[-300:]!r}" if tail else " and wrote nothing to stderr"),
-                       "run the command by hand to see what goes wrong (a wrong path or a missing interpreter "
-                       "is common); a bot must keep running, answer hello and then read stdin until bye")
+            report.add(
+                "handshake",
+                False,
+                f"the bot exited (status {rc}) before answering hello"
+                + (f"; its stderr ends: {tail[-300:]!r}" if tail else " and wrote nothing to stderr"),
+                "run the command by hand to see what goes wrong (a wrong path or a missing interpreter "
+                "is common); a bot must keep running, answer hello and then read stdin until bye",
+            )
         return False
     if msg.get("type") != "hello":
-        report.add("handshake", False, f"the first line was a {msg.get('type')!r} message, not a hello",
-                   'answer {"type":"hello","protocol":1,...} with {"type":"hello","protocol":1,"name":"YourBot"}')
+        report.add(
+            "handshake",
+            False,
+            f"the first line was a {msg.get('type')!r} message, not a hello",
+            'answer {"type":"hello","protocol":1,...} with {"type":"hello","protocol":1,"name":"YourBot"}',
+        )
         return False
     if msg.get("protocol") != PROTOCOL_VERSION:
-        report.add("handshake", False,
-                   f"the bot speaks protocol version {msg.get('protocol')!r}; this referee speaks protocol "
-                   f"version {PROTOCOL_VERSION}",
-                   f'reply "protocol": {PROTOCOL_VERSION} in your hello (and follow docs/PROTOCOL.md)')
+        report.add(
+            "handshake",
+            False,
+            f"the bot speaks protocol version {msg.get('protocol')!r}; this referee speaks protocol "
+            f"version {PROTOCOL_VERSION}",
+            f'reply "protocol": {PROTOCOL_VERSION} in your hello (and follow docs/PROTOCOL.md)',
+        )
         return False
-    name = msg.get("name")
-    if not isinstance(name, str) or not name:
-        report.add("handshake", False, "the hello reply has no \"name\"",
-                   'add "name": "YourBot" to your hello reply')
+    bot_name = msg.get("name")
+    if not isinstance(bot_name, str) or not bot_name:
+        report.add("handshake", False, 'the hello reply has no "name"', 'add "name": "YourBot" to your hello reply')
         return False
-    report.bot_name = name
+    report.bot_name = bot_name
     report.bot_version = msg.get("version") if isinstance(msg.get("version"), str) else None
     version = f" {report.bot_version}" if report.bot_version else ""
-    report.add("handshake", True, f"hello from {name!r}{version}, protocol {PROTOCOL_VERSION}, in {ms:.0f} ms")
+    report.add("handshake", True, f"hello from {bot_name!r}{version}, protocol {PROTOCOL_VERSION}, in {ms:.0f} ms")
     return True
 
 
 #: the probe checks, in order (a probe that cannot run is reported as skipped, with the reason)
-PROBES = ("probe: quiet until its turn", "probe: legal reply with the turn's id", "probe: keeps going after an error",
-          "probe: answers only with the current id", "probe: exits on bye")
+PROBES = (
+    "probe: quiet until its turn",
+    "probe: legal reply with the turn's id",
+    "probe: keeps going after an error",
+    "probe: answers only with the current id",
+    "probe: exits on bye",
+)
 _ERROR_TEXT = "check-bot probe: pretend your reply was illegal; keep going"
-_LEFTOVER_FIX = ("leave nothing running when you exit: wait for (or kill) every child process first, and never "
-                 "daemonize (double fork, setsid); the league's sandbox kills whatever a bot leaves behind")
-_MISHANDLED_FIX = ("an error message needs no answer: log it to stderr (never stdout) and keep reading stdin; "
-                   "the next turn comes as usual")
+_LEFTOVER_FIX = (
+    "leave nothing running when you exit: wait for (or kill) every child process first, and never "
+    "daemonize (double fork, setsid); the league's sandbox kills whatever a bot leaves behind"
+)
+_MISHANDLED_FIX = (
+    "an error message needs no answer: log it to stderr (never stdout) and keep reading stdin; "
+    "the next turn comes as usual"
+)
 
 
 def _is_gone(bot: RawBot) -> bool:
@@ -254,13 +295,15 @@ async def _exited_after_error(bot: RawBot, when: str) -> _Mishandled:
     rc = await bot.wait_exit(1.0)
     tail = bot.stderr_tail()
     status = f" (status {rc})" if rc is not None else ""
-    return _Mishandled(f"the bot exited{status} {when}" + (f"; its stderr ends: {tail[-300:]!r}" if tail else ""),
-                       "an error message needs no answer and is no reason to stop: log it to stderr and keep "
-                       "reading stdin until bye")
+    return _Mishandled(
+        f"the bot exited{status} {when}" + (f"; its stderr ends: {tail[-300:]!r}" if tail else ""),
+        "an error message needs no answer and is no reason to stop: log it to stderr and keep reading stdin until bye",
+    )
 
 
-async def _after_error(bot: RawBot, report: Report, legal: Check, turn2: dict[str, Any], probe_game: Any,
-                       seat: int, move_s: float) -> bool:
+async def _after_error(
+    bot: RawBot, report: Report, legal: Check, turn2: dict[str, Any], probe_game: Any, seat: int, move_s: float
+) -> bool:
     """The "keeps going after an error" probe. Blames error handling only for
     what the error message caused: output written in answer to it (before the
     next turn was sent, or an extra reply with the error's id followed by the
@@ -271,15 +314,16 @@ async def _after_error(bot: RawBot, report: Report, legal: Check, turn2: dict[st
     name = PROBES[2]
     try:
         try:
-            await bot.send({"type": "error", "game": turn2["game"], "id": 1, "fault": "illegal",
-                            "detail": _ERROR_TEXT})
+            await bot.send({"type": "error", "game": turn2["game"], "id": 1, "fault": "illegal", "detail": _ERROR_TEXT})
             # anything written before the next turn exists answers the error message
             early = await bot.read_line(min(move_s, 0.3))
         except _ProbeFailure:
             raise await _exited_after_error(bot, "after an error message") from None
         if early is not None:
-            raise _Mishandled(f"the bot answered the error message (before any new turn) with line {bot.lineno}: "
-                              f"{early[:80].decode('utf-8', 'replace')!r}")
+            raise _Mishandled(
+                f"the bot answered the error message (before any new turn) with line {bot.lineno}: "
+                f"{early[:80].decode('utf-8', 'replace')!r}"
+            )
         try:
             await bot.send(turn2)
             line = await bot.read_line(move_s)
@@ -289,17 +333,23 @@ async def _after_error(bot: RawBot, report: Report, legal: Check, turn2: dict[st
             # it read the error message and went on; it died on the new turn: its own crash
             rc = await bot.wait_exit(1.0)
             tail = bot.stderr_tail()
-            raise _ProbeFailure(f"the bot exited (status {rc}) on turn id 2 (it had read an error message "
-                                "before, without trouble)" + (f"; its stderr ends: {tail[-300:]!r}" if tail else ""),
-                                FIXES["crash"]) from None
+            raise _ProbeFailure(
+                f"the bot exited (status {rc}) on turn id 2 (it had read an error message "
+                "before, without trouble)" + (f"; its stderr ends: {tail[-300:]!r}" if tail else ""),
+                FIXES["crash"],
+            ) from None
         if line is None:
-            raise _Mishandled(f"no reply to turn id 2 within {int(move_s * 1000)} ms after an error message"
-                              + bot._stderr_hint(),
-                              _MISHANDLED_FIX + "; if the error message is not what stopped the bot, answer every "
-                              "turn within move_ms and flush stdout after every line", silent=True)
+            raise _Mishandled(
+                f"no reply to turn id 2 within {int(move_s * 1000)} ms after an error message" + bot._stderr_hint(),
+                _MISHANDLED_FIX + "; if the error message is not what stopped the bot, answer every "
+                "turn within move_ms and flush stdout after every line",
+                silent=True,
+            )
         if _ERROR_TEXT.encode() in line or b'"type":"error"' in line.replace(b" ", b""):
-            raise _Mishandled(f"the bot wrote the error message back to stdout (line {bot.lineno}): "
-                              f"{line[:80].decode('utf-8', 'replace')!r}")
+            raise _Mishandled(
+                f"the bot wrote the error message back to stdout (line {bot.lineno}): "
+                f"{line[:80].decode('utf-8', 'replace')!r}"
+            )
         msg = decode_probe_line(line, bot.lineno, turn2["decide"])
         if msg.get("id") == 1 and msg.get("type") in _DECIDES and legal.ok:
             # an extra reply with the error's id, then the real one: it answered the error message
@@ -308,8 +358,10 @@ async def _after_error(bot: RawBot, report: Report, legal: Check, turn2: dict[st
             except _ProbeFailure:
                 follow = None
             if follow is not None and b'"id":2' in follow.replace(b" ", b""):
-                raise _Mishandled(f"the bot answered the error message (id 1) with line {bot.lineno - 1}: "
-                                  f"{line[:80].decode('utf-8', 'replace')!r}, then turn id 2")
+                raise _Mishandled(
+                    f"the bot answered the error message (id 1) with line {bot.lineno - 1}: "
+                    f"{line[:80].decode('utf-8', 'replace')!r}, then turn id 2"
+                )
         _check_reply(msg, turn2, probe_game, seat)
         report.add(name, True, "answered the next turn after an error message")
     except _Mishandled as exc:
@@ -317,8 +369,12 @@ async def _after_error(bot: RawBot, report: Report, legal: Check, turn2: dict[st
         return exc.silent
     except _ProbeFailure as exc:
         # its own mistake on turn 2: error handling is fine, the reply is not
-        report.add(name, True, "read the error message without answering it and went on to turn id 2 (its reply "
-                               f"to that turn has a problem of its own: see {legal.name!r})")
+        report.add(
+            name,
+            True,
+            "read the error message without answering it and went on to turn id 2 (its reply "
+            f"to that turn has a problem of its own: see {legal.name!r})",
+        )
         if legal.ok:
             legal.ok = False
             legal.detail = f"turn id 1 was answered correctly, but turn id 2 was not: {exc.detail}"
@@ -339,6 +395,7 @@ async def _probes(bot: RawBot, report: Report, move_s: float, grace_s: float) ->
 
 async def _run_probes(bot: RawBot, report: Report, move_s: float, grace_s: float) -> str:
     """Run the probes in order; return why the ones not run were skipped ("" if all ran)."""
+
     def gone() -> str:
         if _is_gone(bot):
             return "not run: the bot is no longer running (see the failure above)"
@@ -363,14 +420,18 @@ async def _run_probes(bot: RawBot, report: Report, move_s: float, grace_s: float
         msg = await bot.read_message(move_s, "reply to turn id 1", turn["decide"])
         if msg.get("type") != "ask":
             # something came before the reply
-            raise _ProbeFailure(f"the bot wrote {json.dumps(msg)[:80]} where the reply to turn id 1 was expected",
-                                "write nothing but the hello reply and one reply per turn; start, event and end "
-                                "messages get no answer (and ignore fields you do not know)")
+            raise _ProbeFailure(
+                f"the bot wrote {json.dumps(msg)[:80]} where the reply to turn id 1 was expected",
+                "write nothing but the hello reply and one reply per turn; start, event and end "
+                "messages get no answer (and ignore fields you do not know)",
+            )
         report.add(PROBES[0], True, "no output after start and events; unknown fields ignored")
     except _ProbeFailure as exc:
         report.add(PROBES[0], False, exc.detail, exc.fix)
-        return gone() or ("not run: the bot's first reply went wrong (see above), so its later lines cannot be "
-                          "matched to the probes' turns; fix the failure above first")
+        return gone() or (
+            "not run: the bot's first reply went wrong (see above), so its later lines cannot be "
+            "matched to the probes' turns; fix the failure above first"
+        )
     # reply: legal, echoes the id
     try:
         probe_game = rules.new_game(4, seed=20240601)
@@ -382,8 +443,9 @@ async def _run_probes(bot: RawBot, report: Report, move_s: float, grace_s: float
     if gone():
         return gone()
     await drain_after_failure()
-    went_silent = await _after_error(bot, report, legal, _turn_msg(gid, game, seat, 2),
-                                     rules.new_game(4, seed=20240601), seat, move_s)
+    went_silent = await _after_error(
+        bot, report, legal, _turn_msg(gid, game, seat, 2), rules.new_game(4, seed=20240601), seat, move_s
+    )
     # current id: a timeout error, then a new turn: the last reply must carry the new id
     if gone():
         return gone()
@@ -391,8 +453,15 @@ async def _run_probes(bot: RawBot, report: Report, move_s: float, grace_s: float
     try:
         turn3 = _turn_msg(gid, game, seat, 3)
         await bot.send(turn3)
-        await bot.send({"type": "error", "game": gid, "id": 3, "fault": "timeout",
-                        "detail": "check-bot probe: pretend your answer to turn 3 came too late"})
+        await bot.send(
+            {
+                "type": "error",
+                "game": gid,
+                "id": 3,
+                "fault": "timeout",
+                "detail": "check-bot probe: pretend your answer to turn 3 came too late",
+            }
+        )
         turn4 = _turn_msg(gid, game, seat, 4)
         await bot.send(turn4)
         ids = []
@@ -404,19 +473,24 @@ async def _run_probes(bot: RawBot, report: Report, move_s: float, grace_s: float
         _check_reply(m, turn4, rules.new_game(4, seed=20240601), seat)
         extra = await bot.read_line(0.1)
         if extra is not None:
-            raise _ProbeFailure(f"an extra line after the reply to turn 4: {extra[:80]!r}",
-                                "answer each turn exactly once")
+            raise _ProbeFailure(
+                f"an extra line after the reply to turn 4: {extra[:80]!r}", "answer each turn exactly once"
+            )
         report.add(PROBES[3], True, f"replies carried ids {ids} (the turn each one answers)")
         after = next(c for c in report.checks if c.name == PROBES[2])
         if went_silent and not after.ok:
             # it answered turn 4 after another error message: the error message did not stop it
             after.ok, after.fix = True, None
-            after.detail = (f"answered turn id 4 after an error message (turn id 2 got no reply: not because "
-                            f"of the error message, see {legal.name!r})")
+            after.detail = (
+                f"answered turn id 4 after an error message (turn id 2 got no reply: not because "
+                f"of the error message, see {legal.name!r})"
+            )
             if legal.ok:
                 legal.ok = False
-                legal.detail = (f"turn id 1 was answered correctly, but turn id 2 got no reply within "
-                                f"{int(move_s * 1000)} ms (the bot answered later turns, so it skipped this one)")
+                legal.detail = (
+                    f"turn id 1 was answered correctly, but turn id 2 got no reply within "
+                    f"{int(move_s * 1000)} ms (the bot answered later turns, so it skipped this one)"
+                )
                 legal.fix = FIXES["timeout"] + "; answer every turn, exactly once"
     except _ProbeFailure as exc:
         report.add(PROBES[3], False, exc.detail, exc.fix)
@@ -425,12 +499,21 @@ async def _run_probes(bot: RawBot, report: Report, move_s: float, grace_s: float
         return gone()
     await drain_after_failure()
     try:
-        await bot.send({"type": "end", "game": gid, "scores": [0, 0, 0, 0], "ranks": [1, 1, 1, 1],
-                        "reason": "aborted", "detail": "check-bot probe"})
+        await bot.send(
+            {
+                "type": "end",
+                "game": gid,
+                "scores": [0, 0, 0, 0],
+                "ranks": [1, 1, 1, 1],
+                "reason": "aborted",
+                "detail": "check-bot probe",
+            }
+        )
         extra = await bot.read_line(0.1)
         if extra is not None:
-            raise _ProbeFailure(f"the bot answered an end message with {extra[:80]!r}",
-                                "end (like start and event) gets no answer")
+            raise _ProbeFailure(
+                f"the bot answered an end message with {extra[:80]!r}", "end (like start and event) gets no answer"
+            )
         await bot.send({"type": "bye"})
     except _ProbeFailure as exc:
         report.add(PROBES[4], False, exc.detail, exc.fix)
@@ -441,19 +524,31 @@ async def _run_probes(bot: RawBot, report: Report, move_s: float, grace_s: float
         exited = f"exited {1000 * (time.monotonic() - t0):.0f} ms after bye (status {rc})"
         left = bot.proc.leftovers()
         if left:
-            report.add(PROBES[4], False, f"{exited}, but left {plural(len(left), 'process', 'processes')} running "
-                       f"(PID COMMAND in its sandbox: {'; '.join(left[:5])})", _LEFTOVER_FIX)
+            report.add(
+                PROBES[4],
+                False,
+                f"{exited}, but left {plural(len(left), 'process', 'processes')} running "
+                f"(PID COMMAND in its sandbox: {'; '.join(left[:5])})",
+                _LEFTOVER_FIX,
+            )
         else:
             report.add(PROBES[4], True, exited)
         return ""
     await bot.close_stdin()
     rc = await bot.wait_exit(grace_s)
-    fix = ('exit as soon as you read {"type":"bye"} (and also at end of input); the referee kills a bot '
-           f"that is still running {int(grace_s * 1000)} ms after bye")
+    fix = (
+        'exit as soon as you read {"type":"bye"} (and also at end of input); the referee kills a bot '
+        f"that is still running {int(grace_s * 1000)} ms after bye"
+    )
     if rc is not None:
-        report.add(PROBES[4], False,
-                   f"still running {int(grace_s * 1000)} ms after bye; it exited only when stdin was closed", fix)
+        report.add(
+            PROBES[4],
+            False,
+            f"still running {int(grace_s * 1000)} ms after bye; it exited only when stdin was closed",
+            fix,
+        )
     else:
-        report.add(PROBES[4], False, f"still running {int(grace_s * 1000)} ms after bye, and after stdin was closed",
-                   fix)
+        report.add(
+            PROBES[4], False, f"still running {int(grace_s * 1000)} ms after bye, and after stdin was closed", fix
+        )
     return ""

@@ -6,8 +6,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-
-
 @dataclass
 class Check:
     """One line of the checklist."""
@@ -16,7 +14,7 @@ class Check:
     ok: bool
     detail: str
     fix: str | None = None
-    skipped: bool = False    # not run (``detail`` says why); counts neither as passed nor as failed
+    skipped: bool = False  # not run (``detail`` says why); counts neither as passed nor as failed
 
 
 @dataclass
@@ -51,8 +49,13 @@ class Report:
         return [c for c in self.checks if c.skipped]
 
     def to_json(self) -> dict[str, Any]:
-        return {"ok": self.ok, "bot": self.bot_name, "version": self.bot_version, "seconds": round(self.seconds, 2),
-                "checks": [c.__dict__ for c in self.checks]}
+        return {
+            "ok": self.ok,
+            "bot": self.bot_name,
+            "version": self.bot_version,
+            "seconds": round(self.seconds, 2),
+            "checks": [c.__dict__ for c in self.checks],
+        }
 
 
 def plural(n: int, word: str, words: str | None = None) -> str:

@@ -17,5 +17,6 @@ def seed_value(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number from 0 to 2**64 - 1, got {text!r}") from None
     if not 0 <= value < SEED_LIMIT:
         raise argparse.ArgumentTypeError(
-            f"a seed is a whole number from 0 to 2**64 - 1 ({SEED_LIMIT - 1}), got {value}")
+            f"a seed is a whole number from 0 to 2**64 - 1 ({SEED_LIMIT - 1}), got {value}"
+        )
     return value

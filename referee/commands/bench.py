@@ -15,7 +15,10 @@ _TARGETS = {
     "league": ("referee.bench.league", "A 4-bot league of 4-seat games: games/s in session and per-game mode."),
     "load": ("referee.bench.load", "CPU-busy bots at 2 x cores tables: false timeouts under the wall and CPU clocks."),
     "schedule": ("referee.bench.schedule", "Planning a balanced night for a big field: time and peak memory."),
-    "cluster": ("referee.bench.cluster", "The local runner vs 1 and 2 local Dask workers, and the coordinator's CPU per game."),
+    "cluster": (
+        "referee.bench.cluster",
+        "The local runner vs 1 and 2 local Dask workers, and the coordinator's CPU per game.",
+    ),
 }
 
 

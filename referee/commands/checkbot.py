@@ -38,16 +38,29 @@ EPILOG = """examples:
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
-        "check-bot", help="put a bot through the handshake, every variant and the malformed-situation probes",
-        description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        "check-bot",
+        help="put a bot through the handshake, every variant and the malformed-situation probes",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--name", default="candidate", help="the bot's name in the games (default: candidate)")
     p.add_argument("--cwd", default=None, help="working directory to start the bot in")
     p.add_argument("--move-ms", type=int, default=1000, help="time limit per decision (default 1000)")
     p.add_argument("--startup-ms", type=int, default=10000, help="time limit for the hello reply (default 10000)")
-    p.add_argument("--grace-ms", type=int, default=500,
-                   help="how long the bot may take to exit after bye (default 500, as in a league)")
-    p.add_argument("--variant", action="append", default=None, metavar="NAME",
-                   help="check only this variant (repeatable; default: every preset and two custom variants)")
+    p.add_argument(
+        "--grace-ms",
+        type=int,
+        default=500,
+        help="how long the bot may take to exit after bye (default 500, as in a league)",
+    )
+    p.add_argument(
+        "--variant",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="check only this variant (repeatable; default: every preset and two custom variants)",
+    )
     p.add_argument("--log-dir", default=None, help="keep the game logs here (default: a temporary directory)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("command", nargs=argparse.REMAINDER, help="the bot's command, after --")
@@ -75,9 +88,17 @@ def run(args: argparse.Namespace) -> int:
             status.update(f"check-bot: {escape(text)}")
 
     async def go(log_dir: Path) -> Report:
-        return await check_bot(command, name=args.name, cwd=args.cwd, move_ms=args.move_ms,
-                               startup_ms=args.startup_ms, grace_ms=args.grace_ms, variants=args.variant,
-                               log_dir=log_dir, progress=progress)
+        return await check_bot(
+            command,
+            name=args.name,
+            cwd=args.cwd,
+            move_ms=args.move_ms,
+            startup_ms=args.startup_ms,
+            grace_ms=args.grace_ms,
+            variants=args.variant,
+            log_dir=log_dir,
+            progress=progress,
+        )
 
     with tempfile.TemporaryDirectory(prefix="checkbot-") as tmp:
         log_dir = Path(args.log_dir) if args.log_dir else Path(tmp)
@@ -85,8 +106,9 @@ def run(args: argparse.Namespace) -> int:
             try:
                 log_dir.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                raise UserError(f"--log-dir {log_dir}: cannot use it as a folder for game logs: "
-                                f"{exc.strerror or exc}") from None
+                raise UserError(
+                    f"--log-dir {log_dir}: cannot use it as a folder for game logs: {exc.strerror or exc}"
+                ) from None
         with status if status is not None else contextlib.nullcontext():
             report = trio.run(go, log_dir)
     if args.json:
@@ -121,8 +143,10 @@ def _print_checklist(console: Console, command: list[str] | str, report: Report)
             console.print(f"       [yellow]fix:[/yellow] {escape(check.fix)}")
         i += 1
     if report.ok:
-        console.print(f"[green]all {plural(len(checks), 'check')} passed[/green] in {report.seconds:.1f} s: "
-                      f"{escape(report.bot_name or '')} is ready for a league")
+        console.print(
+            f"[green]all {plural(len(checks), 'check')} passed[/green] in {report.seconds:.1f} s: "
+            f"{escape(report.bot_name or '')} is ready for a league"
+        )
         return
     skipped = len(report.skipped)
     summary = f"{len(report.failed)} of {plural(len(checks) - skipped, 'check')} failed"

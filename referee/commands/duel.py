@@ -32,57 +32,113 @@ DEFAULT_GAMES = 1000
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
-        "duel", help="bot A against bot B on mirrored deals, with a sequential test (SPRT)",
+        "duel",
+        help="bot A against bot B on mirrored deals, with a sequential test (SPRT)",
         description="Play bot A against bot B: every deal twice, A and B swapping seats (a deal pair), the other "
-                    "seats (with --players K > 2) filled by field bots that keep their seats in both games. Reports "
-                    "the Elo difference of A over B with its 95% interval and, with --sprt, stops as soon as the "
-                    "sequential test accepts H0 or H1. A live line goes to stderr, a JSON summary to stdout. Exit "
-                    "status: 0 H1 accepted (or every game played, without --sprt), 1 H0 accepted, 2 an error, 3 MAX "
-                    "games played and undecided, 130 interrupted. See docs/DUEL.md.",
+        "seats (with --players K > 2) filled by field bots that keep their seats in both games. Reports "
+        "the Elo difference of A over B with its 95% interval and, with --sprt, stops as soon as the "
+        "sequential test accepts H0 or H1. A live line goes to stderr, a JSON summary to stdout. Exit "
+        "status: 0 H1 accepted (or every game played, without --sprt), 1 H0 accepted, 2 an error, 3 MAX "
+        "games played and undecided, 130 interrupted. See docs/DUEL.md.",
     )
-    p.add_argument("variant", metavar="VARIANT",
-                   help="a preset (happy-families, happy-families-jaques, authors, kwartet, chickens) "
-                        "or a .json/.toml file defining a custom ask variant")
-    p.add_argument("--bot", action="append", default=[], metavar="NAME=COMMAND",
-                   help="give it twice: bot A, then bot B, e.g. --bot new='python3 new.py' --bot old='python3 old.py'")
-    p.add_argument("--field", action="append", default=[], metavar="NAME=COMMAND",
-                   help="a bot for the other seats when --players > 2 (repeat; repeated in order to fill the seats; "
-                        "default: the sample tracker, sample_bots/tracker_bot.py)")
-    p.add_argument("--players", type=int, metavar="K",
-                   help="table size (default: the variant's smallest table, or 2 + the number of --field bots if "
-                        "that is more)")
-    p.add_argument("--games", type=int, default=DEFAULT_GAMES, metavar="MAX",
-                   help=f"play at most MAX games, an even number: MAX/2 deal pairs (default {DEFAULT_GAMES})")
-    p.add_argument("--sprt", metavar="ELO0,ELO1[,ALPHA,BETA]",
-                   help="sequential test of H0 'A is ELO0 Elo stronger than B' against H1 'ELO1 stronger' (ELO0 < "
-                        "ELO1), with false-positive rate ALPHA and false-negative rate BETA (default 0.05 each), "
-                        "e.g. --sprt 0,20; without it, MAX games are played and the Elo is estimated")
-    p.add_argument("--model", choices=("logistic", "normalized"), default="logistic",
-                   help="what ELO0 and ELO1 mean: logistic Elo (default; the expected pair score) or normalized Elo "
-                        "(as fastchess's default)")
-    p.add_argument("--seed", type=seed_value, metavar="N",
-                   help="master seed of the deals (deal pair d uses derive(N, 'pair:d')), 0 to 2**64 - 1 "
-                        "(default: random; the summary shows it)")
-    p.add_argument("--match", metavar="FORMAT",
-                   help="every game a match of several hands: fixed:N or race:TARGET (ask variants)")
-    p.add_argument("--concurrency", "-j", type=int, default=1, metavar="N",
-                   help="deal pairs played at once, each at its own table with its own bot processes (default 1)")
+    p.add_argument(
+        "variant",
+        metavar="VARIANT",
+        help="a preset (happy-families, happy-families-jaques, authors, kwartet, chickens) "
+        "or a .json/.toml file defining a custom ask variant",
+    )
+    p.add_argument(
+        "--bot",
+        action="append",
+        default=[],
+        metavar="NAME=COMMAND",
+        help="give it twice: bot A, then bot B, e.g. --bot new='python3 new.py' --bot old='python3 old.py'",
+    )
+    p.add_argument(
+        "--field",
+        action="append",
+        default=[],
+        metavar="NAME=COMMAND",
+        help="a bot for the other seats when --players > 2 (repeat; repeated in order to fill the seats; "
+        "default: the sample tracker, sample_bots/tracker_bot.py)",
+    )
+    p.add_argument(
+        "--players",
+        type=int,
+        metavar="K",
+        help="table size (default: the variant's smallest table, or 2 + the number of --field bots if that is more)",
+    )
+    p.add_argument(
+        "--games",
+        type=int,
+        default=DEFAULT_GAMES,
+        metavar="MAX",
+        help=f"play at most MAX games, an even number: MAX/2 deal pairs (default {DEFAULT_GAMES})",
+    )
+    p.add_argument(
+        "--sprt",
+        metavar="ELO0,ELO1[,ALPHA,BETA]",
+        help="sequential test of H0 'A is ELO0 Elo stronger than B' against H1 'ELO1 stronger' (ELO0 < "
+        "ELO1), with false-positive rate ALPHA and false-negative rate BETA (default 0.05 each), "
+        "e.g. --sprt 0,20; without it, MAX games are played and the Elo is estimated",
+    )
+    p.add_argument(
+        "--model",
+        choices=("logistic", "normalized"),
+        default="logistic",
+        help="what ELO0 and ELO1 mean: logistic Elo (default; the expected pair score) or normalized Elo "
+        "(as fastchess's default)",
+    )
+    p.add_argument(
+        "--seed",
+        type=seed_value,
+        metavar="N",
+        help="master seed of the deals (deal pair d uses derive(N, 'pair:d')), 0 to 2**64 - 1 "
+        "(default: random; the summary shows it)",
+    )
+    p.add_argument(
+        "--match", metavar="FORMAT", help="every game a match of several hands: fixed:N or race:TARGET (ask variants)"
+    )
+    p.add_argument(
+        "--concurrency",
+        "-j",
+        type=int,
+        default=1,
+        metavar="N",
+        help="deal pairs played at once, each at its own table with its own bot processes (default 1)",
+    )
     p.add_argument("--move-ms", type=int, default=1000, help="limit per decision in ms (default 1000)")
     p.add_argument("--bank-ms", type=int, help="optional time bank per game in ms")
     p.add_argument("--startup-ms", type=int, default=10000, help="limit for the hello handshake (default 10000)")
-    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
-                   help="wall: elapsed time; cpu: the bot's own CPU time with a wall ceiling of 3 x move-ms")
-    p.add_argument("--grace-ms", type=int, default=500,
-                   help="shutdown grace: a bot still running this many ms after `bye` is killed (default 500)")
+    p.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="wall: elapsed time; cpu: the bot's own CPU time with a wall ceiling of 3 x move-ms",
+    )
+    p.add_argument(
+        "--grace-ms",
+        type=int,
+        default=500,
+        help="shutdown grace: a bot still running this many ms after `bye` is killed (default 500)",
+    )
     p.add_argument("--retries", type=int, default=0, help="extra tries for illegal/malformed replies (default 0)")
     p.add_argument("--max-line", type=int, default=65536, help="longest reply line in bytes (default 65536)")
-    p.add_argument("--max-decisions", type=int, metavar="N",
-                   help="abort a hand still running after N decisions (its deal pair is dropped; default: as "
-                        "referee play)")
+    p.add_argument(
+        "--max-decisions",
+        type=int,
+        metavar="N",
+        help="abort a hand still running after N decisions (its deal pair is dropped; default: as referee play)",
+    )
     p.add_argument("--log", metavar="DIR", help="keep every game's log in DIR (default: no logs)")
     p.add_argument("--json", metavar="FILE", help="write the JSON summary to FILE instead of stdout")
-    p.add_argument("--progress-every", type=float, default=10.0, metavar="SECONDS",
-                   help="when stderr is not a terminal: a progress line every SECONDS (default 10)")
+    p.add_argument(
+        "--progress-every",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="when stderr is not a terminal: a progress line every SECONDS (default 10)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no live line and no result lines on stderr")
     p.set_defaults(func=run_duel)
 
@@ -117,8 +173,10 @@ def build_spec(args: argparse.Namespace) -> DuelSpec:
         except ValueError as exc:
             raise UserError(str(exc)) from None
     if len(args.bot) != 2:
-        raise UserError(f"a duel needs exactly two --bot options (A, then B), got {len(args.bot)}: e.g. "
-                        "--bot new='python3 new.py' --bot old='python3 old.py'")
+        raise UserError(
+            f"a duel needs exactly two --bot options (A, then B), got {len(args.bot)}: e.g. "
+            "--bot new='python3 new.py' --bot old='python3 old.py'"
+        )
     a = _bot_spec(args.bot[0], "--bot")
     b = _bot_spec(args.bot[1], "--bot")
     if b.name == a.name:
@@ -129,15 +187,20 @@ def build_spec(args: argparse.Namespace) -> DuelSpec:
     if players is None:
         players = max(rules.min_players, 2, 2 + len(field_bots))
     if not rules.min_players <= players <= rules.max_players or players < 2:
-        raise UserError(f"--players {players}: {rules.name} is for {max(2, rules.min_players)}-{rules.max_players} "
-                        "players")
+        raise UserError(
+            f"--players {players}: {rules.name} is for {max(2, rules.min_players)}-{rules.max_players} players"
+        )
     if field_bots and len(field_bots) > players - 2:
-        raise UserError(f"{len(field_bots)} --field bots but only {players - 2} field seat(s) at a {players}-seat "
-                        "table: give fewer --field bots or a larger --players")
+        raise UserError(
+            f"{len(field_bots)} --field bots but only {players - 2} field seat(s) at a {players}-seat "
+            "table: give fewer --field bots or a larger --players"
+        )
     if not field_bots and players > 2:
         if not SAMPLE_TRACKER.is_file():
-            raise UserError(f"no --field bots for the {players - 2} other seat(s), and the default field (the sample "
-                            f"tracker) is not at {SAMPLE_TRACKER}: give --field NAME=COMMAND")
+            raise UserError(
+                f"no --field bots for the {players - 2} other seat(s), and the default field (the sample "
+                f"tracker) is not at {SAMPLE_TRACKER}: give --field NAME=COMMAND"
+            )
         field_bots = [BotSpec("tracker", [sys.executable, str(SAMPLE_TRACKER)])]
     if args.games < 2 or args.games % 2:
         raise UserError(f"--games {args.games}: give an even number of at least 2 (a deal pair is two games)")
@@ -150,9 +213,21 @@ def build_spec(args: argparse.Namespace) -> DuelSpec:
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
     log_dir = Path(args.log) if args.log else None
     try:
-        spec = DuelSpec(rules=rules, players=players, a=a, b=b, field=field_seats(field_bots, players - 2, [a.name, b.name]),
-                        seed=seed, max_pairs=args.games // 2, test=test, match=match, clock=clock, policy=policy,
-                        concurrency=args.concurrency, log_dir=log_dir)
+        spec = DuelSpec(
+            rules=rules,
+            players=players,
+            a=a,
+            b=b,
+            field=field_seats(field_bots, players - 2, [a.name, b.name]),
+            seed=seed,
+            max_pairs=args.games // 2,
+            test=test,
+            match=match,
+            clock=clock,
+            policy=policy,
+            concurrency=args.concurrency,
+            log_dir=log_dir,
+        )
     except ValueError as exc:
         raise UserError(str(exc)) from None
     return spec
@@ -175,8 +250,10 @@ def _prepare_outputs(args: argparse.Namespace, spec: DuelSpec) -> None:
             raise UserError(f"--log {folder!r}: the folder cannot be written to")
         taken = [n for n in os.listdir(folder) if n.startswith(spec.id_prefix + "-")]
         if taken:
-            raise UserError(f"--log {folder!r} already holds logs of a duel with this variant, table size and seed "
-                            f"({taken[0]}...): give another folder or another --seed")
+            raise UserError(
+                f"--log {folder!r} already holds logs of a duel with this variant, table size and seed "
+                f"({taken[0]}...): give another folder or another --seed"
+            )
     if args.json:
         target = Path(args.json)
         parent = target.parent if str(target.parent) else Path(".")
@@ -214,13 +291,13 @@ def run_duel(args: argparse.Namespace) -> int:
     error: BaseException | None = None
     try:
         trio.run(main)
-    except BaseException as exc:   # Ctrl-C, or an error: the summary so far is still written
+    except BaseException as exc:  # Ctrl-C, or an error: the summary so far is still written
         exc = user_facing(exc)
         if isinstance(exc, KeyboardInterrupt):
             result = "interrupted"
         elif isinstance(exc, UserError) and duel.games == 0:
             show.stop()
-            raise exc from None      # nothing played (a bot did not start): only the error line
+            raise exc from None  # nothing played (a bot did not start): only the error line
         elif isinstance(exc, UserError):
             result, error = "error", exc
         elif isinstance(exc, OSError):
@@ -254,10 +331,11 @@ def _write_summary(args: argparse.Namespace, summary: DuelSummary) -> None:
             fh.write(data)
         os.replace(tmp, args.json)
     except OSError as exc:
-        sys.stdout.buffer.write(data)   # the results are not lost: they go to stdout instead
+        sys.stdout.buffer.write(data)  # the results are not lost: they go to stdout instead
         sys.stdout.flush()
-        raise UserError(f"--json {args.json!r}: cannot write the summary ({exc.strerror or exc}); it went to "
-                        "stdout") from None
+        raise UserError(
+            f"--json {args.json!r}: cannot write the summary ({exc.strerror or exc}); it went to stdout"
+        ) from None
 
 
 # ----------------------------------------------------------------------------- the live line
@@ -308,12 +386,19 @@ class _Display:
             return
         spec = self.spec
         test = spec.test
-        what = (f"SPRT H0 {test.elo0:g} vs H1 {test.elo1:g} {test.model} Elo, alpha {test.alpha:g}, beta "
-                f"{test.beta:g}" if test else "no SPRT (fixed length)")
+        what = (
+            f"SPRT H0 {test.elo0:g} vs H1 {test.elo1:g} {test.model} Elo, alpha {test.alpha:g}, beta {test.beta:g}"
+            if test
+            else "no SPRT (fixed length)"
+        )
         field = ", ".join(b.name for b in spec.field)
-        self.console.print(f"duel: A {spec.a.name} vs B {spec.b.name}" + (f", field {field}" if field else "")
-                           + f"; {spec.rules.name} at {spec.players} seats, seed {spec.seed}, up to "
-                           f"{2 * spec.max_pairs} games; {what}", markup=False)
+        self.console.print(
+            f"duel: A {spec.a.name} vs B {spec.b.name}"
+            + (f", field {field}" if field else "")
+            + f"; {spec.rules.name} at {spec.players} seats, seed {spec.seed}, up to "
+            f"{2 * spec.max_pairs} games; {what}",
+            markup=False,
+        )
         self.last = time.monotonic()
         if self.console.is_terminal:
             from rich.console import Console
@@ -352,11 +437,15 @@ class _Display:
             at = f"after {st.decided_at} pairs" if st.decided_at is not None else ""
             a, b = self.spec.a.name, self.spec.b.name
             if summary.result == "H1":
-                text = (f"H1 accepted {at}: the games favour A ({a}) being {st.elo1:g} Elo stronger than B ({b}) "
-                        f"over {st.elo0:g} Elo (LLR {st.llr:.2f} >= {st.upper:.2f})")
+                text = (
+                    f"H1 accepted {at}: the games favour A ({a}) being {st.elo1:g} Elo stronger than B ({b}) "
+                    f"over {st.elo0:g} Elo (LLR {st.llr:.2f} >= {st.upper:.2f})"
+                )
             else:
-                text = (f"H0 accepted {at}: the games favour A ({a}) being {st.elo0:g} Elo stronger than B ({b}) "
-                        f"over {st.elo1:g} Elo (LLR {st.llr:.2f} <= {st.lower:.2f})")
+                text = (
+                    f"H0 accepted {at}: the games favour A ({a}) being {st.elo0:g} Elo stronger than B ({b}) "
+                    f"over {st.elo1:g} Elo (LLR {st.llr:.2f} <= {st.lower:.2f})"
+                )
         elif summary.result == "undecided":
             text = f"undecided after {games}: the test accepted neither H0 nor H1 (raise --games to go on)"
         elif summary.result == "complete":
@@ -367,5 +456,7 @@ class _Display:
         for t in summary.bots:
             if t.faults:
                 kinds = ", ".join(f"{k} {v}" for k, v in sorted(t.faults.items()))
-                self.console.print(f"faults: {t.role} {t.name}: {kinds} ({t.forfeits} of {t.games} games played "
-                                   "on by the fallback)", markup=False)
+                self.console.print(
+                    f"faults: {t.role} {t.name}: {kinds} ({t.forfeits} of {t.games} games played on by the fallback)",
+                    markup=False,
+                )

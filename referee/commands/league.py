@@ -47,8 +47,10 @@ if TYPE_CHECKING:
     from referee.league.standings import Tally
 
 
-KEEP_HELP_TEXT = ("count the games of withdrawn bots (bots removed from the config of a night already "
-                  "played) in the standings; by default every game one of them sat in is left out")
+KEEP_HELP_TEXT = (
+    "count the games of withdrawn bots (bots removed from the config of a night already "
+    "played) in the standings; by default every game one of them sat in is left out"
+)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -63,37 +65,65 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     p.add_argument("config", help="league config (TOML)")
-    p.add_argument("--out", metavar="DIR",
-                   help="output directory (default: the config's `out`, relative to the config file)")
     p.add_argument(
-        "--new-out", "--force-new", dest="new_out", action="store_true",
+        "--out", metavar="DIR", help="output directory (default: the config's `out`, relative to the config file)"
+    )
+    p.add_argument(
+        "--new-out",
+        "--force-new",
+        dest="new_out",
+        action="store_true",
         help="if the output directory already holds a league, use a fresh one next to it (OUT-2, OUT-3, ...)",
     )
-    p.add_argument("--concurrency", "-j", type=int, metavar="N",
-                   help="tables played at once (default: config, else CPU cores)")
+    p.add_argument(
+        "--concurrency", "-j", type=int, metavar="N", help="tables played at once (default: config, else CPU cores)"
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
-    p.add_argument("--progress-every", type=float, default=2.0, metavar="SECONDS",
-                   help="plain-output progress interval when stdout is not a terminal (default 2)")
-    p.add_argument("--shard", metavar="K/N",
-                   help="play only shard K of N (whole tables: global table number mod N = K-1); run every "
-                        "shard with the same config, then combine the output directories with `referee merge`")
-    p.add_argument("--seed-file", metavar="FILE",
-                   help='for a secret night (seed = "secret"): read the master seed from FILE instead of drawing '
-                        "one; needed with --shard (every shard the same FILE)")
+    p.add_argument(
+        "--progress-every",
+        type=float,
+        default=2.0,
+        metavar="SECONDS",
+        help="plain-output progress interval when stdout is not a terminal (default 2)",
+    )
+    p.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="play only shard K of N (whole tables: global table number mod N = K-1); run every "
+        "shard with the same config, then combine the output directories with `referee merge`",
+    )
+    p.add_argument(
+        "--seed-file",
+        metavar="FILE",
+        help='for a secret night (seed = "secret"): read the master seed from FILE instead of drawing '
+        "one; needed with --shard (every shard the same FILE)",
+    )
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--cluster", metavar="ADDRESS",
-                       help="play on the workers of a running Dask cluster (its scheduler's tcp://HOST:PORT); "
-                            "needs the `cluster` extra (docs/CLUSTER.md)")
-    where.add_argument("--workers", type=int, metavar="N",
-                       help="start a local Dask cluster of N worker processes on this machine and play on it")
-    p.add_argument("--cluster-timeout", type=float, default=None, metavar="SECONDS",
-                   help="with --cluster: how long to try to reach the scheduler and wait for a first worker "
-                        "(default 10)")
+    where.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="play on the workers of a running Dask cluster (its scheduler's tcp://HOST:PORT); "
+        "needs the `cluster` extra (docs/CLUSTER.md)",
+    )
+    where.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="start a local Dask cluster of N worker processes on this machine and play on it",
+    )
+    p.add_argument(
+        "--cluster-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="with --cluster: how long to try to reach the scheduler and wait for a first worker (default 10)",
+    )
     p.add_argument("--keep-withdrawn", action="store_true", help=KEEP_HELP_TEXT)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser(
-        "ladder", help="keep a league going table by table, matching bots of close ratings, until stopped",
+        "ladder",
+        help="keep a league going table by table, matching bots of close ratings, until stopped",
         description=(
             "Play one table at a time until Ctrl-C (or --tables N): each time the bot with the fewest games "
             "(then the most uncertain rating) and the bots rated closest to it, every deal in every seat "
@@ -103,29 +133,42 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     p.add_argument("config", help="league config (TOML)")
-    p.add_argument("--out", metavar="DIR",
-                   help="output directory (default: the config's `out`, relative to the config file)")
+    p.add_argument(
+        "--out", metavar="DIR", help="output directory (default: the config's `out`, relative to the config file)"
+    )
     p.add_argument("--tables", type=int, metavar="N", help="stop after N tables (default: run until Ctrl-C)")
-    p.add_argument("--interval", type=float, default=0.0, metavar="SECONDS",
-                   help="pause between tables (default 0)")
-    p.add_argument("--concurrency", "-j", type=int, metavar="N",
-                   help="processes playing a table's games at once (default: config, else CPU cores)")
+    p.add_argument("--interval", type=float, default=0.0, metavar="SECONDS", help="pause between tables (default 0)")
+    p.add_argument(
+        "--concurrency",
+        "-j",
+        type=int,
+        metavar="N",
+        help="processes playing a table's games at once (default: config, else CPU cores)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no line per table")
     p.add_argument("--keep-withdrawn", action="store_true", help=KEEP_HELP_TEXT)
     p.set_defaults(func=cmd_ladder)
 
-    p = sub.add_parser("plan", help="show the number of tables and games of a league without playing",
-                       description="Print tables and games per variant and table size, and the total, without playing.")
+    p = sub.add_parser(
+        "plan",
+        help="show the number of tables and games of a league without playing",
+        description="Print tables and games per variant and table size, and the total, without playing.",
+    )
     p.add_argument("config", help="league config (TOML)")
     p.add_argument("--json", action="store_true", help="print as JSON")
     p.add_argument("--shard", metavar="K/N", help="count only shard K of N (what `referee run --shard K/N` plays)")
-    p.add_argument("--no-coverage", dest="coverage", action="store_false",
-                   help="balanced and gauntlet schedules: skip the coverage figures (seats, pair meetings, "
-                        "positions), which are measured over every bot")
+    p.add_argument(
+        "--no-coverage",
+        dest="coverage",
+        action="store_false",
+        help="balanced and gauntlet schedules: skip the coverage figures (seats, pair meetings, "
+        "positions), which are measured over every bot",
+    )
     p.set_defaults(func=cmd_plan)
 
     p = sub.add_parser(
-        "merge", help="combine the output directories of a league split with --shard K/N into one",
+        "merge",
+        help="combine the output directories of a league split with --shard K/N into one",
         description=(
             "Combine the output directories of `referee run CONFIG --shard K/N` (from several machines) into "
             "DIR: every game's log is copied into DIR/games/, the ledgers are merged into DIR/ledger.sqlite, and "
@@ -140,19 +183,25 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="print only the summary lines, not the standings")
     p.set_defaults(func=cmd_merge)
 
-    p = sub.add_parser("standings", help="recompute and print the standings from a league's ledger",
-                       description="Recompute the standings from OUT/ledger.sqlite alone (game-id order), "
-                                   "write standings.json/.csv/.md into OUT and print them.")
+    p = sub.add_parser(
+        "standings",
+        help="recompute and print the standings from a league's ledger",
+        description="Recompute the standings from OUT/ledger.sqlite alone (game-id order), "
+        "write standings.json/.csv/.md into OUT and print them.",
+    )
     p.add_argument("out", help="the league's output directory")
     p.add_argument("--json", action="store_true", help="print the standings as JSON instead of tables")
     p.add_argument("--keep-withdrawn", action="store_true", help=KEEP_HELP_TEXT)
     p.set_defaults(func=cmd_standings)
 
-    p = sub.add_parser("report", help="write the HTML report of a league (OUT/report.html) and its viewer pages",
-                       description="Recompute the standings from OUT/ledger.sqlite and write OUT/report.html (with "
-                                   "the game browser's data in OUT/report-data/), the standings files, and a viewer "
-                                   "page for every game next to its log (OUT/games/viewer.html?game=GAME; only those "
-                                   "missing or older than their log are written).")
+    p = sub.add_parser(
+        "report",
+        help="write the HTML report of a league (OUT/report.html) and its viewer pages",
+        description="Recompute the standings from OUT/ledger.sqlite and write OUT/report.html (with "
+        "the game browser's data in OUT/report-data/), the standings files, and a viewer "
+        "page for every game next to its log (OUT/games/viewer.html?game=GAME; only those "
+        "missing or older than their log are written).",
+    )
     p.add_argument("out", help="the league's output directory")
     p.add_argument("--no-viewers", action="store_true", help="do not write viewer pages (the report only)")
     p.add_argument("--jobs", "-j", type=int, metavar="N", help="processes that write viewer pages (default: CPU cores)")
@@ -160,7 +209,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser(
-        "verify", help="replay every game log of a league night and check it against its ledger row",
+        "verify",
+        help="replay every game log of a league night and check it against its ledger row",
         description=(
             "Audit OUT: every ledger row must be a game of the stored config's schedule (ids, seats, seeds), "
             "every game's log must replay (referee replay) and agree with its row (scores, ranks, win shares, "
@@ -171,8 +221,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("out", help="the league's output directory")
     p.add_argument("--jobs", "-j", type=int, metavar="N", help="replays at once (default: CPU cores)")
-    p.add_argument("--most", type=int, default=50, metavar="N",
-                   help="print at most N problems of each kind (default 50; 0: all)")
+    p.add_argument(
+        "--most", type=int, default=50, metavar="N", help="print at most N problems of each kind (default 50; 0: all)"
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_verify)
 
@@ -263,8 +314,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
             print(f"  {line}")
     shard = league.shard
     if shard is not None and shard.n > 1:
-        print(f"shard {shard} plays every {_ordinal(shard.n)} table of the schedule, starting with the "
-              f"{_ordinal(shard.k)} (whole tables)")
+        print(
+            f"shard {shard} plays every {_ordinal(shard.n)} table of the schedule, starting with the "
+            f"{_ordinal(shard.k)} (whole tables)"
+        )
     print(f"output directory: {league.out}")
     return 0
 
@@ -281,9 +334,19 @@ def _plan_json(league: League, rows: list[PlanRow]) -> dict[str, Any]:
     return {
         "league": league.name,
         "shard": str(league.shard) if league.shard else None,
-        "rows": [{"variant": r.variant, "size": r.size, "tables": r.tables, "deals": r.deals,
-                  "rotations": r.rotations, "games": r.games, "schedule": r.schedule,
-                  **({"seats_per_bot": r.seats_per_bot} if r.schedule != "round-robin" else {})} for r in rows],
+        "rows": [
+            {
+                "variant": r.variant,
+                "size": r.size,
+                "tables": r.tables,
+                "deals": r.deals,
+                "rotations": r.rotations,
+                "games": r.games,
+                "schedule": r.schedule,
+                **({"seats_per_bot": r.seats_per_bot} if r.schedule != "round-robin" else {}),
+            }
+            for r in rows
+        ],
         "tables": sum(r.tables for r in rows),
         "games": sum(r.games for r in rows),
     }
@@ -296,18 +359,31 @@ def _plan_table(league: League, rows: list[PlanRow]) -> Table:
     part = f", shard {shard}" if shard else ""
     seed = "secret" if league.secret else league.seed
     t = Table(title=f"{league.name}: {len(league.bots)} bots, seed {seed}{part}", title_justify="left")
-    scheduled = any(r.schedule != "round-robin" for r in rows)   # a schedule column only when it says something
-    cols = ("variant", "size", "schedule", "tables", "deals", "rotations", "games") if scheduled else \
-        ("variant", "size", "tables", "deals", "rotations", "games")
+    scheduled = any(r.schedule != "round-robin" for r in rows)  # a schedule column only when it says something
+    cols = (
+        ("variant", "size", "schedule", "tables", "deals", "rotations", "games")
+        if scheduled
+        else ("variant", "size", "tables", "deals", "rotations", "games")
+    )
     for col in cols:
         t.add_column(col, justify="left" if col in ("variant", "schedule") else "right")
     blank = ("",) if scheduled else ()
     per_variant: dict[str, list[int]] = {}
     for r in rows:
-        what = (r.schedule if r.schedule == "round-robin" else f"{r.schedule}, {r.seats_per_bot} per "
-                f"{'challenger' if r.schedule == 'gauntlet' else 'bot'}")
-        t.add_row(r.variant, str(r.size), *((what,) if scheduled else ()), f"{r.tables:,}", str(r.deals),
-                  str(r.rotations), f"{r.games:,}")
+        what = (
+            r.schedule
+            if r.schedule == "round-robin"
+            else f"{r.schedule}, {r.seats_per_bot} per {'challenger' if r.schedule == 'gauntlet' else 'bot'}"
+        )
+        t.add_row(
+            r.variant,
+            str(r.size),
+            *((what,) if scheduled else ()),
+            f"{r.tables:,}",
+            str(r.deals),
+            str(r.rotations),
+            f"{r.games:,}",
+        )
         acc = per_variant.setdefault(r.variant, [0, 0])
         acc[0] += r.tables
         acc[1] += r.games
@@ -316,8 +392,15 @@ def _plan_table(league: League, rows: list[PlanRow]) -> Table:
         for v, (tables, games) in per_variant.items():
             t.add_row(f"{v} (all sizes)", "", *blank, f"{tables:,}", "", "", f"{games:,}")
     t.add_section()
-    t.add_row(f"total (shard {shard})" if shard else "total", "", *blank, f"{sum(r.tables for r in rows):,}", "", "",
-              f"{sum(r.games for r in rows):,}")
+    t.add_row(
+        f"total (shard {shard})" if shard else "total",
+        "",
+        *blank,
+        f"{sum(r.tables for r in rows):,}",
+        "",
+        "",
+        f"{sum(r.games for r in rows):,}",
+    )
     return t
 
 
@@ -357,14 +440,18 @@ def _split_note(ledger: Ledger, out: str) -> str | None:
 
     shard = ledger.get_meta("shard")
     if shard:
-        return (f"note: {out} holds shard {shard} only: these are that shard's standings "
-                "(combine the shards with referee merge OUT1 OUT2 ... --into DIR)")
+        return (
+            f"note: {out} holds shard {shard} only: these are that shard's standings "
+            "(combine the shards with referee merge OUT1 OUT2 ... --into DIR)"
+        )
     text = ledger.get_meta("merged")
     merged = MergedMeta.parse(text) if text else None
     if merged is not None and not merged.complete:
-        return (f"note: {out} is an incomplete merge (shards {', '.join(map(str, merged.shards))} of "
-                f"{merged.of}; {merged.missing_games} planned games missing): these standings cover "
-                "the games there")
+        return (
+            f"note: {out} is an incomplete merge (shards {', '.join(map(str, merged.shards))} of "
+            f"{merged.of}; {merged.missing_games} planned games missing): these standings cover "
+            "the games there"
+        )
     return None
 
 
@@ -406,7 +493,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if fresh is not league:
             league = fresh
             print(f"using a new output directory: {league.out}", file=sys.stderr)
-    with _cluster(args) as cluster:   # the cluster first: nothing written if it fails
+    with _cluster(args) as cluster:  # the cluster first: nothing written if it fails
         league, ledger, growth = open_night(league)
         with ledger:
             if cluster is not None and not args.quiet:
@@ -421,12 +508,21 @@ def cmd_run(args: argparse.Namespace) -> int:
                 with _progress(args.quiet, args.progress_every) as hook:
                     stats = play(league, ledger, hook=hook, concurrency=args.concurrency, cluster=cluster)
             except KeyboardInterrupt:
-                print(f"interrupted: {ledger.count()} games are safely recorded in {league.out}; run the same command "
-                      f"again to resume (referee standings {league.out} shows the standings so far)", file=sys.stderr)
+                print(
+                    f"interrupted: {ledger.count()} games are safely recorded in {league.out}; run the same command "
+                    f"again to resume (referee standings {league.out} shows the standings so far)",
+                    file=sys.stderr,
+                )
                 return 130
             written: list[ReportResult] = []
-            st = write_outputs(league.out, ledger, league.name, viewer_limit=RUN_VIEWER_LIMIT, result=written,
-                               keep_withdrawn=args.keep_withdrawn)
+            st = write_outputs(
+                league.out,
+                ledger,
+                league.name,
+                viewer_limit=RUN_VIEWER_LIMIT,
+                result=written,
+                keep_withdrawn=args.keep_withdrawn,
+            )
             after = missing_logs(ledger, league.out)
             if after and after != before:
                 print(missing_logs_warning(ledger, league.out), file=sys.stderr)
@@ -470,11 +566,15 @@ def _counts_text(st: dict[str, Any]) -> str:
 def _run_summary(league: League, stats: RunStats, st: dict[str, Any]) -> str:
     counts = _counts_text(st)
     if league.shard is None:
-        return (f"{stats.played} games played now, {stats.done}/{stats.total} in the ledger: {counts}; "
-                f"standings and report.html in {league.out}")
-    return (f"shard {league.shard}: {stats.played} games played now, {stats.done}/{stats.total} of this shard's "
-            f"games in the ledger: {counts}; the standings above and in {league.out} are this shard's only "
-            f"(combine the shards with: referee merge OUT1 OUT2 ... --into DIR)")
+        return (
+            f"{stats.played} games played now, {stats.done}/{stats.total} in the ledger: {counts}; "
+            f"standings and report.html in {league.out}"
+        )
+    return (
+        f"shard {league.shard}: {stats.played} games played now, {stats.done}/{stats.total} of this shard's "
+        f"games in the ledger: {counts}; the standings above and in {league.out} are this shard's only "
+        f"(combine the shards with: referee merge OUT1 OUT2 ... --into DIR)"
+    )
 
 
 @contextmanager
@@ -492,8 +592,10 @@ def _progress(quiet: bool, every: float) -> Iterator[ProgressHook | None]:
 
 def _start_text(stats: RunStats) -> str:
     left = stats.total - stats.done_before
-    return (f"starting: {left} games to play, {stats.done_before} of {stats.total} already in the ledger, "
-            f"{stats.concurrency} table{'s' if stats.concurrency != 1 else ''} at once")
+    return (
+        f"starting: {left} games to play, {stats.done_before} of {stats.total} already in the ledger, "
+        f"{stats.concurrency} table{'s' if stats.concurrency != 1 else ''} at once"
+    )
 
 
 class _Plain:
@@ -509,7 +611,7 @@ class _Plain:
         if not self.started:
             # the first call comes when play starts, before any game has finished
             self.started = True
-            self.last = now             # the next line comes --progress-every seconds later
+            self.last = now  # the next line comes --progress-every seconds later
             print(_start_text(stats), flush=True)
             return
         if now - self.last < self.every and stats.done < stats.total:
@@ -535,9 +637,14 @@ class _Live:
 
         self.console = Console()
         self.progress = Progress(
-            TextColumn("[bold]games"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]:.1f}/s"), TextColumn("eta"), TimeRemainingColumn(),
-            TextColumn("faults {task.fields[faults]}"), console=self.console,
+            TextColumn("[bold]games"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]:.1f}/s"),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+            TextColumn("faults {task.fields[faults]}"),
+            console=self.console,
         )
         self.task: TaskID | None = None
         self.header = Text()
@@ -557,10 +664,11 @@ class _Live:
         from rich.text import Text
 
         if self.task is None:
-            self.task = self.progress.add_task("games", total=stats.total, completed=stats.done_before, rate=0.0,
-                                               faults=0)
+            self.task = self.progress.add_task(
+                "games", total=stats.total, completed=stats.done_before, rate=0.0, faults=0
+            )
             self.header = Text(_start_text(stats))
-            self.last = 0.0             # show the display at once, before the first game ends
+            self.last = 0.0  # show the display at once, before the first game ends
         self.progress.update(self.task, completed=stats.done, rate=stats.rate, faults=stats.faults)
         now = time.monotonic()
         if now - self.last < 0.1 and stats.done < stats.total:
@@ -587,8 +695,7 @@ def cmd_ladder(args: argparse.Namespace) -> int:
         raise UserError("--interval must be 0 or more (seconds)")
     if args.concurrency is not None and args.concurrency < 1:
         raise UserError("--concurrency must be at least 1")
-    ladder = open_ladder(args.config, out=args.out, keep_withdrawn=args.keep_withdrawn,
-                         concurrency=args.concurrency)
+    ladder = open_ladder(args.config, out=args.out, keep_withdrawn=args.keep_withdrawn, concurrency=args.concurrency)
     out = ladder.league.out
 
     def hook(lt: LadderTable) -> None:
@@ -611,11 +718,15 @@ def cmd_ladder(args: argparse.Namespace) -> int:
             play_ladder(ladder, tables=args.tables, interval=args.interval, hook=hook, after=after)
         except KeyboardInterrupt:
             ladder.write_outputs()
-            print(f"interrupted: {ladder.tables_played} table(s), {ladder.games_played} games played now; every "
-                  f"finished game is recorded in {out}; run the same command again to go on", file=sys.stderr)
+            print(
+                f"interrupted: {ladder.tables_played} table(s), {ladder.games_played} games played now; every "
+                f"finished game is recorded in {out}; run the same command again to go on",
+                file=sys.stderr,
+            )
             return 130
-    print(f"{ladder.tables_played} table(s), {ladder.games_played} games played now; standings and report.html "
-          f"in {out}")
+    print(
+        f"{ladder.tables_played} table(s), {ladder.games_played} games played now; standings and report.html in {out}"
+    )
     return 0
 
 
@@ -629,12 +740,17 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
     res = merge([Path(p) for p in args.inputs], Path(args.into))
     for p in res.running:
-        print(f"warning: {p}: a `referee run` is still playing into it; merged the games it held so far "
-              "(merge it again when it has finished)", file=sys.stderr)
+        print(
+            f"warning: {p}: a `referee run` is still playing into it; merged the games it held so far "
+            "(merge it again when it has finished)",
+            file=sys.stderr,
+        )
     if not args.quiet:
         _print_standings(res.standings)
-    print(f"merged {len(args.inputs)} director{'y' if len(args.inputs) == 1 else 'ies'} into {res.into}: "
-          f"{res.added} games added, {res.already} already there; shards {format_shards(res.shards, res.n)}")
+    print(
+        f"merged {len(args.inputs)} director{'y' if len(args.inputs) == 1 else 'ies'} into {res.into}: "
+        f"{res.added} games added, {res.already} already there; shards {format_shards(res.shards, res.n)}"
+    )
     if res.complete:
         print(f"complete: all {res.planned} planned games; standings and report.html in {res.into}")
     else:
@@ -645,13 +761,19 @@ def cmd_merge(args: argparse.Namespace) -> int:
 def _incomplete_text(res: MergeResult) -> str:
     parts = []
     if res.missing_shards:
-        parts.append("missing shard" + ("s " if len(res.missing_shards) > 1 else " ")
-                     + ", ".join(f"{k}/{res.n} ({g} games)" for k, g in sorted(res.missing_shards.items())))
+        parts.append(
+            "missing shard"
+            + ("s " if len(res.missing_shards) > 1 else " ")
+            + ", ".join(f"{k}/{res.n} ({g} games)" for k, g in sorted(res.missing_shards.items()))
+        )
     for k, (have, want) in sorted(res.incomplete.items()):
         parts.append(f"shard {k}/{res.n} has {have} of its {want} games (resume it with --shard {k}/{res.n})")
-    return (f"incomplete: {res.missing_games} of {res.planned} planned games are missing: " + "; ".join(parts)
-            + f". The standings in {res.into} cover the {res.games} games there; merge the rest in later "
-            "with the same command.")
+    return (
+        f"incomplete: {res.missing_games} of {res.planned} planned games are missing: "
+        + "; ".join(parts)
+        + f". The standings in {res.into} cover the {res.games} games there; merge the rest in later "
+        "with the same command."
+    )
 
 
 # --------------------------------------------------------------------------
@@ -676,8 +798,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if 0 < args.most < n:
             print(f"... and {n - args.most} more: {kind} (--most 0 shows all)")
     if report.in_flight:
-        print(f"note: a run is playing into {args.out}: {len(report.in_flight)} log(s) of games in flight have no "
-              "ledger row yet (verify again when the run has finished)", file=sys.stderr)
+        print(
+            f"note: a run is playing into {args.out}: {len(report.in_flight)} log(s) of games in flight have no "
+            "ledger row yet (verify again when the run has finished)",
+            file=sys.stderr,
+        )
     counts = report.counts()
     speed = f"{report.seconds:.1f} s, {report.rate:.0f} games/s"
     planned = f"{report.rows} of {report.planned} planned games in the ledger"
@@ -685,19 +810,30 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(f"verified: all {report.verified} games replay and match their ledger rows; {planned} ({speed})")
         return 0
     found = ", ".join(f"{counts[k]} {k if counts[k] == 1 else _PLURAL.get(k, k + 's')}" for k in KINDS if counts[k])
-    print(f"FAILED: {len(report.problems)} problem{'s' if len(report.problems) != 1 else ''} ({found}); "
-          f"{report.verified} of {report.rows} games verified; {planned} ({speed})")
+    print(
+        f"FAILED: {len(report.problems)} problem{'s' if len(report.problems) != 1 else ''} ({found}); "
+        f"{report.verified} of {report.rows} games verified; {planned} ({speed})"
+    )
     return 1
 
 
-_PLURAL = {"row differs from its log": "rows differ from their logs", "row not in the schedule": "rows not in the "
-           "schedule", "log without a row": "logs without a row"}
+_PLURAL = {
+    "row differs from its log": "rows differ from their logs",
+    "row not in the schedule": "rows not in the schedule",
+    "log without a row": "logs without a row",
+}
 
 
 def _verify_json(report: Any) -> dict[str, Any]:
     return {
-        "out": str(report.out), "ok": report.ok, "rows": report.rows, "verified": report.verified,
-        "planned": report.planned, "counts": report.counts(),
+        "out": str(report.out),
+        "ok": report.ok,
+        "rows": report.rows,
+        "verified": report.verified,
+        "planned": report.planned,
+        "counts": report.counts(),
         "problems": [{"kind": p.kind, "game": p.game, "text": p.text} for p in report.problems],
-        "in_flight": report.in_flight, "seconds": round(report.seconds, 3), "games_per_s": round(report.rate, 1),
+        "in_flight": report.in_flight,
+        "seconds": round(report.seconds, 3),
+        "games_per_s": round(report.rate, 1),
     }

@@ -26,52 +26,92 @@ _GAME_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
-        "play", help="play one game (or match) between bots and log it",
+        "play",
+        help="play one game (or match) between bots and log it",
         description="Play one game between bot processes, print the result table and write the game log. "
-                    "The number of --bot options is the table size (or use --players to repeat them).",
+        "The number of --bot options is the table size (or use --players to repeat them).",
     )
-    p.add_argument("variant", metavar="VARIANT",
-                   help="a preset (happy-families, happy-families-jaques, authors, kwartet, chickens) "
-                        "or a .json/.toml file defining a custom ask variant")
-    p.add_argument("--bot", action="append", default=[], metavar="NAME=COMMAND",
-                   help="a bot: its name and the command that starts it, e.g. alice='python3 bots/a.py' (repeat)")
+    p.add_argument(
+        "variant",
+        metavar="VARIANT",
+        help="a preset (happy-families, happy-families-jaques, authors, kwartet, chickens) "
+        "or a .json/.toml file defining a custom ask variant",
+    )
+    p.add_argument(
+        "--bot",
+        action="append",
+        default=[],
+        metavar="NAME=COMMAND",
+        help="a bot: its name and the command that starts it, e.g. alice='python3 bots/a.py' (repeat)",
+    )
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--seed", type=seed_value, metavar="N",
-                   help="seed for the deal and the fallback player, 0 to 2**64 - 1 (default: random)")
+    g.add_argument(
+        "--seed",
+        type=seed_value,
+        metavar="N",
+        help="seed for the deal and the fallback player, 0 to 2**64 - 1 (default: random)",
+    )
     g.add_argument("--deal", metavar="FILE", help='a JSON deal file: {"dealer": 0, "hands": [[...], ...], "stock": []}')
     p.add_argument("--players", type=int, help="table size; the --bot options are repeated to fill it")
-    p.add_argument("--match", metavar="FORMAT",
-                   help="several hands: fixed:N or race:TARGET (ask variants); a tie for the best total is broken "
-                        "by extra hands among the tied seats, at most 50 hands in all (or N, if more)")
+    p.add_argument(
+        "--match",
+        metavar="FORMAT",
+        help="several hands: fixed:N or race:TARGET (ask variants); a tie for the best total is broken "
+        "by extra hands among the tied seats, at most 50 hands in all (or N, if more)",
+    )
     p.add_argument("--move-ms", type=int, default=1000, help="limit per decision in ms (default 1000)")
     p.add_argument("--bank-ms", type=int, help="optional time bank per game in ms")
     p.add_argument("--startup-ms", type=int, default=10000, help="limit for the hello handshake (default 10000)")
-    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
-                   help="wall: elapsed time; cpu: the bot's own CPU time with a wall ceiling of 3 x move-ms")
-    p.add_argument("--grace-ms", type=int, default=500,
-                   help="shutdown grace: after the last game each bot gets `bye` and its stdin is closed; a bot "
-                        "still running after this many ms is killed with its whole process group (default 500)")
+    p.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="wall: elapsed time; cpu: the bot's own CPU time with a wall ceiling of 3 x move-ms",
+    )
+    p.add_argument(
+        "--grace-ms",
+        type=int,
+        default=500,
+        help="shutdown grace: after the last game each bot gets `bye` and its stdin is closed; a bot "
+        "still running after this many ms is killed with its whole process group (default 500)",
+    )
     p.add_argument("--retries", type=int, default=0, help="extra tries for illegal/malformed replies (default 0)")
     p.add_argument("--max-line", type=int, default=65536, help="longest reply line in bytes (default 65536)")
-    p.add_argument("--max-decisions", type=int, metavar="N",
-                   help="abort a hand still running after N decisions (default: 5000, or 10 per card and seat "
-                        "for a big custom deck)")
-    p.add_argument("--game-id", help="game id: letters, digits, '.', '_', '-' (default <variant>-<players>p-<seed>, "
-                                     "e.g. kwartet-4p-000007, or <variant>-<players>p-<date-time> for a deal; a "
-                                     "default id gets a suffix -2, -3... when its log already exists)")
+    p.add_argument(
+        "--max-decisions",
+        type=int,
+        metavar="N",
+        help="abort a hand still running after N decisions (default: 5000, or 10 per card and seat "
+        "for a big custom deck)",
+    )
+    p.add_argument(
+        "--game-id",
+        help="game id: letters, digits, '.', '_', '-' (default <variant>-<players>p-<seed>, "
+        "e.g. kwartet-4p-000007, or <variant>-<players>p-<date-time> for a deal; a "
+        "default id gets a suffix -2, -3... when its log already exists)",
+    )
     p.add_argument("--log", default="logs", metavar="DIR", help="directory for the game log (default ./logs)")
-    p.add_argument("--force", action="store_true",
-                   help="overwrite the log of an explicit --game-id that already exists (default: refuse)")
-    p.add_argument("--compress", action="store_true",
-                   help="write the log zstandard-compressed as it is written (GAME.jsonl.zst; replay and view "
-                        "read it as it is)")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite the log of an explicit --game-id that already exists (default: refuse)",
+    )
+    p.add_argument(
+        "--compress",
+        action="store_true",
+        help="write the log zstandard-compressed as it is written (GAME.jsonl.zst; replay and view read it as it is)",
+    )
     p.set_defaults(func=run_play)
 
-    r = sub.add_parser("replay", help="re-simulate a game log and verify it",
-                       description="Re-simulate a game from its log with the rules engine only, check every event "
-                                   "and the result against the log, and print a transcript. Exit 1 on a mismatch.")
-    r.add_argument("log", metavar="LOG",
-                   help="a game log (.jsonl, .jsonl.zst or .jsonl.gz) written by referee play or a league")
+    r = sub.add_parser(
+        "replay",
+        help="re-simulate a game log and verify it",
+        description="Re-simulate a game from its log with the rules engine only, check every event "
+        "and the result against the log, and print a transcript. Exit 1 on a mismatch.",
+    )
+    r.add_argument(
+        "log", metavar="LOG", help="a game log (.jsonl, .jsonl.zst or .jsonl.gz) written by referee play or a league"
+    )
     r.add_argument("--quiet", "-q", action="store_true", help="no transcript, only the verdict")
     r.set_defaults(func=run_replay)
 
@@ -127,8 +167,10 @@ def load_deal(path: str) -> Any:
     except FileNotFoundError:
         raise UserError(f"deal file {path!r} not found (check the path)") from None
     except IsADirectoryError:
-        raise UserError(f"--deal {path!r} is a directory, not a deal file; give a JSON file such as "
-                        '{"dealer": 0, "hands": [[...], ...], "stock": []}') from None
+        raise UserError(
+            f"--deal {path!r} is a directory, not a deal file; give a JSON file such as "
+            '{"dealer": 0, "hands": [[...], ...], "stock": []}'
+        ) from None
     except PermissionError:
         raise UserError(f"deal file {path!r} cannot be read: permission denied (check its permissions)") from None
     except OSError as exc:
@@ -174,13 +216,17 @@ def run_play(args: argparse.Namespace) -> int:
     deal, seed = _cards(args, rules, players)
     clock, policy = _limits(args, rules, players)
     if args.game_id is not None and not _GAME_ID.fullmatch(args.game_id):
-        raise UserError(f"--game-id {args.game_id!r}: use 1-128 letters, digits, '.', '_' or '-', starting with a "
-                        "letter or digit (the id names the log file inside the --log folder)")
+        raise UserError(
+            f"--game-id {args.game_id!r}: use 1-128 letters, digits, '.', '_' or '-', starting with a "
+            "letter or digit (the id names the log file inside the --log folder)"
+        )
     base_id = args.game_id or default_game_id(rules, players, seed)
-    game_id, log_path = reserve_log(args.log, base_id, explicit=args.game_id is not None, force=args.force,
-                                    compress=args.compress)
-    spec = GameSpec(game_id=game_id, rules=rules, players=players, seed=seed, deal=deal, match=match,
-                    clock=clock, policy=policy)
+    game_id, log_path = reserve_log(
+        args.log, base_id, explicit=args.game_id is not None, force=args.force, compress=args.compress
+    )
+    spec = GameSpec(
+        game_id=game_id, rules=rules, players=players, seed=seed, deal=deal, match=match, clock=clock, policy=policy
+    )
     from referee.runtime.sandbox import protect_paths
 
     # the log folder (this game's log names its seed) and a deal file are hidden from bots in bubblewrap
@@ -226,8 +272,11 @@ def _cards(args: argparse.Namespace, rules: Rules, players: int) -> tuple[Deal |
         rules.new_game(players, deal=deal)  # validates the deal (RulesError -> exit 2)
         problem = deal.dealing_rule_problem()
         if problem:
-            print(f"warning: --deal {args.deal}: {problem} (docs/RULES.md, the deal); the game is played with "
-                  "the hands as given", file=sys.stderr)
+            print(
+                f"warning: --deal {args.deal}: {problem} (docs/RULES.md, the deal); the game is played with "
+                "the hands as given",
+                file=sys.stderr,
+            )
     seed: int | None = args.seed
     if seed is None and deal is None:
         seed = int.from_bytes(os.urandom(4), "big")
@@ -240,8 +289,9 @@ def _limits(args: argparse.Namespace, rules: Rules, players: int) -> tuple[Clock
     from referee.runtime import ClockSpec, FaultPolicy
     from referee.runtime.spec import max_decisions_for
 
-    clock = ClockSpec(move_ms=args.move_ms, bank_ms=args.bank_ms, startup_ms=args.startup_ms, mode=args.clock,
-                      grace_ms=args.grace_ms)
+    clock = ClockSpec(
+        move_ms=args.move_ms, bank_ms=args.bank_ms, startup_ms=args.startup_ms, mode=args.clock, grace_ms=args.grace_ms
+    )
     try:
         clock.validate()
     except ValueError as exc:
@@ -249,10 +299,14 @@ def _limits(args: argparse.Namespace, rules: Rules, players: int) -> tuple[Clock
     if args.retries < 0 or args.max_line < 64:
         raise UserError("--retries must be >= 0 and --max-line at least 64")
     if args.max_decisions is not None and args.max_decisions < 1:
-        raise UserError("--max-decisions must be at least 1 (a hand still running after that many decisions is "
-                        "aborted)")
-    return clock, FaultPolicy(retries=args.retries, max_line=args.max_line,
-                              max_decisions=args.max_decisions or max_decisions_for(rules, players))
+        raise UserError(
+            "--max-decisions must be at least 1 (a hand still running after that many decisions is aborted)"
+        )
+    return clock, FaultPolicy(
+        retries=args.retries,
+        max_line=args.max_line,
+        max_decisions=args.max_decisions or max_decisions_for(rules, players),
+    )
 
 
 def default_game_id(rules: Any, players: int, seed: int | None) -> str:
@@ -265,8 +319,7 @@ def default_game_id(rules: Any, players: int, seed: int | None) -> str:
     return f"{slugify(rules.name)}-{players}p-{tail}"
 
 
-def reserve_log(folder: str, game_id: str, *, explicit: bool, force: bool,
-                compress: bool = False) -> tuple[str, str]:
+def reserve_log(folder: str, game_id: str, *, explicit: bool, force: bool, compress: bool = False) -> tuple[str, str]:
     """Create the log folder and claim ``<folder>/<id>.jsonl`` (``.jsonl.zst``
     with ``compress``) atomically (an
     empty file, ``O_EXCL``), so that no run overwrites another's log, even two
@@ -283,8 +336,9 @@ def reserve_log(folder: str, game_id: str, *, explicit: bool, force: bool,
     except NotADirectoryError:
         raise UserError(f"--log {folder!r}: part of that path is a file, not a folder") from None
     except OSError as exc:
-        raise UserError(f"--log {folder!r}: cannot create the log folder ({exc.strerror or exc}); give a folder "
-                        "you can write to") from None
+        raise UserError(
+            f"--log {folder!r}: cannot create the log folder ({exc.strerror or exc}); give a folder you can write to"
+        ) from None
     for k in range(1, 1000):
         gid = game_id if k == 1 else f"{game_id}-{k}"
         path = os.path.join(folder, log_name(gid, compress))
@@ -293,20 +347,24 @@ def reserve_log(folder: str, game_id: str, *, explicit: bool, force: bool,
         else:
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
         try:
-            if not (explicit and force) and any(os.path.exists(os.path.join(folder, gid + suffix))
-                                                for suffix in LOG_SUFFIXES):
+            if not (explicit and force) and any(
+                os.path.exists(os.path.join(folder, gid + suffix)) for suffix in LOG_SUFFIXES
+            ):
                 raise FileExistsError(path)  # the game id is taken by a log in another form
             os.close(os.open(path, flags, 0o644))
         except FileExistsError:
             if explicit:
-                raise UserError(f"the log {path} already exists: choose another --game-id, or add --force to "
-                                "overwrite it") from None
+                raise UserError(
+                    f"the log {path} already exists: choose another --game-id, or add --force to overwrite it"
+                ) from None
             continue
         except OSError as exc:
             raise UserError(f"--log {folder!r}: cannot write the log {path} ({exc.strerror or exc})") from None
         return gid, path
-    raise UserError(f"--log {folder!r}: logs {game_id}.jsonl to {game_id}-999.jsonl all exist; clean up the folder "
-                    "or give --game-id")
+    raise UserError(
+        f"--log {folder!r}: logs {game_id}.jsonl to {game_id}-999.jsonl all exist; clean up the folder "
+        "or give --game-id"
+    )
 
 
 def _drop_if_empty(path: str) -> None:
@@ -349,17 +407,27 @@ def _print_result(result: Any, specs: list[Any], rules: Any) -> None:
     for i, sp in enumerate(specs):
         faults = [f.fault for f in result.faults if f.seat == i]
         think = result.think_ms[i]
-        table.add_row(str(i), sp.name, f"{result.scores[i]:g}", str(result.ranks[i]), ", ".join(faults) or "-",
-                      f"{think.mean_ms:.2f}", f"{think.max_ms:.2f}")
+        table.add_row(
+            str(i),
+            sp.name,
+            f"{result.scores[i]:g}",
+            str(result.ranks[i]),
+            ", ".join(faults) or "-",
+            f"{think.mean_ms:.2f}",
+            f"{think.max_ms:.2f}",
+        )
     console.print(table)
     for f in result.faults:
         console.print(f"[yellow]fault[/]: seat {f.seat} ({f.bot}) {f.fault}: {f.detail}", markup=True, highlight=False)
     if result.detail:
         console.print(f"detail: {result.detail}", highlight=False)
     if result.reason == "stalled":
-        console.print(f"stalled: {getattr(rules, 'stall', '?')} asks in a row moved no card, so the hand ended by the "
-                      "stalemate rule and was scored as it stood (docs/RULES.md); bots that ask in circles should "
-                      "remember their misses and vary target or card", highlight=False)
+        console.print(
+            f"stalled: {getattr(rules, 'stall', '?')} asks in a row moved no card, so the hand ended by the "
+            "stalemate rule and was scored as it stood (docs/RULES.md); bots that ask in circles should "
+            "remember their misses and vary target or card",
+            highlight=False,
+        )
     if result.log_path:
         console.print(f"log: {result.log_path}", highlight=False)
 
@@ -406,11 +474,18 @@ def _print_replay(report: Any, quiet: bool) -> int:
         for line in report.transcript:
             console.print(line, markup=False, soft_wrap=True)
     if report.ok:
-        what = ("verified up to the interruption" if report.interrupted else
-                "verified up to the log's size cap (the rest of the game was not recorded)" if report.capped else
-                "verified")
-        console.print(f"[green]{what}[/]: {report.hands} hand(s), {report.actions} actions, "
-                      f"scores {report.footer.get('scores')}, ranks {report.footer.get('ranks')}", soft_wrap=True)
+        what = (
+            "verified up to the interruption"
+            if report.interrupted
+            else "verified up to the log's size cap (the rest of the game was not recorded)"
+            if report.capped
+            else "verified"
+        )
+        console.print(
+            f"[green]{what}[/]: {report.hands} hand(s), {report.actions} actions, "
+            f"scores {report.footer.get('scores')}, ranks {report.footer.get('ranks')}",
+            soft_wrap=True,
+        )
         return 0
     for m in report.mismatches:
         console.print(f"[red]mismatch[/]: {m}", highlight=False, soft_wrap=True)

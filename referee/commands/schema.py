@@ -11,10 +11,13 @@ from referee.errors import UserError
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("schema", help="write the JSON Schema of every protocol message",
-                       description="Write the JSON Schemas of protocol v1, generated from the message types: "
-                                   "referee-to-bot, bot-to-referee and the events, one file per union and per "
-                                   "message. Without --out, print them all as one JSON object.")
+    p = sub.add_parser(
+        "schema",
+        help="write the JSON Schema of every protocol message",
+        description="Write the JSON Schemas of protocol v1, generated from the message types: "
+        "referee-to-bot, bot-to-referee and the events, one file per union and per "
+        "message. Without --out, print them all as one JSON object.",
+    )
     p.add_argument("--out", metavar="DIR", help="directory to write <group>.schema.json and <group>/<type>.schema.json")
     p.set_defaults(func=run)
 

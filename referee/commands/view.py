@@ -9,19 +9,23 @@ from pathlib import Path
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     v = sub.add_parser(
-        "view", help="write a game's log as a page to watch it step by step",
+        "view",
+        help="write a game's log as a page to watch it step by step",
         description="Replay a game or match log with the referee's core and write one self-contained HTML page "
-                    "(no network needed) that steps through it: every ask, play, take, fault and retry, with the "
-                    "hands open or as one seat saw them.")
+        "(no network needed) that steps through it: every ask, play, take, fault and retry, with the "
+        "hands open or as one seat saw them.",
+    )
     v.add_argument("log", metavar="LOG", help="a game log (.jsonl, .jsonl.zst or .jsonl.gz)")
     v.add_argument("-o", "--output", metavar="FILE.html", help="where to write the page (default: LOG with .html)")
     v.set_defaults(func=run_view)
 
     s = sub.add_parser(
-        "serve", help="serve a night's report, games and a live page over HTTP",
+        "serve",
+        help="serve a night's report, games and a live page over HTTP",
         description="Serve the output folder of a league night on localhost: the report, the game browser, a "
-                    "viewer page for every game, the logs, and /live, which shows the progress and standings of a "
-                    "night while `referee run` plays it in another process. Reads only; Ctrl-C stops it.")
+        "viewer page for every game, the logs, and /live, which shows the progress and standings of a "
+        "night while `referee run` plays it in another process. Reads only; Ctrl-C stops it.",
+    )
     s.add_argument("out", metavar="OUT", help="a league output folder (it holds ledger.sqlite)")
     s.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000; 0 = any free port)")
     s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, this machine only)")
@@ -57,5 +61,10 @@ def run_view(args: argparse.Namespace) -> int:
 def run_serve(args: argparse.Namespace) -> int:
     from referee.view.serve import serve
 
-    return serve(args.out, args.host, args.port, verbose=args.verbose,
-                 announce=lambda text: print(text, file=sys.stderr, flush=True))
+    return serve(
+        args.out,
+        args.host,
+        args.port,
+        verbose=args.verbose,
+        announce=lambda text: print(text, file=sys.stderr, flush=True),
+    )

@@ -66,7 +66,7 @@ def schema_detail(lineno: int, message: str, line: bytes | None = None) -> str:
     if m:
         field, path = m.groups()
         if field == "type" and not path:
-            return f"line {lineno}: missing field `type` (every message needs one, e.g. \"type\":\"ask\")"
+            return f'line {lineno}: missing field `type` (every message needs one, e.g. "type":"ask")'
         return f"line {lineno}: missing field `{(path + '.') if path else ''}{field}`"
     m = _INVALID.search(message)
     if m:
@@ -77,8 +77,10 @@ def schema_detail(lineno: int, message: str, line: bytes | None = None) -> str:
                 return _duplicate_type(lineno, values)
             if values is None and value.strip("'\"") in _BOT_TYPES:
                 # a valid type reported invalid: it contradicts an earlier `type` key
-                return (f"line {lineno}: the key `type` appears more than once with different values "
-                        f"(one of them {value}) - a message has exactly one \"type\"")
+                return (
+                    f"line {lineno}: the key `type` appears more than once with different values "
+                    f'(one of them {value}) - a message has exactly one "type"'
+                )
             return f"line {lineno}: unknown message type {value} (a bot sends hello, ask, play or take)"
         return f"line {lineno}: field `{path}` has invalid value {value}"
     return f"line {lineno}: {message}"
@@ -115,8 +117,7 @@ def _json_kind(value: Any) -> str:
 
 def _duplicate_type(lineno: int, values: list[Any]) -> str:
     shown = ", ".join(_short_json(v) for v in values)
-    return (f"line {lineno}: the key `type` appears {len(values)} times ({shown}) - "
-            "a message has exactly one \"type\" key")
+    return f'line {lineno}: the key `type` appears {len(values)} times ({shown}) - a message has exactly one "type" key'
 
 
 def _short_json(value: Any) -> str:
@@ -128,7 +129,9 @@ def _short_json(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def decode_line(line: bytes, lineno: int, *, bot: str = "?", seat: int | None = None, turn_id: int | None = None) -> Any:
+def decode_line(
+    line: bytes, lineno: int, *, bot: str = "?", seat: int | None = None, turn_id: int | None = None
+) -> Any:
     """Decode one bot line, or raise :class:`BotMalformed` saying exactly why."""
     try:
         return BOT_DECODER.decode(line)
@@ -138,8 +141,9 @@ def decode_line(line: bytes, lineno: int, *, bot: str = "?", seat: int | None = 
         detail = malformed_detail(line, lineno)
     except RecursionError:
         # msgspec recurses into nested values it skips: a few KiB of {"a":{"a":... would escape
-        detail = (f"line {lineno} nests JSON objects or arrays too deeply ({_show(line)}) - "
-                  "a message is one flat JSON object")
+        detail = (
+            f"line {lineno} nests JSON objects or arrays too deeply ({_show(line)}) - a message is one flat JSON object"
+        )
     raise BotMalformed(detail, bot=bot, seat=seat, turn_id=turn_id)
 
 

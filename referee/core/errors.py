@@ -99,7 +99,9 @@ def retry_note(left: int) -> str:
     ``left`` retries remain after the corrected reply the bot may send now."""
     if left <= 0:
         return " (send a corrected reply to this turn now; this is your last try)"
-    return f" (send a corrected reply to this turn now; {left} more {'retry' if left == 1 else 'retries'} after this one)"
+    return (
+        f" (send a corrected reply to this turn now; {left} more {'retry' if left == 1 else 'retries'} after this one)"
+    )
 
 
 def public_fault_detail(fault: str) -> str:

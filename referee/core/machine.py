@@ -63,7 +63,16 @@ from referee.rules import IllegalAction, Rng, derive, ranks_from_scores
 from referee.rules.match import Match, MatchFormat
 
 from .decode import decode_line
-from .errors import BotCrashed, BotError, BotIllegal, BotMalformed, BotStale, BotTimeout, public_fault_detail, retry_note
+from .errors import (
+    BotCrashed,
+    BotError,
+    BotIllegal,
+    BotMalformed,
+    BotStale,
+    BotTimeout,
+    public_fault_detail,
+    retry_note,
+)
 from .records import LOG_KIND, LOG_VERSION
 from .spec import ClockSpec, FaultPolicy, FaultRecord, GameResult, GameSpec, ThinkStats
 
@@ -82,22 +91,33 @@ class Sink(Protocol):
     def record(self, rec: dict[str, Any]) -> None: ...
     def timed(self, key: str, value: Any) -> None: ...
     def out(self, seat: int, lines: list[bytes]) -> None: ...
-    def inbound(self, seat: int, raw: bytes, ms: float, ok: bool, lineno: int | None = None,
-                long: bool = False) -> None: ...
-    def act_raw(self, seat: int, turn_id: int, decide: str, raw: bytes, ms: float,
-                wall_ms: float | None = None) -> None: ...
+    def inbound(
+        self, seat: int, raw: bytes, ms: float, ok: bool, lineno: int | None = None, long: bool = False
+    ) -> None: ...
+    def act_raw(
+        self, seat: int, turn_id: int, decide: str, raw: bytes, ms: float, wall_ms: float | None = None
+    ) -> None: ...
 
 
 class Observer(Protocol):
     """Optional hooks for a viewer: called after the machine changed the game."""
 
     def hand_started(self, machine: "HandMachine") -> None: ...
-    def applied(self, machine: "HandMachine", seat: int, decide: str, action: Any, events: list[dict[str, Any]],
-                fallback: bool, ms: float | None) -> None: ...
+    def applied(
+        self,
+        machine: "HandMachine",
+        seat: int,
+        decide: str,
+        action: Any,
+        events: list[dict[str, Any]],
+        fallback: bool,
+        ms: float | None,
+    ) -> None: ...
     def faulted(self, machine: "HandMachine", rec: FaultRecord) -> None: ...
     def retried(self, machine: "HandMachine", seat: int, fault: str, detail: str, left: int) -> None: ...
-    def hand_ended(self, machine: "HandMachine", scores: list[Any], ranks: list[int], reason: str,
-                   detail: str | None) -> None: ...
+    def hand_ended(
+        self, machine: "HandMachine", scores: list[Any], ranks: list[int], reason: str, detail: str | None
+    ) -> None: ...
 
 
 def action_json(decide: str, action: Any) -> dict[str, Any]:
@@ -145,8 +165,25 @@ class Wait:
 class _Seat:
     """A match seat and what the machine keeps about it."""
 
-    __slots__ = ("index", "name", "clock", "faulted", "think", "out", "out_size", "hs", "bank_left", "in_hand",
-                 "writable", "next_id", "stale_recorded", "timed_out_turn", "wait", "retries", "write_s")
+    __slots__ = (
+        "index",
+        "name",
+        "clock",
+        "faulted",
+        "think",
+        "out",
+        "out_size",
+        "hs",
+        "bank_left",
+        "in_hand",
+        "writable",
+        "next_id",
+        "stale_recorded",
+        "timed_out_turn",
+        "wait",
+        "retries",
+        "write_s",
+    )
 
     def __init__(self, index: int, name: str, clock: ClockSpec, first_id: int) -> None:
         self.index = index
@@ -196,8 +233,16 @@ class HandMachine:
     no log); ``observer`` is told about every change of the game.
     """
 
-    def __init__(self, spec: GameSpec, names: Sequence[str], *, first_ids: Sequence[int] | None = None,
-                 sink: Sink | None = None, observer: Observer | None = None, canonical: bool = True) -> None:
+    def __init__(
+        self,
+        spec: GameSpec,
+        names: Sequence[str],
+        *,
+        first_ids: Sequence[int] | None = None,
+        sink: Sink | None = None,
+        observer: Observer | None = None,
+        canonical: bool = True,
+    ) -> None:
         self.validate(spec, len(names))
         clocks = [spec.clock_for(i) for i in range(spec.players)]
         self.spec = spec
@@ -261,13 +306,21 @@ class HandMachine:
         spec = self.spec
         fmt = self.match_format
         return {
-            "log": LOG_KIND, "log_version": LOG_VERSION, "protocol": PROTOCOL_VERSION,
-            "referee": referee, "game": spec.game_id, "started": started, "variant": self.rules.name,
-            "rules": self.rules.to_wire(), "players": spec.players, "seed": spec.seed,
+            "log": LOG_KIND,
+            "log_version": LOG_VERSION,
+            "protocol": PROTOCOL_VERSION,
+            "referee": referee,
+            "game": spec.game_id,
+            "started": started,
+            "variant": self.rules.name,
+            "rules": self.rules.to_wire(),
+            "players": spec.players,
+            "seed": spec.seed,
             "deal": spec.deal.to_json() if spec.deal is not None else None,
             "match": fmt.to_json() if fmt is not None else None,
             "seats": [{"seat": s.index, "bot": s.name, **seats[s.index]} for s in self.seats],
-            "clock": spec.clock.to_json(), "policy": self.policy.to_json(),
+            "clock": spec.clock.to_json(),
+            "policy": self.policy.to_json(),
             "seat_clocks": ([s.clock.to_json() for s in self.seats] if spec.seat_clocks is not None else None),
         }
 
@@ -285,16 +338,26 @@ class HandMachine:
                     state = self.rules.new_game(spec.players, seed=spec.seed, deal=spec.deal)
                 except Exception as exc:
                     raise _Abort(f"cannot set up the game: {exc}") from exc
-                self._log_rec({"hand": {"index": 1, "game": spec.game_id, "seats": list(range(spec.players)),
-                                        "dealer": getattr(state, "dealer", 0), "seed": getattr(state, "seed", spec.seed),
-                                        "deal": spec.deal.to_json() if spec.deal is not None else None}})
+                self._log_rec(
+                    {
+                        "hand": {
+                            "index": 1,
+                            "game": spec.game_id,
+                            "seats": list(range(spec.players)),
+                            "dealer": getattr(state, "dealer", 0),
+                            "seed": getattr(state, "seed", spec.seed),
+                            "deal": spec.deal.to_json() if spec.deal is not None else None,
+                        }
+                    }
+                )
                 self._begin_hand(spec.game_id, state, self.seats)
             else:
                 if spec.deal is not None:
                     raise _Abort("a match deals its own hands from the seed; an explicit deal is for single games")
                 try:
-                    self.match = Match(self.rules, spec.players, self.match_format,
-                                       spec.seed if spec.seed is not None else 0)
+                    self.match = Match(
+                        self.rules, spec.players, self.match_format, spec.seed if spec.seed is not None else 0
+                    )
                 except Exception as exc:
                     raise _Abort(f"cannot set up the match: {exc}") from exc
                 self._next_hand()
@@ -313,9 +376,19 @@ class HandMachine:
             state = match.new_game(hand)
         except Exception as exc:
             raise _Abort(f"cannot set up hand {hand.index + 1}: {exc}") from exc
-        self._log_rec({"hand": {"index": hand.index, "game": gid, "seats": list(hand.seats),
-                                "dealer": getattr(state, "dealer", 0), "seed": hand.seed, "deal": None,
-                                "tiebreak": hand.tiebreak}})
+        self._log_rec(
+            {
+                "hand": {
+                    "index": hand.index,
+                    "game": gid,
+                    "seats": list(hand.seats),
+                    "dealer": getattr(state, "dealer", 0),
+                    "seed": hand.seed,
+                    "deal": None,
+                    "tiebreak": hand.tiebreak,
+                }
+            }
+        )
         self._begin_hand(gid, state, [self.seats[i] for i in hand.seats])
 
     def _begin_hand(self, gid: str, state: Any, seats: list[_Seat]) -> None:
@@ -346,8 +419,12 @@ class HandMachine:
             if why is not None and not seat.faulted:
                 self._fault_now(seat, BotCrashed(why, bot=seat.name, seat=seat.index))
             c = seat.clock
-            self._queue(seat, start_line(gid, variant, wire, hs, names, dealer, state.hand(hs),
-                                         start_clock(c.move_ms, c.bank_ms, c.mode)))
+            self._queue(
+                seat,
+                start_line(
+                    gid, variant, wire, hs, names, dealer, state.hand(hs), start_clock(c.move_ms, c.bank_ms, c.mode)
+                ),
+            )
         if self.observer is not None:
             self.observer.hand_started(self)
         try:
@@ -371,8 +448,11 @@ class HandMachine:
                     return
                 self.decisions_left -= 1
                 if self.decisions_left < 0:
-                    self._end_hand(None, "aborted", f"no end after {self.policy.max_decisions} decisions "
-                                                    "(FaultPolicy.max_decisions)")
+                    self._end_hand(
+                        None,
+                        "aborted",
+                        f"no end after {self.policy.max_decisions} decisions (FaultPolicy.max_decisions)",
+                    )
                     return
                 decide = state.decision()
                 self._decide = decide
@@ -446,8 +526,9 @@ class HandMachine:
             except _Abort as exc:
                 self._abort_game(str(exc))
 
-    def reply(self, seat_index: int, line: bytes, ms: float, wall_ms: float | None = None,
-              lineno: int | None = None) -> bytes | None:
+    def reply(
+        self, seat_index: int, line: bytes, ms: float, wall_ms: float | None = None, lineno: int | None = None
+    ) -> bytes | None:
         """Seat ``seat_index`` wrote ``line`` (without its newline) ``ms`` after
         its turn was written (its CPU time with the cpu clock; ``wall_ms`` the
         wall time then), within its deadline; ``lineno`` is the line's number in
@@ -514,8 +595,9 @@ class HandMachine:
                 return None
         return self._judge(seat, wait, line, ms, wall_ms, lineno)
 
-    def _judge(self, seat: _Seat, wait: Wait, line: bytes, ms: float, wall_ms: float | None,
-               lineno: int | None) -> bytes | None:
+    def _judge(
+        self, seat: _Seat, wait: Wait, line: bytes, ms: float, wall_ms: float | None, lineno: int | None
+    ) -> bytes | None:
         """The general path of :meth:`reply`: decode errors, stale ids, wrong types,
         illegal actions, retries; and every reply to a simultaneous decision."""
         tid = wait.turn_id
@@ -532,18 +614,25 @@ class HandMachine:
             ok = True
             mid = getattr(msg, "id", None)
             if mid is not None and mid != tid:
-                err = BotStale(f"line {n}: reply id {mid} is not the current turn's id {tid}"
-                               + (" (an earlier turn's reply)" if mid < tid else " (no such turn yet)"),
-                               bot=seat.name, seat=seat.index, turn_id=tid)
+                err = BotStale(
+                    f"line {n}: reply id {mid} is not the current turn's id {tid}"
+                    + (" (an earlier turn's reply)" if mid < tid else " (no such turn yet)"),
+                    bot=seat.name,
+                    seat=seat.index,
+                    turn_id=tid,
+                )
             elif type(msg) is not REPLY_FOR_DECISION[wait.decide]:
-                err = BotIllegal(f"line {n}: turn {tid} asks for a `{wait.decide}` reply, got `{_tag(msg)}`",
-                                 bot=seat.name, seat=seat.index, turn_id=tid)
+                err = BotIllegal(
+                    f"line {n}: turn {tid} asks for a `{wait.decide}` reply, got `{_tag(msg)}`",
+                    bot=seat.name,
+                    seat=seat.index,
+                    turn_id=tid,
+                )
             else:
                 try:
                     result = self._check(seat.hs, msg) if self._simul is not None else self.state.apply(seat.hs, msg)
                 except IllegalAction as exc:
-                    err = BotIllegal(f"line {n}: turn {tid}: {exc.reason}", bot=seat.name, seat=seat.index,
-                                     turn_id=tid)
+                    err = BotIllegal(f"line {n}: turn {tid}: {exc.reason}", bot=seat.name, seat=seat.index, turn_id=tid)
                 except Exception as exc:
                     self._end_hand_failed(exc)
                     return None
@@ -582,8 +671,7 @@ class HandMachine:
 
             def record_retry() -> None:
                 if log is not None:
-                    log.timed("retry", {"seat": seat.index, "id": tid, "fault": fault, "detail": detail,
-                                        "left": left})
+                    log.timed("retry", {"seat": seat.index, "id": tid, "fault": fault, "detail": detail, "left": left})
                     log.out(seat.index, [data])
                 if self.observer is not None:
                     self.observer.retried(self, seat.index, fault, detail, left)
@@ -607,8 +695,7 @@ class HandMachine:
         seat.out_size = 0
         self._fail(seat, BotCrashed(detail, bot=seat.name, seat=seat.index, turn_id=wait.turn_id), ms)
 
-    def too_long(self, seat_index: int, detail: str, head: bytes, ms: float,
-                 lineno: int | None = None) -> bytes | None:
+    def too_long(self, seat_index: int, detail: str, head: bytes, ms: float, lineno: int | None = None) -> bytes | None:
         """Seat ``seat_index`` wrote a line longer than ``FaultPolicy.max_line``
         (``head``: its start; ``detail``: the framing's description). Returns
         bytes to write to that seat at once, or None."""
@@ -616,8 +703,7 @@ class HandMachine:
         log = self.log
         if log is not None and self.canonical:  # (version 1 logs did not record a line too long)
             self._record(seat, lambda: log.inbound(seat.index, head, ms, False, lineno, True))
-        return self._refused(seat, wait, BotMalformed(detail, bot=seat.name, seat=seat.index,
-                                                      turn_id=wait.turn_id), ms)
+        return self._refused(seat, wait, BotMalformed(detail, bot=seat.name, seat=seat.index, turn_id=wait.turn_id), ms)
 
     def write_failed(self, seat_index: int, fault: str, detail: str) -> None:
         """A write to ``seat_index`` failed: its stdin is closed (``fault``
@@ -662,8 +748,10 @@ class HandMachine:
                 got = f" (id {msg['id']!r})"
         except (msgspec.DecodeError, RecursionError):
             pass
-        detail = (f"line {lineno if lineno is not None else 0}{got} arrived {ms:.0f} ms after turn {turn_id} "
-                  f"was sent, after its timeout: discarded as stale")
+        detail = (
+            f"line {lineno if lineno is not None else 0}{got} arrived {ms:.0f} ms after turn {turn_id} "
+            f"was sent, after its timeout: discarded as stale"
+        )
         rec = FaultRecord(seat.index, seat.name, "stale", detail, turn_id, self.gid)
         data = error_line("stale", detail, self.gid, turn_id) if seat.writable else None
 
@@ -740,8 +828,9 @@ class HandMachine:
         if self.observer is not None:
             self.observer.faulted(self, rec)
         if seat.in_hand and self.state is not None:
-            self._enqueue_flush([{"kind": "fault", "seat": seat.hs, "fault": err.fault,
-                                  "detail": public_fault_detail(err.fault)}])
+            self._enqueue_flush(
+                [{"kind": "fault", "seat": seat.hs, "fault": err.fault, "detail": public_fault_detail(err.fault)}]
+            )
 
     def _record(self, seat: _Seat, fn: Callable[[], None]) -> None:
         """Log now or, for a seat of a simultaneous decision (canonical order), when it completes."""
@@ -817,8 +906,17 @@ class HandMachine:
         action = state.random_action(seat.hs, self.fallback())
         events = state.apply(seat.hs, action)
         if self.log is not None:
-            self.log.timed("act", {"seat": seat.index, "id": None, "decide": decide,
-                                   "action": action_json(decide, action), "fallback": True, "ms": 0.0})
+            self.log.timed(
+                "act",
+                {
+                    "seat": seat.index,
+                    "id": None,
+                    "decide": decide,
+                    "action": action_json(decide, action),
+                    "fallback": True,
+                    "ms": 0.0,
+                },
+            )
         if self.observer is not None:
             self.observer.applied(self, seat.index, decide, action, events, True, None)
         sink(events)
@@ -921,8 +1019,7 @@ class HandMachine:
     def _abort_game(self, detail: str) -> None:
         self._finish_play(None, None, "aborted", detail)
 
-    def _finish_play(self, scores: list[Any] | None, ranks: list[int] | None, reason: str,
-                     detail: str | None) -> None:
+    def _finish_play(self, scores: list[Any] | None, ranks: list[int] | None, reason: str, detail: str | None) -> None:
         n = self.spec.players
         if scores is None or ranks is None:
             scores, ranks = [0] * n, [1] * n
@@ -934,8 +1031,14 @@ class HandMachine:
         self.waits = []
 
     # ------------------------------------------------------------------ the end of the game
-    def close(self, stderr_tails: Sequence[str], *, interrupted: bool = False, log_capped: bool = False,
-              log_path: str | None = None) -> GameResult:
+    def close(
+        self,
+        stderr_tails: Sequence[str],
+        *,
+        interrupted: bool = False,
+        log_capped: bool = False,
+        log_path: str | None = None,
+    ) -> GameResult:
         """Write the stderr records and the footer; return the result.
         ``interrupted``: the driver was cancelled (Ctrl-C): the game is "aborted"."""
         if interrupted:
@@ -949,17 +1052,31 @@ class HandMachine:
             for s in self.seats:
                 self.log.record({"stderr": {"seat": s.index, "bot": s.name, "tail": stderr_tails[s.index]}})
             footer: dict[str, Any] = {
-                "scores": scores, "ranks": ranks, "win_shares": share_wins(scores, forfeits), "forfeits": forfeits,
-                "reason": self.reason, "detail": self.detail, "faults": [f.to_json() for f in self.faults],
-                "think_ms": [s.think.to_json() for s in self.seats]}
+                "scores": scores,
+                "ranks": ranks,
+                "win_shares": share_wins(scores, forfeits),
+                "forfeits": forfeits,
+                "reason": self.reason,
+                "detail": self.detail,
+                "faults": [f.to_json() for f in self.faults],
+                "think_ms": [s.think.to_json() for s in self.seats],
+            }
             if log_capped:
                 footer["log_capped"] = True
             self.log.record({"footer": footer})
         return GameResult(
-            game_id=self.spec.game_id, scores=list(scores), ranks=list(ranks),
-            win_shares=share_wins(scores, forfeits), forfeits=forfeits, faults=list(self.faults),
-            think_ms=[s.think for s in self.seats], log_path=log_path, reason=self.reason,  # type: ignore[arg-type]
-            detail=self.detail, log_capped=log_capped)
+            game_id=self.spec.game_id,
+            scores=list(scores),
+            ranks=list(ranks),
+            win_shares=share_wins(scores, forfeits),
+            forfeits=forfeits,
+            faults=list(self.faults),
+            think_ms=[s.think for s in self.seats],
+            log_path=log_path,
+            reason=self.reason,  # type: ignore[arg-type]
+            detail=self.detail,
+            log_capped=log_capped,
+        )
 
     def next_ids(self) -> list[int]:
         """The next turn id of every match seat (the driver keeps them per bot connection)."""
@@ -974,4 +1091,3 @@ class HandMachine:
 def _tag(msg: Any) -> str:
     cfg = getattr(type(msg), "__struct_config__", None)
     return str(cfg.tag) if cfg is not None and cfg.tag is not None else type(msg).__name__
-

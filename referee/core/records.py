@@ -38,9 +38,31 @@ import msgspec
 from .spec import ClockSpec, EndReason, FaultKind, FaultPolicy, FaultRecord
 
 __all__ = [
-    "LOG_KIND", "LOG_VERSION", "READABLE_VERSIONS", "Header", "SeatInfo", "HandInfo", "HandRec", "OutRec", "ActInfo",
-    "ActRec", "InRec", "FaultRec", "RetryInfo", "RetryRec", "CappedInfo", "CappedRec", "HandEndInfo", "HandEndRec",
-    "StderrInfo", "StderrRec", "FooterInfo", "FooterRec", "RECORD_TYPES", "record_type", "bad_line_fields",
+    "LOG_KIND",
+    "LOG_VERSION",
+    "READABLE_VERSIONS",
+    "Header",
+    "SeatInfo",
+    "HandInfo",
+    "HandRec",
+    "OutRec",
+    "ActInfo",
+    "ActRec",
+    "InRec",
+    "FaultRec",
+    "RetryInfo",
+    "RetryRec",
+    "CappedInfo",
+    "CappedRec",
+    "HandEndInfo",
+    "HandEndRec",
+    "StderrInfo",
+    "StderrRec",
+    "FooterInfo",
+    "FooterRec",
+    "RECORD_TYPES",
+    "record_type",
+    "bad_line_fields",
     "bad_line_bytes",
 ]
 
@@ -124,9 +146,9 @@ class InRec(_S):
     ms: float
     in_: Any = msgspec.field(name="in", default=None)
     bad: str | None = None
-    line: int | None = None   # the line's number in the bot's output (version 2)
-    long: bool = False        # ``bad``: the line was longer than the limit (its start is shown)
-    raw: str | None = None    # ``bad``: the whole line in base64 when ``bad`` is not exactly it (version 2)
+    line: int | None = None  # the line's number in the bot's output (version 2)
+    long: bool = False  # ``bad``: the line was longer than the limit (its start is shown)
+    raw: str | None = None  # ``bad``: the whole line in base64 when ``bad`` is not exactly it (version 2)
 
 
 class FaultRec(_S):
@@ -197,8 +219,17 @@ class FooterRec(_S):
 
 #: the key that names a record's kind -> its Struct
 RECORD_TYPES: dict[str, type] = {
-    "out": OutRec, "act": ActRec, "fault": FaultRec, "hand": HandRec, "hand_end": HandEndRec, "in": InRec,
-    "bad": InRec, "retry": RetryRec, "capped": CappedRec, "stderr": StderrRec, "footer": FooterRec,
+    "out": OutRec,
+    "act": ActRec,
+    "fault": FaultRec,
+    "hand": HandRec,
+    "hand_end": HandEndRec,
+    "in": InRec,
+    "bad": InRec,
+    "retry": RetryRec,
+    "capped": CappedRec,
+    "stderr": StderrRec,
+    "footer": FooterRec,
 }
 
 

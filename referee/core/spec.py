@@ -24,8 +24,18 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-__all__ = ["ClockSpec", "FaultPolicy", "FaultRecord", "GameResult", "GameSpec", "ThinkStats", "FAULT_KINDS",
-           "END_REASONS", "MAX_DECISIONS", "max_decisions_for"]
+__all__ = [
+    "ClockSpec",
+    "FaultPolicy",
+    "FaultRecord",
+    "GameResult",
+    "GameSpec",
+    "ThinkStats",
+    "FAULT_KINDS",
+    "END_REASONS",
+    "MAX_DECISIONS",
+    "max_decisions_for",
+]
 
 #: the protocol's fault names
 FaultKind = Literal["timeout", "crash", "malformed", "illegal", "stale"]
@@ -150,8 +160,14 @@ class FaultRecord(msgspec.Struct):
     game_id: str | None = msgspec.field(default=None, name="game")
 
     def to_json(self) -> dict[str, Any]:
-        return {"seat": self.seat, "bot": self.bot, "fault": self.fault, "detail": self.detail,
-                "id": self.decision_id, "game": self.game_id}
+        return {
+            "seat": self.seat,
+            "bot": self.bot,
+            "fault": self.fault,
+            "detail": self.detail,
+            "id": self.decision_id,
+            "game": self.game_id,
+        }
 
 
 class ThinkStats(msgspec.Struct, kw_only=True):

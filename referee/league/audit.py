@@ -49,17 +49,23 @@ from referee.league.shards import Shard, parse_shard
 from referee.runtime.gamelog import LOG_SUFFIXES
 
 #: the kinds of problem, in the order the summary names them
-KINDS = ("missing log", "altered log", "row differs from its log", "row not in the schedule", "damaged row",
-         "log without a row")
+KINDS = (
+    "missing log",
+    "altered log",
+    "row differs from its log",
+    "row not in the schedule",
+    "damaged row",
+    "log without a row",
+)
 #: below this many logs the replays run in this process (starting workers costs more)
 PARALLEL_FROM = 48
 
 
 @dataclass(frozen=True)
 class Problem:
-    kind: str                      # one of KINDS
-    game: str                      # the game id (for a log without a row: the file name)
-    text: str                      # what is wrong, in one sentence
+    kind: str  # one of KINDS
+    game: str  # the game id (for a log without a row: the file name)
+    text: str  # what is wrong, in one sentence
 
     def line(self) -> str:
         return f"{self.kind}: {self.game}: {self.text}"
@@ -70,12 +76,12 @@ class AuditReport:
     """What :func:`verify` found."""
 
     out: Path
-    rows: int = 0                  # games in the ledger
-    verified: int = 0              # rows whose log replays and matches them
-    planned: int = 0               # games of the schedule the directory holds
+    rows: int = 0  # games in the ledger
+    verified: int = 0  # rows whose log replays and matches them
+    planned: int = 0  # games of the schedule the directory holds
     problems: list[Problem] = field(default_factory=list)
-    in_flight: list[str] = field(default_factory=list)   # logs without a row while a run plays into OUT
-    running: bool = False          # a run (or merge) holds the directory's lock
+    in_flight: list[str] = field(default_factory=list)  # logs without a row while a run plays into OUT
+    running: bool = False  # a run (or merge) holds the directory's lock
     seconds: float = 0.0
 
     @property
@@ -116,9 +122,11 @@ def missing_logs_warning(ledger: Ledger, out: Path, most: int = 3) -> str | None
         return None
     first = ", ".join(missing[:most]) + (", ..." if len(missing) > most else "")
     n = len(missing)
-    return (f"warning: {n} game log{'s' if n != 1 else ''} named by the ledger {'are' if n != 1 else 'is'} missing "
-            f"from {Path(out) / 'games'} ({first}); those games cannot be replayed or checked: restore the logs "
-            f"from a copy (referee verify {out} checks every game)")
+    return (
+        f"warning: {n} game log{'s' if n != 1 else ''} named by the ledger {'are' if n != 1 else 'is'} missing "
+        f"from {Path(out) / 'games'} ({first}); those games cannot be replayed or checked: restore the logs "
+        f"from a copy (referee verify {out} checks every game)"
+    )
 
 
 # --------------------------------------------------------------------------
@@ -146,10 +154,24 @@ def _held_schedule(league: League, ledger: Ledger) -> dict[str, sched.ScheduledG
 
 
 def _schedule_diff(row: GameRow, g: sched.ScheduledGame, league: League) -> str | None:
-    want = {"variant": g.variant.name, "size": g.size, "table": g.table, "deal": g.deal, "rotation": g.rotation,
-            "seed": g.seed, "bots": [league.bots[i].name for i in g.seats]}
-    have = {"variant": row.variant, "size": row.size, "table": row.table, "deal": row.deal,
-            "rotation": row.rotation, "seed": row.seed, "bots": row.bots}
+    want = {
+        "variant": g.variant.name,
+        "size": g.size,
+        "table": g.table,
+        "deal": g.deal,
+        "rotation": g.rotation,
+        "seed": g.seed,
+        "bots": [league.bots[i].name for i in g.seats],
+    }
+    have = {
+        "variant": row.variant,
+        "size": row.size,
+        "table": row.table,
+        "deal": row.deal,
+        "rotation": row.rotation,
+        "seed": row.seed,
+        "bots": row.bots,
+    }
     for key, w in want.items():
         if have[key] != w:
             return f"its {key} is {have[key]!r} in the ledger, but {w!r} in the schedule of the stored config"
@@ -169,9 +191,14 @@ def _replay_one(path: str) -> dict[str, Any]:
     except UserError as exc:
         return {"error": str(exc)}
     h = report.header
-    return {"mismatch": report.mismatches[0] if report.mismatches else None,
-            "game": h.get("game"), "seed": h.get("seed"), "players": h.get("players"),
-            "bots": [s.get("bot") for s in h.get("seats") or []], "footer": report.footer}
+    return {
+        "mismatch": report.mismatches[0] if report.mismatches else None,
+        "game": h.get("game"),
+        "seed": h.get("seed"),
+        "players": h.get("players"),
+        "bots": [s.get("bot") for s in h.get("seats") or []],
+        "footer": report.footer,
+    }
 
 
 def _replays(paths: list[str], jobs: int) -> Iterator[dict[str, Any]]:
@@ -204,9 +231,16 @@ def _row_vs_log(row: GameRow, got: dict[str, Any]) -> str | None:
         if got.get(key) != want:
             return f"the ledger has {key} {want!r}, the log's header {got.get(key)!r}"
     footer = got.get("footer") or {}
-    fields: dict[str, Any] = {"scores": row.scores, "ranks": row.ranks, "win_shares": row.win_shares,
-                              "forfeits": row.forfeits, "reason": row.reason, "detail": row.detail,
-                              "faults": row.faults, "think_ms": row.think}
+    fields: dict[str, Any] = {
+        "scores": row.scores,
+        "ranks": row.ranks,
+        "win_shares": row.win_shares,
+        "forfeits": row.forfeits,
+        "reason": row.reason,
+        "detail": row.detail,
+        "faults": row.faults,
+        "think_ms": row.think,
+    }
     for key, want in fields.items():
         if not _same_num(want, footer.get(key)):
             return f"the ledger has {key} {_short(want)}, the log's footer {_short(footer.get(key))}"
@@ -222,8 +256,9 @@ def _short(x: Any) -> str:
 # the audit
 
 
-def verify(out: str | Path, *, jobs: int | None = None,
-           progress: Callable[[int, int], None] | None = None) -> AuditReport:
+def verify(
+    out: str | Path, *, jobs: int | None = None, progress: Callable[[int, int], None] | None = None
+) -> AuditReport:
     """Audit the output directory ``out`` (see the module docstring).
     ``progress(done, total)`` is called as replays finish. Raises
     :class:`UserError` when ``out`` cannot be audited at all."""
@@ -245,14 +280,15 @@ def verify(out: str | Path, *, jobs: int | None = None,
             report.rows += 1
             if row is None:
                 report.problems.append(Problem("damaged row", gid, damage or "the row cannot be decoded"))
-                named.update(gid + suffix for suffix in LOG_SUFFIXES)   # its log is not a stray one
+                named.update(gid + suffix for suffix in LOG_SUFFIXES)  # its log is not a stray one
                 continue
             if row.log_path:
                 named.add(log_file(out, row.log_path).name)
             g = planned.get(gid)
             if g is None:
-                report.problems.append(Problem("row not in the schedule", gid,
-                                               "no game of the stored config's schedule has this id"))
+                report.problems.append(
+                    Problem("row not in the schedule", gid, "no game of the stored config's schedule has this id")
+                )
                 continue
             diff = _schedule_diff(row, g, league)
             if diff is not None:
@@ -271,21 +307,28 @@ def verify(out: str | Path, *, jobs: int | None = None,
         if report.running:
             report.in_flight.append(name)
         else:
-            report.problems.append(Problem("log without a row", name, "no ledger row names this log (a game "
-                                           "played but never recorded, or a file put there)"))
+            report.problems.append(
+                Problem(
+                    "log without a row",
+                    name,
+                    "no ledger row names this log (a game played but never recorded, or a file put there)",
+                )
+            )
     report.problems.sort(key=lambda p: (KINDS.index(p.kind), p.game))
     report.seconds = time.monotonic() - t0
     return report
 
 
-def _check_logs(report: AuditReport, todo: list[tuple[GameRow, Path]], jobs: int,
-                progress: Callable[[int, int], None] | None) -> None:
+def _check_logs(
+    report: AuditReport, todo: list[tuple[GameRow, Path]], jobs: int, progress: Callable[[int, int], None] | None
+) -> None:
     for i, ((row, path), got) in enumerate(zip(todo, _replays([str(p) for _, p in todo], jobs), strict=True)):
         if "error" in got:
             report.problems.append(Problem("altered log", row.game_id, _after_path(got["error"], path)))
         elif got["mismatch"] is not None:
-            report.problems.append(Problem("altered log", row.game_id,
-                                           f"the replay differs from the log: {got['mismatch']}"))
+            report.problems.append(
+                Problem("altered log", row.game_id, f"the replay differs from the log: {got['mismatch']}")
+            )
         else:
             diff = _row_vs_log(row, got)
             if diff is not None:
@@ -300,7 +343,7 @@ def _after_path(text: str, path: Path) -> str:
     """A replay error without the log's path in front (the problem names the game)."""
     for prefix in (f"{path}: ", f"{path} "):
         if text.startswith(prefix):
-            return text[len(prefix):]
+            return text[len(prefix) :]
     return text
 
 

@@ -200,8 +200,8 @@ class TablePlan:
     pair meets twice (cyclic only; :func:`coverage` measures every plan).
     """
 
-    kind: str                      # "balanced" | "gauntlet"
-    method: str                    # "cyclic" | "greedy"
+    kind: str  # "balanced" | "gauntlet"
+    method: str  # "cyclic" | "greedy"
     bots: int
     size: int
     seats_per_bot: int
@@ -294,11 +294,11 @@ class _Stream:
         self.a = array("q")
         self.ainv = array("q")
         self.b = array("q")
-        self.conflicts = 0          # multiplier conflicts: pairs that may meet twice in-round
-        self.straddle_repeats = 0   # pairs that meet twice because of a table spanning two rounds
+        self.conflicts = 0  # multiplier conflicts: pairs that may meet twice in-round
+        self.straddle_repeats = 0  # pairs that meet twice because of a table spanning two rounds
         self._bad: Counter[int] = Counter()
-        self._straddle_pairs: list[tuple[int, int]] = []   # pairs seated at tables spanning two rounds
-        self._straddle_set: set[tuple[int, int]] = set()    # the same, each as (smaller, larger)
+        self._straddle_pairs: list[tuple[int, int]] = []  # pairs seated at tables spanning two rounds
+        self._straddle_set: set[tuple[int, int]] = set()  # the same, each as (smaller, larger)
         deltas = [d for d in range(1, g)] + [-d for d in range(1, g)]
         for r in range(self.rounds):
             a, c = self._choose_a(rng)
@@ -485,8 +485,9 @@ class _CyclicGauntlet(TablePlan):
     cyclic stream over the field (blocks of ``size - 1``); the challenger's
     ``i``-th table puts it at lineup position ``i mod size``."""
 
-    def __init__(self, nbots: int, size: int, seats_per_bot: int, seed: int, tables: int,
-                 challengers: tuple[int, ...]) -> None:
+    def __init__(
+        self, nbots: int, size: int, seats_per_bot: int, seed: int, tables: int, challengers: tuple[int, ...]
+    ) -> None:
         self.kind, self.method = "gauntlet", "cyclic"
         self.bots, self.size, self.seats_per_bot, self.seed = nbots, size, seats_per_bot, seed
         self.challengers = challengers
@@ -527,8 +528,9 @@ class _Greedy(TablePlan):
     """The whole plan is made on first use (fields of at most GREEDY_LIMIT bots):
     rounds of a snake draft, then improving swaps, then lineup positions."""
 
-    def __init__(self, kind: str, nbots: int, size: int, seats_per_bot: int, seed: int, tables: int,
-                 challengers: tuple[int, ...]) -> None:
+    def __init__(
+        self, kind: str, nbots: int, size: int, seats_per_bot: int, seed: int, tables: int, challengers: tuple[int, ...]
+    ) -> None:
         self.kind, self.method = kind, "greedy"
         self.bots, self.size, self.seats_per_bot, self.seed = nbots, size, seats_per_bot, seed
         self.challengers = challengers
@@ -681,7 +683,7 @@ class _GreedyBuilder:
         rng = self.rng
         budget = POLISH_BUDGET
         idle = 0
-        excess = self._objective() - self._best_objective()   # 0: no spread can be better; stop
+        excess = self._objective() - self._best_objective()  # 0: no spread can be better; stop
         while idle < 3 and budget > 0 and excess > 0:
             improved = False
             for groups in blocks:
@@ -696,7 +698,7 @@ class _GreedyBuilder:
                                 if u in B or v in A:
                                     continue
                                 mu, mv = meet[u], meet[v]
-                                delta = 0   # half the change of the cost; a bot at both tables changes nothing
+                                delta = 0  # half the change of the cost; a bot at both tables changes nothing
                                 for w in A:
                                     if w != u and w not in B:
                                         delta += wt[w] * (mv[w] - mu[w] + 1)
@@ -749,8 +751,7 @@ class _GreedyBuilder:
         if self.plan.kind == "balanced":
             return even(tables * k * (k - 1) // 2, n * (n - 1) // 2)
         c, f = len(self.hosts), len(self.field)
-        return (HOST_WEIGHT * even(tables * (k - 1), c * f)
-                + even(tables * (k - 1) * (k - 2) // 2, f * (f - 1) // 2))
+        return HOST_WEIGHT * even(tables * (k - 1), c * f) + even(tables * (k - 1) * (k - 2) // 2, f * (f - 1) // 2)
 
     def _positions(self, tables: list[list[int]]) -> list[tuple[int, ...]]:
         """Lineup orders in which every bot holds every position equally often,
@@ -763,8 +764,8 @@ class _GreedyBuilder:
         (Kempe chain) swaps. A table's colours are then its lineup positions,
         and a bot's positions differ in number by at most one."""
         k = self.k
-        at_table: list[list[int]] = [[-1] * k for _ in tables]   # table -> position -> group vertex
-        at_group: dict[int, list[int]] = {}                      # group vertex -> position -> table
+        at_table: list[list[int]] = [[-1] * k for _ in tables]  # table -> position -> group vertex
+        at_group: dict[int, list[int]] = {}  # group vertex -> position -> table
         used = [0] * self.n
 
         def free(slots: list[int], start: int) -> int:
@@ -776,7 +777,7 @@ class _GreedyBuilder:
 
         for t, group in enumerate(tables):
             for b in group:
-                u = b * (self.plan.tables + 1) + used[b] // k   # bot b's current group vertex
+                u = b * (self.plan.tables + 1) + used[b] // k  # bot b's current group vertex
                 used[b] += 1
                 slots_u = at_group.setdefault(u, [-1] * k)
                 a = free(slots_u, t + b)
@@ -784,7 +785,7 @@ class _GreedyBuilder:
                     c = free(at_table[t], a)
                     # swap colours a and c along the path from table t that starts with its a-edge
                     x, side, want, other = t, "t", a, c
-                    path: list[tuple[int, int, int]] = []        # (table, group vertex, colour)
+                    path: list[tuple[int, int, int]] = []  # (table, group vertex, colour)
                     while True:
                         if side == "t":
                             y = at_table[x][want]
@@ -860,8 +861,12 @@ class Coverage:
     def lines(self) -> list[str]:
         """The figures in words, for ``referee plan``."""
         who = "challenger" if self.kind == "gauntlet" else "bot"
-        out = [(f"{self.kind} ({self.method}): {self.tables:,} tables of {self.size}; "
-                f"{self.seats_min}-{self.seats_max} tables per {who}")]
+        out = [
+            (
+                f"{self.kind} ({self.method}): {self.tables:,} tables of {self.size}; "
+                f"{self.seats_min}-{self.seats_max} tables per {who}"
+            )
+        ]
         if self.field_seats_min is not None:
             out.append(f"field bots: {self.field_seats_min}-{self.field_seats_max} tables each")
         scope = "challenger-field pairs" if self.kind == "gauntlet" else "pairs"
@@ -920,13 +925,25 @@ def coverage(plan: TablePlan) -> Coverage:
         hist[0] = never
     mean = total_meetings / pairs if pairs else 0.0
     return Coverage(
-        kind=plan.kind, method=plan.method, bots=n, size=k, seats_per_bot=plan.seats_per_bot, tables=plan.tables,
-        seats_min=min(seats), seats_max=max(seats),
+        kind=plan.kind,
+        method=plan.method,
+        bots=n,
+        size=k,
+        seats_per_bot=plan.seats_per_bot,
+        tables=plan.tables,
+        seats_min=min(seats),
+        seats_max=max(seats),
         field_seats_min=min(field_seats) if field_seats else None,
         field_seats_max=max(field_seats) if field_seats else None,
-        pairs=pairs, pair_min=min(hist), pair_max=max(hist), pair_mean=mean, pairs_never=never,
-        ideal_pair_min=math.floor(mean), ideal_pair_max=math.ceil(mean),
-        position_min=pos_min or 0, position_max=pos_max,
+        pairs=pairs,
+        pair_min=min(hist),
+        pair_max=max(hist),
+        pair_mean=mean,
+        pairs_never=never,
+        ideal_pair_min=math.floor(mean),
+        ideal_pair_max=math.ceil(mean),
+        position_min=pos_min or 0,
+        position_max=pos_max,
         pair_histogram=dict(sorted(hist.items())),
     )
 
@@ -935,37 +952,51 @@ def coverage(plan: TablePlan) -> Coverage:
 # benchmark
 
 
-def benchmark(nbots: int = 10_000, size: int = 4, seats_per_bot: int = 12, seed: int = 0, *,
-              challengers: Sequence[int] = (), with_coverage: bool = True) -> dict[str, Any]:
+def benchmark(
+    nbots: int = 10_000,
+    size: int = 4,
+    seats_per_bot: int = 12,
+    seed: int = 0,
+    *,
+    challengers: Sequence[int] = (),
+    with_coverage: bool = True,
+) -> dict[str, Any]:
     """Time and peak memory (``tracemalloc``, Python allocations) of planning:
     making the plan, making every lineup once, and (optionally) the coverage
     figures. Returns JSON-able figures. Not a test: the figures depend on the
     machine and its load."""
-    out: dict[str, Any] = {"bots": nbots, "size": size, "seats_per_bot": seats_per_bot,
-                           "challengers": len(challengers)}
+    out: dict[str, Any] = {"bots": nbots, "size": size, "seats_per_bot": seats_per_bot, "challengers": len(challengers)}
     tracemalloc.start()
     try:
         t0 = time.perf_counter()
-        plan = gauntlet(nbots, size, seats_per_bot, seed, challengers) if challengers else \
-            balanced(nbots, size, seats_per_bot, seed)
+        plan = (
+            gauntlet(nbots, size, seats_per_bot, seed, challengers)
+            if challengers
+            else balanced(nbots, size, seats_per_bot, seed)
+        )
         t1 = time.perf_counter()
         _, peak_plan = tracemalloc.get_traced_memory()
         tracemalloc.reset_peak()
         count = sum(1 for _ in plan.lineups())
         t2 = time.perf_counter()
         _, peak_lineups = tracemalloc.get_traced_memory()
-        out.update(method=plan.method, tables=plan.tables, repeat_free=plan.repeat_free,
-                   plan_s=round(t1 - t0, 4), plan_peak_kb=round(peak_plan / 1024, 1),
-                   all_lineups_s=round(t2 - t1, 4), lineups_per_s=round(count / max(t2 - t1, 1e-9)),
-                   lineups_peak_kb=round(peak_lineups / 1024, 1))
+        out.update(
+            method=plan.method,
+            tables=plan.tables,
+            repeat_free=plan.repeat_free,
+            plan_s=round(t1 - t0, 4),
+            plan_peak_kb=round(peak_plan / 1024, 1),
+            all_lineups_s=round(t2 - t1, 4),
+            lineups_per_s=round(count / max(t2 - t1, 1e-9)),
+            lineups_peak_kb=round(peak_lineups / 1024, 1),
+        )
         if with_coverage:
             tracemalloc.reset_peak()
             t3 = time.perf_counter()
             cov = coverage(plan)
             t4 = time.perf_counter()
             _, peak_cov = tracemalloc.get_traced_memory()
-            out.update(coverage_s=round(t4 - t3, 4), coverage_peak_kb=round(peak_cov / 1024, 1),
-                       coverage=cov.lines())
+            out.update(coverage_s=round(t4 - t3, 4), coverage_peak_kb=round(peak_cov / 1024, 1), coverage=cov.lines())
     finally:
         tracemalloc.stop()
     return out

@@ -85,7 +85,7 @@ def _quiet_dask() -> None:
     referee's output (the errors that matter reach the coordinator). Set before ``distributed`` is imported,
     and inherited by the worker processes of a local cluster."""
     os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "critical")
-    os.environ.setdefault("DASK_DISTRIBUTED__WORKER__DAEMON", "False")   # bots are child processes of a task
+    os.environ.setdefault("DASK_DISTRIBUTED__WORKER__DAEMON", "False")  # bots are child processes of a task
 
 
 def _import_distributed() -> Any:
@@ -112,7 +112,9 @@ class Cluster:
     """A connected Dask client (and the local cluster it started, if any). Use
     :meth:`connect` or :meth:`start_local`, then :meth:`close` (or ``with``)."""
 
-    def __init__(self, client: Client, where: str, local: LocalCluster | None = None, scratch: str | None = None) -> None:
+    def __init__(
+        self, client: Client, where: str, local: LocalCluster | None = None, scratch: str | None = None
+    ) -> None:
         self.client = client
         self.where = where
         self.local = local
@@ -130,22 +132,27 @@ class Cluster:
         rest = addr.partition("://")[2]
         host, _, port = rest.rpartition(":")
         if not host or not port.isdigit():
-            raise UserError(f"--cluster {address!r}: give the scheduler's address as tcp://HOST:PORT "
-                            "(e.g. tcp://10.0.0.5:8786)")
+            raise UserError(
+                f"--cluster {address!r}: give the scheduler's address as tcp://HOST:PORT (e.g. tcp://10.0.0.5:8786)"
+            )
         try:
             client = distributed.Client(addr, timeout=timeout, set_as_default=False)
         except Exception as exc:  # noqa: BLE001 - OSError, TimeoutError, ValueError from the comm layer
             text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise UserError(f"--cluster {address}: cannot reach a Dask scheduler there within {timeout:g} s "
-                            f"({text}); start one with `dask scheduler` (and workers with "
-                            "`dask worker ADDRESS`), or check the address") from None
+            raise UserError(
+                f"--cluster {address}: cannot reach a Dask scheduler there within {timeout:g} s "
+                f"({text}); start one with `dask scheduler` (and workers with "
+                "`dask worker ADDRESS`), or check the address"
+            ) from None
         self = cls(client, addr)
         try:
             client.wait_for_workers(1, timeout=timeout)
         except Exception:  # noqa: BLE001 - a timeout, or the scheduler gone meanwhile
             self.close()
-            raise UserError(f"--cluster {address}: the scheduler has no workers (waited {timeout:g} s); start "
-                            f"some with `dask worker {addr} --nthreads 1`") from None
+            raise UserError(
+                f"--cluster {address}: the scheduler has no workers (waited {timeout:g} s); start "
+                f"some with `dask worker {addr} --nthreads 1`"
+            ) from None
         return self
 
     @classmethod
@@ -157,8 +164,14 @@ class Cluster:
             raise UserError("--workers must be at least 1")
         scratch = tempfile.mkdtemp(prefix="referee-dask-")
         try:
-            local = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                                             host="127.0.0.1", dashboard_address=None, local_directory=scratch)
+            local = distributed.LocalCluster(
+                n_workers=n_workers,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                local_directory=scratch,
+            )
             client = distributed.Client(local, set_as_default=False)
         except Exception as exc:  # noqa: BLE001 - whatever stops dask from starting
             shutil.rmtree(scratch, ignore_errors=True)
@@ -184,8 +197,10 @@ class Cluster:
     def workers(self) -> list[WorkerInfo]:
         """The workers now, in address order."""
         info = self.client.scheduler_info(n_workers=-1)["workers"]
-        return sorted((WorkerInfo(a, str(w.get("host", a)), int(w.get("nthreads", 1))) for a, w in info.items()),
-                      key=lambda w: w.address)
+        return sorted(
+            (WorkerInfo(a, str(w.get("host", a)), int(w.get("nthreads", 1))) for a, w in info.items()),
+            key=lambda w: w.address,
+        )
 
     @property
     def slots(self) -> int:
@@ -195,7 +210,7 @@ class Cluster:
     def describe(self) -> str:
         ws = self.workers()
         threads = sum(w.nthreads for w in ws)
-        return f"{self.where}: {len(ws)} worker{'s' if len(ws) != 1 else ''}, {threads} thread{'s' if threads != 1 else ''}"
+        return f"{self.where}: {len(ws)} worker{'s' if len(ws) != 1 else ''}, {threads} thread{'s' if threads != 1 else ''}"  # noqa: E501
 
     # -- preflight --------------------------------------------------------
 
@@ -215,20 +230,38 @@ class Cluster:
             hosts: dict[str, WorkerInfo] = {}
             for w in workers:
                 hosts.setdefault(w.host, w)
-            for w in hosts.values():              # one host after the other: a shared folder is built once at a time
-                fut = self.client.submit(_build_on_worker, league, key=f"referee-build-{run}-{w.address}",
-                                         workers=[w.address], allow_other_workers=False, pure=False)
+            for w in hosts.values():  # one host after the other: a shared folder is built once at a time
+                fut = self.client.submit(
+                    _build_on_worker,
+                    league,
+                    key=f"referee-build-{run}-{w.address}",
+                    workers=[w.address],
+                    allow_other_workers=False,
+                    pure=False,
+                )
                 (report,) = await self._gather([fut])
                 if report is not None:
                     raise UserError(f"worker {w.address}: {report}")
-        futs = [self.client.submit(_check_on_worker, setup, [maker.entrant(i) for i in range(len(league.bots))],
-                                   league.faults.max_line, key=f"referee-check-{run}-{w.address}",
-                                   workers=[w.address], allow_other_workers=False, pure=False) for w in workers]
+        futs = [
+            self.client.submit(
+                _check_on_worker,
+                setup,
+                [maker.entrant(i) for i in range(len(league.bots))],
+                league.faults.max_line,
+                key=f"referee-check-{run}-{w.address}",
+                workers=[w.address],
+                allow_other_workers=False,
+                pure=False,
+            )
+            for w in workers
+        ]
         reports: list[_CheckReport] = await self._gather(futs)
         for r in reports:
             if r.version != referee.__version__:
-                raise UserError(f"worker {r.address}: runs referee {r.version}, this coordinator {referee.__version__}; "
-                                "install the same version on every worker")
+                raise UserError(
+                    f"worker {r.address}: runs referee {r.version}, this coordinator {referee.__version__}; "
+                    "install the same version on every worker"
+                )
         failures = sorted(((f, r.address) for r in reports for f in r.failures), key=lambda x: (x[0][0], x[1]))
         if not failures:
             return frozenset()
@@ -239,11 +272,16 @@ class Cluster:
                 say(f"error: worker {addr}: {text}")
             (_, text, _), addr = stop[-1]
             broken = len({f[0] for f, _ in stop})
-            hint = ("" if forfeit else
-                    '\n  (to play on without a broken bot, its games forfeited, set broken_bot = "forfeit" in [faults])')
-            raise UserError(f"worker {addr}: {text}\n{broken} of {len(league.bots)} bots failed the start check on "
-                            f"the cluster before the first game; nothing was played or recorded: fix the bots "
-                            f"(on those workers) and run the same command again{hint}")
+            hint = (
+                ""
+                if forfeit
+                else '\n  (to play on without a broken bot, its games forfeited, set broken_bot = "forfeit" in [faults])'  # noqa: E501
+            )
+            raise UserError(
+                f"worker {addr}: {text}\n{broken} of {len(league.bots)} bots failed the start check on "
+                f"the cluster before the first game; nothing was played or recorded: fix the bots "
+                f"(on those workers) and run the same command again{hint}"
+            )
         given_up = sorted({f[0] for f, _ in failures})
         for i in given_up:
             addrs = ", ".join(a for f, a in failures if f[0] == i)
@@ -336,7 +374,7 @@ class DaskExecutor:
         """Cancel every unit still on the cluster (one call) and stop listening."""
         futures = [p.future for p in self._pending.values() if p.future is not None] + self._abandoned
         self._abandoned = []
-        with suppress(Exception):                   # the scheduler is gone: it has dropped them itself
+        with suppress(Exception):  # the scheduler is gone: it has dropped them itself
             if futures:
                 self.client.cancel(futures, force=True)  # type: ignore[no-untyped-call]
             self.client.unsubscribe_topic(self.setup.topic)  # type: ignore[no-untyped-call]
@@ -378,7 +416,7 @@ class DaskExecutor:
                 if msg is None:
                     break
                 self._deliver(p, str(msg["game"]), msg["done"], deliver)
-            if p.remaining:               # games whose event did not come: from the unit's result
+            if p.remaining:  # games whose event did not come: from the unit's result
                 results: list[tuple[str, bytes]] = await _outcome(self.client, p.future)
                 for game_id, blob in results:
                     self._deliver(p, game_id, blob, deliver)
@@ -386,7 +424,7 @@ class DaskExecutor:
                     raise RuntimeError(f"unit {key}: the worker did not return {sorted(p.remaining)}")
         except BaseException:
             if p.future is not None:
-                self._abandoned.append(p.future)    # cancelled by close(), all in one call
+                self._abandoned.append(p.future)  # cancelled by close(), all in one call
             raise
         finally:
             del self._pending[key]
@@ -395,7 +433,7 @@ class DaskExecutor:
 
     def _deliver(self, p: _Pending, game_id: str, blob: bytes, deliver: Deliver) -> None:
         if game_id not in p.remaining or game_id in self._delivered:
-            return                        # a replay (its unit rescheduled) or a repeat: recorded once only
+            return  # a replay (its unit rescheduled) or a repeat: recorded once only
         done: GameDone = pickle.loads(blob)
         if done.log is not None:
             done = replace(done, log=zstandard.ZstdDecompressor().decompress(done.log))
@@ -437,17 +475,20 @@ async def _outcome(client: Client, fut: Future[Any]) -> Any:
             raise UserError(str(exc)) from None
         name = type(exc).__name__
         if name == "KilledWorker":
-            raise UserError(f"{fut.key}: the workers playing it died again and again (dask gave up: {exc}); the "
-                            "games recorded so far are safe: check the workers and run again to resume") from None
+            raise UserError(
+                f"{fut.key}: the workers playing it died again and again (dask gave up: {exc}); the "
+                "games recorded so far are safe: check the workers and run again to resume"
+            ) from None
         raise exc
-    raise UserError(f"{fut.key}: the cluster dropped it ({status}); the games recorded so far are safe: "
-                    "run again to resume")
+    raise UserError(
+        f"{fut.key}: the cluster dropped it ({status}); the games recorded so far are safe: run again to resume"
+    )
 
 
 # --------------------------------------------------------------------------
 # on the worker
 
-_READY: set[str] = set()      # runs whose paths this worker process protects already
+_READY: set[str] = set()  # runs whose paths this worker process protects already
 
 
 def _ensure_ready(setup: WorkerSetup) -> None:
@@ -483,7 +524,7 @@ def _build_on_worker(league: League) -> str | None:
 class _CheckReport:
     address: str
     version: str
-    failures: list[tuple[int, str, bool]]     # bot index, message, whether its process ran
+    failures: list[tuple[int, str, bool]]  # bot index, message, whether its process ran
 
 
 def _check_on_worker(setup: WorkerSetup, entrants: list[Any], max_line: int) -> _CheckReport:
@@ -514,8 +555,7 @@ def _play_unit(unit: Unit, setup: WorkerSetup) -> list[tuple[str, bytes]]:
         if path is not None:
             data = zc.compress(path.read_bytes())
             path.unlink()
-        blob = pickle.dumps(GameDone(done.game_id, done.result, done.wall_ms, data),
-                            protocol=pickle.HIGHEST_PROTOCOL)
+        blob = pickle.dumps(GameDone(done.game_id, done.result, done.wall_ms, data), protocol=pickle.HIGHEST_PROTOCOL)
         out.append((done.game_id, blob))
         worker.log_event(setup.topic, {"unit": key, "game": done.game_id, "done": blob})
 
@@ -547,6 +587,7 @@ async def _play_watched(unit: Unit, tmp: Path, deliver: Deliver, released: Calla
     from referee.league.local import LocalExecutor
 
     async with trio.open_nursery() as nursery:
+
         async def watch() -> None:
             while not released():
                 await trio.sleep(WATCH_S)

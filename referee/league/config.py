@@ -202,13 +202,13 @@ class Bot:
     cwd: str
     env: dict[str, str] | None
     build: list[str] | str | None
-    clock: dict[str, Any]          # overrides of the league clock (only the keys given)
+    clock: dict[str, Any]  # overrides of the league clock (only the keys given)
     limits: dict[str, Any] | None
 
 
 @dataclass(frozen=True)
 class MatchSpec:
-    kind: str = "single"
+    kind: Literal["single", "fixed", "race"] = "single"
     hands: int = 1
     target: int = 0
     max_hands: int = 50
@@ -230,8 +230,8 @@ class Variant:
     """One variant of the league: its rules record, table sizes, deals, match format and schedule."""
 
     name: str
-    slug: str                      # the variant's part of game ids
-    rules: Any                     # referee.rules.Rules
+    slug: str  # the variant's part of game ids
+    rules: Any  # referee.rules.Rules
     sizes: tuple[int, ...]
     deals: int
     match: MatchSpec
@@ -258,7 +258,7 @@ class League:
     #: the share of the schedule this run plays (``referee run --shard K/N``); None: the whole
     #: league. Not part of the canonical config (every shard has the same config); the ledger
     #: stores it separately (meta ``shard``)
-    shard: Any = None              # referee.league.shards.Shard | None
+    shard: Any = None  # referee.league.shards.Shard | None
     #: the night's bots by name in the order they joined it, withdrawn ones included (a night that
     #: grew, :mod:`referee.league.roster`); empty: ``bots`` in config order. The schedule numbers
     #: its tables over this list, so adding a bot never renumbers an earlier table
@@ -491,8 +491,10 @@ def _explain(exc: msgspec.ValidationError | str) -> str:
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         where = f"{path}: " if path else ""
         if path and not close and m["key"] in LeagueConfig.__struct_fields__:
-            hint = (f" ('{m['key']}' is a top-level key: in TOML, put top-level keys before the first "
-                    "[table] or [[table]] header)")
+            hint = (
+                f" ('{m['key']}' is a top-level key: in TOML, put top-level keys before the first "
+                "[table] or [[table]] header)"
+            )
         return f"{where}unknown key '{m['key']}'{hint}; valid keys here: {', '.join(valid)}"
     m = _MISSING_RE.match(text)
     if m:
@@ -559,8 +561,7 @@ def _every_type_mistake(data: bytes) -> list[str]:
             out.append(f"Object contains unknown field `{key}`")
             continue
         tp = hints[key]
-        items = (list(enumerate(value)) if key in ("bots", "variants") and isinstance(value, list)
-                 else [(None, value)])
+        items = list(enumerate(value)) if key in ("bots", "variants") and isinstance(value, list) else [(None, value)]
         elem = typing.get_args(tp)[0] if items and items[0][0] is not None else tp
         for i, item in items:
             try:
@@ -581,7 +582,7 @@ def _name_map_keys(message: str, data: bytes) -> str:
         bad = next(k for k, v in env.items() if not isinstance(v, str))
     except Exception:  # noqa: BLE001 - the plain message is still right, only less precise
         return message
-    return f"{m[1]}.{bad}{m[3]} (environment values are strings: write {bad} = \"...\")"
+    return f'{m[1]}.{bad}{m[3]} (environment values are strings: write {bad} = "...")'
 
 
 def _fill_placeholders(x: str, config_dir: Path) -> str:
@@ -596,7 +597,7 @@ def _command(cmd: str | list[str], config_dir: Path, where: str) -> str | list[s
             "{config_dir}", shlex.quote(str(config_dir))
         )
     if not cmd or not cmd[0]:
-        raise UserError(f"{where}: the command is empty; give an argv list such as [\"{{python}}\", \"bot.py\"]")
+        raise UserError(f'{where}: the command is empty; give an argv list such as ["{{python}}", "bot.py"]')
     return [_fill_placeholders(a, config_dir) for a in cmd]
 
 
@@ -614,8 +615,9 @@ def from_canonical(canonical: dict[str, Any], where: str) -> League:
     try:
         cfg = msgspec.convert(canonical, type=LeagueConfig)
     except msgspec.ValidationError as exc:
-        raise UserError(f"{where}: the stored config cannot be read ({exc}); "
-                        "was it written by another referee version?") from None
+        raise UserError(
+            f"{where}: the stored config cannot be read ({exc}); was it written by another referee version?"
+        ) from None
     return resolve(cfg, Path(where) / "stored-config.toml", source=f"{where} (stored config)", schedule_only=True)
 
 
@@ -660,7 +662,7 @@ class _Problems:
         try:
             yield
         except UserError as exc:
-            if str(exc) not in self.items:   # a mistake inherited by several variants: said once
+            if str(exc) not in self.items:  # a mistake inherited by several variants: said once
                 self.items.append(str(exc))
 
     def raise_if_any(self) -> None:
@@ -678,9 +680,9 @@ class _Resolving:
     """What resolving one config needs besides the config: where it comes from,
     and the mistakes found so far (each check records its own and goes on)."""
 
-    source: str                    # the config file as named to the user
-    config_dir: Path               # relative paths in the config start here
-    schedule_only: bool            # skip the checks that depend on this machine
+    source: str  # the config file as named to the user
+    config_dir: Path  # relative paths in the config start here
+    schedule_only: bool  # skip the checks that depend on this machine
     problems: _Problems = field(init=False)
 
     def __post_init__(self) -> None:
@@ -693,8 +695,9 @@ class _Resolving:
         return self.problems.check()
 
 
-def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: str | None = None,
-            schedule_only: bool = False) -> League:
+def resolve(
+    cfg: LeagueConfig, path: Path, *, source: str | None = None, out: str | None = None, schedule_only: bool = False
+) -> League:
     """Check a decoded config and resolve it into a :class:`League`.
 
     ``schedule_only=True`` skips the checks that depend on this machine (bot
@@ -715,7 +718,7 @@ def resolve(cfg: LeagueConfig, path: Path, *, source: str | None = None, out: st
         path=path.resolve(),
         config_dir=ctx.config_dir,
         name=cfg.name or path.stem,
-        seed=None if cfg.seed == SECRET else cfg.seed,
+        seed=cfg.seed if isinstance(cfg.seed, int) else None,  # a secret seed is read from the ledger
         out=_out_dir(cfg, path, ctx.config_dir, out),
         concurrency=cfg.concurrency or os.cpu_count() or 1,
         reuse=cfg.reuse,
@@ -751,9 +754,12 @@ def _check_top(cfg: LeagueConfig, ctx: _Resolving) -> bool:
         if cfg.clock.bank_ms is not None and cfg.clock.bank_ms < 1:
             raise err("clock.bank_ms", "must be at least 1 (milliseconds), or left out for no bank")
     with ctx.check():
-        if cfg.seed != SECRET and not 0 <= cfg.seed < SEED_LIMIT:
-            raise err("seed", f"must be a whole number from 0 to 2**64 - 1 ({SEED_LIMIT - 1}), as for "
-                              f"referee play --seed; got {cfg.seed}")
+        if isinstance(cfg.seed, int) and not 0 <= cfg.seed < SEED_LIMIT:
+            raise err(
+                "seed",
+                f"must be a whole number from 0 to 2**64 - 1 ({SEED_LIMIT - 1}), as for "
+                f"referee play --seed; got {cfg.seed}",
+            )
     with ctx.check():
         _check_ceiling(cfg.clock.wall_ceiling_ms, cfg.clock.move_ms, "clock.wall_ceiling_ms", "clock.move_ms", err)
     with ctx.check():
@@ -761,8 +767,11 @@ def _check_top(cfg: LeagueConfig, ctx: _Resolving) -> bool:
             raise err("faults.retries", "must be 0 or more")
     with ctx.check():
         if cfg.faults.max_decisions is not None and cfg.faults.max_decisions < 1:
-            raise err("faults.max_decisions", "must be at least 1 (a hand still running after that many decisions "
-                                              "is aborted), or left out for the automatic cap")
+            raise err(
+                "faults.max_decisions",
+                "must be at least 1 (a hand still running after that many decisions "
+                "is aborted), or left out for the automatic cap",
+            )
     with ctx.check():
         if cfg.faults.max_line < 64:
             raise err("faults.max_line", "must be at least 64 (bytes)")
@@ -786,8 +795,9 @@ def _resolve_bot(cfg: LeagueConfig, i: int, names: dict[str, int], ctx: _Resolvi
             raise err(f"{where}.name", "must not be empty")
     with ctx.check():
         if b.name in names:
-            raise err(f"{where}.name",
-                      f"duplicate bot name '{b.name}' (also bots[{names[b.name]}]); names must be unique")
+            raise err(
+                f"{where}.name", f"duplicate bot name '{b.name}' (also bots[{names[b.name]}]); names must be unique"
+            )
     names.setdefault(b.name, i)
     cwd = (ctx.config_dir / b.cwd).resolve() if b.cwd is not None else ctx.config_dir
     with ctx.check():
@@ -826,16 +836,19 @@ def _bot_clock(cfg: LeagueConfig, b: BotConfig, where: str, ctx: _Resolving) -> 
         own = "wall_ceiling_ms" in clock
         with ctx.check():
             _check_ceiling(
-                clock.get("wall_ceiling_ms", cfg.clock.wall_ceiling_ms), clock.get("move_ms", cfg.clock.move_ms),
+                clock.get("wall_ceiling_ms", cfg.clock.wall_ceiling_ms),
+                clock.get("move_ms", cfg.clock.move_ms),
                 f"{where}.clock.wall_ceiling_ms" if own else f"{where}.clock.move_ms",
-                f"{where}.clock.move_ms" if "move_ms" in clock else "clock.move_ms", ctx.err,
+                f"{where}.clock.move_ms" if "move_ms" in clock else "clock.move_ms",
+                ctx.err,
                 inherited=None if own else "clock.wall_ceiling_ms",
             )
     return clock
 
 
-def _resolve_variant(cfg: LeagueConfig, i: int, slugs: dict[str, int], ctx: _Resolving,
-                     top: _Sched | None = None) -> Variant | None:
+def _resolve_variant(
+    cfg: LeagueConfig, i: int, slugs: dict[str, int], ctx: _Resolving, top: _Sched | None = None
+) -> Variant | None:
     """``variants[i]``: its rules, name (unique as a game-id part: ``slugs``
     holds the earlier ones), table sizes, deals, match format and schedule
     (``top``: the league's ``[schedule]``, checked); None when a mistake
@@ -849,8 +862,10 @@ def _resolve_variant(cfg: LeagueConfig, i: int, slugs: dict[str, int], ctx: _Res
     slug = slugify(v.name)
     with ctx.check():
         if slug in slugs:
-            raise err(f"{where}.name",
-                      f"variant '{v.name}' appears twice (also variants[{slugs[slug]}]); give each a distinct name")
+            raise err(
+                f"{where}.name",
+                f"variant '{v.name}' appears twice (also variants[{slugs[slug]}]); give each a distinct name",
+            )
     slugs.setdefault(slug, i)
     with ctx.check():
         if v.deals < 1:
@@ -875,8 +890,7 @@ def _resolve_variant(cfg: LeagueConfig, i: int, slugs: dict[str, int], ctx: _Res
                 _check_gauntlet_field(v, sched, size, len(cfg.bots), where, err)
     with ctx.check():
         if match is not None and match.kind != "single" and getattr(rules, "kind", "ask") == "chickens":
-            raise err(f"{where}.match", 'chickens is played as single games only; remove match or set '
-                                        'match = "single"')
+            raise err(f"{where}.match", 'chickens is played as single games only; remove match or set match = "single"')
     if not sizes or match is None or sched is None:
         return None
     spec = ScheduleSpec(kind=sched.kind, seats_per_bot=sched.seats or 0, challengers=sched.challengers or ())
@@ -918,28 +932,41 @@ def _schedule_table(s: ScheduleConfig, at: str, kind: str, cfg: LeagueConfig, ct
         if seats is not None:
             if kind == "round-robin":
                 seats, bad = None, True
-                raise err(f"{at}.seats_per_bot", 'does not apply to a round robin (every combination of the bots sits '
-                                                 'at one table once): remove it, or set kind = "balanced" or '
-                                                 '"gauntlet"')
+                raise err(
+                    f"{at}.seats_per_bot",
+                    "does not apply to a round robin (every combination of the bots sits "
+                    'at one table once): remove it, or set kind = "balanced" or '
+                    '"gauntlet"',
+                )
             if seats < 1:
                 seats, bad = None, True
-                raise err(f"{at}.seats_per_bot", f"must be at least 1 (the tables each bot plays, per variant and "
-                                                 f"size), got {s.seats_per_bot}")
+                raise err(
+                    f"{at}.seats_per_bot",
+                    f"must be at least 1 (the tables each bot plays, per variant and size), got {s.seats_per_bot}",
+                )
             if seats > MAX_SEATS_PER_BOT:
                 seats, bad = None, True
-                raise err(f"{at}.seats_per_bot", f"{s.seats_per_bot} is above the most, {MAX_SEATS_PER_BOT} tables "
-                                                 "per bot; for more games at each table raise the variant's deals, "
-                                                 "or use a round robin")
+                raise err(
+                    f"{at}.seats_per_bot",
+                    f"{s.seats_per_bot} is above the most, {MAX_SEATS_PER_BOT} tables "
+                    "per bot; for more games at each table raise the variant's deals, "
+                    "or use a round robin",
+                )
     with ctx.check():
         if s.challengers is not None:
             if kind != "gauntlet":
                 bad = True
-                raise err(f"{at}.challengers", f'applies to a gauntlet only (this schedule is {_kind_words(kind)}): '
-                                               'set kind = "gauntlet", or remove it')
+                raise err(
+                    f"{at}.challengers",
+                    f"applies to a gauntlet only (this schedule is {_kind_words(kind)}): "
+                    'set kind = "gauntlet", or remove it',
+                )
             if not s.challengers:
                 bad = True
-                raise err(f"{at}.challengers", 'is empty: a gauntlet needs at least one challenger, e.g. '
-                                               'challengers = ["new-a"]')
+                raise err(
+                    f"{at}.challengers",
+                    'is empty: a gauntlet needs at least one challenger, e.g. challengers = ["new-a"]',
+                )
             try:
                 chal = challenger_indices(names, s.challengers)
             except ValueError as exc:
@@ -947,9 +974,12 @@ def _schedule_table(s: ScheduleConfig, at: str, kind: str, cfg: LeagueConfig, ct
                 raise err(f"{at}.challengers", f"{exc}; the bots are: {_name_list(names)}") from None
             if len(set(chal)) >= len(set(names)):
                 chal, bad = None, True
-                raise err(f"{at}.challengers", "names every bot: a gauntlet seats its challengers against the field "
-                                               "(the bots that are not challengers), so leave some bots out of it "
-                                               '(or use kind = "balanced")')
+                raise err(
+                    f"{at}.challengers",
+                    "names every bot: a gauntlet seats its challengers against the field "
+                    "(the bots that are not challengers), so leave some bots out of it "
+                    '(or use kind = "balanced")',
+                )
     return _Sched(kind, f"{at}.kind", seats, f"{at}.seats_per_bot", chal, f"{at}.challengers", bad)
 
 
@@ -962,8 +992,7 @@ def _name_list(names: list[str], most: int = 8) -> str:
     return shown + (f", ... ({len(names)} in all)" if len(names) > most else "")
 
 
-def _variant_schedule(cfg: LeagueConfig, v: VariantConfig, where: str, top: _Sched,
-                      ctx: _Resolving) -> _Sched | None:
+def _variant_schedule(cfg: LeagueConfig, v: VariantConfig, where: str, top: _Sched, ctx: _Resolving) -> _Sched | None:
     """A variant's effective schedule: its own ``schedule`` keys, the league's
     ``[schedule]`` for the keys it leaves out (a key that does not apply to the
     variant's kind is not inherited). None when a mistake (recorded) leaves it unusable."""
@@ -974,11 +1003,13 @@ def _variant_schedule(cfg: LeagueConfig, v: VariantConfig, where: str, top: _Sch
         kind = own.kind or top.kind
         mine = _schedule_table(own, at, kind, cfg, ctx)
         eff = _Sched(
-            kind=kind, kind_at=mine.kind_at if own.kind is not None else top.kind_at,
+            kind=kind,
+            kind_at=mine.kind_at if own.kind is not None else top.kind_at,
             seats=mine.seats if own.seats_per_bot is not None else (top.seats if kind != "round-robin" else None),
             seats_at=mine.seats_at if own.seats_per_bot is not None else top.seats_at,
-            challengers=(mine.challengers if own.challengers is not None
-                         else top.challengers if kind == "gauntlet" else None),
+            challengers=(
+                mine.challengers if own.challengers is not None else top.challengers if kind == "gauntlet" else None
+            ),
             challengers_at=mine.challengers_at if own.challengers is not None else top.challengers_at,
             bad=mine.bad or top.bad,
         )
@@ -991,20 +1022,25 @@ def _variant_schedule(cfg: LeagueConfig, v: VariantConfig, where: str, top: _Sch
     with ctx.check():
         if eff.seats is None:
             ok = False
-            raise ctx.err(eff.kind_at.removesuffix(".kind"),
-                          f"a {eff.kind} schedule needs seats_per_bot = N (the tables each {who} plays, per variant "
-                          "and size), e.g. seats_per_bot = 12")
+            raise ctx.err(
+                eff.kind_at.removesuffix(".kind"),
+                f"a {eff.kind} schedule needs seats_per_bot = N (the tables each {who} plays, per variant "
+                "and size), e.g. seats_per_bot = 12",
+            )
     with ctx.check():
         if eff.kind == "gauntlet" and eff.challengers is None:
             ok = False
-            raise ctx.err(eff.kind_at.removesuffix(".kind"),
-                          'a gauntlet needs challengers = ["name", ...]: the bots on trial (every table seats one of '
-                          "them; the other bots are the field)")
+            raise ctx.err(
+                eff.kind_at.removesuffix(".kind"),
+                'a gauntlet needs challengers = ["name", ...]: the bots on trial (every table seats one of '
+                "them; the other bots are the field)",
+            )
     return eff if ok else None
 
 
-def _schedule_sizes(v: VariantConfig, rules: Any, sched: _Sched, nbots: int, where: str,
-                    err: ErrorAt) -> tuple[int, ...]:
+def _schedule_sizes(
+    v: VariantConfig, rules: Any, sched: _Sched, nbots: int, where: str, err: ErrorAt
+) -> tuple[int, ...]:
     """The table sizes of a balanced or gauntlet variant: every table seats
     different bots (``fill`` does not apply), a gauntlet's one challenger and
     ``size - 1`` field bots. Given sizes are checked; by default every size
@@ -1013,12 +1049,16 @@ def _schedule_sizes(v: VariantConfig, rules: Any, sched: _Sched, nbots: int, whe
     if sched.kind == "gauntlet":
         field_bots = nbots - len(sched.challengers or ())
         most = field_bots + 1
-        why = (f"a gauntlet seats one challenger and {{s1}} field bots at a {{s}}-seat table, but the field (the "
-               f"bots that are not challengers) has {field_bots}")
+        why = (
+            f"a gauntlet seats one challenger and {{s1}} field bots at a {{s}}-seat table, but the field (the "
+            f"bots that are not challengers) has {field_bots}"
+        )
     else:
         most = nbots
-        why = (f"a balanced schedule seats {{s}} different bots at a {{s}}-seat table (fill does not apply), but "
-               f"the config has {nbots}")
+        why = (
+            f"a balanced schedule seats {{s}} different bots at a {{s}}-seat table (fill does not apply), but "
+            f"the config has {nbots}"
+        )
     if v.sizes is None:
         sizes = tuple(range(lo, min(hi, most) + 1))
         if not sizes:
@@ -1047,11 +1087,13 @@ def _check_gauntlet_field(v: VariantConfig, sched: _Sched, size: int, nbots: int
     if seats >= field_bots:
         return
     need = -(-field_bots // (c * (size - 1)))
-    raise err(sched.seats_at,
-              f"{n} table{'s' if n != 1 else ''} per challenger seat only {seats} of the {field_bots} field bots at "
-              f"{v.name}'s {size}-seat tables ({where}: {c} challenger{'s' if c != 1 else ''} x {n} x {size - 1} "
-              f"field seats); every bot must play: use seats_per_bot = {need} or more, more challengers, or fewer "
-              "field bots")
+    raise err(
+        sched.seats_at,
+        f"{n} table{'s' if n != 1 else ''} per challenger seat only {seats} of the {field_bots} field bots at "
+        f"{v.name}'s {size}-seat tables ({where}: {c} challenger{'s' if c != 1 else ''} x {n} x {size - 1} "
+        f"field seats); every bot must play: use seats_per_bot = {need} or more, more challengers, or fewer "
+        "field bots",
+    )
 
 
 def _rules(v: VariantConfig, where: str, err: ErrorAt) -> Any:
@@ -1075,8 +1117,11 @@ def _sizes(v: VariantConfig, rules: Any, nbots: int, fill: str, where: str, err:
     if v.sizes is None:
         sizes = tuple(range(lo, (hi if fill == "repeat" else min(hi, nbots)) + 1))
         if not sizes:
-            raise err(where, f"'{v.name}' needs at least {lo} players but the config has {nbots} bot(s); "
-                             'add bots or set fill = "repeat" to seat several instances of the same bots')
+            raise err(
+                where,
+                f"'{v.name}' needs at least {lo} players but the config has {nbots} bot(s); "
+                'add bots or set fill = "repeat" to seat several instances of the same bots',
+            )
         return sizes
     raw = [v.sizes] if isinstance(v.sizes, int) else list(v.sizes)
     if not raw:
@@ -1085,8 +1130,11 @@ def _sizes(v: VariantConfig, rules: Any, nbots: int, fill: str, where: str, err:
         if not lo <= s <= hi:
             raise err(f"{where}.sizes", f"table size {s} is outside {v.name}'s {lo}..{hi} players")
         if s > nbots and fill != "repeat":
-            raise err(f"{where}.sizes", f"table size {s} needs {s} bots but the config has {nbots}; "
-                                        'set fill = "repeat" (top level) to seat several instances of the same bots')
+            raise err(
+                f"{where}.sizes",
+                f"table size {s} needs {s} bots but the config has {nbots}; "
+                'set fill = "repeat" (top level) to seat several instances of the same bots',
+            )
     if len(set(raw)) != len(raw):
         raise err(f"{where}.sizes", "lists a table size twice")
     return tuple(sorted(raw))
@@ -1102,26 +1150,34 @@ def _out_dir(cfg: LeagueConfig, path: Path, config_dir: Path, out: str | None) -
     return (config_dir / "out" / path.stem).resolve()
 
 
-def _check_ceiling(ceiling: int | None, move_ms: int, where: str, move_key: str, err: ErrorAt,
-                   inherited: str | None = None) -> None:
+def _check_ceiling(
+    ceiling: int | None, move_ms: int, where: str, move_key: str, err: ErrorAt, inherited: str | None = None
+) -> None:
     """A wall ceiling (the wall limit per decision of the cpu clock) must be at
     least 1 ms and not below the move limit it bounds."""
     if ceiling is None:
         return
     if inherited is not None:
         if ceiling < move_ms:
-            raise err(where, f"{move_ms} is above the league's {inherited} ({ceiling}), which bounds every "
-                             f"decision; give this bot its own clock.wall_ceiling_ms (at least {move_ms})")
+            raise err(
+                where,
+                f"{move_ms} is above the league's {inherited} ({ceiling}), which bounds every "
+                f"decision; give this bot its own clock.wall_ceiling_ms (at least {move_ms})",
+            )
         return
     if ceiling < 1:
         raise err(where, "must be at least 1 (milliseconds), or left out for the default (3 x move_ms)")
     if ceiling < move_ms:
-        raise err(where, f"{ceiling} is below {move_key} ({move_ms}): the wall ceiling bounds every decision, "
-                         f"so it must be at least the move limit (or leave it out for 3 x move_ms)")
+        raise err(
+            where,
+            f"{ceiling} is below {move_key} ({move_ms}): the wall ceiling bounds every decision, "
+            f"so it must be at least the move limit (or leave it out for 3 x move_ms)",
+        )
 
 
-def _check_limits(league: dict[str, Any] | None, bot: dict[str, Any] | None, cwd_named: bool,
-                  where: str, err: ErrorAt) -> dict[str, Any]:
+def _check_limits(
+    league: dict[str, Any] | None, bot: dict[str, Any] | None, cwd_named: bool, where: str, err: ErrorAt
+) -> dict[str, Any]:
     """Check the league's ``[limits]`` and a bot's ``limits`` (see
     ``referee.runtime.limits.parse_limits``); return the bot's merged table
     (a bot whose config names a ``cwd`` runs there, not in a temporary folder)."""
@@ -1157,18 +1213,23 @@ def _check_league_limits(league: dict[str, Any] | None, err: ErrorAt) -> None:
 def _match(m: str | MatchConfig, where: str, err: ErrorAt) -> MatchSpec:
     if isinstance(m, str):
         if m != "single":
-            raise err(where, f'unknown match format {m!r}; use "single", or a table such as '
-                             '{ kind = "fixed", hands = 3 } or { kind = "race", target = 10 }')
+            raise err(
+                where,
+                f'unknown match format {m!r}; use "single", or a table such as '
+                '{ kind = "fixed", hands = 3 } or { kind = "race", target = 10 }',
+            )
         return MatchSpec()
     takes = {"single": (), "fixed": ("hands", "max_hands"), "race": ("target", "max_hands")}[m.kind]
     given = {"hands": m.hands is not None, "target": m.target is not None, "max_hands": m.max_hands != 50}
     for key in ("hands", "target", "max_hands"):
         if given[key] and key not in takes:
-            what = {"single": 'takes no other keys (for several hands use { kind = "fixed", hands = N })',
-                    "fixed": "takes hands (the number of hands played) and max_hands (at most this many hands, "
-                             "tie-break hands included)",
-                    "race": "takes target (the total that wins) and max_hands (at most this many hands, "
-                            "tie-break hands included)"}[m.kind]
+            what = {
+                "single": 'takes no other keys (for several hands use { kind = "fixed", hands = N })',
+                "fixed": "takes hands (the number of hands played) and max_hands (at most this many hands, "
+                "tie-break hands included)",
+                "race": "takes target (the total that wins) and max_hands (at most this many hands, "
+                "tie-break hands included)",
+            }[m.kind]
             raise err(f"{where}.{key}", f"does not apply to a {m.kind} match: remove it; a {m.kind} match {what}")
     if m.kind == "single":
         return MatchSpec()

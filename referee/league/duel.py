@@ -155,9 +155,15 @@ class DuelSpec:
             positions[sa], positions[sb] = 0, 1
             for k, s in enumerate(others):
                 positions[s] = 2 + k
-            spec = GameSpec(game_id=f"{self.id_prefix}-{index + 1:05d}-{g}", rules=self.rules,
-                            players=self.players, seed=seed, match=self.match, clock=self.clock,
-                            policy=self.policy)
+            spec = GameSpec(
+                game_id=f"{self.id_prefix}-{index + 1:05d}-{g}",
+                rules=self.rules,
+                players=self.players,
+                seed=seed,
+                match=self.match,
+                clock=self.clock,
+                policy=self.policy,
+            )
             games.append(DuelGame(spec, tuple(positions), sa, sb))
         return games[0], games[1]
 
@@ -166,14 +172,14 @@ class BotTally(msgspec.Struct, kw_only=True):
     """One lineup position's figures: games played, games forfeited (it
     faulted and the fallback played on), faults by kind, think time."""
 
-    role: str                      # "A", "B" or "field"
+    role: str  # "A", "B" or "field"
     name: str
     command: list[str] | str
     games: int = 0
     forfeits: int = 0
     faults: dict[str, int] = msgspec.field(default_factory=dict)
     decisions: int = 0
-    think_ms: float = 0.0          # total over its decisions
+    think_ms: float = 0.0  # total over its decisions
 
     @property
     def fault_count(self) -> int:
@@ -256,8 +262,9 @@ class Duel:
 
     def __post_init__(self) -> None:
         self.state = SprtState(self.spec.test)
-        self.tallies = [BotTally(role=r, name=b.name, command=b.command)
-                        for r, b in zip(self.spec.roles, self.spec.lineup)]
+        self.tallies = [
+            BotTally(role=r, name=b.name, command=b.command) for r, b in zip(self.spec.roles, self.spec.lineup)
+        ]
 
     @property
     def verdict(self) -> Verdict:
@@ -284,7 +291,7 @@ class Duel:
         except BaseExceptionGroup as group:
             exc = user_facing(group)
             if isinstance(exc, UserError):
-                raise exc from None     # the tables' one error, not wrapped in the nursery's group
+                raise exc from None  # the tables' one error, not wrapped in the nursery's group
             raise
         return self.state.verdict
 
@@ -298,7 +305,7 @@ class Duel:
                 for game in spec.pair(index):
                     try:
                         bots = await pool.seat(game.positions)
-                    except (BotStartFailed, BaseExceptionGroup) as exc:   # a bot that never started at this table
+                    except (BotStartFailed, BaseExceptionGroup) as exc:  # a bot that never started at this table
                         failed = [e for e in leaves(exc) if isinstance(e, BotStartFailed)]
                         if not failed:
                             raise
@@ -306,8 +313,9 @@ class Duel:
                     try:
                         result = await play_game(game.spec, bots, spec.log_dir)
                     except OSError as exc:
-                        raise UserError(f"{spec.log_dir}: cannot write the log of {game.spec.game_id}: "
-                                        f"{exc.strerror or exc}") from None
+                        raise UserError(
+                            f"{spec.log_dir}: cannot write the log of {game.spec.game_id}: {exc.strerror or exc}"
+                        ) from None
                     self._tally(game, result)
                     if result.reason == "aborted":
                         break
@@ -351,13 +359,27 @@ class Duel:
             v = self.state.verdict
             result = v if v != "continue" else "undecided" if spec.test is not None else "complete"
         match = spec.match
-        match_text = None if match is None or match.kind == "single" else (
-            f"fixed:{match.hands}" if match.kind == "fixed" else f"race:{match.target}")
+        match_text = (
+            None
+            if match is None or match.kind == "single"
+            else (f"fixed:{match.hands}" if match.kind == "fixed" else f"race:{match.target}")
+        )
         return DuelSummary(
-            variant=spec.rules.name, players=spec.players, seed=spec.seed, match=match_text,
-            concurrency=spec.concurrency, max_games=2 * spec.max_pairs, result=result, games=self.games,
-            pairs=self.state.units, dropped_pairs=self.state.dropped, wins=self.wins, draws=self.draws,
-            losses=self.losses, stats=self.state.stats(), bots=list(self.tallies),
+            variant=spec.rules.name,
+            players=spec.players,
+            seed=spec.seed,
+            match=match_text,
+            concurrency=spec.concurrency,
+            max_games=2 * spec.max_pairs,
+            result=result,
+            games=self.games,
+            pairs=self.state.units,
+            dropped_pairs=self.state.dropped,
+            wins=self.wins,
+            draws=self.draws,
+            losses=self.losses,
+            stats=self.state.stats(),
+            bots=list(self.tallies),
             wall_s=round(time.monotonic() - self.started, 3),
             log_dir=str(spec.log_dir) if spec.log_dir is not None else None,
         )

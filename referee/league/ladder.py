@@ -122,6 +122,8 @@ def choose(league: League, tally: Tally, tables_so_far: Counter[tuple[str, int]]
     variant, size = min(options, key=lambda o: tables_so_far[(o[0].name, o[1])])
     names = [b.name for b in league.bots]
     rating = _ratings(tally, names)
+    if league.seed is None:  # a bug of the caller: settle_seed fills in a secret seed first
+        raise RuntimeError("the league's secret seed was not read from its ledger (referee.league.secret)")
     rng = Rng(derive(league.seed, f"ladder:{number}"))
     order = list(range(nbots))
     rng.shuffle(order)
@@ -131,7 +133,7 @@ def choose(league: League, tally: Tally, tables_so_far: Counter[tuple[str, int]]
 
     def distance(i: int) -> tuple[float, int]:
         r = rating[names[i]]
-        return abs(r.mu - f.mu) / math.sqrt(r.sigma ** 2 + f.sigma ** 2), tie[i]
+        return abs(r.mu - f.mu) / math.sqrt(r.sigma**2 + f.sigma**2), tie[i]
 
     others = sorted((i for i in range(nbots) if i != focus), key=distance)[: size - 1]
     slot = {n: k for k, n in enumerate(league.slots)}
@@ -162,8 +164,9 @@ def _resumable(league: League, rows: list[GameRow], number: int) -> sched.Table 
 class Ladder:
     """One ladder run on an open ledger (see :func:`run_ladder`)."""
 
-    def __init__(self, path: Path, league: League, ledger: Ledger, *, keep_withdrawn: bool, concurrency: int | None,
-                 say: Say) -> None:
+    def __init__(
+        self, path: Path, league: League, ledger: Ledger, *, keep_withdrawn: bool, concurrency: int | None, say: Say
+    ) -> None:
         self.path = path
         self.league = league
         self.ledger = ledger
@@ -233,8 +236,7 @@ class Ladder:
             if stored is None or self.ledger.count() == 0:
                 league, meta, lines = new, {"config": config_text(new.canonical()), WITHDRAWN_META: None}, []
             else:
-                growth = reconcile(new, stored, stored_withdrawn(self.ledger.get_meta(WITHDRAWN_META)),
-                                   self.league.out)
+                growth = reconcile(new, stored, stored_withdrawn(self.ledger.get_meta(WITHDRAWN_META)), self.league.out)
                 league, meta, lines = growth.league, growth.meta, growth.lines()
             maker = UnitMaker(league)
             given_up = await prepare(league, maker, self.slots, say=self.say) if meta else self.given_up
@@ -266,8 +268,10 @@ class Ladder:
         todo = lt.games
         size = math.ceil(len(todo) / min(self.slots, len(todo)))
         given_up = frozenset(self.given_up)
-        batches = (_Batch(self.maker.unit(lt.table, todo[i:i + size], given_up), {g.game_id: g for g in todo[i:i + size]})
-                   for i in range(0, len(todo), size))
+        batches = (
+            _Batch(self.maker.unit(lt.table, todo[i : i + size], given_up), {g.game_id: g for g in todo[i : i + size]})
+            for i in range(0, len(todo), size)
+        )
         executor = LocalExecutor(self.league.out / "games", self.given_up)
         try:
             await _drive(batches, executor, committer, self.slots)
@@ -288,9 +292,14 @@ def _deals(league: League, variant: str) -> int:
     return next((v.deals for v in league.variants if v.name == variant), 1)
 
 
-async def run_ladder(ladder: Ladder, *, tables: int | None = None, interval: float = 0.0,
-                     hook: Callable[[LadderTable], None] | None = None,
-                     after: Callable[[LadderTable, dict[str, Any]], None] | None = None) -> None:
+async def run_ladder(
+    ladder: Ladder,
+    *,
+    tables: int | None = None,
+    interval: float = 0.0,
+    hook: Callable[[LadderTable], None] | None = None,
+    after: Callable[[LadderTable, dict[str, Any]], None] | None = None,
+) -> None:
     """Play ``tables`` tables (None: until cancelled), ``interval`` seconds
     apart, re-reading the config between tables and rewriting the standings
     and the report after each (``after`` gets the table and the standings)."""
@@ -318,8 +327,14 @@ def play_ladder(ladder: Ladder, **kw: Any) -> None:
         raise exc from None
 
 
-def open_ladder(path: str, *, out: str | None = None, keep_withdrawn: bool = False, concurrency: int | None = None,
-                say: Say = _to_stderr) -> Ladder:
+def open_ladder(
+    path: str,
+    *,
+    out: str | None = None,
+    keep_withdrawn: bool = False,
+    concurrency: int | None = None,
+    say: Say = _to_stderr,
+) -> Ladder:
     """Load the config, open (or create) its output directory as ``referee
     run`` does (:func:`referee.league.outdir.open_night`: a config that adds or
     removes bots is accepted), and make the :class:`Ladder`. The caller closes
@@ -335,5 +350,3 @@ def open_ladder(path: str, *, out: str | None = None, keep_withdrawn: bool = Fal
     except BaseException:
         ledger.close()
         raise
-
-

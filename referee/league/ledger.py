@@ -182,14 +182,35 @@ def _take_run_lock(out: Path) -> int:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
-        raise UserError(f"{out}: another `referee run` is playing into this output directory right now; "
-                        "wait for it, stop it, or use --out DIR") from None
+        raise UserError(
+            f"{out}: another `referee run` is playing into this output directory right now; "
+            "wait for it, stop it, or use --out DIR"
+        ) from None
     return fd
 
 
 #: the columns of the ``games`` table, in order
-GAME_COLUMNS = ("game_id", "variant", "size", "tbl", "deal", "rotation", "seed", "bots", "scores", "ranks",
-                "win_shares", "forfeits", "faults", "think", "log_path", "reason", "wall_ms", "finished", "detail")
+GAME_COLUMNS = (
+    "game_id",
+    "variant",
+    "size",
+    "tbl",
+    "deal",
+    "rotation",
+    "seed",
+    "bots",
+    "scores",
+    "ranks",
+    "win_shares",
+    "forfeits",
+    "faults",
+    "think",
+    "log_path",
+    "reason",
+    "wall_ms",
+    "finished",
+    "detail",
+)
 
 #: how to get out of a damaged ledger (appended to every message about one)
 _RECOVER = "restore it from a copy, or start the league afresh with --new-out"
@@ -214,20 +235,38 @@ def check_db(db: sqlite3.Connection, path: Path, *, create: bool) -> None:
     other = sorted(tables - {"meta", "games"})
     if other or "meta" not in tables or "games" not in tables:
         have = ", ".join(sorted(tables)) or "none"
-        raise UserError(f"{path}: not a league ledger (its tables are: {have}; a ledger has meta and games); "
-                        "give the output directory of a league run, or move this file away")
+        raise UserError(
+            f"{path}: not a league ledger (its tables are: {have}; a ledger has meta and games); "
+            "give the output directory of a league run, or move this file away"
+        )
     if columns != GAME_COLUMNS:
-        raise UserError(f"{path}: not a league ledger of this referee (the games table has the columns "
-                        f"{', '.join(columns)}); {_RECOVER}")
+        raise UserError(
+            f"{path}: not a league ledger of this referee (the games table has the columns "
+            f"{', '.join(columns)}); {_RECOVER}"
+        )
 
 
 def _values(row: GameRow) -> tuple[Any, ...]:
     return (
-        row.game_id, row.variant, row.size, row.table, row.deal, row.rotation,
+        row.game_id,
+        row.variant,
+        row.size,
+        row.table,
+        row.deal,
+        row.rotation,
         None if row.seed is None else str(row.seed),
-        json.dumps(row.bots), json.dumps(row.scores), json.dumps(row.ranks),
-        json.dumps(row.win_shares), json.dumps(row.forfeits), json.dumps(row.faults),
-        json.dumps(row.think), row.log_path, row.reason, row.wall_ms, row.finished or time.time(), row.detail,
+        json.dumps(row.bots),
+        json.dumps(row.scores),
+        json.dumps(row.ranks),
+        json.dumps(row.win_shares),
+        json.dumps(row.forfeits),
+        json.dumps(row.faults),
+        json.dumps(row.think),
+        row.log_path,
+        row.reason,
+        row.wall_ms,
+        row.finished or time.time(),
+        row.detail,
     )
 
 
@@ -273,8 +312,10 @@ class Ledger:
         elif version is None:
             raise UserError(f"{self.path}: not a league ledger (no schema version)")
         elif int(version) > SCHEMA_VERSION:
-            raise UserError(f"{self.path}: ledger schema {version} is newer than this referee's "
-                            f"({SCHEMA_VERSION}); upgrade the referee")
+            raise UserError(
+                f"{self.path}: ledger schema {version} is newer than this referee's "
+                f"({SCHEMA_VERSION}); upgrade the referee"
+            )
 
     @classmethod
     def in_dir(cls, out: Path, *, create: bool = True, lock: bool = False) -> Ledger:
@@ -390,8 +431,12 @@ class Ledger:
     def log_paths(self) -> list[tuple[str, str]]:
         """``(game id, log path as recorded)`` of every game that has a log, in game-id order."""
         with self._reading():
-            return [(r[0], r[1]) for r in self.db.execute(
-                "SELECT game_id, log_path FROM games WHERE log_path IS NOT NULL ORDER BY game_id")]
+            return [
+                (r[0], r[1])
+                for r in self.db.execute(
+                    "SELECT game_id, log_path FROM games WHERE log_path IS NOT NULL ORDER BY game_id"
+                )
+            ]
 
     def record(self, row: GameRow) -> None:
         """Commit one finished game in one transaction.
@@ -445,21 +490,40 @@ class Ledger:
         that says how to remove it (the league then replays that game)."""
         try:
             row = GameRow(
-                game_id=r[0], variant=r[1], size=r[2], table=r[3], deal=r[4], rotation=r[5],
+                game_id=r[0],
+                variant=r[1],
+                size=r[2],
+                table=r[3],
+                deal=r[4],
+                rotation=r[5],
                 seed=None if r[6] is None else int(r[6]),
-                bots=json.loads(r[7]), scores=json.loads(r[8]), ranks=json.loads(r[9]),
-                win_shares=json.loads(r[10]), forfeits=json.loads(r[11]), faults=json.loads(r[12]),
-                think=json.loads(r[13]), log_path=r[14], reason=r[15], wall_ms=r[16], finished=r[17], detail=r[18],
+                bots=json.loads(r[7]),
+                scores=json.loads(r[8]),
+                ranks=json.loads(r[9]),
+                win_shares=json.loads(r[10]),
+                forfeits=json.loads(r[11]),
+                faults=json.loads(r[12]),
+                think=json.loads(r[13]),
+                log_path=r[14],
+                reason=r[15],
+                wall_ms=r[16],
+                finished=r[17],
+                detail=r[18],
             )
             n = len(row.bots)
             ok = (
                 all(isinstance(b, str) for b in row.bots)
                 and all(isinstance(x, list) and len(x) == n for x in (row.scores, row.ranks, row.win_shares))
-                and all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                        for v in (*row.scores, *row.ranks, *row.win_shares))
-                and isinstance(row.forfeits, list) and all(isinstance(s, int) and 0 <= s < n for s in row.forfeits)
-                and isinstance(row.faults, list) and all(isinstance(f, dict) for f in row.faults)
-                and isinstance(row.think, list) and all(isinstance(t, dict) for t in row.think)
+                and all(
+                    isinstance(v, (int, float)) and not isinstance(v, bool)
+                    for v in (*row.scores, *row.ranks, *row.win_shares)
+                )
+                and isinstance(row.forfeits, list)
+                and all(isinstance(s, int) and 0 <= s < n for s in row.forfeits)
+                and isinstance(row.faults, list)
+                and all(isinstance(f, dict) for f in row.faults)
+                and isinstance(row.think, list)
+                and all(isinstance(t, dict) for t in row.think)
             )
             if not ok:
                 raise ValueError("fields of the wrong shape")

@@ -52,9 +52,11 @@ class LocalExecutor:
                     try:
                         result = await play_game(unit.spec(game), bots, self.log_dir, compress=unit.compress)
                     except OSError as exc:
-                        raise UserError(f"{self.log_dir}: cannot write the log of {game.game_id}: "
-                                        f"{exc.strerror or exc}; the games recorded so far are safe: "
-                                        "fix this and run again to resume") from None
+                        raise UserError(
+                            f"{self.log_dir}: cannot write the log of {game.game_id}: "
+                            f"{exc.strerror or exc}; the games recorded so far are safe: "
+                            "fix this and run again to resume"
+                        ) from None
                     deliver(GameDone(game.game_id, result, (time.monotonic() - t0) * 1000.0))
                 finally:
                     if per_game:

@@ -62,7 +62,7 @@ class _Input:
     name: str
     kind: str
     running: bool = False
-    secret_seed: int | None = None       # a secret night's master seed (referee.league.secret)
+    secret_seed: int | None = None  # a secret night's master seed (referee.league.secret)
 
     def describe(self) -> str:
         return _describe(self.n, self.shards, self.kind)
@@ -73,15 +73,15 @@ class MergeResult:
     """What :func:`merge` did, for the command's report."""
 
     into: Path
-    n: int                               # the split: N shards
-    shards: list[int]                    # shards now in DIR
-    added: int                           # games new in DIR
-    already: int                         # games of the inputs DIR already held
-    games: int                           # games in DIR now
-    planned: int                         # games of the whole league
-    missing_shards: dict[int, int]       # shard -> its planned games (not merged yet)
+    n: int  # the split: N shards
+    shards: list[int]  # shards now in DIR
+    added: int  # games new in DIR
+    already: int  # games of the inputs DIR already held
+    games: int  # games in DIR now
+    planned: int  # games of the whole league
+    missing_shards: dict[int, int]  # shard -> its planned games (not merged yet)
     incomplete: dict[int, tuple[int, int]]  # merged shard -> (games held, planned)
-    running: list[Path] = field(default_factory=list)   # inputs a run was still playing into
+    running: list[Path] = field(default_factory=list)  # inputs a run was still playing into
     standings: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -123,10 +123,12 @@ def _open_input(path: Path) -> _Input:
     if not path.exists():
         raise UserError(f"{path}: no such directory; give the output directories of `referee run --shard K/N`")
     if not path.is_dir() or not (path / LEDGER_NAME).is_file():
-        raise UserError(f"{path}: not a league output directory (no {LEDGER_NAME} in it); "
-                        "give the output directories of `referee run --shard K/N`")
+        raise UserError(
+            f"{path}: not a league output directory (no {LEDGER_NAME} in it); "
+            "give the output directories of `referee run --shard K/N`"
+        )
     ledger = Ledger(path / LEDGER_NAME, create=False)
-    config = normalize_stored(ledger.config())   # today's canonical form (e.g. without the name)
+    config = normalize_stored(ledger.config())  # today's canonical form (e.g. without the name)
     if config is None:
         ledger.close()
         raise UserError(f"{path}: not a league output directory (its ledger stores no config)")
@@ -162,8 +164,9 @@ def _copy_log(src: Path, dst: Path) -> None:
         shutil.copy2(src, tmp)
         os.replace(tmp, dst)
     except OSError as exc:
-        raise UserError(f"cannot copy the game log {src} to {dst}: {exc.strerror or exc}; "
-                        "fix this and run the same merge again") from None
+        raise UserError(
+            f"cannot copy the game log {src} to {dst}: {exc.strerror or exc}; fix this and run the same merge again"
+        ) from None
 
 
 def merge(inputs: list[Path], into: Path) -> MergeResult:
@@ -217,8 +220,10 @@ class _ShardOf:
     def __call__(self, where: Path, row: GameRow) -> int:
         start, count = self.offsets.get((row.variant, row.size), (0, 0))
         if not 0 <= row.table < count:
-            raise UserError(f"{where}: game {row.game_id} is not a game of this league's schedule "
-                            "(a damaged ledger?); remove its row or play that shard again")
+            raise UserError(
+                f"{where}: game {row.game_id} is not a game of this league's schedule "
+                "(a damaged ledger?); remove its row or play that shard again"
+            )
         return shard_of(start + row.table, self.n)
 
 
@@ -241,7 +246,7 @@ def _check_fit(opened: list[_Input]) -> int:
         if inp.config != first.config:
             raise UserError(
                 f"{inp.path} was played with a different config than {first.path} "
-                f"(\"was\" is {first.path.name}'s, \"now\" is {inp.path.name}'s):\n"
+                f'("was" is {first.path.name}\'s, "now" is {inp.path.name}\'s):\n'
                 f"  {describe_diff(first.config, inp.config)}\n"
                 "Only shards of one league (the same config and seed on every machine) can be merged."
             )
@@ -268,14 +273,17 @@ def _check_secret(opened: list[_Input]) -> None:
     (never named in the message: the night may not be over)."""
     for inp in opened:
         if inp.secret_seed is None and inp.ledger.count():
-            raise UserError(f"{inp.path}: the ledger of a secret night holds no seed (a damaged ledger?); "
-                            "restore it from a copy")
+            raise UserError(
+                f"{inp.path}: the ledger of a secret night holds no seed (a damaged ledger?); restore it from a copy"
+            )
     seeds = {inp.secret_seed for inp in opened if inp.secret_seed is not None}
     if len(seeds) > 1:
         paths = ", ".join(str(inp.path) for inp in opened)
-        raise UserError(f"the inputs ({paths}) were played with different secret seeds (each machine drew its own, "
-                        "or was given another --seed-file), so their deals do not belong to one league; play every "
-                        "shard with the same --seed-file FILE")
+        raise UserError(
+            f"the inputs ({paths}) were played with different secret seeds (each machine drew its own, "
+            "or was given another --seed-file), so their deals do not belong to one league; play every "
+            "shard with the same --seed-file FILE"
+        )
 
 
 def _collect(opened: list[_Input], shard_of_row: _ShardOf) -> list[_Found]:
@@ -286,18 +294,24 @@ def _collect(opened: list[_Input], shard_of_row: _ShardOf) -> list[_Found]:
     for inp in opened:
         for row in inp.ledger.rows():
             if row.game_id in where:
-                raise UserError(f"game {row.game_id} is in both {where[row.game_id]} and {inp.path}: the inputs "
-                                "overlap; give each shard's directory once")
+                raise UserError(
+                    f"game {row.game_id} is in both {where[row.game_id]} and {inp.path}: the inputs "
+                    "overlap; give each shard's directory once"
+                )
             where[row.game_id] = inp.path
             s = shard_of_row(inp.path, row)
             if s not in inp.shards:
-                raise UserError(f"{inp.path}: game {row.game_id} belongs to shard {s}/{shard_of_row.n}, but the "
-                                f"directory holds shards {format_shards(inp.shards, shard_of_row.n)} "
-                                "(a damaged ledger?)")
+                raise UserError(
+                    f"{inp.path}: game {row.game_id} belongs to shard {s}/{shard_of_row.n}, but the "
+                    f"directory holds shards {format_shards(inp.shards, shard_of_row.n)} "
+                    "(a damaged ledger?)"
+                )
             src = _log_source(inp, row)
             if src is not None and not src.is_file():
-                raise UserError(f"{inp.path}: the log of game {row.game_id} ({row.log_path}) is missing; "
-                                "copy the whole output directory, games/ included")
+                raise UserError(
+                    f"{inp.path}: the log of game {row.game_id} ({row.log_path}) is missing; "
+                    "copy the whole output directory, games/ included"
+                )
             found.append(_Found(inp, row, src))
     return found
 
@@ -315,24 +329,32 @@ def _check_target(into: Path, config: dict[str, Any], n: int, found: list[_Found
         stored = normalize_stored(check.config())
         held_n, held_shards, kind = _shards_of(into, check)
         if kind == "shard":
-            raise UserError(f"--into {into}: holds shard {min(held_shards)}/{held_n} played by `referee run`; "
-                            "merge into a new directory (and give this one as an input)")
+            raise UserError(
+                f"--into {into}: holds shard {min(held_shards)}/{held_n} played by `referee run`; "
+                "merge into a new directory (and give this one as an input)"
+            )
         if kind == "whole" and (check.count() or stored is not None):
-            raise UserError(f"--into {into}: already holds a league played by `referee run`, not a merge; "
-                            "merge into a new directory")
+            raise UserError(
+                f"--into {into}: already holds a league played by `referee run`, not a merge; "
+                "merge into a new directory"
+            )
         if stored is not None and stored != config:
             raise UserError(
-                f"--into {into}: already holds a different league (\"was\" is the one there, \"now\" the inputs'):\n"
+                f'--into {into}: already holds a different league ("was" is the one there, "now" the inputs\'):\n'
                 f"  {describe_diff(stored, config)}\nMerge into a new directory."
             )
         held_seed = stored_seed(check)
         in_seeds = {inp.secret_seed for inp in opened if inp.secret_seed is not None}
         if held_seed is not None and in_seeds and in_seeds != {held_seed}:
-            raise UserError(f"--into {into}: already holds shards of this secret night played with another seed; "
-                            "merge into a new directory")
+            raise UserError(
+                f"--into {into}: already holds shards of this secret night played with another seed; "
+                "merge into a new directory"
+            )
         if kind == "merged" and held_n != n:
-            raise UserError(f"--into {into}: holds {_describe(held_n, held_shards, kind)}, but the inputs "
-                            f"are shards of a split into {n}; merge into a new directory")
+            raise UserError(
+                f"--into {into}: holds {_describe(held_n, held_shards, kind)}, but the inputs "
+                f"are shards of a split into {n}; merge into a new directory"
+            )
         done = check.done_ids()
         for f in found:
             if f.row.game_id in done and check.get(f.row.game_id) != _moved(f.row):
@@ -343,8 +365,9 @@ def _check_target(into: Path, config: dict[str, Any], n: int, found: list[_Found
         return _Prior(frozenset(held_shards) if kind == "merged" else frozenset(), check.get_meta("league"))
 
 
-def _write(into: Path, opened: list[_Input], league: League, found: list[_Found], prior: _Prior,
-           shard_of_row: _ShardOf) -> MergeResult:
+def _write(
+    into: Path, opened: list[_Input], league: League, found: list[_Found], prior: _Prior, shard_of_row: _ShardOf
+) -> MergeResult:
     """Copy the logs, commit the new rows and the meta in one transaction, write the outputs."""
     try:
         (into / "games").mkdir(parents=True, exist_ok=True)
@@ -372,10 +395,17 @@ def _write(into: Path, opened: list[_Input], league: League, found: list[_Found]
         ledger.record_many(new_rows, meta)
         st = write_outputs(into, ledger, name, viewer_limit=RUN_VIEWER_LIMIT)
     return MergeResult(
-        into=into, n=n, shards=shards, added=len(new_rows), already=len(found) - len(new_rows), games=games,
-        planned=planned, missing_shards={k: planned_by[k] for k in range(1, n + 1) if k not in shards},
+        into=into,
+        n=n,
+        shards=shards,
+        added=len(new_rows),
+        already=len(found) - len(new_rows),
+        games=games,
+        planned=planned,
+        missing_shards={k: planned_by[k] for k in range(1, n + 1) if k not in shards},
         incomplete={k: (held[k], planned_by[k]) for k in shards if held[k] < planned_by[k]},
-        running=[inp.path for inp in opened if inp.running], standings=st,
+        running=[inp.path for inp in opened if inp.running],
+        standings=st,
     )
 
 

@@ -63,8 +63,10 @@ def make_out_dir(out: Path) -> None:
     except OSError as exc:
         blocker = next((p for p in (out, out / "games") if p.exists() and not p.is_dir()), None)
         if blocker is not None:
-            raise UserError(f"{blocker} is a file, but the league needs a folder there for its results; "
-                            "move the file away or choose another output directory with --out DIR") from None
+            raise UserError(
+                f"{blocker} is a file, but the league needs a folder there for its results; "
+                "move the file away or choose another output directory with --out DIR"
+            ) from None
         raise UserError(f"{out}: cannot create the output directory: {exc.strerror or exc}") from None
 
 
@@ -179,8 +181,15 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     os.replace(tmp, path)
 
 
-def write_outputs(out: Path, ledger: Ledger, name: str, *, viewer_limit: int | None = None,
-                  result: list[Any] | None = None, keep_withdrawn: bool = False) -> dict[str, Any]:
+def write_outputs(
+    out: Path,
+    ledger: Ledger,
+    name: str,
+    *,
+    viewer_limit: int | None = None,
+    result: list[Any] | None = None,
+    keep_withdrawn: bool = False,
+) -> dict[str, Any]:
     """Recompute the standings from the ledger (game-id order), write standings.json/.csv/.md,
     report.html with its game browser data, and the viewer pages (at most ``viewer_limit`` new
     ones; see :mod:`referee.league.report`) into ``out``; return the standings. ``result``, when

@@ -57,11 +57,13 @@ async def start_bot(entrant: Entrant, nursery: trio.Nursery, *, max_line: int) -
             f"bot '{spec.name}' (bots[{entrant.index}]) could not start: {detail}\n"
             f"  command: {spec.command!r}, cwd: {spec.cwd}\n"
             "  (commands run in cwd, which is relative to the config file; try: referee check-bot -- COMMAND)",
-            entrant.index, exc.session,
+            entrant.index,
+            exc.session,
         ) from None
     except OSError as exc:
-        raise BotStartFailed(f"bot '{spec.name}' could not start: {spec.command!r} in {spec.cwd}: "
-                             f"{exc.strerror or exc}", entrant.index) from None
+        raise BotStartFailed(
+            f"bot '{spec.name}' could not start: {spec.command!r} in {spec.cwd}: {exc.strerror or exc}", entrant.index
+        ) from None
 
 
 async def close_all(sessions: Sequence[BotSession | None]) -> None:
@@ -80,8 +82,9 @@ async def close_all(sessions: Sequence[BotSession | None]) -> None:
 class BotPool:
     """The sessions of one lineup (position ``j`` plays ``lineup[j]``). Made by :func:`open_pool`."""
 
-    def __init__(self, lineup: Sequence[Entrant], nursery: trio.Nursery, *, max_line: int,
-                 given_up: Mapping[int, BotSession]) -> None:
+    def __init__(
+        self, lineup: Sequence[Entrant], nursery: trio.Nursery, *, max_line: int, given_up: Mapping[int, BotSession]
+    ) -> None:
         self.lineup = tuple(lineup)
         self.sessions: list[BotSession | None] = [None] * len(self.lineup)
         self._nursery = nursery
@@ -95,10 +98,10 @@ class BotPool:
         missing = []
         for j, sess in enumerate(self.sessions):
             if sess is not None and self.lineup[j].index in self._given_up:
-                continue                    # never passed hello: stays dead, its seats forfeit
+                continue  # never passed hello: stays dead, its seats forfeit
             if sess is None or not sess.alive:
                 if sess is not None:
-                    await sess.close()      # reaps a crashed process; idempotent
+                    await sess.close()  # reaps a crashed process; idempotent
                 missing.append(j)
         if missing:
             async with trio.open_nursery() as starters:
@@ -122,11 +125,11 @@ class BotPool:
             self.sessions[j] = await start_bot(entrant, self._nursery, max_line=self._max_line)
         except BotStartFailed as exc:
             if exc.dead is not None:
-                self.sessions[j] = exc.dead          # its crash (exit status, stderr) goes in the game's fault
+                self.sessions[j] = exc.dead  # its crash (exit status, stderr) goes in the game's fault
                 return
             earlier = self.sessions[j]
             if earlier is None:
-                raise                                # cannot start at all, nothing to seat instead
+                raise  # cannot start at all, nothing to seat instead
             earlier.death = str(exc).split("\n")[0]  # the old dead session stands in, saying why
 
     async def close_all(self) -> None:
@@ -135,8 +138,9 @@ class BotPool:
 
 
 @asynccontextmanager
-async def open_pool(lineup: Sequence[Entrant], *, max_line: int,
-                    given_up: Mapping[int, BotSession] | None = None) -> AsyncIterator[BotPool]:
+async def open_pool(
+    lineup: Sequence[Entrant], *, max_line: int, given_up: Mapping[int, BotSession] | None = None
+) -> AsyncIterator[BotPool]:
     """A :class:`BotPool` for ``lineup``; every session is closed on the way
     out (shielded, also on cancellation). ``given_up``: the dead sessions of
     the bots given up before the night, by ``Entrant.index``."""

@@ -42,9 +42,13 @@ def _to_stderr(line: str) -> None:
     print(line, file=sys.stderr)
 
 
-async def prepare(league: League, maker: UnitMaker, slots: int,
-                  say: Callable[[str], None] = _to_stderr,
-                  hellos: dict[int, dict[str, Any]] | None = None) -> dict[int, BotSession]:
+async def prepare(
+    league: League,
+    maker: UnitMaker,
+    slots: int,
+    say: Callable[[str], None] = _to_stderr,
+    hellos: dict[int, dict[str, Any]] | None = None,
+) -> dict[int, BotSession]:
     """Warn about memory, run the builds and the start check for a run of
     ``slots`` tables at once (see the module docstring); ``say`` gets each
     ``warning:`` line and the ``error:`` line of every failing bot but the last
@@ -60,12 +64,15 @@ async def prepare(league: League, maker: UnitMaker, slots: int,
     if not failures:
         return {}
     forfeit = league.faults.broken_bot == "forfeit"
-    stop = [f for f in failures if not forfeit or f.dead is None]   # a command that cannot start at all always stops
+    stop = [f for f in failures if not forfeit or f.dead is None]  # a command that cannot start at all always stops
     if stop:
         for f in stop[:-1]:
             say(f"error: {f}")
-        hint = ("" if forfeit else
-                '\n  (to play on without a broken bot, its games forfeited, set broken_bot = "forfeit" in [faults])')
+        hint = (
+            ""
+            if forfeit
+            else '\n  (to play on without a broken bot, its games forfeited, set broken_bot = "forfeit" in [faults])'
+        )
         raise UserError(
             f"{stop[-1]}\n"
             f"{len(stop)} of {len(league.bots)} bots failed the start check before the first game; "
@@ -73,7 +80,7 @@ async def prepare(league: League, maker: UnitMaker, slots: int,
         )
     for f in failures:
         say(f"warning: {str(f).splitlines()[0]}; it forfeits its games (the referee's fallback plays its seats)")
-    return {f.index: f.dead for f in failures if f.dead is not None}   # every one of them: none stopped the run
+    return {f.index: f.dead for f in failures if f.dead is not None}  # every one of them: none stopped the run
 
 
 async def run_builds(league: League, *, build: bool = True) -> None:
@@ -97,15 +104,20 @@ async def run_builds(league: League, *, build: bool = True) -> None:
             limits.append(parse_limits(bot.limits))
         except LimitsError as exc:
             raise UserError(f"bots[{i}].limits: {exc}") from None
-    protect_paths(secret=[str(league.out), str(league.path)],
-                  bot_folders=[f for bot, lim in zip(league.bots, limits)
-                               for f in bot_folders(bot.command, bot.cwd, named_cwd=not lim.temp_workdir)])
+    protect_paths(
+        secret=[str(league.out), str(league.path)],
+        bot_folders=[
+            f
+            for bot, lim in zip(league.bots, limits)
+            for f in bot_folders(bot.command, bot.cwd, named_cwd=not lim.temp_workdir)
+        ],
+    )
     for bot, lim in zip(league.bots, limits):
         if bot.build is None or not build:
             continue
         env = bot.env
         if env and not (lim.sandbox and lim.clean_env):
-            env = {**os.environ, **env}   # without the scrubbed environment, a dict would replace it all
+            env = {**os.environ, **env}  # without the scrubbed environment, a dict would replace it all
         try:
             result = await run_build(bot.name, bot.build, bot.cwd, env=env, limits=lim)
         except BuildStartError as exc:
@@ -117,15 +129,17 @@ async def run_builds(league: League, *, build: bool = True) -> None:
             raise UserError(
                 f"bot '{bot.name}': build command {bot.build!r} did not finish within {lim.build_seconds} s and "
                 f"was killed (in {bot.cwd}; raise limits.build_seconds if it needs longer); last lines of its "
-                f"output:\n    {tail}")
+                f"output:\n    {tail}"
+            )
         raise UserError(
             f"bot '{bot.name}': build command {bot.build!r} failed with exit status {result.returncode} "
             f"(in {bot.cwd}); last lines of its output:\n    {tail}"
         )
 
 
-async def start_check(entrants: Sequence[Entrant], *, max_line: int, limit: int = 8,
-                      hellos: dict[int, dict[str, Any]] | None = None) -> tuple[set[int], list[BotStartFailed]]:
+async def start_check(
+    entrants: Sequence[Entrant], *, max_line: int, limit: int = 8, hellos: dict[int, dict[str, Any]] | None = None
+) -> tuple[set[int], list[BotStartFailed]]:
     """Start every bot once and let it answer ``hello`` (at most ``limit`` at
     once), then close it again. Returns the bot indices that passed and the
     failures, in bot order (each with the dead session of a bot whose process
@@ -169,13 +183,15 @@ def memory_warning(league: League, slots: int) -> str | None:
         except LimitsError:
             return None
         if limit is None:
-            return None                     # no memory limit: nothing to multiply
+            return None  # no memory limit: nothing to multiply
         per_bot = max(per_bot, limit)
     need = slots * seats * per_bot
     if phys <= 0 or need <= phys:
         return None
     gib = 1024**3
-    return (f"warning: {slots} tables at once x {seats} seats x {per_bot // 2**20} MiB memory limit per bot = "
-            f"{need / gib:.1f} GiB, more than this machine's {phys / gib:.1f} GiB of memory; if the bots use "
-            "their limit, the machine runs out of memory. Lower `concurrency` (or -j N) or the bots' memory "
-            "limit ([limits] memory_mb, or a bot's limits = { memory_mb = ... })")
+    return (
+        f"warning: {slots} tables at once x {seats} seats x {per_bot // 2**20} MiB memory limit per bot = "
+        f"{need / gib:.1f} GiB, more than this machine's {phys / gib:.1f} GiB of memory; if the bots use "
+        "their limit, the machine runs out of memory. Lower `concurrency` (or -j N) or the bots' memory "
+        "limit ([limits] memory_mb, or a bot's limits = { memory_mb = ... })"
+    )

@@ -36,7 +36,7 @@ class ReportResult:
     viewers_failed: int
     viewer_seconds: float
     first_error: str | None = None
-    notes: list[str] = field(default_factory=list)   # the night's notes (incomplete, aborted...)
+    notes: list[str] = field(default_factory=list)  # the night's notes (incomplete, aborted...)
 
     def text(self) -> str:
         """One line about what was written."""
@@ -45,8 +45,10 @@ class ReportResult:
         if self.viewers_written:
             v += f" ({self.viewer_seconds:.1f} s)"
         if self.viewers_skipped:
-            v += (f", {self.viewers_skipped} not written (referee report {self.path.parent} writes them; "
-                  f"referee serve {self.path.parent} shows any game)")
+            v += (
+                f", {self.viewers_skipped} not written (referee report {self.path.parent} writes them; "
+                f"referee serve {self.path.parent} shows any game)"
+            )
         if self.viewers_failed:
             v += f", {self.viewers_failed} logs could not be shown ({self.first_error})"
         return f"{parts[0]}; {v}"
@@ -60,8 +62,15 @@ def _frames_present(games: Path) -> set[str]:
         return set()
 
 
-def write_report(out_dir: Path, st: dict[str, Any], ledger: Ledger | None = None, *,
-                 viewer_limit: int | None = None, viewers: bool = True, jobs: int | None = None) -> ReportResult:
+def write_report(
+    out_dir: Path,
+    st: dict[str, Any],
+    ledger: Ledger | None = None,
+    *,
+    viewer_limit: int | None = None,
+    viewers: bool = True,
+    jobs: int | None = None,
+) -> ReportResult:
     """Write the report of the night in ``out_dir`` (see the module docstring) from its standings
     ``st``; ``ledger``: the open ledger (else it is opened read-only here). ``viewer_limit``: write
     at most that many viewer pages (None: all); ``viewers=False``: none."""
@@ -87,8 +96,11 @@ def write_report(out_dir: Path, st: dict[str, Any], ledger: Ledger | None = None
     gone = withdrawn_text(st)
     try:
         write_files(out, st, notes)
-        vstats = (write_viewers(out, ((r.game_id, r.log_path) for r in rows), limit=viewer_limit, jobs=jobs)
-                  if viewers else ViewerStats())
+        vstats = (
+            write_viewers(out, ((r.game_id, r.log_path) for r in rows), limit=viewer_limit, jobs=jobs)
+            if viewers
+            else ViewerStats()
+        )
         have = _frames_present(out / "games")
         per_variant = game_rows(rows, have)
         data_dir = out / "report-data"
@@ -97,16 +109,27 @@ def write_report(out_dir: Path, st: dict[str, Any], ledger: Ledger | None = None
         for k, v in enumerate(names):
             write_atomic(out / games_src(k), games_js(k, per_variant[v]))
         with_viewer = sum(1 for r in rows if r.game_id in have)
-        note = (f"{with_viewer} of {len(rows)} games have a viewer page (click a game to watch it step by step)."
-                if with_viewer == len(rows) or not rows else
-                f"{with_viewer} of {len(rows)} games have a viewer page; `referee report {out}` writes the rest, "
-                f"and `referee serve {out}` shows any game from its log.")
-        text = render_report(st, summary, notes=notes + ([gone] if gone else []), think=think_samples(rows), fair=fair_shares(rows),
-                             variants=[(v, len(per_variant[v]["games"])) for v in names], viewers=have,
-                             viewer_note=note, written=time.time())
+        note = (
+            f"{with_viewer} of {len(rows)} games have a viewer page (click a game to watch it step by step)."
+            if with_viewer == len(rows) or not rows
+            else f"{with_viewer} of {len(rows)} games have a viewer page; `referee report {out}` writes the rest, "
+            f"and `referee serve {out}` shows any game from its log."
+        )
+        text = render_report(
+            st,
+            summary,
+            notes=notes + ([gone] if gone else []),
+            think=think_samples(rows),
+            fair=fair_shares(rows),
+            variants=[(v, len(per_variant[v]["games"])) for v in names],
+            viewers=have,
+            viewer_note=note,
+            written=time.time(),
+        )
         path = out / "report.html"
         write_atomic(path, text)
     except OSError as exc:
         raise UserError(f"{out}: cannot write the report: {exc.strerror or exc}") from None
-    return ReportResult(path, vstats.written, vstats.fresh, vstats.skipped, vstats.failed, vstats.seconds,
-                        vstats.first_error, notes)
+    return ReportResult(
+        path, vstats.written, vstats.fresh, vstats.skipped, vstats.failed, vstats.seconds, vstats.first_error, notes
+    )

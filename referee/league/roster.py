@@ -57,7 +57,7 @@ class Growth:
 
     league: League
     added: tuple[str, ...] = ()
-    withdrawn: tuple[str, ...] = ()        # withdrawn by this config (not before)
+    withdrawn: tuple[str, ...] = ()  # withdrawn by this config (not before)
     back: tuple[str, ...] = ()
     new_games: int = 0
     meta: dict[str, str | None] = dataclasses.field(default_factory=dict)
@@ -71,14 +71,19 @@ class Growth:
         out = []
         if self.added:
             names = ", ".join(self.added)
-            out.append(f"{_bots(len(self.added))} added: {self.new_games:,} new game{'s' * (self.new_games != 1)} "
-                       f"({names})")
+            out.append(
+                f"{_bots(len(self.added))} added: {self.new_games:,} new game{'s' * (self.new_games != 1)} ({names})"
+            )
         if self.back:
-            out.append(f"{_bots(len(self.back))} back: {', '.join(self.back)} (in the standings again; the games "
-                       "it missed are played)")
+            out.append(
+                f"{_bots(len(self.back))} back: {', '.join(self.back)} (in the standings again; the games "
+                "it missed are played)"
+            )
         if self.withdrawn:
-            out.append(f"{_bots(len(self.withdrawn))} withdrawn: {', '.join(self.withdrawn)} (their games stay in "
-                       "the ledger, left out of the standings; --keep-withdrawn counts them)")
+            out.append(
+                f"{_bots(len(self.withdrawn))} withdrawn: {', '.join(self.withdrawn)} (their games stay in "
+                "the ledger, left out of the standings; --keep-withdrawn counts them)"
+            )
         return out
 
 
@@ -160,7 +165,7 @@ def _check_can_change(league: League, active_before: int, out: Path) -> None:
         raise UserError(
             f"{out}: {', '.join(planned)} {'uses' if len(planned) == 1 else 'use'} a balanced or gauntlet schedule, "
             "whose tables are drawn for the bots it was planned with; its bots cannot change yet. Keep the bots, "
-            "play the newcomers in a gauntlet night of their own (kind = \"gauntlet\", challengers = [...]), "
+            'play the newcomers in a gauntlet night of their own (kind = "gauntlet", challengers = [...]), '
             "or start a new night with --new-out or --out DIR."
         )
     if league.fill == "repeat":
@@ -168,7 +173,7 @@ def _check_can_change(league: League, active_before: int, out: Path) -> None:
         sizes = sorted({s for v in league.variants for s in v.sizes if s > few})
         if sizes:
             raise UserError(
-                f"{out}: this night seats several instances of the same bots (fill = \"repeat\", table size "
+                f'{out}: this night seats several instances of the same bots (fill = "repeat", table size '
                 f"{', '.join(map(str, sizes))} with {few} bots); such tables are not combinations of the bots, "
                 "so adding or removing a bot changes all of them. Keep the bots, or start a new night with "
                 "--new-out or --out DIR."

@@ -62,18 +62,19 @@ if TYPE_CHECKING:
 def _to_stderr(line: str) -> None:
     print(line, file=sys.stderr)
 
+
 # --------------------------------------------------------------------------
 # progress
 
 
 @dataclass
 class RunStats:
-    total: int                     # games in the schedule
-    done_before: int               # already in the ledger at start
-    played: int = 0                # played by this run
+    total: int  # games in the schedule
+    done_before: int  # already in the ledger at start
+    played: int = 0  # played by this run
     faults: int = 0
     started: float = field(default_factory=time.monotonic)
-    concurrency: int = 0           # tables played at once (set when play starts)
+    concurrency: int = 0  # tables played at once (set when play starts)
 
     @property
     def done(self) -> int:
@@ -100,8 +101,9 @@ ProgressHook = Callable[[RunStats, Tally], None]
 class _Committer:
     """Commits each finished game: log, ledger row, figures, tally, hook."""
 
-    def __init__(self, league: League, ledger: Ledger, stats: RunStats, tally: Tally,
-                 hook: ProgressHook | None) -> None:
+    def __init__(
+        self, league: League, ledger: Ledger, stats: RunStats, tally: Tally, hook: ProgressHook | None
+    ) -> None:
         self.league = league
         self.ledger = ledger
         self.stats = stats
@@ -118,8 +120,10 @@ class _Committer:
         try:
             self.ledger.record(row)
         except sqlite3.Error as exc:
-            raise UserError(f"{self.ledger.path}: cannot record {g.game_id}: {exc}; the games recorded so far "
-                            "are safe: fix this and run again to resume") from None
+            raise UserError(
+                f"{self.ledger.path}: cannot record {g.game_id}: {exc}; the games recorded so far "
+                "are safe: fix this and run again to resume"
+            ) from None
         self.stats.played += 1
         self.stats.faults += len(row.faults)
         self.tally.add(row)
@@ -133,8 +137,10 @@ class _Committer:
         try:
             write_atomic(path, data)
         except OSError as exc:
-            raise UserError(f"{path.parent}: cannot write the log of {game_id}: {exc.strerror or exc}; "
-                            "the games recorded so far are safe: fix this and run again to resume") from None
+            raise UserError(
+                f"{path.parent}: cannot write the log of {game_id}: {exc.strerror or exc}; "
+                "the games recorded so far are safe: fix this and run again to resume"
+            ) from None
         return str(path)
 
 
@@ -147,11 +153,24 @@ def _row(league: League, g: sched.ScheduledGame, done: GameDone, log_path: str |
         except ValueError:
             pass
     return GameRow(
-        game_id=g.game_id, variant=g.variant.name, size=g.size, table=g.table, deal=g.deal, rotation=g.rotation,
-        seed=g.seed, bots=[league.bots[i].name for i in g.seats], scores=[float(s) for s in res.scores],
-        ranks=list(res.ranks), win_shares=[float(w) for w in res.win_shares], forfeits=list(res.forfeits),
-        faults=[f.to_json() for f in res.faults], think=[t.to_json() for t in res.think_ms], log_path=log,
-        reason=res.reason, wall_ms=done.wall_ms, detail=res.detail,
+        game_id=g.game_id,
+        variant=g.variant.name,
+        size=g.size,
+        table=g.table,
+        deal=g.deal,
+        rotation=g.rotation,
+        seed=g.seed,
+        bots=[league.bots[i].name for i in g.seats],
+        scores=[float(s) for s in res.scores],
+        ranks=list(res.ranks),
+        win_shares=[float(w) for w in res.win_shares],
+        forfeits=list(res.forfeits),
+        faults=[f.to_json() for f in res.faults],
+        think=[t.to_json() for t in res.think_ms],
+        log_path=log,
+        reason=res.reason,
+        wall_ms=done.wall_ms,
+        detail=res.detail,
     )
 
 
@@ -167,8 +186,14 @@ class _Batch:
     games: dict[str, sched.ScheduledGame]
 
 
-def _batches(league: League, maker: UnitMaker, done: set[str], shares: int,
-             given_up: frozenset[int], max_deals: int | None = None) -> Iterator[_Batch]:
+def _batches(
+    league: League,
+    maker: UnitMaker,
+    done: set[str],
+    shares: int,
+    given_up: frozenset[int],
+    max_deals: int | None = None,
+) -> Iterator[_Batch]:
     """Every table's games not in ``done``, in schedule order, split into at least
     ``shares`` contiguous units per table (lazily: one table at a time); with
     ``max_deals``, none holds more than that many deal sets (a deal in every rotation)."""
@@ -224,9 +249,15 @@ async def _drive(batches: Iterator[_Batch], executor: Executor, committer: _Comm
 # entry points
 
 
-async def run_league(league: League, ledger: Ledger, *, hook: ProgressHook | None = None,
-                     concurrency: int | None = None, executor: Executor | None = None,
-                     cluster: Cluster | None = None) -> RunStats:
+async def run_league(
+    league: League,
+    ledger: Ledger,
+    *,
+    hook: ProgressHook | None = None,
+    concurrency: int | None = None,
+    executor: Executor | None = None,
+    cluster: Cluster | None = None,
+) -> RunStats:
     """Play every scheduled game missing from ``ledger``; return the run's figures.
     With ``league.shard`` set, only that shard's tables are scheduled (and
     ``RunStats.total`` counts that shard's games). ``executor`` plays the units
@@ -259,7 +290,7 @@ async def run_league(league: League, ledger: Ledger, *, hook: ProgressHook | Non
         stats.started = time.monotonic()
         stats.concurrency = slots
         if hook is not None:
-            hook(stats, tally)          # the first progress line: the night starts
+            hook(stats, tally)  # the first progress line: the night starts
         await _drive(batches, executor, committer, slots)
 
     if cluster is not None:
@@ -271,8 +302,13 @@ async def run_league(league: League, ledger: Ledger, *, hook: ProgressHook | Non
     slots = concurrency or league.concurrency
     hellos: dict[int, dict[str, Any]] = {}
     given_up = await prepare(league, maker, slots, hellos=hellos)
-    ledger.stage_meta({"bots": BotInfo.text([BotInfo(name=b.name, command=b.command, hello=hellos.get(i))
-                                            for i, b in enumerate(league.bots)])})
+    ledger.stage_meta(
+        {
+            "bots": BotInfo.text(
+                [BotInfo(name=b.name, command=b.command, hello=hellos.get(i)) for i, b in enumerate(league.bots)]
+            )
+        }
+    )
     ledger.commit_staged()
     if executor is None:
         executor = LocalExecutor(league.out / "games", given_up)
@@ -280,8 +316,14 @@ async def run_league(league: League, ledger: Ledger, *, hook: ProgressHook | Non
     return stats
 
 
-def play(league: League, ledger: Ledger, *, hook: ProgressHook | None = None,
-         concurrency: int | None = None, cluster: Cluster | None = None) -> RunStats:
+def play(
+    league: League,
+    ledger: Ledger,
+    *,
+    hook: ProgressHook | None = None,
+    concurrency: int | None = None,
+    cluster: Cluster | None = None,
+) -> RunStats:
     """Synchronous entry: ``trio.run(run_league)``, with an exception group
     reduced to the exception a user should see (:func:`referee.errors.user_facing`:
     a ``KeyboardInterrupt`` inside it first, then a :class:`UserError`)."""
@@ -292,4 +334,3 @@ def play(league: League, ledger: Ledger, *, hook: ProgressHook | None = None,
         if exc is eg:
             raise
         raise exc from None
-

@@ -96,9 +96,9 @@ class Table:
     variant: Variant
     size: int
     index: int
-    lineup: tuple[int, ...]        # bot indices (into League.bots): joining order (round robin), else the plan's
-    number: int = 0                # global table number in schedule order (what shards split)
-    ladder: bool = False           # a ladder table (referee ladder), numbered apart from the plan
+    lineup: tuple[int, ...]  # bot indices (into League.bots): joining order (round robin), else the plan's
+    number: int = 0  # global table number in schedule order (what shards split)
+    ladder: bool = False  # a ladder table (referee ladder), numbered apart from the plan
 
     @property
     def key(self) -> str:
@@ -116,8 +116,8 @@ class ScheduledGame:
     deal: int
     rotation: int
     seed: int
-    seats: tuple[int, ...]         # bot index per seat
-    positions: tuple[int, ...]     # lineup position per seat (which of the table's processes plays it)
+    seats: tuple[int, ...]  # bot index per seat
+    positions: tuple[int, ...]  # lineup position per seat (which of the table's processes plays it)
 
 
 def colex(n: int, k: int) -> Iterator[tuple[int, ...]]:
@@ -189,8 +189,9 @@ def plan_seed(master_seed: int, variant: Variant, size: int) -> int:
 
 
 @functools.lru_cache(maxsize=64)
-def _make_plan(kind: str, nbots: int, size: int, seats_per_bot: int, seed: int,
-               challengers: tuple[int, ...]) -> TablePlan:
+def _make_plan(
+    kind: str, nbots: int, size: int, seats_per_bot: int, seed: int, challengers: tuple[int, ...]
+) -> TablePlan:
     if kind == "gauntlet":
         return gauntlet(nbots, size, seats_per_bot, seed, challengers)
     return balanced(nbots, size, seats_per_bot, seed)
@@ -202,8 +203,11 @@ def table_plan(league: League, variant: Variant, size: int) -> TablePlan | None:
     s = variant.schedule
     if s.kind == "round-robin":
         return None
-    return _make_plan(s.kind, len(league.bots), size, s.seats_per_bot, plan_seed(league.seed, variant, size),
-                      s.challengers)
+    if league.seed is None:  # a bug of the caller, never a silent seed 0
+        raise RuntimeError("the league's secret seed was not read from its ledger (referee.league.secret)")
+    return _make_plan(
+        s.kind, len(league.bots), size, s.seats_per_bot, plan_seed(league.seed, variant, size), s.challengers
+    )
 
 
 def ladder_seed(master_seed: int, variant: Variant, size: int, table: int, deal: int) -> int:
@@ -228,18 +232,18 @@ def _blocks(league: League) -> Iterator[tuple[Variant, int, int, int]]:
 def tables(league: League, shard: Shard | None = None) -> Iterator[Table]:
     """Every table of the league (or of one shard), in schedule order (lazily)."""
     index = {b.name: i for i, b in enumerate(league.bots)}
-    slot_bot = [index.get(name) for name in league.slots]   # None: a withdrawn bot
+    slot_bot = [index.get(name) for name in league.slots]  # None: a withdrawn bot
     gone = None in slot_bot
     for v, size, start, count in _blocks(league):
         if shard is not None and shard.count_in(start, count) == 0:
             continue
         tp = table_plan(league, v, size)
-        if tp is None:   # a round robin over the roster (withdrawn bots' tables left out)
+        if tp is None:  # a round robin over the roster (withdrawn bots' tables left out)
             for t, combo in enumerate(lineups(len(slot_bot), size, league.fill)):
                 if shard is None or shard.holds(start + t):
                     members = [slot_bot[c] for c in combo]
                     if gone and None in members:
-                        continue                      # a table of a withdrawn bot
+                        continue  # a table of a withdrawn bot
                     lineup = tuple(m for m in members if m is not None)
                     yield Table(variant=v, size=size, index=t, lineup=lineup, number=start + t)
             continue
@@ -296,12 +300,15 @@ def table_games(league: League, table: Table) -> Iterator[ScheduledGame]:
     """The games of one table: every deal in every seat rotation."""
     k = table.size
     master = league.seed
-    if master is None:   # a bug of the caller, never a silent seed 0
+    if master is None:  # a bug of the caller, never a silent seed 0
         raise RuntimeError("the league's secret seed was not read from its ledger (referee.league.secret)")
     for d in range(table.variant.deals):
-        seed = (ladder_seed(master, table.variant, k, table.index, d) if table.ladder
-                else deal_seed(master, table.variant, k, d))
-        order = seating_order(tuple(range(k)), d)    # lineup positions
+        seed = (
+            ladder_seed(master, table.variant, k, table.index, d)
+            if table.ladder
+            else deal_seed(master, table.variant, k, d)
+        )
+        order = seating_order(tuple(range(k)), d)  # lineup positions
         for r in range(k):
             positions = tuple(order[(s + r) % k] for s in range(k))
             yield ScheduledGame(
@@ -336,7 +343,7 @@ class PlanRow:
     deals: int
     rotations: int
     schedule: str = "round-robin"  # the variant's schedule kind
-    seats_per_bot: int = 0         # balanced, gauntlet: tables per bot (per challenger)
+    seats_per_bot: int = 0  # balanced, gauntlet: tables per bot (per challenger)
 
     @property
     def games(self) -> int:
@@ -347,11 +354,24 @@ def plan(league: League, shard: Shard | None = None) -> list[PlanRow]:
     """Table and game counts per variant and size (of one shard, if given),
     without generating anything."""
     withdrawn = bool(league.withdrawn)
-    return [PlanRow(v.name, size,
-                    (lineup_count(len(league.bots), size, league.fill) if withdrawn and v.schedule.kind == "round-robin"
-                     else count) if shard is None else shard.count_in(start, count), v.deals, size,
-                    v.schedule.kind, v.schedule.seats_per_bot)
-            for v, size, start, count in _blocks(league)]
+    return [
+        PlanRow(
+            v.name,
+            size,
+            (
+                lineup_count(len(league.bots), size, league.fill)
+                if withdrawn and v.schedule.kind == "round-robin"
+                else count
+            )
+            if shard is None
+            else shard.count_in(start, count),
+            v.deals,
+            size,
+            v.schedule.kind,
+            v.schedule.seats_per_bot,
+        )
+        for v, size, start, count in _blocks(league)
+    ]
 
 
 def balance_warnings(league: League) -> list[str]:

@@ -19,8 +19,9 @@ author who knows it can compute every hand of every game in advance. With
   machine: the host draws one once (any whole number in a file, e.g.
   ``python3 -c 'import secrets; print(secrets.randbits(63))'``) and gives
   every shard ``--seed-file FILE``; ``referee merge`` refuses shards with
-  different seeds. (``--seed-file`` works for a whole night too.) A shard's own standings never show the seed (other shards may still
-  be playing); a complete merge does.
+  different seeds. (``--seed-file`` works for a whole night too.) A shard's own
+  standings never show the seed (other shards may still be playing); a complete
+  merge does.
 
 The per-game seeds in the ledger rows and the game logs are
 ``derive(master, label)`` (SHA-256, one way): a log does not give the master
@@ -67,8 +68,10 @@ def read_seed_file(path: str | Path) -> int:
         seed = int(text, 0)
     except ValueError:
         # the file's content is not echoed: it may be a secret of another kind
-        raise UserError(f"--seed-file {path}: does not hold a seed (one whole number from 0 to 2**64 - 1, "
-                        "e.g. made with: python3 -c 'import secrets; print(secrets.randbits(63))' > FILE)") from None
+        raise UserError(
+            f"--seed-file {path}: does not hold a seed (one whole number from 0 to 2**64 - 1, "
+            "e.g. made with: python3 -c 'import secrets; print(secrets.randbits(63))' > FILE)"
+        ) from None
     if not 0 <= seed < _LIMIT:
         raise UserError(f"--seed-file {path}: the seed must be a whole number from 0 to 2**64 - 1")
     return seed
@@ -80,8 +83,10 @@ def stored_seed(ledger: Ledger) -> int | None:
     if text is None:
         return None
     if not text.isdigit() or int(text) >= _LIMIT:
-        raise UserError(f"{ledger.path}: the ledger's secret seed is damaged; restore the ledger from a copy "
-                        "(the seed has no other copy, unless the host gave it with --seed-file)")
+        raise UserError(
+            f"{ledger.path}: the ledger's secret seed is damaged; restore the ledger from a copy "
+            "(the seed has no other copy, unless the host gave it with --seed-file)"
+        )
     return int(text)
 
 
@@ -93,24 +98,30 @@ def settle_seed(league: League, ledger: Ledger, seed_file: str | None = None) ->
     docstring. Raises :class:`UserError`."""
     if not league.secret:
         if seed_file is not None:
-            raise UserError(f"--seed-file is for a secret night (seed = \"secret\" in the config); "
-                            f"{league.path} has its seed in the config")
+            raise UserError(
+                f'--seed-file is for a secret night (seed = "secret" in the config); '
+                f"{league.path} has its seed in the config"
+            )
         if ledger.count() == 0 and ledger.get_meta(META_KEY) is not None:
-            ledger.stage_meta({META_KEY: None})   # an earlier secret start that played nothing
+            ledger.stage_meta({META_KEY: None})  # an earlier secret start that played nothing
         return league
     have = stored_seed(ledger)
     if have is None and ledger.count() > 0:
-        raise UserError(f"{ledger.path}: the ledger holds games of a secret night but not its seed (a damaged "
-                        "ledger?); restore it from a copy, or give the seed with --seed-file FILE")
+        raise UserError(
+            f"{ledger.path}: the ledger holds games of a secret night but not its seed (a damaged "
+            "ledger?); restore it from a copy, or give the seed with --seed-file FILE"
+        )
     if seed_file is not None:
         from referee.runtime.sandbox import protect_paths
 
-        protect_paths(secret=[str(Path(seed_file).resolve())])   # bots in bubblewrap never see it
+        protect_paths(secret=[str(Path(seed_file).resolve())])  # bots in bubblewrap never see it
         seed = read_seed_file(seed_file)
         if have is not None and have != seed and ledger.count() > 0:
-            raise UserError(f"--seed-file {seed_file}: is not the seed this night was started with (the ledger in "
-                            f"{ledger.path.parent} holds another); give the seed file of this night, or leave "
-                            "--seed-file out to resume with the ledger's seed")
+            raise UserError(
+                f"--seed-file {seed_file}: is not the seed this night was started with (the ledger in "
+                f"{ledger.path.parent} holds another); give the seed file of this night, or leave "
+                "--seed-file out to resume with the ledger's seed"
+            )
     elif have is not None:
         seed = have
     elif league.shard is not None:
@@ -135,8 +146,10 @@ def with_stored_seed(league: League, ledger: Ledger) -> League:
         return league
     seed = stored_seed(ledger)
     if seed is None:
-        raise UserError(f"{ledger.path}: the ledger of a secret night holds no seed (damaged, or no game was "
-                        "ever started); restore it from a copy")
+        raise UserError(
+            f"{ledger.path}: the ledger of a secret night holds no seed (damaged, or no game was "
+            "ever started); restore it from a copy"
+        )
     return dataclasses.replace(league, seed=seed)
 
 

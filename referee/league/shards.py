@@ -62,8 +62,9 @@ def parse_shard(text: str) -> Shard:
         raise UserError(f"--shard {text!r}: expected K/N, e.g. --shard 2/3 for the second of three machines")
     k, n = int(m[1]), int(m[2])
     if n < 1 or not 1 <= k <= n:
-        raise UserError(f"--shard {text}: K/N needs 1 <= K <= N "
-                        f"(the shards of a split into N are 1/N .. {max(n, 1)}/N)")
+        raise UserError(
+            f"--shard {text}: K/N needs 1 <= K <= N (the shards of a split into N are 1/N .. {max(n, 1)}/N)"
+        )
     return Shard(k, n)
 
 

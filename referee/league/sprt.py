@@ -271,8 +271,9 @@ class _Fn:
         return f, df
 
 
-def _mle_logistic(points: Sequence[float], phat: Sequence[float], s: float,
-                  start: float = 0.0) -> tuple[list[float], float]:
+def _mle_logistic(
+    points: Sequence[float], phat: Sequence[float], s: float, start: float = 0.0
+) -> tuple[list[float], float]:
     """The distribution on ``points`` nearest to ``phat`` (maximum likelihood)
     whose mean is ``s`` (Van den Bergh, Proposition 1.1), and its Lagrange
     multiplier (a good ``start`` for the next, similar problem)."""
@@ -281,8 +282,9 @@ def _mle_logistic(points: Sequence[float], phat: Sequence[float], s: float,
     return [p / (1.0 + theta * ci) for p, ci in zip(phat, c)], theta
 
 
-def _mle_normalized(points: Sequence[float], phat: Sequence[float], t: float,
-                    start: list[float] | None = None) -> list[float]:
+def _mle_normalized(
+    points: Sequence[float], phat: Sequence[float], t: float, start: list[float] | None = None
+) -> list[float]:
     """The maximum likelihood distribution on ``points`` with
     ``(mean - 1/2) / sigma = t`` (Van den Bergh, *normalized Elo*, section 4.1):
     a fixed point iteration from ``start`` (a previous solution) or the uniform
@@ -354,7 +356,7 @@ class EloEstimate:
 
     units: int
     score: float
-    variance: float            # of one unit's score
+    variance: float  # of one unit's score
     elo: float
     elo_lo: float
     elo_hi: float
@@ -388,9 +390,16 @@ def estimate(counts: Sequence[int]) -> EloEstimate:
         nelo, nelo_lo, nelo_hi = 0.0, -math.inf, math.inf
         los = 1.0 if score > 0.5 else 0.0 if score < 0.5 else 0.5
     return EloEstimate(
-        units=n, score=score, variance=var,
-        elo=score_to_elo(score), elo_lo=score_to_elo(lo), elo_hi=score_to_elo(hi),
-        nelo=nelo, nelo_lo=nelo_lo, nelo_hi=nelo_hi, los=los,
+        units=n,
+        score=score,
+        variance=var,
+        elo=score_to_elo(score),
+        elo_lo=score_to_elo(lo),
+        elo_hi=score_to_elo(hi),
+        nelo=nelo,
+        nelo_lo=nelo_lo,
+        nelo_hi=nelo_hi,
+        los=los,
     )
 
 
@@ -407,10 +416,10 @@ class DuelStats(msgspec.Struct, kw_only=True):
     read it). Infinite Elo values (a score of 0 or 1) are ``None``;
     ``sprt`` fields are ``None`` when no test is run."""
 
-    units: int                     # deal pairs (or units) counted
+    units: int  # deal pairs (or units) counted
     games: int
     games_per_unit: int
-    counts: list[int]              # units per score point i / (2 * games_per_unit); pairs: LL LD DD+WL WD WW
+    counts: list[int]  # units per score point i / (2 * games_per_unit); pairs: LL LD DD+WL WD WW
     score: float
     elo: float | None
     elo_lo: float | None
@@ -420,14 +429,14 @@ class DuelStats(msgspec.Struct, kw_only=True):
     nelo_hi: float | None
     los: float
     llr: float | None = None
-    lower: float | None = None     # the LLR bounds of H0 and H1
+    lower: float | None = None  # the LLR bounds of H0 and H1
     upper: float | None = None
     elo0: float | None = None
     elo1: float | None = None
     alpha: float | None = None
     beta: float | None = None
     model: str | None = None
-    verdict: str = "continue"      # "continue", "H0" or "H1"
+    verdict: str = "continue"  # "continue", "H0" or "H1"
     decided_at: int | None = None  # the number of units at the first crossing
 
 
@@ -459,7 +468,7 @@ class SprtState:
         self.verdict: Verdict = "continue"
         self.decided_at: int | None = None
         self._next = 0
-        self._waiting: dict[int, int | None] = {}   # None: a dropped unit
+        self._waiting: dict[int, int | None] = {}  # None: a dropped unit
         self.dropped = 0
         self._warm: tuple[Any, Any] | None = None
 
@@ -541,11 +550,26 @@ class SprtState:
         e = self.estimate()
         t = self.test
         return DuelStats(
-            units=e.units, games=self.games, games_per_unit=self.games_per_unit, counts=list(self.counts),
-            score=e.score, elo=_finite(e.elo), elo_lo=_finite(e.elo_lo), elo_hi=_finite(e.elo_hi),
-            nelo=_finite(e.nelo), nelo_lo=_finite(e.nelo_lo), nelo_hi=_finite(e.nelo_hi), los=e.los,
-            llr=self.llr if t else None, lower=t.lower if t else None, upper=t.upper if t else None,
-            elo0=t.elo0 if t else None, elo1=t.elo1 if t else None, alpha=t.alpha if t else None,
-            beta=t.beta if t else None, model=t.model if t else None,
-            verdict=self.verdict, decided_at=self.decided_at,
+            units=e.units,
+            games=self.games,
+            games_per_unit=self.games_per_unit,
+            counts=list(self.counts),
+            score=e.score,
+            elo=_finite(e.elo),
+            elo_lo=_finite(e.elo_lo),
+            elo_hi=_finite(e.elo_hi),
+            nelo=_finite(e.nelo),
+            nelo_lo=_finite(e.nelo_lo),
+            nelo_hi=_finite(e.nelo_hi),
+            los=e.los,
+            llr=self.llr if t else None,
+            lower=t.lower if t else None,
+            upper=t.upper if t else None,
+            elo0=t.elo0 if t else None,
+            elo1=t.elo1 if t else None,
+            alpha=t.alpha if t else None,
+            beta=t.beta if t else None,
+            model=t.model if t else None,
+            verdict=self.verdict,
+            decided_at=self.decided_at,
         )

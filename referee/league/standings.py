@@ -188,8 +188,13 @@ class _Scope:
             a: {b: {"above": self.above[a][b], "met": self.met[a][b]} for b in names if b != a and self.met[a][b]}
             for a in names
         }
-        return {"games": self.games, "stalled": self.stalled, "aborted": self.aborted, "bots": rows,
-                "head_to_head": h2h}
+        return {
+            "games": self.games,
+            "stalled": self.stalled,
+            "aborted": self.aborted,
+            "bots": rows,
+            "head_to_head": h2h,
+        }
 
 
 class Tally:
@@ -210,8 +215,15 @@ class Tally:
     def add(self, row: GameRow) -> None:
         if row.reason not in COUNTED_REASONS:
             # an aborted game (e.g. a hand stopped after max_decisions) has no result
-            self.aborted.append({"game": row.game_id, "variant": row.variant, "bots": row.bots,
-                                 "detail": row.detail or "", "log": row.log_path})
+            self.aborted.append(
+                {
+                    "game": row.game_id,
+                    "variant": row.variant,
+                    "bots": row.bots,
+                    "detail": row.detail or "",
+                    "log": row.log_path,
+                }
+            )
             self.overall.aborted += 1
             if self.live:
                 self.aborted = self.aborted[-1:]
@@ -248,9 +260,7 @@ class Tally:
 
     def top(self, n: int = 5) -> list[dict[str, Any]]:
         """The live top ``n`` overall, by win share (cheap, for progress displays)."""
-        rows = [
-            (t.wins / t.games if t.games else 0.0, bot, t) for bot, t in self.overall.bots.items()
-        ]
+        rows = [(t.wins / t.games if t.games else 0.0, bot, t) for bot, t in self.overall.bots.items()]
         rows.sort(key=lambda x: (-x[0], x[1]))
         return [{"bot": b, "games": t.games, "win_share": w, "faults": sum(t.faults.values())} for w, b, t in rows[:n]]
 
@@ -306,7 +316,7 @@ def from_ledger(ledger: Any, league: str = "", *, keep_withdrawn: bool = False) 
                 for r in scope["bots"]:
                     if r["bot"] in sat:
                         r["withdrawn"] = True
-    seed = shown_seed(ledger)   # a secret seed only once the night is complete
+    seed = shown_seed(ledger)  # a secret seed only once the night is complete
     if seed is None:
         return st
     return {"league": st.pop("league"), "seed": seed, **st}
@@ -320,8 +330,10 @@ def withdrawn_text(st: dict[str, Any]) -> str | None:
     names = ", ".join(f"{w['bot']} ({w['games']} game{'s' * (w['games'] != 1)})" for w in gone)
     if gone[0].get("counted"):
         return f"Withdrawn: {names}; their games are counted (--keep-withdrawn), the bots marked withdrawn."
-    return (f"Withdrawn: {names}; every game a withdrawn bot sat in is left out of these standings, for every bot "
-            "at its table (--keep-withdrawn counts them).")
+    return (
+        f"Withdrawn: {names}; every game a withdrawn bot sat in is left out of these standings, for every bot "
+        "at its table (--keep-withdrawn counts them)."
+    )
 
 
 def bot_label(row: dict[str, Any]) -> str:
@@ -345,8 +357,23 @@ def seed_text(st: dict[str, Any]) -> str | None:
 # output
 
 CSV_FIELDS = [
-    "scope", "place", "bot", "games", "wins", "win_share", "win_lo", "win_hi", "mean_score", "mean_rank",
-    "mu", "sigma", "ordinal", "forfeits", "faults", "think_mean_ms", "think_max_ms",
+    "scope",
+    "place",
+    "bot",
+    "games",
+    "wins",
+    "win_share",
+    "win_lo",
+    "win_hi",
+    "mean_score",
+    "mean_rank",
+    "mu",
+    "sigma",
+    "ordinal",
+    "forfeits",
+    "faults",
+    "think_mean_ms",
+    "think_max_ms",
 ]
 
 
@@ -366,7 +393,7 @@ class Column:
     key: str
     head: str
     legend: str
-    per_variant_only: bool = False     # not shown for the overall scope
+    per_variant_only: bool = False  # not shown for the overall scope
 
 
 #: the columns of every standings table, in order, with the legend all outputs print
@@ -374,13 +401,24 @@ COLUMNS: tuple[Column, ...] = (
     Column("place", "#", "place in this table (see the sort order below)"),
     Column("bot", "bot", "the bot's name in the config"),
     Column("games", "games", "seats played in this scope (aborted games are not counted)"),
-    Column("win_share", "win share", "wins / games: a game's win is shared by its tied winners (1/k each); a "
-                                     "forfeited seat gets 0"),
+    Column(
+        "win_share",
+        "win share",
+        "wins / games: a game's win is shared by its tied winners (1/k each); a forfeited seat gets 0",
+    ),
     Column("win_ci", "95% CI", "95% Wilson interval of the win share"),
-    Column("mean_score", "mean score", "the variant's own score per game (forfeits count 0); shown per variant only, "
-                                       "because variants score on different scales", per_variant_only=True),
-    Column("mean_rank", "mean rank", "mean finishing place (1 = first, ties share a place, forfeits last); "
-                                     "depends on the table sizes played"),
+    Column(
+        "mean_score",
+        "mean score",
+        "the variant's own score per game (forfeits count 0); shown per variant only, "
+        "because variants score on different scales",
+        per_variant_only=True,
+    ),
+    Column(
+        "mean_rank",
+        "mean rank",
+        "mean finishing place (1 = first, ties share a place, forfeits last); depends on the table sizes played",
+    ),
     Column("mu", "mu", "openskill (Plackett-Luce) rating: the estimate of skill, starting at 25"),
     Column("sigma", "sigma", "the rating's uncertainty (it shrinks with every game)"),
     Column("ordinal", "ordinal", "mu - 3 sigma: a conservative rating, the bot is very likely at least this good"),
@@ -390,8 +428,7 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 #: how every standings table is sorted, in words
-SORT_TEXT = ("Sorted by ordinal (mu - 3 sigma, the conservative rating), highest first; "
-             "ties by win share, then by name.")
+SORT_TEXT = "Sorted by ordinal (mu - 3 sigma, the conservative rating), highest first; ties by win share, then by name."
 
 
 def columns(scope: str) -> list[Column]:
@@ -435,8 +472,9 @@ def to_csv(st: dict[str, Any]) -> str:
     w.writeheader()
     for scope, data in st["scopes"].items():
         for row in data["bots"]:
-            w.writerow({**{k: row[k] for k in CSV_FIELDS if k in row}, "scope": scope,
-                        "faults": _faults_text(row["faults"])})
+            w.writerow(
+                {**{k: row[k] for k in CSV_FIELDS if k in row}, "scope": scope, "faults": _faults_text(row["faults"])}
+            )
     return buf.getvalue()
 
 
@@ -480,12 +518,24 @@ def to_markdown(st: dict[str, Any], notes: list[str] | None = None) -> str:
     """standings.md: the notes (an incomplete night, aborted games...), the legend, a table and a
     head-to-head table per scope, and the aborted games."""
     seed = seed_text(st)
-    out = [f"# Standings: {md_text(st['league'] or 'league')}", "", f"{games_text(st)}.", "",
-           *([f"{md_text(seed[0].upper() + seed[1:])}.", ""] if seed else [])]
+    out = [
+        f"# Standings: {md_text(st['league'] or 'league')}",
+        "",
+        f"{games_text(st)}.",
+        "",
+        *([f"{md_text(seed[0].upper() + seed[1:])}.", ""] if seed else []),
+    ]
     for note in notes or []:
         out += [f"> **{md_text(note)}**" if note.startswith("INCOMPLETE") else f"> {md_text(note)}", ""]
-    out += [("Stalled games (an ask hand ended by the stalemate rule) count like any other; aborted games have "
-             "no result and count nowhere."), "", "Columns:", ""]
+    out += [
+        (
+            "Stalled games (an ask hand ended by the stalemate rule) count like any other; aborted games have "
+            "no result and count nowhere."
+        ),
+        "",
+        "Columns:",
+        "",
+    ]
     out += [f"- **{md_text(c.head)}**: {md_text(c.legend)}" for c in COLUMNS]
     out += ["", md_text(SORT_TEXT), ""]
     gone = withdrawn_text(st)
@@ -523,8 +573,12 @@ def write_files(out_dir: Path, st: dict[str, Any], notes: list[str] | None = Non
     ``out_dir`` (each via a temporary file and a rename, so a reader never sees half a file)."""
     out_dir = Path(out_dir)
     written = []
-    for name, text in (("standings.json", to_json(st)), ("standings.csv", to_csv(st)),
-                       ("head_to_head.csv", head_to_head_csv(st)), ("standings.md", to_markdown(st, notes))):
+    for name, text in (
+        ("standings.json", to_json(st)),
+        ("standings.csv", to_csv(st)),
+        ("head_to_head.csv", head_to_head_csv(st)),
+        ("standings.md", to_markdown(st, notes)),
+    ):
         p = out_dir / name
         write_atomic(p, text)
         written.append(p)
@@ -542,8 +596,11 @@ def rich_tables(st: dict[str, Any], scopes: Iterable[str] | None = None) -> list
         cols = columns(scope)
         t = Table(title=f"{scope} ({games_text(data)})", title_justify="left")
         for c in cols:
-            t.add_column(c.head, justify="left" if c.key in ("bot", "faults") else "right",
-                         no_wrap=c.key in ("bot", "win_ci", "think"))
+            t.add_column(
+                c.head,
+                justify="left" if c.key in ("bot", "faults") else "right",
+                no_wrap=c.key in ("bot", "win_ci", "think"),
+            )
         for r in data["bots"]:
             t.add_row(*(cell_text(r, c.key) for c in cols))
         tables.append(t)

@@ -28,20 +28,20 @@ class NightSummary:
     league: str
     out: str
     referee: str
-    seed: int | str | None = None   # the master seed as it may be shown ("secret" until a secret night is complete)
+    seed: int | str | None = None  # the master seed as it may be shown ("secret" until a secret night is complete)
     config: dict[str, Any] | None = None
     shard: str | None = None
     merged: MergedMeta | None = None
     bots: list[BotInfo] = field(default_factory=list)
     planned: int | None = None
     planned_per_variant: dict[str, int] = field(default_factory=dict)
-    played: int = 0                       # games in the ledger, aborted ones included
+    played: int = 0  # games in the ledger, aborted ones included
     played_per_variant: dict[str, int] = field(default_factory=dict)
     stalled: int = 0
     aborted: int = 0
-    first: float | None = None            # time the first game finished (Unix seconds)
+    first: float | None = None  # time the first game finished (Unix seconds)
     last: float | None = None
-    running: bool = False                 # a `referee run` holds the directory's lock right now
+    running: bool = False  # a `referee run` holds the directory's lock right now
 
     @property
     def incomplete(self) -> bool:
@@ -52,8 +52,9 @@ class NightSummary:
         return max(0, (self.planned or 0) - self.played)
 
 
-def plan_counts(config: dict[str, Any] | None, shard: str | None, where: str = "ledger") -> tuple[
-        int | None, dict[str, int]]:
+def plan_counts(
+    config: dict[str, Any] | None, shard: str | None, where: str = "ledger"
+) -> tuple[int | None, dict[str, int]]:
     """Games planned in all and per variant by a stored config (for ``shard`` ``"K/N"`` if given);
     ``(None, {})`` when the config is absent or cannot be rebuilt."""
     if not config:
@@ -111,9 +112,15 @@ def summarize(out: Path, ledger: Ledger, rows: list[GameRow] | None = None) -> N
     config = ledger.config()
     shard = ledger.get_meta("shard")
     merged_text = ledger.get_meta("merged")
-    s = NightSummary(league=ledger.get_meta("league") or out.name, out=str(out), referee=__version__,
-                     config=config, shard=shard, merged=MergedMeta.parse(merged_text) if merged_text else None,
-                     running=run_lock_held(out))
+    s = NightSummary(
+        league=ledger.get_meta("league") or out.name,
+        out=str(out),
+        referee=__version__,
+        config=config,
+        shard=shard,
+        merged=MergedMeta.parse(merged_text) if merged_text else None,
+        running=run_lock_held(out),
+    )
     from referee.league.secret import shown_seed
 
     s.seed = shown_seed(ledger)
@@ -159,19 +166,27 @@ def notes(s: NightSummary) -> list[str]:
     out: list[str] = []
     if s.incomplete:
         again = "it is still running" if s.running else "run the same `referee run` command again to play the rest"
-        out.append(f"INCOMPLETE: {s.played} of {s.planned} planned games played ({s.missing} missing; {again}). "
-                   "These standings cover the games played so far.")
+        out.append(
+            f"INCOMPLETE: {s.played} of {s.planned} planned games played ({s.missing} missing; {again}). "
+            "These standings cover the games played so far."
+        )
     elif s.planned is None:
         out.append(f"{s.played} games played (the number planned is unknown: the stored config cannot be read).")
     if s.aborted:
-        out.append(f"{s.aborted} game{'s were' if s.aborted != 1 else ' was'} aborted (no result: not counted in "
-                   "the standings; listed with the reason why).")
+        out.append(
+            f"{s.aborted} game{'s were' if s.aborted != 1 else ' was'} aborted (no result: not counted in "
+            "the standings; listed with the reason why)."
+        )
     if s.stalled:
-        out.append(f"{s.stalled} game{'s' if s.stalled != 1 else ''} stalled (an ask hand ended by the stalemate "
-                   "rule, scored as it stood): counted like any other.")
+        out.append(
+            f"{s.stalled} game{'s' if s.stalled != 1 else ''} stalled (an ask hand ended by the stalemate "
+            "rule, scored as it stood): counted like any other."
+        )
     if s.shard:
-        out.append(f"This folder holds shard {s.shard} only: these are that shard's standings "
-                   "(combine the shards with referee merge OUT1 OUT2 ... --into DIR).")
+        out.append(
+            f"This folder holds shard {s.shard} only: these are that shard's standings "
+            "(combine the shards with referee merge OUT1 OUT2 ... --into DIR)."
+        )
     if s.merged is not None and not s.merged.complete:
         out.append(f"An incomplete merge: shards {', '.join(map(str, s.merged.shards))} of {s.merged.of}.")
     return out

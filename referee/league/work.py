@@ -33,8 +33,8 @@ from referee.league.schedule import ScheduledGame, Table
 from referee.rules import Rules
 from referee.rules.match import MatchFormat
 from referee.runtime import BotSpec, ClockSpec, FaultPolicy, GameResult, GameSpec
-from referee.runtime.spec import max_decisions_for
 from referee.runtime.limits import LimitsError, parse_limits
+from referee.runtime.spec import max_decisions_for
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +75,7 @@ class Unit:
     ``compress``: write the game logs zstandard-compressed (``GAME.jsonl.zst``).
     """
 
-    table: str                                 # the table's key, e.g. "kwartet-4p-t0003"
+    table: str  # the table's key, e.g. "kwartet-4p-t0003"
     lineup: tuple[Entrant, ...]
     games: tuple[UnitGame, ...]
     rules: Rules
@@ -92,9 +92,18 @@ class Unit:
     def spec(self, game: UnitGame) -> GameSpec:
         """What the runtime plays for ``game``."""
         seat_clocks: list[ClockSpec | None] | None = (
-            [self.lineup[p].clock for p in game.positions] if self.own_clocks else None)
-        return GameSpec(game_id=game.game_id, rules=self.rules, players=self.players, seed=game.seed,
-                        match=self.match, clock=self.clock, policy=self.policy, seat_clocks=seat_clocks)
+            [self.lineup[p].clock for p in game.positions] if self.own_clocks else None
+        )
+        return GameSpec(
+            game_id=game.game_id,
+            rules=self.rules,
+            players=self.players,
+            seed=game.seed,
+            match=self.match,
+            clock=self.clock,
+            policy=self.policy,
+            seat_clocks=seat_clocks,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,8 +155,13 @@ class UnitMaker:
     def clock(self, overrides: dict[str, Any] | None = None) -> ClockSpec:
         """The league clock, with a bot's ``overrides`` (its ``clock`` table) on top."""
         c = self.league.clock
-        data: dict[str, Any] = {"move_ms": c.move_ms, "bank_ms": c.bank_ms, "startup_ms": c.startup_ms,
-                                "mode": c.mode, "wall_ceiling_ms": c.wall_ceiling_ms}
+        data: dict[str, Any] = {
+            "move_ms": c.move_ms,
+            "bank_ms": c.bank_ms,
+            "startup_ms": c.startup_ms,
+            "mode": c.mode,
+            "wall_ceiling_ms": c.wall_ceiling_ms,
+        }
         if overrides:
             data.update({k: v for k, v in overrides.items() if v is not None})
         return ClockSpec(**data)
@@ -163,7 +177,7 @@ class UnitMaker:
                 raise UserError(f"bots[{index}].limits: {exc}") from None
             env = b.env
             if env and not (limits.sandbox and limits.clean_env):
-                env = {**os.environ, **env}   # without the scrubbed environment, a dict would replace it all
+                env = {**os.environ, **env}  # without the scrubbed environment, a dict would replace it all
             spec = BotSpec(name=b.name, command=b.command, cwd=b.cwd, env=env, limits=limits)
             found = self._entrants[index] = Entrant(index, spec, self.clock(b.clock))
         return found
@@ -176,20 +190,33 @@ class UnitMaker:
         if found is None:
             f = self.league.faults
             found = self._policies[key] = FaultPolicy(
-                retries=f.retries, max_line=f.max_line,
-                max_decisions=f.max_decisions or max_decisions_for(rules, players))
+                retries=f.retries,
+                max_line=f.max_line,
+                max_decisions=f.max_decisions or max_decisions_for(rules, players),
+            )
         return found
 
     def unit(self, table: Table, games: Sequence[ScheduledGame], given_up: frozenset[int] = frozenset()) -> Unit:
         """The unit that plays ``games`` (of ``table``, in this order)."""
         v = table.variant
-        match = None if v.match.kind == "single" else MatchFormat(
-            kind=v.match.kind, hands=v.match.hands, target=v.match.target, max_hands=v.match.max_hands)
+        match = (
+            None
+            if v.match.kind == "single"
+            else MatchFormat(kind=v.match.kind, hands=v.match.hands, target=v.match.target, max_hands=v.match.max_hands)
+        )
         reuse: Literal["session", "game"] = "game" if self.league.reuse == "game" else "session"
         return Unit(
-            table=table.key, lineup=tuple(self.entrant(i) for i in table.lineup),
+            table=table.key,
+            lineup=tuple(self.entrant(i) for i in table.lineup),
             games=tuple(UnitGame(g.game_id, g.seed, g.positions) for g in games),
-            rules=v.rules, players=table.size, match=match, clock=self._clock, policy=self.policy(v.rules, table.size),
+            rules=v.rules,
+            players=table.size,
+            match=match,
+            clock=self._clock,
+            policy=self.policy(v.rules, table.size),
             own_clocks=any(self.league.bots[i].clock for i in table.lineup),
-            reuse=reuse, max_line=self.league.faults.max_line, given_up=given_up, compress=self.league.compress,
+            reuse=reuse,
+            max_line=self.league.faults.max_line,
+            given_up=given_up,
+            compress=self.league.compress,
         )

@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 from typing import Any, Mapping
 
+from .ask import ASK_PRESETS, AskGame, AskRules
 from .base import (
     Ask,
     Deal,
@@ -26,10 +27,8 @@ from .base import (
     ranks_from_scores,
     win_shares,
 )
-from .rng import Rng, derive
-
-from .ask import ASK_PRESETS, AskGame, AskRules
 from .chickens import ChickensGame, ChickensRules
+from .rng import Rng, derive
 
 Rules = AskRules | ChickensRules
 
@@ -52,8 +51,7 @@ def get_variant(spec: str | Mapping[str, Any]) -> Rules:
         close = difflib.get_close_matches(spec, VARIANTS, n=1, cutoff=0.6)
         raise RulesError(
             f"unknown variant {spec!r}; the presets are {', '.join(VARIANTS)} "
-            "(or define a custom ask variant with its parameters)"
-            + (f"; did you mean '{close[0]}'?" if close else "")
+            "(or define a custom ask variant with its parameters)" + (f"; did you mean '{close[0]}'?" if close else "")
         )
     if spec.get("game") == "chickens" or spec.get("name") == "chickens":
         return ChickensRules.from_params(spec)
@@ -61,7 +59,25 @@ def get_variant(spec: str | Mapping[str, Any]) -> Rules:
 
 
 __all__ = [
-    "Ask", "AskGame", "AskRules", "ASK_PRESETS", "ChickensGame", "ChickensRules", "Deal", "Event",
-    "GameState", "IllegalAction", "Play", "Rng", "Rules", "RulesError", "Take", "VARIANTS",
-    "derive", "event_for_seat", "get_variant", "ranks_from_scores", "win_shares",
+    "Ask",
+    "AskGame",
+    "AskRules",
+    "ASK_PRESETS",
+    "ChickensGame",
+    "ChickensRules",
+    "Deal",
+    "Event",
+    "GameState",
+    "IllegalAction",
+    "Play",
+    "Rng",
+    "Rules",
+    "RulesError",
+    "Take",
+    "VARIANTS",
+    "derive",
+    "event_for_seat",
+    "get_variant",
+    "ranks_from_scores",
+    "win_shares",
 ]

@@ -29,7 +29,7 @@ import json
 import secrets
 from bisect import insort
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, cast
 
 from .base import Ask, Deal, Event, GameState, IllegalAction, RulesError
 from .rng import Rng, derive
@@ -39,8 +39,20 @@ __all__ = ["ASK_PRESETS", "AskGame", "AskRules"]
 _ASK_MODES = ("card", "family")
 _MISS_RULES = ("asked", "next")
 _FIRST_RULES = ("left", "dealer")
-_PARAM_KEYS = ("name", "base", "game", "families", "members", "ask", "miss", "please", "stock", "first", "players",
-               "stall")
+_PARAM_KEYS = (
+    "name",
+    "base",
+    "game",
+    "families",
+    "members",
+    "ask",
+    "miss",
+    "please",
+    "stock",
+    "first",
+    "players",
+    "stall",
+)
 #: the stalemate rule's default (RULES.md rule 10): a hand ends after this many asks in a row that move no card
 DEFAULT_STALL = 100
 
@@ -49,10 +61,33 @@ class _Tables:
     """Name <-> index maps and bitmask tables of one rules record (built once)."""
 
     __slots__ = (
-        "F", "M", "D", "full", "card_names", "card_index", "card_fam", "card_bit",
-        "family_names", "family_index", "nmiss", "missing", "card_mode",
-        "please", "miss_next", "first_dealer", "stock", "stall", "ask_cache", "held_names", "rules",
-        "family_json", "held_json", "missing_json", "ints", "others", "asked",
+        "F",
+        "M",
+        "D",
+        "full",
+        "card_names",
+        "card_index",
+        "card_fam",
+        "card_bit",
+        "family_names",
+        "family_index",
+        "nmiss",
+        "missing",
+        "card_mode",
+        "please",
+        "miss_next",
+        "first_dealer",
+        "stock",
+        "stall",
+        "ask_cache",
+        "held_names",
+        "rules",
+        "family_json",
+        "held_json",
+        "missing_json",
+        "ints",
+        "others",
+        "asked",
     )
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
@@ -81,8 +116,10 @@ class _Tables:
         self.card_mode = rules.ask == "card"
         # what an ask may name in this mode: card -> (its family, its bit), or family -> (it, all members)
         self.asked: dict[str, tuple[int, int]] = (
-            {c: (self.card_fam[i], self.card_bit[i]) for i, c in enumerate(self.card_names)} if self.card_mode
-            else {name: (i, self.full) for i, name in enumerate(rules.families)})
+            {c: (self.card_fam[i], self.card_bit[i]) for i, c in enumerate(self.card_names)}
+            if self.card_mode
+            else {name: (i, self.full) for i, name in enumerate(rules.families)}
+        )
         self.please = rules.please
         self.miss_next = rules.miss == "next"
         self.first_dealer = rules.first == "dealer"
@@ -95,6 +132,7 @@ class _Tables:
             _LazyMaskTable(lambda h, base=f * M: tuple(names[base + m] for m in range(M) if h >> m & 1))
             for f in range(F)
         ]
+
         # pre-encoded JSON fragments for turn_fields(): a family's name, and the comma-separated
         # names of the members held (held_json) or missing (missing_json) in a member bitmask
         def enc(name: str) -> bytes:  # the same bytes as msgspec's JSON encoder (checked by the tests)
@@ -125,7 +163,7 @@ class _Tables:
             self.nmiss = _LazyMaskTable(lambda h: M - bin(h).count("1"))
 
 
-class _LazyMaskTable(dict):
+class _LazyMaskTable(dict[int, Any]):
     """A dict that computes missing entries on first use."""
 
     def __init__(self, fn: Any) -> None:
@@ -135,6 +173,11 @@ class _LazyMaskTable(dict):
     def __missing__(self, h: int) -> Any:
         value = self[h] = self._fn(h)
         return value
+
+
+def _tables(rules: AskRules) -> _Tables:
+    """The lookup tables ``AskRules.__post_init__`` attaches (not a dataclass field)."""
+    return cast(_Tables, rules.__dict__["_t"])
 
 
 @dataclass(frozen=True)
@@ -175,8 +218,22 @@ class AskRules:
         object.__setattr__(self, "_t", _Tables(self))
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return (AskRules, (self.name, self.families, self.members, self.ask, self.miss, self.please, self.stock,
-                           self.first, self.min_players, self.max_players, self.stall))
+        return (
+            AskRules,
+            (
+                self.name,
+                self.families,
+                self.members,
+                self.ask,
+                self.miss,
+                self.please,
+                self.stock,
+                self.first,
+                self.min_players,
+                self.max_players,
+                self.stall,
+            ),
+        )
 
     @property
     def kind(self) -> str:
@@ -185,7 +242,7 @@ class AskRules:
     @property
     def deck(self) -> tuple[str, ...]:
         """Every card name, in canonical order (families in order, members in order)."""
-        return self._t.card_names
+        return _tables(self).card_names
 
     def to_wire(self, players: int | None = None) -> dict[str, Any]:
         """The protocol's ``start.rules`` form (also the game log header's rules);
@@ -214,9 +271,19 @@ class AskRules:
         record without ``stall`` has no stalemate rule. Raises :class:`RulesError`."""
         try:
             lo, hi = wire["players"]
-            return cls(name=wire["name"], families=tuple(wire["families"]), members=tuple(wire["members"]),
-                       ask=wire["ask"], miss=wire["miss"], please=wire["please"], stock=wire["stock"],
-                       first=wire.get("first", "left"), min_players=lo, max_players=hi, stall=wire.get("stall"))
+            return cls(
+                name=wire["name"],
+                families=tuple(wire["families"]),
+                members=tuple(wire["members"]),
+                ask=wire["ask"],
+                miss=wire["miss"],
+                please=wire["please"],
+                stock=wire["stock"],
+                first=wire.get("first", "left"),
+                min_players=lo,
+                max_players=hi,
+                stall=wire.get("stall"),
+            )
         except (KeyError, TypeError, ValueError) as exc:
             raise RulesError(f"not a rules record of an ask variant ({exc})") from None
 
@@ -238,8 +305,7 @@ class AskRules:
         unknown = [k for k in params if k not in _PARAM_KEYS]
         if unknown:
             raise RulesError(
-                f"unknown variant parameter(s) {', '.join(repr(k) for k in unknown)}; "
-                f"allowed: {', '.join(_PARAM_KEYS)}"
+                f"unknown variant parameter(s) {', '.join(repr(k) for k in unknown)}; allowed: {', '.join(_PARAM_KEYS)}"
             )
         game = params.get("game", "ask")
         if game != "ask":
@@ -249,8 +315,11 @@ class AskRules:
             base = ASK_PRESETS["happy-families"]
         else:
             if not isinstance(base_name, str) or base_name not in ASK_PRESETS:
-                close = difflib.get_close_matches(base_name, ASK_PRESETS, n=1, cutoff=0.6) if isinstance(
-                    base_name, str) else []
+                close = (
+                    difflib.get_close_matches(base_name, ASK_PRESETS, n=1, cutoff=0.6)
+                    if isinstance(base_name, str)
+                    else []
+                )
                 raise RulesError(
                     f"unknown base variant {base_name!r}; 'base' must be one of {', '.join(ASK_PRESETS)}"
                     + (f" (did you mean '{close[0]}'?)" if close else "")
@@ -290,13 +359,30 @@ class AskRules:
         else:
             lo, hi = base.min_players, base.max_players
         if "name" not in params and (families, members, ask, miss, please, stock, first, lo, hi, stall) != (
-            base.families, base.members, base.ask, base.miss, base.please, base.stock, base.first,
-            base.min_players, base.max_players, base.stall,
+            base.families,
+            base.members,
+            base.ask,
+            base.miss,
+            base.please,
+            base.stock,
+            base.first,
+            base.min_players,
+            base.max_players,
+            base.stall,
         ):
             name = "custom"
         rules = cls(
-            name=name, families=families, members=members, ask=ask, miss=miss, please=please,
-            stock=stock, first=first, min_players=lo, max_players=hi, stall=stall,
+            name=name,
+            families=families,
+            members=members,
+            ask=ask,
+            miss=miss,
+            please=please,
+            stock=stock,
+            first=first,
+            min_players=lo,
+            max_players=hi,
+            stall=stall,
         )
         preset = ASK_PRESETS.get(name) if name != "chickens" else None
         if name == "chickens" or (preset is not None and rules != preset):
@@ -307,8 +393,13 @@ class AskRules:
         return rules
 
     def new_game(
-        self, players: int, *, seed: int | None = None, deal: Deal | None = None,
-        dealer: int | None = None, tiebreak: bool = False,
+        self,
+        players: int,
+        *,
+        seed: int | None = None,
+        deal: Deal | None = None,
+        dealer: int | None = None,
+        tiebreak: bool = False,
     ) -> "AskGame":
         """Start a game for ``players`` seats.
 
@@ -330,9 +421,7 @@ class AskRules:
             raise RulesError(f"the number of players must be a whole number, not {players!r}")
         lo = 2 if tiebreak or dealer is not None else self.min_players
         if not lo <= players <= self.max_players:
-            raise RulesError(
-                f"{self.name} is for {lo}-{self.max_players} players, not {players}"
-            )
+            raise RulesError(f"{self.name} is for {lo}-{self.max_players} players, not {players}")
         if dealer is not None:
             if deal is not None:
                 raise RulesError("give either an explicit deal (which names its dealer) or a dealer, not both")
@@ -373,7 +462,7 @@ def _names(value: Any, key: str, make: Any) -> tuple[str, ...]:
         return tuple(make(value))
     if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
         return tuple(value)
-    raise RulesError(f"'{key}' must be a list of names (e.g. [\"A\", \"B\"]) or a count, not {value!r}")
+    raise RulesError(f'\'{key}\' must be a list of names (e.g. ["A", "B"]) or a count, not {value!r}')
 
 
 def _validate(r: AskRules) -> None:
@@ -407,11 +496,11 @@ def _validate(r: AskRules) -> None:
                 )
             seen[card] = (f, m)
     if r.ask not in _ASK_MODES:
-        raise RulesError(f"{who}: 'ask' must be \"card\" or \"family\", not {r.ask!r}")
+        raise RulesError(f'{who}: \'ask\' must be "card" or "family", not {r.ask!r}')
     if r.miss not in _MISS_RULES:
-        raise RulesError(f"{who}: 'miss' must be \"asked\" or \"next\", not {r.miss!r}")
+        raise RulesError(f'{who}: \'miss\' must be "asked" or "next", not {r.miss!r}')
     if r.first not in _FIRST_RULES:
-        raise RulesError(f"{who}: 'first' must be \"left\" or \"dealer\", not {r.first!r}")
+        raise RulesError(f'{who}: \'first\' must be "left" or "dealer", not {r.first!r}')
     if not isinstance(r.please, bool):
         raise RulesError(f"{who}: 'please' must be true or false, not {r.please!r}")
     if r.stall is not None and (not _is_int(r.stall) or r.stall < 1):
@@ -457,21 +546,52 @@ _SUITS = ("S", "H", "D", "C")
 #: the preset ask variants of RULES.md part A, by name
 ASK_PRESETS: dict[str, AskRules] = {
     "happy-families": AskRules(
-        name="happy-families", families=_HF_FAMILIES, members=_HF_MEMBERS, ask="card", miss="asked",
-        please=False, stock=0, first="left", min_players=2, max_players=6,
+        name="happy-families",
+        families=_HF_FAMILIES,
+        members=_HF_MEMBERS,
+        ask="card",
+        miss="asked",
+        please=False,
+        stock=0,
+        first="left",
+        min_players=2,
+        max_players=6,
     ),
     "happy-families-jaques": AskRules(
-        name="happy-families-jaques", families=_HF_FAMILIES, members=_HF_MEMBERS, ask="card", miss="next",
-        please=True, stock=0, first="dealer", min_players=2, max_players=6,
+        name="happy-families-jaques",
+        families=_HF_FAMILIES,
+        members=_HF_MEMBERS,
+        ask="card",
+        miss="next",
+        please=True,
+        stock=0,
+        first="dealer",
+        min_players=2,
+        max_players=6,
     ),
     "authors": AskRules(
-        name="authors", families=("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A"),
-        members=_SUITS, ask="family", miss="next", please=False, stock=0, first="left",
-        min_players=3, max_players=6,
+        name="authors",
+        families=("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A"),
+        members=_SUITS,
+        ask="family",
+        miss="next",
+        please=False,
+        stock=0,
+        first="left",
+        min_players=3,
+        max_players=6,
     ),
     "kwartet": AskRules(
-        name="kwartet", families=("7", "8", "9", "10", "J", "Q", "K", "A"), members=_SUITS, ask="card",
-        miss="asked", please=False, stock=0, first="left", min_players=3, max_players=6,
+        name="kwartet",
+        families=("7", "8", "9", "10", "J", "Q", "K", "A"),
+        members=_SUITS,
+        ask="card",
+        miss="asked",
+        please=False,
+        stock=0,
+        first="left",
+        min_players=3,
+        max_players=6,
     ),
 }
 
@@ -507,15 +627,35 @@ class AskGame(GameState):
     """
 
     __slots__ = (
-        "_rules", "_t", "n", "seed", "dealer", "_held", "_counts", "_fams", "_nonempty", "_owner",
-        "_laid_by", "_nlaid", "_stock", "_turn", "_initial", "_laid_json", "_idle",
+        "_rules",
+        "_t",
+        "n",
+        "seed",
+        "dealer",
+        "_held",
+        "_counts",
+        "_fams",
+        "_nonempty",
+        "_owner",
+        "_laid_by",
+        "_nlaid",
+        "_stock",
+        "_turn",
+        "_initial",
+        "_laid_json",
+        "_idle",
     )
 
     def __init__(
-        self, rules: AskRules, players: int, *, seed: int | None = None, deal: Deal | None = None,
+        self,
+        rules: AskRules,
+        players: int,
+        *,
+        seed: int | None = None,
+        deal: Deal | None = None,
         dealer: int | None = None,
     ) -> None:
-        t = rules._t
+        t = _tables(rules)
         n = players
         self._rules = rules
         self._t = t
@@ -546,7 +686,7 @@ class AskGame(GameState):
             deck = _shuffled_deck(rng, t.D)
             dealt = t.D - t.stock
             # card i of the shuffled deck goes to seat (dealer + 1 + i) % n
-            hands = [deck[(s - dealer - 1) % n:dealt:n] for s in range(n)]
+            hands = [deck[(s - dealer - 1) % n : dealt : n] for s in range(n)]
             stock_top_first = deck[dealt:]
         self.dealer = dealer
         self._stock = stock_top_first[::-1]  # pop() takes the top card
@@ -571,8 +711,12 @@ class AskGame(GameState):
                 for f in range(t.F):
                     if hs[f] == full:
                         self._lay(s, f)
-        deal_event: Event = {"kind": "deal", "counts": list(counts),
-                             "laid": [[t.family_names[f] for f in laid] for laid in self._laid_by], "first": None}
+        deal_event: Event = {
+            "kind": "deal",
+            "counts": list(counts),
+            "laid": [[t.family_names[f] for f in laid] for laid in self._laid_by],
+            "first": None,
+        }
         events: list[Event] = [deal_event]
         self._pass_to(dealer if t.first_dealer else (dealer + 1) % n, events)
         deal_event["first"] = self._turn if self._turn >= 0 else None
@@ -612,8 +756,10 @@ class AskGame(GameState):
 
     def initial_events(self) -> list[Event]:
         """The ``deal`` event, then any draws/lays before the first decision (copies)."""
-        return [{k: ([list(x) for x in v] if k == "laid" else list(v)) if isinstance(v, list) else v
-                 for k, v in e.items()} for e in self._initial]
+        return [
+            {k: ([list(x) for x in v] if k == "laid" else list(v)) if isinstance(v, list) else v for k, v in e.items()}
+            for e in self._initial
+        ]
 
     def pending(self) -> tuple[int, ...]:
         return (self._turn,) if self._turn >= 0 else ()
@@ -675,8 +821,13 @@ class AskGame(GameState):
             targets = self._targets(seat)
         else:
             options, targets = [], []
-        return {"hand": self.hand(seat), "counts": list(self._counts), "laid": self.laid(),
-                "options": options, "targets": targets}
+        return {
+            "hand": self.hand(seat),
+            "counts": list(self._counts),
+            "laid": self.laid(),
+            "options": options,
+            "targets": targets,
+        }
 
     def turn_fields(self, seat: int) -> bytes:
         """``view(seat)`` already encoded: exactly ``msgspec.json.encode(view(seat))[1:-1]``
@@ -690,8 +841,10 @@ class AskGame(GameState):
         laid = self._laid_json
         if laid[0] != self._nlaid:  # laid families change rarely: re-encode only then
             fj = t.family_json
-            laid = self._laid_json = (self._nlaid, b",".join(
-                [b"[" + b",".join([fj[f] for f in fs]) + b"]" for fs in self._laid_by]))
+            laid = self._laid_json = (
+                self._nlaid,
+                b",".join([b"[" + b",".join([fj[f] for f in fs]) + b"]" for fs in self._laid_by]),
+            )
         hj = t.held_json
         if seat == self._turn:
             hand = []
@@ -714,9 +867,17 @@ class AskGame(GameState):
                 ints = t.ints
                 targets = b",".join([ints[s] for s in range(n) if s != seat and counts[s]])
             return b'"hand":[%b],"counts":[%b],"laid":[%b],"options":[%b],"targets":[%b]' % (
-                b",".join(hand), b",".join(map(t.ints.__getitem__, counts)), laid[1], b",".join(opts), targets)
+                b",".join(hand),
+                b",".join(map(t.ints.__getitem__, counts)),
+                laid[1],
+                b",".join(opts),
+                targets,
+            )
         return b'"hand":[%b],"counts":[%b],"laid":[%b],"options":[],"targets":[]' % (
-            b",".join([hj[f][hs[f]] for f in fams]), b",".join(map(t.ints.__getitem__, counts)), laid[1])
+            b",".join([hj[f][hs[f]] for f in fams]),
+            b",".join(map(t.ints.__getitem__, counts)),
+            laid[1],
+        )
 
     def _targets(self, seat: int) -> list[int]:
         counts = self._counts
@@ -810,7 +971,7 @@ class AskGame(GameState):
                 if o < k:
                     ci = f * t.M + t.missing[h][o]
                     key = ((target * t.D) + ci) * 2 + please
-                    a = t.ask_cache[key]
+                    a: Ask | None = t.ask_cache[key]
                     if a is None:
                         a = t.ask_cache[key] = Ask(target, t.card_names[ci], None, bool(please))
                     return a
@@ -902,11 +1063,27 @@ class AskGame(GameState):
             else:
                 nxt = (seat + 1) % n if t.miss_next else target
         if card_mode:
-            event: Event = {"kind": "ask", "seat": seat, "target": target, "card": card, "please": please,
-                            "cards": list(moved) if moved else [], "rude": rude, "next": None}
+            event: Event = {
+                "kind": "ask",
+                "seat": seat,
+                "target": target,
+                "card": card,
+                "please": please,
+                "cards": list(moved) if moved else [],
+                "rude": rude,
+                "next": None,
+            }
         else:
-            event = {"kind": "ask", "seat": seat, "target": target, "family": family, "please": please,
-                     "cards": list(moved) if moved else [], "rude": rude, "next": None}
+            event = {
+                "kind": "ask",
+                "seat": seat,
+                "target": target,
+                "family": family,
+                "please": please,
+                "cards": list(moved) if moved else [],
+                "rude": rude,
+                "next": None,
+            }
         events = [event]
         if moved:
             if mine[f] == t.full:
@@ -1010,8 +1187,9 @@ def _bad_ask(card_mode: bool, name: Any, other: Any) -> str:
     """Why an ask naming ``name`` (the field of this mode: ``card`` or ``family``)
     and ``other`` (the other field) is refused: nothing, the wrong field, both, or
     an unknown name."""
-    word, other_word, kind, eg = (("card", "family", "exact cards", '"A3"') if card_mode
-                                  else ("family", "card", "whole families", '"Q"'))
+    word, other_word, kind, eg = (
+        ("card", "family", "exact cards", '"A3"') if card_mode else ("family", "card", "whole families", '"Q"')
+    )
     if name is None:
         if other is not None:  # (the card mode's text gives an example)
             example = f" (e.g. {eg})" if card_mode else ""
@@ -1051,7 +1229,7 @@ def _shuffled_deck(rng: Rng, size: int) -> list[int]:
 
 def _check_deal(rules: AskRules, n: int, deal: Any) -> tuple[list[list[int]], list[int], int]:
     """Validate an explicit deal; return (hands as card ints, stock top first, dealer)."""
-    t = rules._t
+    t = _tables(rules)
     if not isinstance(deal, Deal):
         deal = Deal.from_json(deal)
     if not _is_int(deal.dealer) or not 0 <= deal.dealer < n:
@@ -1069,7 +1247,9 @@ def _check_deal(rules: AskRules, n: int, deal: Any) -> tuple[list[list[int]], li
         for c in cards:
             ci = t.card_index.get(c) if isinstance(c, str) else None
             if ci is None:
-                raise RulesError(f"deal: unknown card {c!r} in {where}; {rules.name} cards look like {t.card_names[0]!r}")
+                raise RulesError(
+                    f"deal: unknown card {c!r} in {where}; {rules.name} cards look like {t.card_names[0]!r}"
+                )
             if c in seen:
                 raise RulesError(f"deal: card {c} appears twice ({seen[c]} and {where})")
             seen[c] = where
@@ -1077,6 +1257,8 @@ def _check_deal(rules: AskRules, n: int, deal: Any) -> tuple[list[list[int]], li
         hands.append(out)
     if len(seen) != t.D:
         missing = [c for c in t.card_names if c not in seen]
-        raise RulesError(f"deal: {len(missing)} card(s) missing: {', '.join(missing[:12])}{' ...' if len(missing) > 12 else ''}")
+        raise RulesError(
+            f"deal: {len(missing)} card(s) missing: {', '.join(missing[:12])}{' ...' if len(missing) > 12 else ''}"
+        )
     stock = hands.pop()
     return hands, stock, deal.dealer

@@ -222,16 +222,22 @@ class Deal:
         listed = ", ".join(f"seat {s}: {k}" for s, k in enumerate(sizes))
         lo, hi = min(sizes), max(sizes)
         if hi - lo > 1:
-            return (f"the hands differ by more than one card ({listed}); dealing one card at a time gives "
-                    "hands that differ by at most one")
+            return (
+                f"the hands differ by more than one card ({listed}); dealing one card at a time gives "
+                "hands that differ by at most one"
+            )
         order = [(self.dealer + 1 + k) % n for k in range(n)]  # the dealer is dealt last
         if sizes[self.dealer] == hi and lo < hi:
             short = [s for s in range(n) if sizes[s] == lo]
-            return (f"the dealer (seat {self.dealer}) holds a long hand of {hi} cards while seat"
-                    f"{'s' if len(short) > 1 else ''} {', '.join(map(str, short))} hold{'' if len(short) > 1 else 's'} "
-                    f"{lo}; dealing starts left of the dealer, so the dealer, dealt last, gets a short hand")
+            return (
+                f"the dealer (seat {self.dealer}) holds a long hand of {hi} cards while seat"
+                f"{'s' if len(short) > 1 else ''} {', '.join(map(str, short))} hold{'' if len(short) > 1 else 's'} "
+                f"{lo}; dealing starts left of the dealer, so the dealer, dealt last, gets a short hand"
+            )
         for a, b in zip(order, order[1:]):
             if sizes[a] < sizes[b]:
-                return (f"seat {b} holds {sizes[b]} cards but seat {a}, dealt before it (clockwise from the "
-                        f"dealer's left), holds only {sizes[a]}; the short hands go to the seats dealt last")
+                return (
+                    f"seat {b} holds {sizes[b]} cards but seat {a}, dealt before it (clockwise from the "
+                    f"dealer's left), holds only {sizes[a]}; the short hands go to the seats dealt last"
+                )
         return None

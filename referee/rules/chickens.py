@@ -42,8 +42,14 @@ from .rng import Rng, derive
 CARDS: tuple[str, ...] = ("robber", "pickpocket", "police", "jack-black", "jack-red", "queen", "king", "ace")
 #: value of each card (only nobles score)
 CARD_VALUES: dict[str, int] = {
-    "robber": 0, "pickpocket": 0, "police": 0,
-    "jack-black": -1, "jack-red": 1, "queen": 2, "king": 2, "ace": 4,
+    "robber": 0,
+    "pickpocket": 0,
+    "police": 0,
+    "jack-black": -1,
+    "jack-red": 1,
+    "queen": 2,
+    "king": 2,
+    "ace": 4,
 }
 #: the nobles, in canonical order
 NOBLES: tuple[str, ...] = ("jack-black", "jack-red", "queen", "king", "ace")
@@ -101,7 +107,7 @@ class ChickensRules:
         if not isinstance(name, str) or not name.strip():
             raise RulesError(f"chickens name must be a non-empty string, not {name!r}")
         if "game" in params and params["game"] != "chickens":
-            raise RulesError(f"game must be \"chickens\" for chickens rules, not {params['game']!r}")
+            raise RulesError(f'game must be "chickens" for chickens rules, not {params["game"]!r}')
         want = cls(name=name).to_wire()
         for key in _WIRE_KEYS:
             if key not in params or key in ("name", "game"):
@@ -136,13 +142,9 @@ class ChickensRules:
         if isinstance(players, bool) or not isinstance(players, int):
             raise RulesError(f"the number of players must be an integer, not {players!r}")
         if not self.min_players <= players <= self.max_players:
-            raise RulesError(
-                f"chickens is played by {self.min_players} to {self.max_players} players, not {players}"
-            )
+            raise RulesError(f"chickens is played by {self.min_players} to {self.max_players} players, not {players}")
         if deal is not None:
-            raise RulesError(
-                "chickens has no deal: every seat holds the same 8 cards each round; remove the deal"
-            )
+            raise RulesError("chickens has no deal: every seat holds the same 8 cards each round; remove the deal")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise RulesError(f"a seed must be a whole number, not {seed!r}")
         return ChickensGame(self, players, seed=seed)
@@ -253,7 +255,7 @@ class ChickensGame(GameState):
         card = getattr(action, "card", None)
         if not isinstance(card, str):
             word = "take" if self._taker >= 0 else "play"
-            raise IllegalAction(f"a {word} needs a card name, e.g. {{\"card\": \"ace\"}}; got {card!r}")
+            raise IllegalAction(f'a {word} needs a card name, e.g. {{"card": "ace"}}; got {card!r}')
         idx = _INDEX.get(card)
         if self._taker >= 0:
             return self._apply_take(seat, card, idx)
@@ -330,9 +332,7 @@ class ChickensGame(GameState):
             what = f"{card!r} is not a chickens card" if idx is None else f"{card} is not a noble"
             raise IllegalAction(f"{what}; take one of the nobles in the centre: {', '.join(self._options(seat))}")
         if not self._centre[idx]:
-            raise IllegalAction(
-                f"{card} is not in the centre; take one of: {', '.join(self._options(seat))}"
-            )
+            raise IllegalAction(f"{card} is not in the centre; take one of: {', '.join(self._options(seat))}")
         self._centre[idx] -= 1
         self._centre_size -= 1
         self._taken[seat].append(idx)
@@ -352,9 +352,7 @@ class ChickensGame(GameState):
             if i >= _FIRST_NOBLE:
                 centre[i] += 1
                 self._centre_size += 1
-        events: list[Event] = [
-            {"kind": "reveal", "plays": [CARDS[i] for i in plays], "centre": self._centre_list()}
-        ]
+        events: list[Event] = [{"kind": "reveal", "plays": [CARDS[i] for i in plays], "centre": self._centre_list()}]
         police = [s for s in _clockwise(self.commissioner, n) if plays[s] == _POLICE]
         robbers = [s for s in _clockwise(self.leader, n) if plays[s] == _ROBBER]
         pickpockets = [s for s in _clockwise(self.leader, n) if plays[s] == _PICKPOCKET]

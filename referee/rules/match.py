@@ -80,7 +80,7 @@ class MatchFormat(msgspec.Struct, frozen=True):
             if not isinstance(v, int) or isinstance(v, bool):
                 raise RulesError(f"match {key} must be a whole number, not {v!r}")
         if self.kind == "single" and self.hands != 1:
-            raise RulesError("a single match has exactly 1 hand; use kind = \"fixed\" for several")
+            raise RulesError('a single match has exactly 1 hand; use kind = "fixed" for several')
         if self.kind == "fixed" and self.hands < 1:
             raise RulesError(f"a fixed match needs at least 1 hand, not {self.hands}")
         if self.kind == "race" and self.target < 1:
@@ -94,7 +94,7 @@ class MatchFormat(msgspec.Struct, frozen=True):
         if params is None or params == "single":
             return cls()
         if isinstance(params, str):
-            raise RulesError(f"unknown match format {params!r}; use \"single\" or a table with kind, hands, target")
+            raise RulesError(f'unknown match format {params!r}; use "single" or a table with kind, hands, target')
         unknown = set(params) - {"kind", "hands", "target", "max_hands"}
         if unknown:
             raise RulesError(
@@ -138,12 +138,18 @@ class Match:
     """
 
     def __init__(
-        self, rules: Any, players: int, fmt: MatchFormat | None = None, seed: int = 0,
+        self,
+        rules: Any,
+        players: int,
+        fmt: MatchFormat | None = None,
+        seed: int = 0,
         dealer: int | None = None,
     ) -> None:
         fmt = SINGLE if fmt is None else fmt
-        if not isinstance(players, int) or isinstance(players, bool) or not (
-            rules.min_players <= players <= rules.max_players
+        if (
+            not isinstance(players, int)
+            or isinstance(players, bool)
+            or not (rules.min_players <= players <= rules.max_players)
         ):
             raise RulesError(f"{rules.name} is for {rules.min_players}-{rules.max_players} players, not {players!r}")
         if fmt.kind != "single" and rules.kind != "ask":
@@ -185,9 +191,12 @@ class Match:
 
     def new_game(self, hand: HandSpec) -> GameState:
         """A fresh game for ``hand`` (its seed, its dealer, its table size)."""
+        game: GameState
         if self.rules.kind != "ask":
-            return self.rules.new_game(len(hand.seats), seed=hand.seed)
-        return self.rules.new_game(len(hand.seats), seed=hand.seed, dealer=hand.dealer, tiebreak=hand.tiebreak)
+            game = self.rules.new_game(len(hand.seats), seed=hand.seed)
+        else:
+            game = self.rules.new_game(len(hand.seats), seed=hand.seed, dealer=hand.dealer, tiebreak=hand.tiebreak)
+        return game
 
     def record(self, hand_scores: Sequence[int]) -> None:
         """Record the pending hand's scores (one per hand seat) and decide what

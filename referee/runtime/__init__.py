@@ -11,7 +11,17 @@ The door for the league (docs/ARCHITECTURE.md section 3)::
                 await bot.close()
 """
 
-from referee.core.errors import BotCrashed, BotError, BotIllegal, BotMalformed, BotRefused, BotStale, BotStartError, BotTimeout
+from referee.core.errors import (
+    BotCrashed,
+    BotError,
+    BotIllegal,
+    BotMalformed,
+    BotRefused,
+    BotStale,
+    BotStartError,
+    BotTimeout,
+)
+
 from .game import play_game
 from .limits import ResourceLimits
 from .process import BotProcess, ProcState
@@ -19,7 +29,25 @@ from .session import BotSession, start_bots
 from .spec import BotSpec, ClockSpec, FaultPolicy, FaultRecord, GameResult, GameSpec, ThinkStats
 
 __all__ = [
-    "BotCrashed", "BotError", "BotIllegal", "BotMalformed", "BotProcess", "BotRefused", "BotSession", "BotSpec", "BotStale",
-    "BotStartError", "BotTimeout", "ClockSpec", "FaultPolicy", "FaultRecord", "GameResult", "GameSpec",
-    "ProcState", "ResourceLimits", "ThinkStats", "play_game", "start_bots",
+    "BotCrashed",
+    "BotError",
+    "BotIllegal",
+    "BotMalformed",
+    "BotProcess",
+    "BotRefused",
+    "BotSession",
+    "BotSpec",
+    "BotStale",
+    "BotStartError",
+    "BotTimeout",
+    "ClockSpec",
+    "FaultPolicy",
+    "FaultRecord",
+    "GameResult",
+    "GameSpec",
+    "ProcState",
+    "ResourceLimits",
+    "ThinkStats",
+    "play_game",
+    "start_bots",
 ]

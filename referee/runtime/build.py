@@ -70,8 +70,14 @@ def build_limits(limits: ResourceLimits | None) -> ResourceLimits:
     return replace(base, temp_workdir=False, writable=True, network=base.build_network)
 
 
-async def run_build(name: str, command: list[str] | str, cwd: str, *, env: dict[str, str] | None = None,
-                    limits: ResourceLimits | None = None) -> BuildResult:
+async def run_build(
+    name: str,
+    command: list[str] | str,
+    cwd: str,
+    *,
+    env: dict[str, str] | None = None,
+    limits: ResourceLimits | None = None,
+) -> BuildResult:
     """Run bot ``name``'s build ``command`` in ``cwd`` inside its sandbox (see
     the module docstring); ``env`` as :class:`~referee.runtime.spec.BotSpec`'s.
     Returns when the command has ended (or was killed at ``build_seconds``)
@@ -83,8 +89,16 @@ async def run_build(name: str, command: list[str] | str, cwd: str, *, env: dict[
     try:
         try:
             proc = await trio.lowlevel.open_process(
-                plan.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                cwd=plan.cwd, env=plan.env, preexec_fn=plan.preexec, start_new_session=True, pass_fds=plan.pass_fds)
+                plan.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                cwd=plan.cwd,
+                env=plan.env,
+                preexec_fn=plan.preexec,
+                start_new_session=True,
+                pass_fds=plan.pass_fds,
+            )
         except BaseException:
             with trio.CancelScope(shield=True):
                 await plan.release()
@@ -135,13 +149,17 @@ async def run_build(name: str, command: list[str] | str, cwd: str, *, env: dict[
             with trio.CancelScope(shield=True):
                 await end()
                 with trio.move_on_after(1.0):
-                    await drained.wait()    # the rest of what it wrote (nothing of it holds the pipe now)
+                    await drained.wait()  # the rest of what it wrote (nothing of it holds the pipe now)
                 nursery.cancel_scope.cancel()
     finally:
         with trio.CancelScope(shield=True):
             await end()
             await close_pipes(proc)
     rc = None if timed_out else proc.returncode
-    return BuildResult(returncode=rc, output=output.decode("utf-8", "replace"), seconds=time.monotonic() - t0,
-                       timed_out=timed_out, sandbox=plan.sandbox_info())
-
+    return BuildResult(
+        returncode=rc,
+        output=output.decode("utf-8", "replace"),
+        seconds=time.monotonic() - t0,
+        timed_out=timed_out,
+        sandbox=plan.sandbox_info(),
+    )

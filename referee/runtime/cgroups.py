@@ -45,10 +45,10 @@ class Layout:
     available). ``version`` is "v2" or "v1" (the hierarchy accounting CPU)."""
 
     version: str
-    cpu: str | None = None        # parent for CPU accounting (v2 cpu.stat / v1 cpuacct.usage)
-    memory: str | None = None     # parent for the memory limit (v2 memory.max / v1 memory.limit_in_bytes)
-    pids: str | None = None       # parent for the process limit (pids.max)
-    unified: str | None = None    # v2 parent used to list and kill the bot's processes
+    cpu: str | None = None  # parent for CPU accounting (v2 cpu.stat / v1 cpuacct.usage)
+    memory: str | None = None  # parent for the memory limit (v2 memory.max / v1 memory.limit_in_bytes)
+    pids: str | None = None  # parent for the process limit (pids.max)
+    unified: str | None = None  # v2 parent used to list and kill the bot's processes
 
     def parents(self) -> list[str]:
         """The distinct parent directories, in a fixed order."""
@@ -227,16 +227,16 @@ class BotCgroup:
         mem = self._dir(lay.memory)
         if mem is not None and self.memory_bytes is not None:
             value = str(self.memory_bytes)
-            if os.path.exists(os.path.join(mem, "memory.max")):      # v2
+            if os.path.exists(os.path.join(mem, "memory.max")):  # v2
                 _write(os.path.join(mem, "memory.max"), value)
                 if os.path.exists(os.path.join(mem, "memory.swap.max")):
                     _write(os.path.join(mem, "memory.swap.max"), "0")
-            else:                                                     # v1
+            else:  # v1
                 _write(os.path.join(mem, "memory.limit_in_bytes"), value)
                 memsw = os.path.join(mem, "memory.memsw.limit_in_bytes")
                 if os.path.exists(memsw):
                     try:
-                        _write(memsw, value)   # no swapping out to dodge the limit
+                        _write(memsw, value)  # no swapping out to dodge the limit
                     except OSError:
                         pass
         pids = self._dir(lay.pids)
@@ -346,7 +346,6 @@ class BotCgroup:
                 return False
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
-
 
 
 #: groups whose removal had to wait (by name); retried by :func:`sweep` and at exit

@@ -117,7 +117,6 @@ class LineReader:
                 raise StreamClosed("end of stream")
             buf += data
 
-
     async def _receive(self, want: int, fresh: bool = False) -> bytes:
         """Up to ``want`` bytes (b"" at end of stream); raises StreamClosed if closed.
 
@@ -128,7 +127,7 @@ class LineReader:
         fileno = self._fileno
         if fileno is None:
             try:
-                return await self._stream.receive_some(want)
+                return bytes(await self._stream.receive_some(want))
             except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
                 raise StreamClosed(str(exc)) from None
         self._hot += 1

@@ -72,8 +72,12 @@ class _Driver:
         self.m = HandMachine(spec, [b.name for b in bots], first_ids=[b.next_id for b in bots])
         self.log: GameLog | None = None
         if log_dir is not None:
-            self.log = GameLog(os.path.join(log_dir, log_name(spec.game_id, compress)), time.monotonic(),
-                               max_bytes=spec.policy.max_log_bytes, compress=compress)
+            self.log = GameLog(
+                os.path.join(log_dir, log_name(spec.game_id, compress)),
+                time.monotonic(),
+                max_bytes=spec.policy.max_log_bytes,
+                compress=compress,
+            )
             self.m.log = self.log
         self._now = trio.lowlevel.current_clock().current_time  # trio's clock, without the run-context lookup
         self.nursery: trio.Nursery | None = None
@@ -95,8 +99,14 @@ class _Driver:
         try:
             async with trio.open_nursery() as nursery:
                 self.nursery = nursery
-                m.start({i: "the bot process is not running at the start of the game"
-                         + (f" ({b.death})" if b.death else "") for i, b in enumerate(self.bots) if not b.alive})
+                m.start(
+                    {
+                        i: "the bot process is not running at the start of the game"
+                        + (f" ({b.death})" if b.death else "")
+                        for i, b in enumerate(self.bots)
+                        if not b.alive
+                    }
+                )
                 while m.playing or m.writes:
                     with trio.CancelScope() as scope:
                         self._scope = scope
@@ -111,8 +121,12 @@ class _Driver:
         finally:
             tails = [b.stderr_tail() for b in self.bots]
             capped = self.log.capped if self.log is not None else False
-            result = m.close(tails, interrupted=not finished, log_capped=capped,
-                             log_path=str(self.log.path) if self.log is not None else None)
+            result = m.close(
+                tails,
+                interrupted=not finished,
+                log_capped=capped,
+                log_path=str(self.log.path) if self.log is not None else None,
+            )
             if self.log is not None:
                 self.log.close()
             for i, b in enumerate(self.bots):
@@ -126,9 +140,11 @@ class _Driver:
     @staticmethod
     def _seat_info(b: BotSession) -> dict[str, Any]:
         hello = b.hello
-        return {"command": b.spec.command,
-                "hello": {"name": hello.name, "version": hello.version} if hello is not None else None,
-                "sandbox": b.sandbox_info()}
+        return {
+            "command": b.spec.command,
+            "hello": {"name": hello.name, "version": hello.version} if hello is not None else None,
+            "sandbox": b.sandbox_info(),
+        }
 
     async def _drive(self) -> None:
         m = self.m
@@ -317,8 +333,9 @@ class _Driver:
         if self.m.seats[w.seat].wait is w:
             await self._wait_reply(w, t0, None, resumed=True)
 
-    async def _wait_reply(self, w: Wait, t0: float | None = None, first: tuple[bytes | None, Any] | None = None,
-                          resumed: bool = False) -> None:
+    async def _wait_reply(
+        self, w: Wait, t0: float | None = None, first: tuple[bytes | None, Any] | None = None, resumed: bool = False
+    ) -> None:
         """The general reply loop: cpu clock, retries, timeouts, crashes, long lines.
         Returns once the machine no longer awaits this turn. ``first``: an outcome
         already read (line or error; both None = nothing yet)."""
@@ -386,14 +403,19 @@ class _Driver:
                     timed_out = True
             if timed_out:
                 what = "CPU time" if cpu_mode else "time"
-                lim = f"{w.limit_ms:.0f} ms" + (" (bank)" if clock.bank_ms is not None and
-                                                w.limit_ms < clock.move_ms else "")
+                lim = f"{w.limit_ms:.0f} ms" + (
+                    " (bank)" if clock.bank_ms is not None and w.limit_ms < clock.move_ms else ""
+                )
                 # the CPU actually used tells a CPU-limit timeout from a wall-ceiling one (overloaded machine)
-                ceiling = (f", wall ceiling {wall_limit * 1000:.0f} ms (it used {ms:.0f} ms of CPU in "
-                           f"{wall_ms:.0f} ms)" if cpu_mode else "")
+                ceiling = (
+                    f", wall ceiling {wall_limit * 1000:.0f} ms (it used {ms:.0f} ms of CPU in {wall_ms:.0f} ms)"
+                    if cpu_mode
+                    else ""
+                )
                 bot.lost()
-                data = m.timeout(seat, f"no reply to turn {w.turn_id} ({w.decide}) within the {what} limit of "
-                                       f"{lim}{ceiling}", ms)
+                data = m.timeout(
+                    seat, f"no reply to turn {w.turn_id} ({w.decide}) within the {what} limit of {lim}{ceiling}", ms
+                )
                 await self._write_now(seat, data)
                 if bot.pipe_open and not bot.closed:
                     self._start_drain(seat, t0)
@@ -401,8 +423,12 @@ class _Driver:
             if err is _CLOSED:
                 bot.stdin_failed()
                 bot.lost()
-                m.crash(seat, f"the bot closed its stdout during turn {w.turn_id} "
-                              f"({await bot.exit_description()}){bot.stderr_hint()}", ms)
+                m.crash(
+                    seat,
+                    f"the bot closed its stdout during turn {w.turn_id} "
+                    f"({await bot.exit_description()}){bot.stderr_hint()}",
+                    ms,
+                )
                 return
             if isinstance(err, LineTooLong):
                 data = m.too_long(seat, str(err), err.head, ms, err.lineno)
@@ -440,8 +466,9 @@ class _Driver:
         self.drains[seat] = (scope, done, until)
         self.nursery.start_soon(self._drain, seat, bot, scope, done, t_turn)
 
-    async def _drain(self, seat: int, bot: BotSession, scope: trio.CancelScope, done: trio.Event,
-                     t_turn: float) -> None:
+    async def _drain(
+        self, seat: int, bot: BotSession, scope: trio.CancelScope, done: trio.Event, t_turn: float
+    ) -> None:
         """Read and report what a timed-out bot still writes (its late reply is stale)."""
         with scope:
             try:
@@ -483,8 +510,9 @@ def _version() -> str:
     return __version__
 
 
-async def play_game(spec: GameSpec, bots: Sequence[BotSession], log_dir: Path | str | None = None, *,
-                    compress: bool = False) -> GameResult:
+async def play_game(
+    spec: GameSpec, bots: Sequence[BotSession], log_dir: Path | str | None = None, *, compress: bool = False
+) -> GameResult:
     """Play ``spec`` with ``bots[i]`` in seat ``i``; return the result. The log
     goes to ``log_dir/<game_id>.jsonl`` (``.jsonl.zst`` with ``compress``).
 

@@ -81,8 +81,9 @@ def read_log_bytes(data: bytes) -> bytes:
         except zstandard.ZstdError as exc:
             raise ValueError(f"the zstandard stream is corrupt ({exc})") from None
         if not d.eof:
-            raise ValueError("the zstandard stream is cut off (the referee stopped while writing it, or the file "
-                             "was truncated)")
+            raise ValueError(
+                "the zstandard stream is cut off (the referee stopped while writing it, or the file was truncated)"
+            )
         return out
     if data.startswith(_GZIP_MAGIC):
         try:
@@ -100,11 +101,30 @@ class GameLog:
     format the log while the bot thinks); file order is unchanged.
     """
 
-    __slots__ = ("path", "_file", "_z", "_zc", "_buf", "_done", "_t0", "_now", "_act", "_max", "capped", "_mem",
-                 "_open")
+    __slots__ = (
+        "path",
+        "_file",
+        "_z",
+        "_zc",
+        "_buf",
+        "_done",
+        "_t0",
+        "_now",
+        "_act",
+        "_max",
+        "capped",
+        "_mem",
+        "_open",
+    )
 
-    def __init__(self, path: str | Path | None, t0: float, now: Any = time.monotonic, max_bytes: int | None = None,
-                 compress: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | Path | None,
+        t0: float,
+        now: Any = time.monotonic,
+        max_bytes: int | None = None,
+        compress: bool = False,
+    ) -> None:
         self.path = path
         self._file: BinaryIO | None = None
         self._mem: bytearray | None = None
@@ -169,11 +189,15 @@ class GameLog:
         t, seat, turn_id, decide, raw, ms, wall = act
         self._act = None
         if wall is None:
-            self._put(b'{"t":%.6f,"act":{"seat":%d,"id":%d,"decide":"%s","fallback":false,"ms":%.3f,"action":%s}}\n'
-                      % (t, seat, turn_id, decide.encode(), ms, raw))
+            self._put(
+                b'{"t":%.6f,"act":{"seat":%d,"id":%d,"decide":"%s","fallback":false,"ms":%.3f,"action":%s}}\n'
+                % (t, seat, turn_id, decide.encode(), ms, raw)
+            )
         else:
-            self._put(b'{"t":%.6f,"act":{"seat":%d,"id":%d,"decide":"%s","fallback":false,"ms":%.3f,"wall_ms":%.3f,'
-                      b'"action":%s}}\n' % (t, seat, turn_id, decide.encode(), ms, wall, raw))
+            self._put(
+                b'{"t":%.6f,"act":{"seat":%d,"id":%d,"decide":"%s","fallback":false,"ms":%.3f,"wall_ms":%.3f,'
+                b'"action":%s}}\n' % (t, seat, turn_id, decide.encode(), ms, wall, raw)
+            )
 
     def _full(self) -> bool:
         """True once the cap is reached (writes the ``capped`` record the first time)."""
@@ -217,8 +241,9 @@ class GameLog:
             if self._max is not None:
                 self._full()
 
-    def inbound(self, seat: int, raw: bytes, ms: float, ok: bool, lineno: int | None = None,
-                long: bool = False) -> None:
+    def inbound(
+        self, seat: int, raw: bytes, ms: float, ok: bool, lineno: int | None = None, long: bool = False
+    ) -> None:
         """Log a line read from ``seat`` and refused: ``raw`` is embedded as JSON
         when it decoded (``in``), else as text (``bad``; ``long``: only the start
         of a line over the length limit). ``lineno``: its number in the bot's output."""
@@ -239,8 +264,9 @@ class GameLog:
                 rec["long"] = True
             self.record(rec)
 
-    def act_raw(self, seat: int, turn_id: int, decide: str, raw: bytes, ms: float,
-                wall_ms: float | None = None) -> None:
+    def act_raw(
+        self, seat: int, turn_id: int, decide: str, raw: bytes, ms: float, wall_ms: float | None = None
+    ) -> None:
         """Log a bot's valid reply, as received, as the action applied (``wall_ms``:
         the wall time of the decision when ``ms`` is CPU time, cpu clock). The
         cap is checked by the next record (an act is small)."""

@@ -117,8 +117,7 @@ class ResourceLimits:
     def unlimited(cls) -> "ResourceLimits":
         """No rlimits and no sandbox: the process runs exactly as started
         (except that it may not dump core)."""
-        return cls(address_space=None, cpu_seconds=None, processes=None, file_size=None, open_files=None,
-                   sandbox=False)
+        return cls(address_space=None, cpu_seconds=None, processes=None, file_size=None, open_files=None, sandbox=False)
 
 
 def preexec_for(limits: ResourceLimits | None) -> Callable[[], None] | None:
@@ -155,8 +154,7 @@ class LimitsError(ValueError):
 ISOLATIONS = ("auto", "bwrap", "basic", "none")
 
 _INT_FIELDS = ("address_space", "cpu_seconds", "processes", "file_size", "open_files", "build_seconds")
-_BOOL_FIELDS = ("network", "pid_namespace", "temp_workdir", "clean_env", "require_sandbox", "writable",
-                "build_network")
+_BOOL_FIELDS = ("network", "pid_namespace", "temp_workdir", "clean_env", "require_sandbox", "writable", "build_network")
 #: convenience keys in MiB
 _MIB_ALIASES = {"memory_mb": "address_space", "file_size_mb": "file_size"}
 
@@ -197,8 +195,11 @@ def parse_limits(*tables: Mapping[str, Any] | None, base: ResourceLimits | None 
                 elif value in ("bwrap", "basic", "none"):
                     changes["sandbox"], changes["isolation"] = value != "none", value
                 else:
-                    raise LimitsError(key, f'expected "bwrap", "basic" or "none" (or true: bwrap where it works, '
-                                           f"else basic; false: none), got {value!r}")
+                    raise LimitsError(
+                        key,
+                        f'expected "bwrap", "basic" or "none" (or true: bwrap where it works, '
+                        f"else basic; false: none), got {value!r}",
+                    )
                 continue
             if name == "user":
                 if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":

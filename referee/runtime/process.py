@@ -44,11 +44,11 @@ STDERR_TAIL = 65536
 class ProcState(enum.Enum):
     """Where a bot process stands; the properties of :class:`BotProcess` read it."""
 
-    READY = "ready"              # running and in sync: it may play its next turn
-    DEAF = "deaf"                # in sync, but a write to its stdin failed: nothing more is written
-    LOST = "lost"                # timed out or crashed: out of sync; still gets events until it is killed
-    BROKEN = "broken"            # out of sync and its stdin takes no writes
-    CLOSED = "closed"            # killed and reaped
+    READY = "ready"  # running and in sync: it may play its next turn
+    DEAF = "deaf"  # in sync, but a write to its stdin failed: nothing more is written
+    LOST = "lost"  # timed out or crashed: out of sync; still gets events until it is killed
+    BROKEN = "broken"  # out of sync and its stdin takes no writes
+    CLOSED = "closed"  # killed and reaped
 
 
 #: the transitions: (state, event) -> new state; an event not listed leaves the state as it is
@@ -104,8 +104,9 @@ class BotProcess:
 
     # -- start -----------------------------------------------------------------
     @classmethod
-    async def spawn(cls, spec: BotSpec, nursery: trio.Nursery | None = None, *, max_line: int = 65536,
-                    probe_leftovers: bool = False) -> Self:
+    async def spawn(
+        cls, spec: BotSpec, nursery: trio.Nursery | None = None, *, max_line: int = 65536, probe_leftovers: bool = False
+    ) -> Self:
         """Start the bot in its sandbox. ``nursery`` hosts the stderr drain (it
         must outlive the process; None: a system task). ``probe_leftovers``:
         the sandbox reports the processes the bot leaves behind (check-bot).
@@ -126,8 +127,9 @@ class BotProcess:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await self.kill()
 
     # -- I/O -------------------------------------------------------------------
@@ -289,8 +291,16 @@ async def _open(spec: BotSpec, plan: SpawnPlan) -> trio.Process:
     try:
         try:
             return await trio.lowlevel.open_process(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=plan.cwd,
-                env=plan.env, start_new_session=True, preexec_fn=plan.preexec, pass_fds=plan.pass_fds)
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=plan.cwd,
+                env=plan.env,
+                start_new_session=True,
+                preexec_fn=plan.preexec,
+                pass_fds=plan.pass_fds,
+            )
         except BaseException:
             plan.cleanup()
             raise
@@ -298,21 +308,32 @@ async def _open(spec: BotSpec, plan: SpawnPlan) -> trio.Process:
         missing = spec.cwd if spec.cwd and not os.path.isdir(spec.cwd) else (exc.filename or argv[0])
         raise BotStartError(
             f"cannot start: {missing!r} not found (command {argv!r}); check the path or use a shell string",
-            bot=spec.name, reason="not_found") from None
+            bot=spec.name,
+            reason="not_found",
+        ) from None
     except PermissionError:
         if _is_directory(argv[0], spec.cwd):
-            raise BotStartError(f"cannot start: {argv[0]!r} is a directory, not a program; give the bot's "
-                                "executable or script inside it (e.g. python3 DIR/bot.py)", bot=spec.name,
-                                reason="directory") from None
-        raise BotStartError(f"cannot start: {argv[0]!r} is not executable (chmod +x, or run it via its interpreter)",
-                            bot=spec.name, reason="not_executable") from None
+            raise BotStartError(
+                f"cannot start: {argv[0]!r} is a directory, not a program; give the bot's "
+                "executable or script inside it (e.g. python3 DIR/bot.py)",
+                bot=spec.name,
+                reason="directory",
+            ) from None
+        raise BotStartError(
+            f"cannot start: {argv[0]!r} is not executable (chmod +x, or run it via its interpreter)",
+            bot=spec.name,
+            reason="not_executable",
+        ) from None
     except OSError as exc:
         if exc.errno != errno.ENOEXEC:
             raise BotStartError(f"cannot start {argv!r}: {exc}", bot=spec.name) from None
         raise BotStartError(
             f"cannot start: {argv[0]!r} is not a program the system can run (a script without a `#!` line?); "
             f"add a first line such as `#!/usr/bin/env python3`, or run it through its interpreter "
-            f"(e.g. `python3 {argv[0]}`)", bot=spec.name, reason="no_interpreter") from None
+            f"(e.g. `python3 {argv[0]}`)",
+            bot=spec.name,
+            reason="no_interpreter",
+        ) from None
     except subprocess.SubprocessError as exc:
         raise BotStartError(f"cannot start {argv!r}: {exc}", bot=spec.name) from None
 
@@ -322,8 +343,9 @@ def _is_directory(program: str, cwd: str | None) -> bool:
     directory: as a path (relative to ``cwd``), or found on ``PATH``."""
     if "/" in program:
         return os.path.isdir(os.path.join(cwd or os.getcwd(), program))
-    return any(os.path.isdir(os.path.join(d or ".", program))
-               for d in os.environ.get("PATH", os.defpath).split(os.pathsep))
+    return any(
+        os.path.isdir(os.path.join(d or ".", program)) for d in os.environ.get("PATH", os.defpath).split(os.pathsep)
+    )
 
 
 async def kill_group(process: trio.Process) -> None:

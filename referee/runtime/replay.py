@@ -68,14 +68,31 @@ import msgspec
 
 from protocol.messages import PROTOCOL_VERSION
 from referee.core.machine import HandMachine
-from referee.core.records import (LOG_KIND, READABLE_VERSIONS, ActInfo, ActRec, CappedRec, FaultRec, FooterInfo,
-                                  FooterRec, HandEndRec, HandRec, Header, InRec, OutRec, RetryRec, StderrRec,
-                                  bad_line_bytes, bad_line_fields, record_type)
+from referee.core.records import (
+    LOG_KIND,
+    READABLE_VERSIONS,
+    ActInfo,
+    ActRec,
+    CappedRec,
+    FaultRec,
+    FooterInfo,
+    FooterRec,
+    HandEndRec,
+    HandRec,
+    Header,
+    InRec,
+    OutRec,
+    RetryRec,
+    StderrRec,
+    bad_line_bytes,
+    bad_line_fields,
+    record_type,
+)
 from referee.core.spec import FaultRecord, GameSpec
 from referee.errors import UserError
-from referee.runtime.gamelog import read_log_bytes
-from referee.rules import AskRules, Deal, get_variant
+from referee.rules import AskRules, Deal, Rules, get_variant
 from referee.rules.match import MatchFormat
+from referee.runtime.gamelog import read_log_bytes
 
 __all__ = ["ReplayReport", "load_log", "replay", "replay_records"]
 
@@ -149,8 +166,10 @@ def parse_log(data: bytes, name: str) -> list[tuple[int, Any, dict[str, Any]]]:
             if raw.get("log") != LOG_KIND:
                 raise UserError(f"{name} line 1 is not a card-referee game log header")
             if raw.get("log_version") not in READABLE_VERSIONS:
-                raise UserError(f"{name} line 1: log version {raw.get('log_version')!r}; this referee reads "
-                                f"versions {', '.join(map(str, READABLE_VERSIONS))}")
+                raise UserError(
+                    f"{name} line 1: log version {raw.get('log_version')!r}; this referee reads "
+                    f"versions {', '.join(map(str, READABLE_VERSIONS))}"
+                )
             typ: type = Header
             what = "header"
         else:
@@ -159,7 +178,7 @@ def parse_log(data: bytes, name: str) -> list[tuple[int, Any, dict[str, Any]]]:
                 raise UserError(f"{name} line {i}: not a known log record (keys {', '.join(sorted(raw)) or 'none'})")
             what, typ = found
         try:
-            rec = msgspec.convert(raw, typ)
+            rec: Any = msgspec.convert(raw, typ)
         except msgspec.ValidationError as exc:
             raise UserError(f"{name} line {i}: malformed {what} record: {exc}") from None
         out.append((i, rec, raw))
@@ -246,8 +265,9 @@ class _Expect:
     def out(self, seat: int, lines: list[bytes]) -> None:
         self.q.append(("out", {"to": seat, "out": [msgspec.json.decode(x) for x in lines]}))
 
-    def inbound(self, seat: int, raw: bytes, ms: float, ok: bool, lineno: int | None = None,
-                long: bool = False) -> None:
+    def inbound(
+        self, seat: int, raw: bytes, ms: float, ok: bool, lineno: int | None = None, long: bool = False
+    ) -> None:
         rec: dict[str, Any] = {"from": seat}
         if ok:
             rec["in"] = msgspec.json.decode(raw)
@@ -260,8 +280,9 @@ class _Expect:
             rec["long"] = True
         self.q.append(("in" if ok else "bad", rec))
 
-    def act_raw(self, seat: int, turn_id: int, decide: str, raw: bytes, ms: float,
-                wall_ms: float | None = None) -> None:
+    def act_raw(
+        self, seat: int, turn_id: int, decide: str, raw: bytes, ms: float, wall_ms: float | None = None
+    ) -> None:
         act: dict[str, Any] = {"seat": seat, "id": turn_id, "decide": decide, "fallback": False, "ms": round(ms, 3)}
         if wall_ms is not None:
             act["wall_ms"] = round(wall_ms, 3)
@@ -281,8 +302,16 @@ class _Transcript:
         seats = ", ".join(f"{s.hs}={s.name}" for s in m.hand_seats)
         self.report.transcript.append(f"== {m.gid}: seats {seats}, dealer {getattr(m.state, 'dealer', 0)}")
 
-    def applied(self, m: HandMachine, seat: int, decide: str, action: Any, events: list[dict[str, Any]],
-                fallback: bool, ms: float | None) -> None:
+    def applied(
+        self,
+        m: HandMachine,
+        seat: int,
+        decide: str,
+        action: Any,
+        events: list[dict[str, Any]],
+        fallback: bool,
+        ms: float | None,
+    ) -> None:
         self.report.actions += 1
         who = self.names[seat] + (" (fallback)" if fallback else "")
         took = "" if ms is None else f" [{ms:.2f} ms]"
@@ -298,8 +327,7 @@ class _Transcript:
     def retried(self, m: HandMachine, seat: int, fault: str, detail: str, left: int) -> None:
         self.report.transcript.append(f" !! retry: seat {seat} ({self.names[seat]}) {fault}: {detail}")
 
-    def hand_ended(self, m: HandMachine, scores: list[Any], ranks: list[int], reason: str,
-                   detail: str | None) -> None:
+    def hand_ended(self, m: HandMachine, scores: list[Any], ranks: list[int], reason: str, detail: str | None) -> None:
         note = "" if reason == "complete" else f" ({reason}{': ' + detail if detail else ''})"
         self.report.transcript.append(f"== {m.gid} ends: scores {scores}, ranks {ranks}{note}")
 
@@ -361,14 +389,14 @@ class _Timing:
 
     def __init__(self, sim: "_Replay", n: int) -> None:
         self.sim = sim
-        self.bank: list[float | None] = [None] * n   # the bank left (from the recorded ms) this hand
-        self.charges = [0] * n                       # recorded ms subtracted from it (rounding error)
+        self.bank: list[float | None] = [None] * n  # the bank left (from the recorded ms) this hand
+        self.charges = [0] * n  # recorded ms subtracted from it (rounding error)
         self.turn_t: list[float | None] = [None] * n  # t of the record that carried the seat's last turn
         self.turn_line = [0] * n
         self.last_in: list[float | None] = [None] * n  # ms of the seat's last refused reply to this turn
         self.count = [0] * n
-        self.known: list[list[float]] = [[] for _ in range(n)]   # measured ms the log records
-        self.lower: list[list[float]] = [[] for _ in range(n)]   # lower bounds of ms the log does not record
+        self.known: list[list[float]] = [[] for _ in range(n)]  # measured ms the log records
+        self.lower: list[list[float]] = [[] for _ in range(n)]  # lower bounds of ms the log does not record
 
     def fail(self, text: str) -> None:
         self.sim.fail(f"line {self.sim.line}: {text}")
@@ -408,16 +436,20 @@ class _Timing:
         bank = self.bank[s]
         if bank is None:
             if not _same(left, c.move_ms):
-                self.fail(f"the turn to seat {s} says clock.left_ms {_short(left)}, expected the move limit "
-                          f"{c.move_ms} (no bank)")
+                self.fail(
+                    f"the turn to seat {s} says clock.left_ms {_short(left)}, expected the move limit "
+                    f"{c.move_ms} (no bank)"
+                )
         else:
             # game.py sends int(bank left), the bank minus the think times charged so far
             e = self._eps(s)
             lo, hi = int(bank - e), int(bank + e)
             if type(left) is not int or not lo <= left <= hi:
                 want = str(lo) if lo == hi else f"{lo} to {hi}"
-                self.fail(f"the turn to seat {s} says clock.left_ms {_short(left)}, expected {want} (bank_ms "
-                          f"{c.bank_ms} minus the {self.charges[s]} think time(s) recorded for it this hand)")
+                self.fail(
+                    f"the turn to seat {s} says clock.left_ms {_short(left)}, expected {want} (bank_ms "
+                    f"{c.bank_ms} minus the {self.charges[s]} think time(s) recorded for it this hand)"
+                )
         self.turn_t[s] = self.sim.rec_t
         self.turn_line[s] = self.sim.line
         self.last_in[s] = None
@@ -428,51 +460,65 @@ class _Timing:
         if t0 is None:
             return
         if t < t0:
-            self.fail(f"{what} of seat {s} has t {t}, before t {t0} of the turn it answers (line "
-                      f"{self.turn_line[s]})")
+            self.fail(f"{what} of seat {s} has t {t}, before t {t0} of the turn it answers (line {self.turn_line[s]})")
         span = (t - t0) * 1000
         if ms > span + _SPAN_TOL_MS:
-            self.fail(f"{what} of seat {s} records {ms} ms of wall time, but only {span:.3f} ms passed between "
-                      f"the turn (line {self.turn_line[s]}, t {t0}) and this record (t {t})")
+            self.fail(
+                f"{what} of seat {s} records {ms} ms of wall time, but only {span:.3f} ms passed between "
+                f"the turn (line {self.turn_line[s]}, t {t0}) and this record (t {t})"
+            )
 
     def act(self, s: int, a: ActInfo) -> None:
         t = self.sim.rec_t
         c = self.sim.clocks[s]
         if a.fallback:
             if a.ms != 0 or a.wall_ms is not None:
-                self.fail(f"the fallback action of seat {s} has act.ms {a.ms}"
-                          + ("" if a.wall_ms is None else f" and act.wall_ms {a.wall_ms}")
-                          + ", expected ms 0 and no wall_ms (nobody thought)")
+                self.fail(
+                    f"the fallback action of seat {s} has act.ms {a.ms}"
+                    + ("" if a.wall_ms is None else f" and act.wall_ms {a.wall_ms}")
+                    + ", expected ms 0 and no wall_ms (nobody thought)"
+                )
             return
         if not _num(a.ms) or a.ms < 0:
             self.fail(f"seat {s}'s reply has act.ms {a.ms}, expected a think time of 0 ms or more")
         lo, hi = self.limit(s)
-        what = f"min(move_ms {c.move_ms}, bank left {self.bank[s]:.3f})" if self.bank[s] is not None else \
-            f"move_ms {c.move_ms}"
+        what = (
+            f"min(move_ms {c.move_ms}, bank left {self.bank[s]:.3f})"
+            if self.bank[s] is not None
+            else f"move_ms {c.move_ms}"
+        )
         wall = a.ms
         if c.mode == "cpu" and a.wall_ms is not None:
             # ms is CPU time, compared with the limit once measured; wall_ms is under the wall ceiling
             if a.ms > hi + _TOL_MS:
-                self.fail(f"seat {s}'s accepted reply has act.ms {a.ms} ms of CPU time, over its limit of "
-                          f"{hi:.3f} ms ({what}), with no timeout fault")
+                self.fail(
+                    f"seat {s}'s accepted reply has act.ms {a.ms} ms of CPU time, over its limit of "
+                    f"{hi:.3f} ms ({what}), with no timeout fault"
+                )
             if not _num(a.wall_ms) or a.wall_ms < 0:
                 self.fail(f"seat {s}'s reply has act.wall_ms {a.wall_ms}, expected a wall time of 0 ms or more")
             ceiling = self.ceiling(s)
             if a.wall_ms > ceiling + LATE_MS:
-                self.fail(f"seat {s}'s accepted reply has act.wall_ms {a.wall_ms}, over the wall ceiling of "
-                          f"{ceiling:.0f} ms by more than the {LATE_MS:.0f} ms allowed for a late read, with "
-                          "no timeout fault")
+                self.fail(
+                    f"seat {s}'s accepted reply has act.wall_ms {a.wall_ms}, over the wall ceiling of "
+                    f"{ceiling:.0f} ms by more than the {LATE_MS:.0f} ms allowed for a late read, with "
+                    "no timeout fault"
+                )
             wall = a.wall_ms
         else:
             if a.wall_ms is not None:
-                self.fail(f"seat {s}'s reply has act.wall_ms {a.wall_ms} under a wall clock (wall_ms is only "
-                          "logged with the cpu clock)")
+                self.fail(
+                    f"seat {s}'s reply has act.wall_ms {a.wall_ms} under a wall clock (wall_ms is only "
+                    "logged with the cpu clock)"
+                )
             # wall time (also the cpu clock without /proc): the line arrived before the deadline,
             # its time is measured when it is read
             if a.ms > hi + _TOL_MS + LATE_MS:
-                self.fail(f"seat {s}'s accepted reply has act.ms {a.ms}, over its limit of {hi:.3f} ms "
-                          f"({what}) by more than the {LATE_MS:.0f} ms allowed for a late read, with no "
-                          "timeout fault")
+                self.fail(
+                    f"seat {s}'s accepted reply has act.ms {a.ms}, over its limit of {hi:.3f} ms "
+                    f"({what}) by more than the {LATE_MS:.0f} ms allowed for a late read, with no "
+                    "timeout fault"
+                )
         self._span(s, t, wall, "the act")
         self._charge(s, a.ms)
         self.count[s] += 1
@@ -493,8 +539,9 @@ class _Timing:
         if f.decision_id is None:
             return  # not a decision's outcome (dead at the start, a failed write): nothing measured
         self.count[s] += 1
-        if f.fault in ("malformed", "illegal", "stale") and self.last_in[s] is not None:
-            self.known[s].append(self.last_in[s])  # the faulting reply, logged with its time
+        last = self.last_in[s]
+        if f.fault in ("malformed", "illegal", "stale") and last is not None:
+            self.known[s].append(last)  # the faulting reply, logged with its time
             return
         lo, _ = self.limit(s)
         c = self.sim.clocks[s]
@@ -502,9 +549,11 @@ class _Timing:
             # the wait ran out: at least the limit passed since the turn was written
             t0 = self.turn_t[s]
             if t0 is not None and (self.sim.rec_t - t0) * 1000 < lo - _SPAN_TOL_MS:
-                self.fail(f"the timeout fault of seat {s} has t {self.sim.rec_t}, only "
-                          f"{(self.sim.rec_t - t0) * 1000:.3f} ms after its turn (line {self.turn_line[s]}, "
-                          f"t {t0}); its limit is {lo:.3f} ms")
+                self.fail(
+                    f"the timeout fault of seat {s} has t {self.sim.rec_t}, only "
+                    f"{(self.sim.rec_t - t0) * 1000:.3f} ms after its turn (line {self.turn_line[s]}, "
+                    f"t {t0}); its limit is {lo:.3f} ms"
+                )
             self.lower[s].append(lo)
         else:
             self.lower[s].append(0.0)  # a crash, a line too long, CPU time: not in the log
@@ -512,17 +561,24 @@ class _Timing:
     def footer(self, think: list[Any]) -> None:
         n = len(self.count)
         if not isinstance(think, list) or len(think) != n:
-            self.fail(f"the footer's think_ms has {len(think) if isinstance(think, list) else _short(think)} "
-                      f"entries, expected one per seat ({n})")
+            self.fail(
+                f"the footer's think_ms has {len(think) if isinstance(think, list) else _short(think)} "
+                f"entries, expected one per seat ({n})"
+            )
         for s, got in enumerate(think):
             where = f"the footer's think_ms[{s}]"
-            if not isinstance(got, dict) or not {"count", "mean_ms", "max_ms"} <= got.keys() or \
-                    not got.keys() <= {"count", "mean_ms", "max_ms", "total_ms"}:
+            if (
+                not isinstance(got, dict)
+                or not {"count", "mean_ms", "max_ms"} <= got.keys()
+                or not got.keys() <= {"count", "mean_ms", "max_ms", "total_ms"}
+            ):
                 self.fail(f"{where} is {_short(got)}, expected count, mean_ms and max_ms")
             count, mean, mx = got["count"], got["mean_ms"], got["max_ms"]
             if type(count) is not int or count != self.count[s]:
-                self.fail(f"{where}.count is {_short(count)}, expected {self.count[s]} (seat {s}'s accepted "
-                          "replies and the decision its fault ended)")
+                self.fail(
+                    f"{where}.count is {_short(count)}, expected {self.count[s]} (seat {s}'s accepted "
+                    "replies and the decision its fault ended)"
+                )
             for k in ("mean_ms", "max_ms", "total_ms"):
                 if k in got and (not _num(got[k]) or got[k] < 0):
                     self.fail(f"{where}.{k} is {_short(got[k])}, expected a time of 0 ms or more")
@@ -539,11 +595,14 @@ class _Timing:
             ksum, kmax = sum(known), max(known, default=0.0)
             if not lower:  # every charged time is in the log: exact up to rounding
                 if abs(total - ksum) > tol_total:
-                    self.fail(f"{where}.mean_ms is {mean}, expected {ksum / count:.3f} (the mean of the "
-                              f"{count} think time(s) recorded for seat {s})")
+                    self.fail(
+                        f"{where}.mean_ms is {mean}, expected {ksum / count:.3f} (the mean of the "
+                        f"{count} think time(s) recorded for seat {s})"
+                    )
                 if abs(mx - kmax) > 2 * _ROUND_MS + _TOL_MS:
-                    self.fail(f"{where}.max_ms is {mx}, expected {kmax:.3f} (the longest think time recorded "
-                              f"for seat {s})")
+                    self.fail(
+                        f"{where}.max_ms is {mx}, expected {kmax:.3f} (the longest think time recorded for seat {s})"
+                    )
                 continue
             # some charged times are not logged (a timeout, a crash): bounds only
             floor = max([kmax, *lower])
@@ -554,10 +613,11 @@ class _Timing:
                 least = ksum + mx + sum(lower) - max(lower)
             most = ksum + len(lower) * mx
             if not least - tol_total <= total <= most + tol_total:
-                self.fail(f"{where}.mean_ms is {mean}, expected between {least / count:.3f} and "
-                          f"{most / count:.3f} (seat {s}'s {len(known)} recorded think time(s) and "
-                          f"{len(lower)} unrecorded one(s))")
-
+                self.fail(
+                    f"{where}.mean_ms is {mean}, expected between {least / count:.3f} and "
+                    f"{most / count:.3f} (seat {s}'s {len(known)} recorded think time(s) and "
+                    f"{len(lower)} unrecorded one(s))"
+                )
 
 
 # ----------------------------------------------------------------------------- the replay
@@ -578,6 +638,7 @@ class _Replay:
         self.rec_t = 0.0
         self.last_t, self.last_line = 0.0, 1
         try:
+            rules: Rules
             if h.log_version < 2 and h.rules.get("game", "ask") == "ask":
                 rules = AskRules.from_record(h.rules)  # as played then (no stalemate rule, old presets)
             else:
@@ -588,16 +649,19 @@ class _Replay:
         if h.variant != rules.name:
             self.fail(f"line 1: the header names variant {h.variant!r} but its rules are those of {rules.name!r}")
         if h.protocol != PROTOCOL_VERSION:
-            self.fail(f"line 1: the log was written with protocol version {h.protocol}; this referee speaks "
-                      f"protocol version {PROTOCOL_VERSION}")
+            self.fail(
+                f"line 1: the log was written with protocol version {h.protocol}; this referee speaks "
+                f"protocol version {PROTOCOL_VERSION}"
+            )
         if len(h.seats) != n:
             self.fail(f"line 1: the header says {n} players but lists {len(h.seats)} seats")
         for i, s in enumerate(h.seats):
             if s.seat != i:
                 self.fail(f"line 1: seats[{i}] is numbered {s.seat}, expected {i}")
         if not rules.min_players <= n <= rules.max_players:
-            self.fail(f"line 1: {rules.name} is for {rules.min_players}-{rules.max_players} players, the header "
-                      f"says {n}")
+            self.fail(
+                f"line 1: {rules.name} is for {rules.min_players}-{rules.max_players} players, the header says {n}"
+            )
         if h.seat_clocks is not None and len(h.seat_clocks) != n:
             self.fail(f"line 1: {len(h.seat_clocks)} seat_clocks for {n} players")
         self.names = [s.bot for s in h.seats]
@@ -609,16 +673,31 @@ class _Replay:
                 if fmt.kind == "single":
                     fmt = None
             deal = Deal.from_json(h.deal) if h.deal is not None else None
-            spec = GameSpec(h.game, rules, n, seed=h.seed, deal=deal, match=fmt, clock=h.clock, policy=h.policy,
-                            seat_clocks=list(h.seat_clocks) if h.seat_clocks is not None else None)
+            spec = GameSpec(
+                h.game,
+                rules,
+                n,
+                seed=h.seed,
+                deal=deal,
+                match=fmt,
+                clock=h.clock,
+                policy=h.policy,
+                seat_clocks=list(h.seat_clocks) if h.seat_clocks is not None else None,
+            )
             self.expect = _Expect()
-            self.m = HandMachine(spec, self.names, first_ids=self._first_ids(n), sink=self.expect,
-                                 observer=_Transcript(report, self.names), canonical=h.log_version >= 2)
+            self.m = HandMachine(
+                spec,
+                self.names,
+                first_ids=self._first_ids(n),
+                sink=self.expect,
+                observer=_Transcript(report, self.names),
+                canonical=h.log_version >= 2,
+            )
         except _Mismatch:
             raise
         except Exception as exc:
             self.fail(f"line 1: the header does not describe a game this referee can play: {exc}")
-        self.faulted: set[int] = set()      # seats with a fault, in log order
+        self.faulted: set[int] = set()  # seats with a fault, in log order
         self.timing = _Timing(self, n)
         self.written_due = False
         self.lenient_detail: set[int] = set()  # v1: seats whose next malformed detail cannot be re-derived
@@ -687,8 +766,9 @@ class _Replay:
         self.report.capped = capped
         if capped:
             if not footer.log_capped:
-                self.fail(f"line {records[-1][0]}: the log has a `capped` record but its footer does not say "
-                          "log_capped")
+                self.fail(
+                    f"line {records[-1][0]}: the log has a `capped` record but its footer does not say log_capped"
+                )
             self._check_stderr(body[tail:])
             return
         if not interrupted:
@@ -706,8 +786,9 @@ class _Replay:
                 self.fail(f"line {self.line}: the log ends before the game does: {self._awaiting()}")
         self.expect.q.clear()
         tails = {rec.stderr.seat: rec.stderr.tail for _, rec, _r in body[tail:]}
-        m.close([tails.get(s, "") for s in range(self.h.players)], interrupted=interrupted,
-                log_capped=footer.log_capped)
+        m.close(
+            [tails.get(s, "") for s in range(self.h.players)], interrupted=interrupted, log_capped=footer.log_capped
+        )
         self._check_stderr(body[tail:])
         self.line = records[-1][0]
         key, want = self.expect.q.popleft()
@@ -727,15 +808,24 @@ class _Replay:
         for k, (_, rec, _r) in enumerate(body):
             if isinstance(rec, (OutRec, ActRec)):
                 break
-            if isinstance(rec, FaultRec) and rec.fault.fault == "crash" and rec.fault.decision_id is None \
-                    and rec.fault.detail.startswith(_DEAD_AT_START) and 0 <= rec.fault.seat < self.h.players:
+            if (
+                isinstance(rec, FaultRec)
+                and rec.fault.fault == "crash"
+                and rec.fault.decision_id is None
+                and rec.fault.detail.startswith(_DEAD_AT_START)
+                and 0 <= rec.fault.seat < self.h.players
+            ):
                 dead.setdefault(rec.fault.seat, rec.fault.detail)
                 skip.add(k)
         return dead, skip
 
     def _write_failure(self, rec: Any, k: int, skip: set[int]) -> bool:
-        return isinstance(rec, FaultRec) and k not in skip and rec.fault.decision_id is None \
+        return (
+            isinstance(rec, FaultRec)
+            and k not in skip
+            and rec.fault.decision_id is None
             and rec.fault.fault in ("crash", "timeout")
+        )
 
     def _is_input(self, rec: Any, k: int, skip: set[int]) -> bool:
         m = self.m
@@ -749,14 +839,24 @@ class _Replay:
                 return False
             if f.fault in ("timeout", "crash"):
                 return True
-            if self.h.log_version < 2 and f.fault == "malformed" and "is longer than" in f.detail \
-                    and 0 <= f.seat < len(m.seats) and m.seats[f.seat].wait is not None:
+            if (
+                self.h.log_version < 2
+                and f.fault == "malformed"
+                and "is longer than" in f.detail
+                and 0 <= f.seat < len(m.seats)
+                and m.seats[f.seat].wait is not None
+            ):
                 return True  # v1: a line too long left no record of its own
             return False
         if isinstance(rec, RetryRec):
             r = rec.retry
-            return self.h.log_version < 2 and r.fault == "malformed" and "is longer than" in r.detail \
-                and 0 <= r.seat < len(m.seats) and m.seats[r.seat].wait is not None
+            return (
+                self.h.log_version < 2
+                and r.fault == "malformed"
+                and "is longer than" in r.detail
+                and 0 <= r.seat < len(m.seats)
+                and m.seats[r.seat].wait is not None
+            )
         return False
 
     def _feed(self, body: list[tuple[int, Any, dict[str, Any]]], k: int) -> None:
@@ -768,8 +868,10 @@ class _Replay:
                 a = rec.act
                 s = a.seat
                 if not 0 <= s < len(m.seats) or m.seats[s].wait is None:
-                    self.fail(f"line {line}: an action by seat {s} is recorded, the re-simulation awaits "
-                              f"{self._awaiting_who()}")
+                    self.fail(
+                        f"line {line}: an action by seat {s} is recorded, the re-simulation awaits "
+                        f"{self._awaiting_who()}"
+                    )
                 decide = m.seats[s].wait.decide  # type: ignore[union-attr]
                 if a.decide != decide:
                     self.fail(f"line {line}: a {a.decide} by seat {s} is recorded, the engine awaits a {decide}")
@@ -777,13 +879,16 @@ class _Replay:
                 m.reply(s, msgspec.json.encode(a.action), a.ms, a.wall_ms)
                 if m.last_refusal is not None:
                     reason = re.sub(r"^line \d+: (turn \d+: )?", "", m.last_refusal[2])
-                    self.fail(f"line {line}: the recorded {decide} of seat {s} ({self.names[s]}) is not legal: "
-                              f"{reason}")
+                    self.fail(
+                        f"line {line}: the recorded {decide} of seat {s} ({self.names[s]}) is not legal: {reason}"
+                    )
             elif isinstance(rec, InRec):
                 s = rec.from_
                 if not 0 <= s < len(m.seats) or (rec.in_ is None) == (rec.bad is None):
-                    self.fail(f"line {line}: a refused-reply record must come from a seat of this game and hold "
-                              "either `in` or `bad`")
+                    self.fail(
+                        f"line {line}: a refused-reply record must come from a seat of this game and hold "
+                        "either `in` or `bad`"
+                    )
                 if rec.in_ is not None:
                     data = msgspec.json.encode(rec.in_)
                 elif self.h.log_version < 2 and rec.raw is None:
@@ -804,8 +909,10 @@ class _Replay:
                 elif seat.timed_out_turn is not None:
                     m.stale_line(s, data, rec.ms, lineno)
                 else:
-                    self.fail(f"line {line}: a refused reply of seat {s}, whose turn is not awaited and which did "
-                              "not time out")
+                    self.fail(
+                        f"line {line}: a refused reply of seat {s}, whose turn is not awaited and which did "
+                        "not time out"
+                    )
             elif isinstance(rec, FaultRec):
                 f = rec.fault
                 s = f.seat
@@ -819,8 +926,10 @@ class _Replay:
                 elif f.fault == "malformed":  # v1: a line too long
                     m.too_long(s, f.detail, b"", 0.0, _lineno(f.detail))
                 elif seat.wait is None or seat.wait.turn_id != f.decision_id:
-                    self.fail(f"line {line}: the {f.fault} fault of seat {s} names turn {f.decision_id}, but the "
-                              f"turn awaited from it is {seat.wait.turn_id if seat.wait else None}")
+                    self.fail(
+                        f"line {line}: the {f.fault} fault of seat {s} names turn {f.decision_id}, but the "
+                        f"turn awaited from it is {seat.wait.turn_id if seat.wait else None}"
+                    )
                 elif f.fault == "timeout":
                     m.timeout(s, f.detail)
                 else:
@@ -840,7 +949,7 @@ class _Replay:
 
     @staticmethod
     def _following_detail(body: list[tuple[int, Any, dict[str, Any]]], k: int, seat: int) -> str | None:
-        for _, rec, _r in body[k + 1:k + 40]:
+        for _, rec, _r in body[k + 1 : k + 40]:
             if isinstance(rec, FaultRec) and rec.fault.seat == seat:
                 return rec.fault.detail
             if isinstance(rec, RetryRec) and rec.retry.seat == seat:
@@ -850,9 +959,14 @@ class _Replay:
     # ---------------------------------------------------------------- comparing
     def _time(self, t: Any) -> None:
         if not _num(t) or t < self.last_t:
-            self.fail(f"line {self.line}: t is {t}, "
-                      + ("expected a time in seconds since the game started" if not _num(t) or t < 0 else
-                         f"before t {self.last_t} of line {self.last_line} (times never decrease)"))
+            self.fail(
+                f"line {self.line}: t is {t}, "
+                + (
+                    "expected a time in seconds since the game started"
+                    if not _num(t) or t < 0
+                    else f"before t {self.last_t} of line {self.last_line} (times never decrease)"
+                )
+            )
         self.rec_t = self.last_t = t
         self.last_line = self.line
 
@@ -880,8 +994,10 @@ class _Replay:
                     self._nothing_more(line, rec, raw)
             key, want = q.popleft()
         if key != got_key:
-            self.fail(f"line {line}: the log has {self._describe_got(got_key, raw)}, the re-simulation "
-                      f"{self._describe_want(key, want, verb='has')}")
+            self.fail(
+                f"line {line}: the log has {self._describe_got(got_key, raw)}, the re-simulation "
+                f"{self._describe_want(key, want, verb='has')}"
+            )
         getattr(self, f"_cmp_{got_key}")(line, rec, raw, want)
 
     def _closed(self, seat: int) -> None:
@@ -897,16 +1013,25 @@ class _Replay:
     def _cmp_out(self, line: int, rec: OutRec, raw: dict[str, Any], want: dict[str, Any]) -> None:
         s = rec.to
         if s != want["to"]:
-            self.fail(f"line {line}: a write to seat {s} is recorded, the re-simulation writes to seat {want['to']} "
-                      f"here: {_short(want['out'])}")
+            self.fail(
+                f"line {line}: a write to seat {s} is recorded, the re-simulation writes to seat {want['to']} "
+                f"here: {_short(want['out'])}"
+            )
         got_msgs, want_msgs = rec.out, want["out"]
         for i, w in enumerate(want_msgs):
             if i >= len(got_msgs):
-                self.fail(f"line {line}: the log never shows the {_what(w)} the re-simulation sends seat {s} "
-                          f"({self.names[s]}): {_short(w)}")
+                self.fail(
+                    f"line {line}: the log never shows the {_what(w)} the re-simulation sends seat {s} "
+                    f"({self.names[s]}): {_short(w)}"
+                )
             g = got_msgs[i]
-            if isinstance(w, dict) and w.get("type") == "turn" and isinstance(g, dict) \
-                    and isinstance(g.get("clock"), dict) and isinstance(w.get("clock"), dict):
+            if (
+                isinstance(w, dict)
+                and w.get("type") == "turn"
+                and isinstance(g, dict)
+                and isinstance(g.get("clock"), dict)
+                and isinstance(w.get("clock"), dict)
+            ):
                 w = dict(w, clock=dict(w["clock"], left_ms=g["clock"].get("left_ms")))  # the timing audit's
             if not _same(g, w):
                 what = _what(w)
@@ -916,16 +1041,24 @@ class _Replay:
                 self.timing.turn(s, g["clock"]["left_ms"])
         if len(got_msgs) > len(want_msgs):
             g = got_msgs[len(want_msgs)]
-            self.fail(f"line {line}: the referee sent seat {s} a {_what(g)} the re-simulation does not expect here: "
-                      f"{_short(g)}")
+            self.fail(
+                f"line {line}: the referee sent seat {s} a {_what(g)} the re-simulation does not expect here: "
+                f"{_short(g)}"
+            )
 
     def _cmp_act(self, line: int, rec: ActRec, raw: dict[str, Any], want: dict[str, Any]) -> None:
         a, w = raw["act"], want["act"]
         s = rec.act.seat
-        if w.get("fallback") is True and a.get("fallback") is True and a.get("seat") == w.get("seat") \
-                and not _same(a.get("action"), w.get("action")):
-            self.fail(f"line {line}: the fallback {w['decide']} of seat {s} is {_short(a.get('action'))}, the "
-                      f"seeded fallback generator gives {_short(w.get('action'))}")
+        if (
+            w.get("fallback") is True
+            and a.get("fallback") is True
+            and a.get("seat") == w.get("seat")
+            and not _same(a.get("action"), w.get("action"))
+        ):
+            self.fail(
+                f"line {line}: the fallback {w['decide']} of seat {s} is {_short(a.get('action'))}, the "
+                f"seeded fallback generator gives {_short(w.get('action'))}"
+            )
         if w.get("fallback") is True and a.get("fallback") is True:
             self.timing.act(s, rec.act)  # its ms (0) is the timing audit's
             a = dict(a, ms=w["ms"])
@@ -973,9 +1106,12 @@ class _Replay:
     def _relax_next_error(self, seat: int, detail: Any) -> None:
         for i, (key, w) in enumerate(self.expect.q):
             if key == "out" and w["to"] == seat:
-                msgs = [dict(x, detail=str(detail) + x["detail"][x["detail"].find(" (send a corrected"):])
-                        if x.get("type") == "error" and "(send a corrected" in x.get("detail", "") else x
-                        for x in w["out"]]
+                msgs = [
+                    dict(x, detail=str(detail) + x["detail"][x["detail"].find(" (send a corrected") :])
+                    if x.get("type") == "error" and "(send a corrected" in x.get("detail", "")
+                    else x
+                    for x in w["out"]
+                ]
                 self.expect.q[i] = (key, dict(w, out=msgs))
                 return
 
@@ -985,8 +1121,10 @@ class _Replay:
             if k not in got or k not in w or not _same(got[k], w[k]):
                 if k == "tiebreak" and k not in got:
                     self.fail(f"line {line}: the hand record of a match has no tiebreak field")
-                self.fail(f"line {line}: the hand record's {k} is {_short(got.get(k))}, the re-simulation has "
-                          f"{_short(w.get(k))}")
+                self.fail(
+                    f"line {line}: the hand record's {k} is {_short(got.get(k))}, the re-simulation has "
+                    f"{_short(w.get(k))}"
+                )
         for s in rec.hand.seats:
             self.timing.new_hand(s)
 
@@ -1001,8 +1139,10 @@ class _Replay:
             self.line = line
             e = rec.stderr
             if e.seat != i or e.seat >= n or e.bot != self.names[e.seat]:
-                self.fail(f"line {line}: stderr record for seat {e.seat} ({e.bot!r}) out of place: one per seat, "
-                          f"in seat order, is expected")
+                self.fail(
+                    f"line {line}: stderr record for seat {e.seat} ({e.bot!r}) out of place: one per seat, "
+                    f"in seat order, is expected"
+                )
         if len(tail) != n:
             self.line = self.records[-1][0]
             self.fail(f"line {self.line}: {len(tail)} stderr records for {n} seats")
@@ -1035,8 +1175,10 @@ class _Replay:
 
     def _nothing_more(self, line: int, rec: Any, raw: dict[str, Any]) -> None:
         key = record_type(raw)[0]  # type: ignore[index]
-        self.fail(f"line {line}: the log has {self._describe_got(key, raw)} here; the re-simulation writes and "
-                  f"records nothing more ({self._awaiting()})")
+        self.fail(
+            f"line {line}: the log has {self._describe_got(key, raw)} here; the re-simulation writes and "
+            f"records nothing more ({self._awaiting()})"
+        )
 
     def _describe_got(self, key: str, raw: dict[str, Any]) -> str:
         if key == "out":
@@ -1057,8 +1199,11 @@ class _Replay:
             msgs = want.get("out") or []
             what = _what(msgs[0]) if msgs else "write"
             s = want.get("to")
-            return (f"{'has ' if verb else ''}the {what} the re-simulation sends seat {s} ({self.names[s]}): "
-                    f"{_short(msgs[0] if msgs else want)}")
+            name = self.names[s] if isinstance(s, int) and 0 <= s < len(self.names) else "?"
+            return (
+                f"{'has ' if verb else ''}the {what} the re-simulation sends seat {s} ({name}): "
+                f"{_short(msgs[0] if msgs else want)}"
+            )
         return f"{verb + ' ' if verb else ''}{self._describe_got(key, want)}: {_short(want)}"
 
 
@@ -1089,14 +1234,17 @@ def replay(path: str | Path) -> ReplayReport:
     return replay_records(load_log(path), str(path))
 
 
-def replay_records(records: list[tuple[int, Any, dict[str, Any]]], name: str = "log",
-                   observer: Any = None) -> ReplayReport:
+def replay_records(
+    records: list[tuple[int, Any, dict[str, Any]]], name: str = "log", observer: Any = None
+) -> ReplayReport:
     """:func:`replay` of records already loaded (``observer``: also told about every change, for the viewer)."""
     report = ReplayReport(header=records[0][2], footer=records[-1][2]["footer"])
     if any(isinstance(r, HandRec) for _, r, _ in records) and not any(isinstance(r, OutRec) for _, r, _ in records):
-        raise UserError(f"{name}: the log has no `out` records (the messages the referee sent); without them it "
-                        "cannot be proved. Only logs written by this referee with their `out` records can be "
-                        "replayed")
+        raise UserError(
+            f"{name}: the log has no `out` records (the messages the referee sent); without them it "
+            "cannot be proved. Only logs written by this referee with their `out` records can be "
+            "replayed"
+        )
     sim: _Replay | None = None
     try:
         sim = _Replay(records, report)
@@ -1127,4 +1275,3 @@ class _Both:
             fb(*args)
 
         return both
-

@@ -311,7 +311,7 @@ def namespace_support(network: bool) -> tuple[bool, str]:
         return False, f"namespaces need Linux (this is {sys.platform})"
     uid, gid = os.getuid(), os.getgid()
     errors: list[str] = []
-    for user in ((False, True) if uid == 0 else (True,)):
+    for user in (False, True) if uid == 0 else (True,):
         flags = _ns_flags(network, user)
 
         def probe(flags: int = flags, user: bool = user) -> None:
@@ -320,9 +320,14 @@ def namespace_support(network: bool) -> tuple[bool, str]:
                 _map_ids(uid, gid)
 
         try:
-            rc = subprocess.run(["/bin/true"], preexec_fn=probe, timeout=10,
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL).returncode
+            rc = subprocess.run(
+                ["/bin/true"],
+                preexec_fn=probe,
+                timeout=10,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            ).returncode
         except (OSError, subprocess.SubprocessError) as exc:
             errors.append(str(exc))
             continue
@@ -348,9 +353,15 @@ def private_proc_support(network: bool) -> bool:
         return False
     flags = _ns_flags(network, how == "user namespace", mount=True)
     try:
-        rc = subprocess.run(["/bin/true"], preexec_fn=_basic_preexec(_Child(flags=flags, lifeline=lifeline_fd())),
-                            timeout=10, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True).returncode
+        rc = subprocess.run(
+            ["/bin/true"],
+            preexec_fn=_basic_preexec(_Child(flags=flags, lifeline=lifeline_fd())),
+            timeout=10,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        ).returncode
     except (OSError, subprocess.SubprocessError):
         return False
     return rc == 0
@@ -381,27 +392,40 @@ def bwrap_support(network: bool = True, uid: int | None = None) -> tuple[bool, s
         return False, f"bubblewrap needs Linux (this is {sys.platform})"
     path = bwrap_path()
     if path is None:
-        return False, ("bubblewrap is not installed (no `bwrap` on the PATH); install it "
-                       "(Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)")
+        return False, (
+            "bubblewrap is not installed (no `bwrap` on the PATH); install it "
+            "(Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
+        )
     errors: list[str] = []
     for features in (frozenset(_NEW_OPTIONS), frozenset()):
         args = _bwrap_args(path, features, network=network, binds=[], masks=[], chdir="/", hostname=True)
         ids = None if uid is None else (uid, _gid_of(uid))
         try:
-            run = subprocess.run([*args, "--", "/bin/true"], preexec_fn=_as_user(ids), timeout=10,
-                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            run = subprocess.run(
+                [*args, "--", "/bin/true"],
+                preexec_fn=_as_user(ids),
+                timeout=10,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
         except (OSError, subprocess.SubprocessError) as exc:
             errors.append(str(exc))
             continue
         if run.returncode == 0:
             _BWRAP_FEATURES[path] = features
             return True, "bwrap" + ("" if features else " (an old version: without --disable-userns and --size)")
-        errors.append(run.stderr.decode(errors="replace").strip().splitlines()[-1:][0]
-                      if run.stderr.strip() else f"exit status {run.returncode}")
+        errors.append(
+            run.stderr.decode(errors="replace").strip().splitlines()[-1:][0]
+            if run.stderr.strip()
+            else f"exit status {run.returncode}"
+        )
     who = "" if uid is None else f" as uid {uid}"
-    return False, (f"bubblewrap ({path}) cannot start a sandbox here{who}: {errors[0]}; it needs user "
-                   "namespaces (sysctl user.max_user_namespaces > 0, and on Debian/Ubuntu "
-                   "kernel.unprivileged_userns_clone=1 or an AppArmor profile allowing bwrap)")
+    return False, (
+        f"bubblewrap ({path}) cannot start a sandbox here{who}: {errors[0]}; it needs user "
+        "namespaces (sysctl user.max_user_namespaces > 0, and on Debian/Ubuntu "
+        "kernel.unprivileged_userns_clone=1 or an AppArmor profile allowing bwrap)"
+    )
 
 
 _BWRAP_FEATURES: dict[str, frozenset[str]] = {}
@@ -436,8 +460,26 @@ _ETC_NET = ("hosts", "resolv.conf", "gai.conf", "services", "ssl/certs", "pki/tl
 #: /etc folders some runtimes reach through symlinks (Debian's Python, JDKs)
 _ETC_GLOBS = ("python3", "java")
 #: folders never mounted whole (a named file in them is mounted alone)
-_NEVER_WHOLE = ("/", "/tmp", "/var/tmp", "/dev/shm", "/dev", "/proc", "/sys", "/run", "/etc", "/var", "/home",
-                "/root", "/usr", "/opt", "/mnt", "/media", "/srv", "/boot")
+_NEVER_WHOLE = (
+    "/",
+    "/tmp",
+    "/var/tmp",
+    "/dev/shm",
+    "/dev",
+    "/proc",
+    "/sys",
+    "/run",
+    "/etc",
+    "/var",
+    "/home",
+    "/root",
+    "/usr",
+    "/opt",
+    "/mnt",
+    "/media",
+    "/srv",
+    "/boot",
+)
 
 
 @functools.lru_cache(maxsize=None)
@@ -456,13 +498,21 @@ def _system_args(network: bool) -> tuple[str, ...]:
         pass
     for name in names:
         path = os.path.join("/etc", name)
-        if os.path.exists(path):    # (a dangling symlink would stop bwrap)
+        if os.path.exists(path):  # (a dangling symlink would stop bwrap)
             out += ["--ro-bind", path, path]
     return tuple(out)
 
 
-def _bwrap_args(path: str, features: frozenset[str], *, network: bool, binds: list[tuple[str, bool]],
-                masks: list[str], chdir: str, hostname: bool = True) -> list[str]:
+def _bwrap_args(
+    path: str,
+    features: frozenset[str],
+    *,
+    network: bool,
+    binds: list[tuple[str, bool]],
+    masks: list[str],
+    chdir: str,
+    hostname: bool = True,
+) -> list[str]:
     """The bwrap command line up to (not including) ``--``: ``binds`` are
     ``(path, writable)`` mounted at the same path, ``masks`` are paths inside
     them hidden from the bot."""
@@ -505,8 +555,10 @@ def sandbox_mode(limits: Any) -> tuple[str, str | None]:
     require = getattr(limits, "require_sandbox", False)
     if wanted in ("none", "basic"):
         if require:
-            return wanted, (f'require_sandbox = true, but sandbox = "{wanted}"; use sandbox = "bwrap" '
-                            "(or true) to run the bots in bubblewrap, or drop require_sandbox")
+            return wanted, (
+                f'require_sandbox = true, but sandbox = "{wanted}"; use sandbox = "bwrap" '
+                "(or true) to run the bots in bubblewrap, or drop require_sandbox"
+            )
         return wanted, None
     network = getattr(limits, "network", True)
     ok, why = bwrap_support(network, _bwrap_uid(limits))
@@ -515,8 +567,9 @@ def sandbox_mode(limits: Any) -> tuple[str, str | None]:
     if wanted == "bwrap":
         return "bwrap", f'sandbox = "bwrap" is not possible here: {why}; or use sandbox = "basic"'
     if require:
-        return "bwrap", (f"require_sandbox = true (bots only in bubblewrap), but {why}; "
-                         "this host cannot run the league as asked")
+        return "bwrap", (
+            f"require_sandbox = true (bots only in bubblewrap), but {why}; this host cannot run the league as asked"
+        )
     return "basic", None
 
 
@@ -544,8 +597,10 @@ def limits_problem(limits: Any) -> str | None:
     if mode == "basic" and getattr(limits, "network", True) is False:
         ok, why = namespace_support(False)
         if not ok:
-            return (f"network = false (run bots without network access) is not possible here: {why}; "
-                    "set network = true to run the bots with network access")
+            return (
+                f"network = false (run bots without network access) is not possible here: {why}; "
+                "set network = true to run the bots with network access"
+            )
     user = getattr(limits, "user", None)
     if user is not None:
         try:
@@ -567,8 +622,10 @@ def _resolve_user(user: str | int) -> tuple[int, int]:
     except KeyError:
         raise ValueError(f"user = {user!r}: no such user on this machine") from None
     if entry.pw_uid != os.geteuid() and os.geteuid() != 0:
-        raise ValueError(f"user = {user!r}: running bots as another user needs the referee to run as root "
-                         f"(it runs as uid {os.geteuid()}); leave user out to run them as yourself")
+        raise ValueError(
+            f"user = {user!r}: running bots as another user needs the referee to run as root "
+            f"(it runs as uid {os.geteuid()}); leave user out to run them as yourself"
+        )
     return entry.pw_uid, entry.pw_gid
 
 
@@ -580,8 +637,13 @@ def _check_reachable(path: str, uid: int, user: Any, what: str = "the bots' temp
         if not (st.st_mode & 0o001 or (st.st_uid == uid and st.st_mode & 0o100)):
             raise UserError(
                 f"user = {user!r}: {what} {os.path.dirname(path)}, but that user "
-                f"cannot enter {parent}; " + ("set TMPDIR to a folder it can reach (e.g. /var/tmp)"
-                                              if "temporary" in what else "make it reachable (chmod o+x) or move it"))
+                f"cannot enter {parent}; "
+                + (
+                    "set TMPDIR to a folder it can reach (e.g. /var/tmp)"
+                    if "temporary" in what
+                    else "make it reachable (chmod o+x) or move it"
+                )
+            )
         if parent == "/":
             return
         parent = os.path.dirname(parent)
@@ -661,12 +723,12 @@ def own_paths(argv: list[str], base: str, env: dict[str, str] | None, named_cwd:
     for i, word in enumerate(words):
         if i == 0:
             path = _program_path(word, env)
-        else:   # a file named relative to the bot's folder (``sample_bots/bot.py`` with cwd ``..``) counts too
+        else:  # a file named relative to the bot's folder (``sample_bots/bot.py`` with cwd ``..``) counts too
             full = word if os.path.isabs(word) else os.path.join(base, word)
             path = full if word and os.path.exists(full) else None
         if path is None:
             continue
-        real = os.path.realpath(path)   # a symlink (a venv's python) needs its target too
+        real = os.path.realpath(path)  # a symlink (a venv's python) needs its target too
         found += [f for f in {_folder_for(path), _folder_for(real)} if f is not None]
     base = os.path.abspath(base)
     if base not in _NEVER_WHOLE and (named_cwd or any(_inside(p, base) for p in found)):
@@ -713,7 +775,7 @@ def bot_folders(command: list[str] | str, cwd: str, named_cwd: bool) -> list[str
             continue
         folder = _folder_for(word)
         if folder is None or (folder != word and os.path.basename(os.path.dirname(word)) in ("bin", "sbin")):
-            continue   # a folder never hidden whole, or an interpreter (.venv/bin/python): not the bot's folder
+            continue  # a folder never hidden whole, or an interpreter (.venv/bin/python): not the bot's folder
         if not _is_system(folder):
             out.append(folder)
     return out
@@ -789,15 +851,15 @@ class SpawnPlan:
     cwd: str | None
     env: dict[str, str] | None
     preexec: Callable[[], None] | None
-    workdir: str | None = None            # temporary directory this plan created
-    namespaces: str = "none"              # "pid", "pid+net" or "none"
+    workdir: str | None = None  # temporary directory this plan created
+    namespaces: str = "none"  # "pid", "pid+net" or "none"
     notes: list[str] = field(default_factory=list)
     mode: str = "none"
     cgroup: cgroups.BotCgroup | None = None
     pass_fds: tuple[int, ...] = ()
-    mounts: list[str] = field(default_factory=list)   # bwrap: the host paths mounted besides the system
+    mounts: list[str] = field(default_factory=list)  # bwrap: the host paths mounted besides the system
     limits: Any = None
-    command: list[str] | None = None      # the bot's own argv, where ``argv`` wraps it (bwrap, probe)
+    command: list[str] | None = None  # the bot's own argv, where ``argv`` wraps it (bwrap, probe)
     _report_fd: int | None = None
 
     # -- while the bot runs -----------------------------------------------------
@@ -937,8 +999,9 @@ def plan_spawn(spec: Any, *, probe_leftovers: bool = False) -> SpawnPlan:
         raise UserError(f"bot {spec.name!r}: limits: {problem}")
     if mode == "none":
         argv = spec.argv() if hasattr(spec, "argv") else resolve_command(spec.command, os.getcwd())
-        return SpawnPlan(argv=argv, cwd=spec.cwd, env=spec.env, preexec=_rlimits_only(limits.pairs()),
-                         mode="none", limits=limits)
+        return SpawnPlan(
+            argv=argv, cwd=spec.cwd, env=spec.env, preexec=_rlimits_only(limits.pairs()), mode="none", limits=limits
+        )
     check_limits(limits, f"bot {spec.name!r}: limits")
     base = os.path.abspath(spec.cwd) if spec.cwd else os.getcwd()
     label = re.sub(r"[^A-Za-z0-9_.-]", "_", spec.name)[:40]
@@ -968,10 +1031,19 @@ def plan_spawn(spec: Any, *, probe_leftovers: bool = False) -> SpawnPlan:
     lay = cgroups.layout()
     cg = None
     if lay is not None:
-        cg = cgroups.BotCgroup(lay, f"referee-bot-{label}-{token}", memory_bytes=limits.address_space,
-                               pids_max=limits.processes)
-    plan = SpawnPlan(argv=argv, cwd=None if workdir else cwd, env=env, preexec=None, workdir=workdir,
-                     mode=mode, cgroup=cg, limits=limits)
+        cg = cgroups.BotCgroup(
+            lay, f"referee-bot-{label}-{token}", memory_bytes=limits.address_space, pids_max=limits.processes
+        )
+    plan = SpawnPlan(
+        argv=argv,
+        cwd=None if workdir else cwd,
+        env=env,
+        preexec=None,
+        workdir=workdir,
+        mode=mode,
+        cgroup=cg,
+        limits=limits,
+    )
     if mode == "bwrap" or probe_leftovers:
         # the bot is started through a wrapper whose own exec succeeds: check its command first
         error = _exec_error(plan.argv, base, env)
@@ -1035,8 +1107,9 @@ def _as_failing(plan: SpawnPlan, argv: list[str], cwd: str) -> SpawnPlan:
     return plan
 
 
-def _plan_bwrap(plan: SpawnPlan, spec: Any, limits: Any, base: str, cwd: str, ids: tuple[int, int] | None,
-                probe_leftovers: bool) -> None:
+def _plan_bwrap(
+    plan: SpawnPlan, spec: Any, limits: Any, base: str, cwd: str, ids: tuple[int, int] | None, probe_leftovers: bool
+) -> None:
     path = bwrap_path()
     assert path is not None
     features = _BWRAP_FEATURES.get(path, frozenset())
@@ -1048,7 +1121,7 @@ def _plan_bwrap(plan: SpawnPlan, spec: Any, limits: Any, base: str, cwd: str, id
     binds = [(p, False) for p in own if not (rw and p == base)]
     if rw:
         binds.append((base, True))
-        binds.sort(key=lambda b: b[0].count("/"))   # a writable folder inside a read-only one: mounted after it
+        binds.sort(key=lambda b: b[0].count("/"))  # a writable folder inside a read-only one: mounted after it
     sdk = sdk_folder()
     if sdk is not None and not any(_inside(sdk, p) for p in own):
         binds.append((sdk, False))
@@ -1071,8 +1144,16 @@ def _plan_bwrap(plan: SpawnPlan, spec: Any, limits: Any, base: str, cwd: str, id
     plan.cwd = None
     plan.mounts = [b for b, _ in binds]
     plan.namespaces = "pid+net" if not limits.network else "pid"
-    child = _Child(pairs=limits.pairs(), lifeline=lifeline_fd(), workdir=plan.workdir or "", ids=ids,
-                   cgroup=plan.cgroup, bwrap=True, signal_codes=True, keep_fds=plan.pass_fds)
+    child = _Child(
+        pairs=limits.pairs(),
+        lifeline=lifeline_fd(),
+        workdir=plan.workdir or "",
+        ids=ids,
+        cgroup=plan.cgroup,
+        bwrap=True,
+        signal_codes=True,
+        keep_fds=plan.pass_fds,
+    )
     plan.preexec = _bwrap_preexec(child, plan.argv, plan.env)
 
 
@@ -1087,10 +1168,17 @@ def _plan_basic(plan: SpawnPlan, limits: Any, base: str, ids: tuple[int, int] | 
         plan.command = list(plan.argv)
         plan.argv = ["/bin/sh", "-c", INNER, "sh", "0", str(plan._report_fd), *plan.argv]
     workdir = plan.workdir or ""
-    child = _Child(pairs=limits.pairs(), flags=flags, lifeline=lifeline_fd(), workdir=workdir, ids=ids,
-                   cgroup=plan.cgroup, signal_codes=plan._report_fd is not None,
-                   # no private /dev/shm when the bot's own files live there (it would hide them)
-                   private_shm=not any("/dev/shm" in a for a in (workdir, base, *plan.argv)))
+    child = _Child(
+        pairs=limits.pairs(),
+        flags=flags,
+        lifeline=lifeline_fd(),
+        workdir=workdir,
+        ids=ids,
+        cgroup=plan.cgroup,
+        signal_codes=plan._report_fd is not None,
+        # no private /dev/shm when the bot's own files live there (it would hide them)
+        private_shm=not any("/dev/shm" in a for a in (workdir, base, *plan.argv)),
+    )
     plan.preexec = _basic_preexec(child)
     plan.namespaces = ("pid" + ("" if limits.network else "+net")) if use_ns else "none"
     if not use_ns:
@@ -1145,7 +1233,7 @@ def _drop_capabilities(libc: Any, last_cap: int) -> None:
     """Empty the capability bounding set (needs CAP_SETPCAP, so before any
     change of user): nothing the bot executes can gain a capability."""
     for cap in range(last_cap + 1):
-        libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)   # EINVAL for caps this kernel lacks: fine
+        libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)  # EINVAL for caps this kernel lacks: fine
 
 
 def _clear_capabilities(libc: Any) -> None:
@@ -1182,8 +1270,10 @@ def _become_watcher(child: _Child, pid: int) -> None:
         os.closerange(4, 1 << 16)
         groups = child.cgroup.dirs() if child.cgroup is not None else []
         python = sys.executable
-        os.execv(python, [python, "-I", "-S", "-c", WATCHER, str(pid), child.workdir,
-                          "1" if child.signal_codes else "0", *groups])
+        os.execv(
+            python,
+            [python, "-I", "-S", "-c", WATCHER, str(pid), child.workdir, "1" if child.signal_codes else "0", *groups],
+        )
     finally:
         # exec failed: do not leave an unwatched bot behind
         try:
@@ -1234,13 +1324,14 @@ def _basic_preexec(child: _Child) -> Callable[[], None]:
         if flags & _CLONE_NEWNS:
             # its own /proc: it sees only its namespace's processes, not the referee's or the
             # other bots' environments and memory (/proc/PID/environ, /proc/PID/mem)
-            if libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0 or \
-                    libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None) != 0:
+            if (
+                libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0
+                or libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None) != 0
+            ):
                 raise OSError(ctypes.get_errno(), "cannot mount a private /proc for the bot")
             # and its own small /dev/shm (tmpfs pages escape the address-space limit); best effort
             if child.private_shm and os.path.isdir("/dev/shm"):
-                libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", _MS_NOSUID | _MS_NODEV,
-                           b"size=%dk,mode=1777" % (shm_kib,))
+                libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=%dk,mode=1777" % (shm_kib,))
         _set_rlimits(child.pairs)
         os.umask(0o077)
         privileged = os.geteuid() == 0 or bool(flags & _CLONE_NEWUSER)

@@ -19,8 +19,8 @@ from typing import Any
 import trio
 
 from protocol.messages import ENCODER, PROTOCOL_VERSION, BotHello
-
 from referee.core.errors import BotCrashed, BotError, BotMalformed, BotRefused, BotTimeout
+
 from .framing import LineTooLong, StreamClosed, decode_line
 from .process import STDERR_TAIL, BotProcess, close_pipes, kill_group
 from .spec import BotSpec, ClockSpec
@@ -56,7 +56,12 @@ class BotSession(BotProcess):
     # -- start ---------------------------------------------------------------
     @classmethod
     async def start(
-        cls, spec: BotSpec, clock: ClockSpec | None = None, nursery: trio.Nursery | None = None, *, max_line: int = 65536
+        cls,
+        spec: BotSpec,
+        clock: ClockSpec | None = None,
+        nursery: trio.Nursery | None = None,
+        *,
+        max_line: int = 65536,
     ) -> "BotSession":
         """Start the bot and do the ``hello`` handshake within ``clock.startup_ms``.
 
@@ -84,8 +89,12 @@ class BotSession(BotProcess):
         return self
 
     async def _handshake(self, startup_ms: int) -> None:
-        hello = ENCODER.encode({"type": "hello", "protocol": PROTOCOL_VERSION, "name": self.name,
-                                "referee": _referee_version()}) + b"\n"
+        hello = (
+            ENCODER.encode(
+                {"type": "hello", "protocol": PROTOCOL_VERSION, "name": self.name, "referee": _referee_version()}
+            )
+            + b"\n"
+        )
         with trio.move_on_after(startup_ms / 1000) as scope:
             try:
                 await self.send_bytes(hello)
@@ -106,8 +115,10 @@ class BotSession(BotProcess):
                 f"line {self.reader.lineno}: expected a hello reply, got {type(msg).__name__}", bot=self.name
             )
         if msg.protocol != PROTOCOL_VERSION:
-            detail = (f"bot speaks protocol version {msg.protocol}, this referee speaks protocol version "
-                      f"{PROTOCOL_VERSION}; update the bot to protocol {PROTOCOL_VERSION}")
+            detail = (
+                f"bot speaks protocol version {msg.protocol}, this referee speaks protocol version "
+                f"{PROTOCOL_VERSION}; update the bot to protocol {PROTOCOL_VERSION}"
+            )
             await self.send_error("malformed", detail)
             raise BotRefused(detail, bot=self.name)
         self.hello = msg
@@ -148,7 +159,9 @@ class BotSession(BotProcess):
             await self.kill()
 
 
-async def start_bots(specs: list[BotSpec], clock: ClockSpec, nursery: trio.Nursery, *, max_line: int = 65536) -> list[BotSession]:
+async def start_bots(
+    specs: list[BotSpec], clock: ClockSpec, nursery: trio.Nursery, *, max_line: int = 65536
+) -> list[BotSession]:
     """Start several bots concurrently. If any fails, the others are closed and
     the first :class:`BotError` is raised."""
     sessions: list[BotSession | None] = [None] * len(specs)
@@ -175,4 +188,3 @@ async def start_bots(specs: list[BotSpec], clock: ClockSpec, nursery: trio.Nurse
                 await s.close()
         raise errors[0]
     return [s for s in sessions if s is not None]
-

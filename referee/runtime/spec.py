@@ -9,10 +9,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from referee.core.spec import (DECISIONS_PER_CARD_AND_SEAT, MAX_DECISIONS, ClockSpec, FaultPolicy, FaultRecord, GameResult, GameSpec, ThinkStats,
-                               max_decisions_for)
+from referee.core.spec import (
+    DECISIONS_PER_CARD_AND_SEAT,
+    MAX_DECISIONS,
+    ClockSpec,
+    FaultPolicy,
+    FaultRecord,
+    GameResult,
+    GameSpec,
+    ThinkStats,
+    max_decisions_for,
+)
 
 from .limits import ResourceLimits
+
 
 @dataclass
 class BotSpec:
@@ -36,7 +46,15 @@ class BotSpec:
         return list(self.command)
 
 
-
-
-__all__ = ["BotSpec", "ClockSpec", "DECISIONS_PER_CARD_AND_SEAT", "FaultPolicy", "FaultRecord", "GameResult", "GameSpec", "MAX_DECISIONS", "ThinkStats",
-           "max_decisions_for"]
+__all__ = [
+    "BotSpec",
+    "ClockSpec",
+    "DECISIONS_PER_CARD_AND_SEAT",
+    "FaultPolicy",
+    "FaultRecord",
+    "GameResult",
+    "GameSpec",
+    "MAX_DECISIONS",
+    "ThinkStats",
+    "max_decisions_for",
+]

@@ -11,6 +11,15 @@ from referee.view.frames import FORMAT, VERSION, apply_patch, check_frames, mate
 from referee.view.page import data_json, frames_js, frames_js_name, render_viewer, render_viewer_shell, viewer_href
 
 __all__ = [
-    "FORMAT", "VERSION", "apply_patch", "check_frames", "data_json", "frames_js", "frames_js_name", "materialize",
-    "render_viewer", "render_viewer_shell", "viewer_href",
+    "FORMAT",
+    "VERSION",
+    "apply_patch",
+    "check_frames",
+    "data_json",
+    "frames_js",
+    "frames_js_name",
+    "materialize",
+    "render_viewer",
+    "render_viewer_shell",
+    "viewer_href",
 ]

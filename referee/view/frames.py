@@ -27,12 +27,10 @@ false and the mismatch in ``mismatch``.
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
-
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from referee.core.errors import public_fault_detail
 
@@ -40,8 +38,16 @@ if TYPE_CHECKING:  # pragma: no cover
     from referee.core.machine import HandMachine
     from referee.core.spec import FaultRecord
 
-__all__ = ["FORMAT", "VERSION", "GAME_ID_RE", "apply_patch", "check_frames", "frames_from_log", "frames_from_records",
-           "materialize"]
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "GAME_ID_RE",
+    "apply_patch",
+    "check_frames",
+    "frames_from_log",
+    "frames_from_records",
+    "materialize",
+]
 
 FORMAT = "card-referee-frames"
 VERSION = 1
@@ -49,6 +55,7 @@ VERSION = 1
 #: what a game id must look like to be loaded by the viewer shell (``viewer.html?game=ID`` loads
 #: ``ID.frames.js`` from the page's folder; anything else could name a file elsewhere)
 GAME_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+
 
 def check_frames(data: Any) -> None:
     """Check the envelope of a frames document: format, version, seats and at least one frame.
@@ -101,8 +108,23 @@ def materialize(data: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 # ----------------------------------------------------------------------------- the producer
 
-_STATE_KEYS = ("hands", "counts", "laid", "scores", "turn", "waiting", "stock", "centre", "played", "round",
-               "leader", "commissioner", "dealer", "faulted", "in_hand")
+_STATE_KEYS = (
+    "hands",
+    "counts",
+    "laid",
+    "scores",
+    "turn",
+    "waiting",
+    "stock",
+    "centre",
+    "played",
+    "round",
+    "leader",
+    "commissioner",
+    "dealer",
+    "faulted",
+    "in_hand",
+)
 
 
 class _Frames:
@@ -112,7 +134,7 @@ class _Frames:
         self.n = players
         self.kind = kind
         self.frames: list[dict[str, Any]] = []
-        self.full: dict[str, Any] = {}       # the state shown by the last frame
+        self.full: dict[str, Any] = {}  # the state shown by the last frame
         self.hand_no = 0
         self.base: list[Any] = [0] * players  # match totals before the current hand
         self.names: list[str] = []
@@ -135,8 +157,13 @@ class _Frames:
             counts[s.index] = len(hands[s.index])
             in_hand[s.index] = True
         pending = [seats[p].index for p in state.pending()] if m.playing and not state.terminal else []
-        snap: dict[str, Any] = {"hands": hands, "counts": counts, "in_hand": in_hand,
-                                "faulted": [s.index for s in m.seats if s.faulted], "waiting": pending}
+        snap: dict[str, Any] = {
+            "hands": hands,
+            "counts": counts,
+            "in_hand": in_hand,
+            "faulted": [s.index for s in m.seats if s.faulted],
+            "waiting": pending,
+        }
         if self.kind == "ask":
             laid: list[list[str]] = [[] for _ in range(n)]
             for s in seats:
@@ -177,10 +204,26 @@ class _Frames:
                     patch[k] = v
         self.full = {k: (list(v) if isinstance(v, list) else v) for k, v in state.items()}
         self.full["hands"] = [list(h) if h is not None else None for h in state["hands"]]
-        frame = {"i": len(self.frames), "hand": self.hand_no, "game": m.gid, "kind": kind, "text": text,
-                 "actor": None, "target": None, "ask": None, "please": None, "hit": None, "rude": None,
-                 "cards": None, "fallback": False, "think_ms": None, "fault": None, "retry": None, "end": None,
-                 "state": patch}
+        frame = {
+            "i": len(self.frames),
+            "hand": self.hand_no,
+            "game": m.gid,
+            "kind": kind,
+            "text": text,
+            "actor": None,
+            "target": None,
+            "ask": None,
+            "please": None,
+            "hit": None,
+            "rude": None,
+            "cards": None,
+            "fallback": False,
+            "think_ms": None,
+            "fault": None,
+            "retry": None,
+            "end": None,
+            "state": patch,
+        }
         frame.update(extra)
         self.frames.append(frame)
 
@@ -214,8 +257,16 @@ class _Frames:
         what = "a tie-break hand" if self.hand_no > 1 and len(m.hand_seats) < self.n else "the cards are dealt"
         self._frame(m, "start", f"hand {self.hand_no} ({m.gid}): {what}; seats {who}", snap)
 
-    def applied(self, m: HandMachine, seat: int, decide: str, action: Any, events: list[dict[str, Any]],
-                fallback: bool, ms: float | None) -> None:
+    def applied(
+        self,
+        m: HandMachine,
+        seat: int,
+        decide: str,
+        action: Any,
+        events: list[dict[str, Any]],
+        fallback: bool,
+        ms: float | None,
+    ) -> None:
         name = self.names[seat]
         who = f"{name} (the referee's fallback)" if fallback else name
         common = {"actor": seat, "fallback": fallback, "think_ms": None if ms is None else round(ms, 3)}
@@ -224,8 +275,9 @@ class _Frames:
         else:
             self._ask(m, seat, action, events, who, common)
 
-    def _ask(self, m: HandMachine, seat: int, action: Any, events: list[dict[str, Any]], who: str,
-             common: dict[str, Any]) -> None:
+    def _ask(
+        self, m: HandMachine, seat: int, action: Any, events: list[dict[str, Any]], who: str, common: dict[str, Any]
+    ) -> None:
         hseats = m.hand_seats
         st = self._copy()
         last = len(events) - 1
@@ -248,10 +300,18 @@ class _Frames:
                     result = "miss"
                 nxt = ev.get("next")
                 turn_to = f"; {self.names[hseats[nxt].index]} asks next" if nxt is not None else ""
-                extra = dict(common, target=t, ask={"card": what} if ev.get("card") else {"family": what},
-                             please=bool(ev.get("please")), hit=bool(cards), rude=bool(ev.get("rude")), cards=cards)
-                self._emit(m, k == last, "ask", f"{who} asks {self.names[t]} for {what}{polite}: {result}{turn_to}",
-                           st, extra)
+                extra = dict(
+                    common,
+                    target=t,
+                    ask={"card": what} if ev.get("card") else {"family": what},
+                    please=bool(ev.get("please")),
+                    hit=bool(cards),
+                    rude=bool(ev.get("rude")),
+                    cards=cards,
+                )
+                self._emit(
+                    m, k == last, "ask", f"{who} asks {self.names[t]} for {what}{polite}: {result}{turn_to}", st, extra
+                )
             elif kind == "laid":
                 s = hseats[ev["seat"]].index
                 fam = ev["family"]
@@ -260,8 +320,9 @@ class _Frames:
                 st["counts"][s] -= len(members)
                 st["laid"][s] = st["laid"][s] + [fam]
                 st["scores"][s] += 1
-                self._emit(m, k == last, "laid", f"{self.names[s]} lays family {fam} (+1)", st,
-                           {"actor": s, "cards": members})
+                self._emit(
+                    m, k == last, "laid", f"{self.names[s]} lays family {fam} (+1)", st, {"actor": s, "cards": members}
+                )
             elif kind == "draw":
                 s = hseats[ev["seat"]].index
                 card = ev.get("card")
@@ -269,8 +330,14 @@ class _Frames:
                     st["hands"][s] = self._sorted(st["hands"][s] + [card])
                 st["counts"][s] += 1
                 st["stock"] = (st.get("stock") or 1) - 1
-                self._emit(m, k == last, "draw", f"{self.names[s]} draws a card from the stock", st,
-                           {"actor": s, "cards": [card] if card else None})
+                self._emit(
+                    m,
+                    k == last,
+                    "draw",
+                    f"{self.names[s]} draws a card from the stock",
+                    st,
+                    {"actor": s, "cards": [card] if card else None},
+                )
             else:
                 self._emit(m, k == last, kind, f"{kind}", st, {})
 
@@ -279,8 +346,16 @@ class _Frames:
         t = m.rules._t
         return t.family_names[t.card_fam[t.card_index[card]]]
 
-    def _chickens(self, m: HandMachine, seat: int, decide: str, action: Any, events: list[dict[str, Any]],
-                  who: str, common: dict[str, Any]) -> None:
+    def _chickens(
+        self,
+        m: HandMachine,
+        seat: int,
+        decide: str,
+        action: Any,
+        events: list[dict[str, Any]],
+        who: str,
+        common: dict[str, Any],
+    ) -> None:
         card = action.card
         st = self._copy()
         # at the end of a round the engine discards the centre and the round's takes: the
@@ -289,8 +364,7 @@ class _Frames:
         if decide == "play":
             st["played"] = list(st["played"])
             st["played"][seat] = True
-            self._emit(m, not events, "play", f"{who} plays a card face down", st,
-                       dict(common, cards=[card]))
+            self._emit(m, not events, "play", f"{who} plays a card face down", st, dict(common, cards=[card]))
         last = len(events) - 1
         for k, ev in enumerate(events):
             kind = ev["kind"]
@@ -302,9 +376,14 @@ class _Frames:
                 st["centre"] = list(ev["centre"])
                 st["played"] = [False] * self.n
                 shown = ", ".join(f"{self.names[s]} {c}" for s, c in enumerate(plays))
-                self._emit(m, k == last and not round_over, "reveal",
-                           f"reveal: {shown}; centre: {', '.join(ev['centre']) or 'empty'}", st,
-                           {"cards": list(plays)})
+                self._emit(
+                    m,
+                    k == last and not round_over,
+                    "reveal",
+                    f"reveal: {shown}; centre: {', '.join(ev['centre']) or 'empty'}",
+                    st,
+                    {"cards": list(plays)},
+                )
             elif kind == "take":
                 s = ev["seat"]
                 c = ev["card"]
@@ -314,15 +393,36 @@ class _Frames:
                 st["centre"] = list(ev["centre"])
                 value = self.values.get(c, 0)
                 extra = dict(common, cards=[c]) if s == seat else {"actor": s, "cards": [c]}
-                self._emit(m, k == last and not round_over, "take",
-                           f"{self.names[s] if s != seat else who} takes {c} ({value:+d})", st, extra)
+                self._emit(
+                    m,
+                    k == last and not round_over,
+                    "take",
+                    f"{self.names[s] if s != seat else who} takes {c} ({value:+d})",
+                    st,
+                    extra,
+                )
             elif kind == "round":
-                self._emit(m, True, "round", f"round {ev['round']}: leader {self.names[ev['leader']]}, "
-                                             f"commissioner {self.names[ev['commissioner']]}; scores {ev['scores']}",
-                           st, {}, authoritative=True)
+                self._emit(
+                    m,
+                    True,
+                    "round",
+                    f"round {ev['round']}: leader {self.names[ev['leader']]}, "
+                    f"commissioner {self.names[ev['commissioner']]}; scores {ev['scores']}",
+                    st,
+                    {},
+                    authoritative=True,
+                )
 
-    def _emit(self, m: HandMachine, last: bool, kind: str, text: str, st: dict[str, Any], extra: dict[str, Any],
-              authoritative: bool = False) -> None:
+    def _emit(
+        self,
+        m: HandMachine,
+        last: bool,
+        kind: str,
+        text: str,
+        st: dict[str, Any],
+        extra: dict[str, Any],
+        authoritative: bool = False,
+    ) -> None:
         """A frame for one event. After an action's last event the engine's own
         state is shown, and the state derived from the events must equal it."""
         if last or authoritative:
@@ -330,8 +430,10 @@ class _Frames:
             if not authoritative and self.problem is None:
                 for key in ("hands", "counts", "laid", "scores", "centre", "stock"):
                     if key in st and key in snap and st[key] != snap[key]:
-                        self.problem = (f"frame {len(self.frames)}: the {key} derived from the events of {m.gid} "
-                                        f"differ from the engine's ({st[key]} vs {snap[key]})")
+                        self.problem = (
+                            f"frame {len(self.frames)}: the {key} derived from the events of {m.gid} "
+                            f"differ from the engine's ({st[key]} vs {snap[key]})"
+                        )
                         break
             st = snap
         elif m.playing:
@@ -342,25 +444,44 @@ class _Frames:
         st = self._copy()
         st["faulted"] = sorted(set(st.get("faulted") or []) | {rec.seat})
         # the text says what every seat was told (the public fault event); the bot's own detail is in "fault"
-        self._frame(m, "fault", f"{rec.bot} faults ({rec.fault}): {public_fault_detail(rec.fault)}", st,
-                    actor=rec.seat, fault={"fault": rec.fault, "detail": rec.detail})
+        self._frame(
+            m,
+            "fault",
+            f"{rec.bot} faults ({rec.fault}): {public_fault_detail(rec.fault)}",
+            st,
+            actor=rec.seat,
+            fault={"fault": rec.fault, "detail": rec.detail},
+        )
 
     def retried(self, m: HandMachine, seat: int, fault: str, detail: str, left: int) -> None:
         # only that bot learns of a refused reply: the text names no detail (it is in "retry")
-        self._frame(m, "retry", f"{self.names[seat]}'s reply is refused ({fault}); it may try again "
-                                f"({left} more {'retry' if left == 1 else 'retries'} after this one)",
-                    self._copy(), actor=seat, retry={"fault": fault, "detail": detail, "left": left})
+        self._frame(
+            m,
+            "retry",
+            f"{self.names[seat]}'s reply is refused ({fault}); it may try again "
+            f"({left} more {'retry' if left == 1 else 'retries'} after this one)",
+            self._copy(),
+            actor=seat,
+            retry={"fault": fault, "detail": detail, "left": left},
+        )
 
-    def hand_ended(self, m: HandMachine, scores: list[Any], ranks: list[int], reason: str,
-                   detail: str | None) -> None:
+    def hand_ended(self, m: HandMachine, scores: list[Any], ranks: list[int], reason: str, detail: str | None) -> None:
         st = self._copy()
         st["waiting"] = []
         st["turn"] = None
-        what = {"complete": "ends", "stalled": "ends by the stalemate rule (no card moved for too long)",
-                "aborted": "is aborted"}.get(reason, reason)
+        what = {
+            "complete": "ends",
+            "stalled": "ends by the stalemate rule (no card moved for too long)",
+            "aborted": "is aborted",
+        }.get(reason, reason)
         shown = ", ".join(f"{self.names[s.index]} {scores[s.hs]}" for s in m.hand_seats)
-        self._frame(m, "end", f"hand {self.hand_no} {what}: {shown}" + (f" ({detail})" if detail else ""), st,
-                    end={"scores": list(scores), "ranks": list(ranks), "reason": reason, "detail": detail})
+        self._frame(
+            m,
+            "end",
+            f"hand {self.hand_no} {what}: {shown}" + (f" ({detail})" if detail else ""),
+            st,
+            end={"scores": list(scores), "ranks": list(ranks), "reason": reason, "detail": detail},
+        )
 
 
 def frames_from_records(records: list[tuple[int, Any, dict[str, Any]]], name: str = "log") -> dict[str, Any]:
@@ -374,10 +495,19 @@ def frames_from_records(records: list[tuple[int, Any, dict[str, Any]]], name: st
 
     report = replay_records(records, name, observer=obs)
     return {
-        "format": FORMAT, "version": VERSION, "game": header.get("game"),
-        "variant": header.get("variant"), "kind": kind, "rules": header.get("rules"), "players": players,
-        "seats": [{"seat": s.get("seat"), "bot": s.get("bot"), "hello": s.get("hello")} for s in header.get("seats", [])],
-        "match": header.get("match"), "seed": header.get("seed"), "started": header.get("started"),
+        "format": FORMAT,
+        "version": VERSION,
+        "game": header.get("game"),
+        "variant": header.get("variant"),
+        "kind": kind,
+        "rules": header.get("rules"),
+        "players": players,
+        "seats": [
+            {"seat": s.get("seat"), "bot": s.get("bot"), "hello": s.get("hello")} for s in header.get("seats", [])
+        ],
+        "match": header.get("match"),
+        "seed": header.get("seed"),
+        "started": header.get("started"),
         "result": {k: footer.get(k) for k in ("scores", "ranks", "win_shares", "forfeits", "reason", "detail")},
         "log_capped": bool(footer.get("log_capped")),
         "verified": report.ok and obs.problem is None,

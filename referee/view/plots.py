@@ -42,11 +42,17 @@ GRID = "#e3e7ec"
 MAX_LABEL = 24  # characters of a bot name shown before the ellipsis
 
 __all__ = [
-    "head_to_head_heatmap", "rating_plot", "standings_rows", "think_samples", "think_time_plot", "win_share_plot",
+    "head_to_head_heatmap",
+    "rating_plot",
+    "standings_rows",
+    "think_samples",
+    "think_time_plot",
+    "win_share_plot",
 ]
 
 
 # --------------------------------------------------------------------------- helpers
+
 
 def _e(x: Any) -> str:
     return html.escape(str(x), quote=True)
@@ -122,7 +128,7 @@ def _tick_label(v: float, step: float) -> str:
     if step >= 1:
         return f"{v:.0f}"
     digits = max(0, -math.floor(math.log10(step) + 1e-9))
-    if abs(step * 10 ** digits - round(step * 10 ** digits)) > 1e-9:
+    if abs(step * 10**digits - round(step * 10**digits)) > 1e-9:
         digits += 1
     return f"{v:.{digits}f}"
 
@@ -153,6 +159,7 @@ def standings_rows(st: Mapping[str, Any], scopes: Iterable[str] | None = None) -
 
 
 # --------------------------------------------------------------------------- interval plots (small multiples)
+
 
 def _interval_panels(
     scopes: Mapping[str, Sequence[Mapping[str, Any]]],
@@ -217,25 +224,35 @@ def _interval_panels(
         top = y0 + panel_head
         bottom = top + row_h * len(bots)
         out.append(f'<g class="panel" data-scope="{_e(scope)}">')
-        out.append(f'<text x="{_f(x0 + panel_w / 2)}" y="{_f(y0 + 14)}" text-anchor="middle" font-weight="600">'
-                   f"{_e(_fit(scope, 12, panel_w - 8, bold=True))}<title>{_e(scope)}</title></text>")
-        out.append(f'<rect x="{_f(x0)}" y="{_f(top)}" width="{_f(panel_w)}" height="{_f(bottom - top)}" '
-                   f'fill="#fafbfc" stroke="{GRID}"/>')
+        out.append(
+            f'<text x="{_f(x0 + panel_w / 2)}" y="{_f(y0 + 14)}" text-anchor="middle" font-weight="600">'
+            f"{_e(_fit(scope, 12, panel_w - 8, bold=True))}<title>{_e(scope)}</title></text>"
+        )
+        out.append(
+            f'<rect x="{_f(x0)}" y="{_f(top)}" width="{_f(panel_w)}" height="{_f(bottom - top)}" '
+            f'fill="#fafbfc" stroke="{GRID}"/>'
+        )
         for t in ticks:
             x = sx(t)
             out.append(f'<line x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(bottom)}" stroke="{GRID}"/>')
-            out.append(f'<text x="{_f(x)}" y="{_f(bottom + 14)}" text-anchor="middle" font-size="10.5" '
-                       f'fill="{MUTED}">{_e(_tick_label(t, step))}</text>')
+            out.append(
+                f'<text x="{_f(x)}" y="{_f(bottom + 14)}" text-anchor="middle" font-size="10.5" '
+                f'fill="{MUTED}">{_e(_tick_label(t, step))}</text>'
+            )
         if ref is not None:
             x = sx(ref[0])
-            out.append(f'<line x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(bottom)}" stroke="{MUTED}" '
-                       f'stroke-dasharray="4 3"><title>{_e(ref[1])}</title></line>')
+            out.append(
+                f'<line x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(bottom)}" stroke="{MUTED}" '
+                f'stroke-dasharray="4 3"><title>{_e(ref[1])}</title></line>'
+            )
         colour = PALETTE[gi % len(PALETTE)]
         for i, bot in enumerate(bots):
             cy = top + row_h * (i + 0.5)
             if i % 2:
-                out.append(f'<rect x="{_f(x0 + 1)}" y="{_f(top + row_h * i)}" width="{_f(panel_w - 2)}" '
-                           f'height="{_f(row_h)}" fill="#f1f3f6"/>')
+                out.append(
+                    f'<rect x="{_f(x0 + 1)}" y="{_f(top + row_h * i)}" width="{_f(panel_w - 2)}" '
+                    f'height="{_f(row_h)}" fill="#f1f3f6"/>'
+                )
             r = rows.get(bot)
             if r is None or not _finite(r[point]):
                 continue
@@ -243,19 +260,27 @@ def _interval_panels(
             tip = _e(tooltip(scope, r))
             out.append(f'<g class="mark" data-bot="{_e(bot)}"><title>{tip}</title>')
             if _finite(lo_v) and _finite(hi_v):
-                out.append(f'<line x1="{_f(sx(lo_v))}" y1="{_f(cy)}" x2="{_f(sx(hi_v))}" y2="{_f(cy)}" '
-                           f'stroke="{colour}" stroke-width="2.5" stroke-linecap="round"/>')
+                out.append(
+                    f'<line x1="{_f(sx(lo_v))}" y1="{_f(cy)}" x2="{_f(sx(hi_v))}" y2="{_f(cy)}" '
+                    f'stroke="{colour}" stroke-width="2.5" stroke-linecap="round"/>'
+                )
                 for v in (lo_v, hi_v):
-                    out.append(f'<line x1="{_f(sx(v))}" y1="{_f(cy - 5)}" x2="{_f(sx(v))}" y2="{_f(cy + 5)}" '
-                               f'stroke="{colour}" stroke-width="2"/>')
-            out.append(f'<circle cx="{_f(sx(r[point]))}" cy="{_f(cy)}" r="4.5" fill="{colour}" stroke="#fff" '
-                       f'stroke-width="1.5"/></g>')
+                    out.append(
+                        f'<line x1="{_f(sx(v))}" y1="{_f(cy - 5)}" x2="{_f(sx(v))}" y2="{_f(cy + 5)}" '
+                        f'stroke="{colour}" stroke-width="2"/>'
+                    )
+            out.append(
+                f'<circle cx="{_f(sx(r[point]))}" cy="{_f(cy)}" r="4.5" fill="{colour}" stroke="#fff" '
+                f'stroke-width="1.5"/></g>'
+            )
         out.append("</g>")
         if col == 0:
             for i, bot in enumerate(bots):
                 cy = top + row_h * (i + 0.5)
-                out.append(f'<text class="label" x="{_f(label_w - 8)}" y="{_f(cy + 4)}" text-anchor="end">'
-                           f"{_e(_short(bot))}<title>{_e(bot)}</title></text>")
+                out.append(
+                    f'<text class="label" x="{_f(label_w - 8)}" y="{_f(cy + 4)}" text-anchor="end">'
+                    f"{_e(_short(bot))}<title>{_e(bot)}</title></text>"
+                )
     return _svg(width, height, title, desc, out)
 
 
@@ -269,6 +294,7 @@ def rating_plot(
     """Each bot's rating per scope: a dot at ``mu``, a bar from ``mu - 3 sigma`` (the ordinal the
     standings sort by) to ``mu + 3 sigma``; a dashed line marks the starting rating 25. One panel
     per scope (``columns`` panels a row), one row per bot (``order``, else first seen)."""
+
     def lo(r: Mapping[str, Any]) -> float:
         return float(r["mu"]) - 3 * float(r["sigma"])
 
@@ -276,14 +302,24 @@ def rating_plot(
         return float(r["mu"]) + 3 * float(r["sigma"])
 
     def tip(scope: str, r: Mapping[str, Any]) -> str:
-        return (f"{r['bot']}, {scope}: mu {float(r['mu']):.2f}, sigma {float(r['sigma']):.2f}, "
-                f"ordinal (mu - 3 sigma) {lo(r):.2f}")
+        return (
+            f"{r['bot']}, {scope}: mu {float(r['mu']):.2f}, sigma {float(r['sigma']):.2f}, "
+            f"ordinal (mu - 3 sigma) {lo(r):.2f}"
+        )
 
     return _interval_panels(
-        scopes, title=title, point="mu", lo_of=lo, hi_of=hi, tooltip=tip, fixed_lo=None,
-        reference={s: (25.0, "starting rating: mu 25") for s in scopes}, order=order, columns=columns,
+        scopes,
+        title=title,
+        point="mu",
+        lo_of=lo,
+        hi_of=hi,
+        tooltip=tip,
+        fixed_lo=None,
+        reference={s: (25.0, "starting rating: mu 25") for s in scopes},
+        order=order,
+        columns=columns,
         desc="For each scope, each bot's openskill rating mu as a dot with a bar from mu - 3 sigma to mu + 3 sigma; "
-             "the left end of the bar is the ordinal the standings are sorted by.",
+        "the left end of the bar is the ordinal the standings are sorted by.",
     )
 
 
@@ -298,6 +334,7 @@ def win_share_plot(
     """Each bot's win share per scope: a dot at ``win_share``, a bar over the 95% interval
     ``[win_lo, win_hi]``. ``fair`` optionally gives a scope's even share (e.g. 1/4 at 4-seat
     tables), drawn as a dashed line. The axis starts at 0."""
+
     def lo(r: Mapping[str, Any]) -> float:
         return float(r["win_lo"])
 
@@ -306,18 +343,29 @@ def win_share_plot(
 
     def tip(scope: str, r: Mapping[str, Any]) -> str:
         games = f" over {r['games']} games" if "games" in r else ""
-        return (f"{r['bot']}, {scope}: win share {float(r['win_share']):.3f} "
-                f"(95% interval {lo(r):.3f} to {hi(r):.3f}){games}")
+        return (
+            f"{r['bot']}, {scope}: win share {float(r['win_share']):.3f} "
+            f"(95% interval {lo(r):.3f} to {hi(r):.3f}){games}"
+        )
 
     ref = {s: (float(v), f"even share {float(v):.3f}") for s, v in (fair or {}).items() if _finite(v)}
     return _interval_panels(
-        scopes, title=title, point="win_share", lo_of=lo, hi_of=hi, tooltip=tip, fixed_lo=0.0, reference=ref,
-        order=order, columns=columns,
+        scopes,
+        title=title,
+        point="win_share",
+        lo_of=lo,
+        hi_of=hi,
+        tooltip=tip,
+        fixed_lo=0.0,
+        reference=ref,
+        order=order,
+        columns=columns,
         desc="For each scope, each bot's share of wins as a dot with a bar over its 95% Wilson interval.",
     )
 
 
 # --------------------------------------------------------------------------- head to head
+
 
 def _share_colour(p: float) -> str:
     """0 -> orange (row below column), 0.5 -> white, 1 -> blue (row above column)."""
@@ -357,35 +405,47 @@ def head_to_head_heatmap(
     out = [f'<text x="8" y="20" font-size="14" font-weight="600">{_e(title)}</text>']
     for i, (bot, label) in enumerate(zip(bots, labels, strict=True)):
         cy = top + cell * (i + 0.5)
-        out.append(f'<text class="label" x="{_f(left - 6)}" y="{_f(cy + 4)}" text-anchor="end" font-size="{_f(font)}">'
-                   f"{_e(label)}<title>{_e(bot)}</title></text>")
+        out.append(
+            f'<text class="label" x="{_f(left - 6)}" y="{_f(cy + 4)}" text-anchor="end" font-size="{_f(font)}">'
+            f"{_e(label)}<title>{_e(bot)}</title></text>"
+        )
         cx = left + cell * (i + 0.5)
-        out.append(f'<text class="label" transform="translate({_f(cx + 3)},{_f(top - 6)}) rotate(-45)" '
-                   f'font-size="{_f(font)}">{_e(label)}<title>{_e(bot)}</title></text>')
+        out.append(
+            f'<text class="label" transform="translate({_f(cx + 3)},{_f(top - 6)}) rotate(-45)" '
+            f'font-size="{_f(font)}">{_e(label)}<title>{_e(bot)}</title></text>'
+        )
     show_text = cell >= 30
     for i, a in enumerate(bots):
         for j, b in enumerate(bots):
             x, y = left + cell * j, top + cell * i
             if i == j:
-                out.append(f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(cell)}" height="{_f(cell)}" fill="#d5dae1">'
-                           f"<title>{_e(a)}</title></rect>")
+                out.append(
+                    f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(cell)}" height="{_f(cell)}" fill="#d5dae1">'
+                    f"<title>{_e(a)}</title></rect>"
+                )
                 continue
             c = h2h.get(a, {}).get(b)
             met = int(c.get("met", 0)) if c else 0
             if not met:
-                out.append(f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(cell)}" height="{_f(cell)}" fill="#fff" '
-                           f'stroke="{GRID}"><title>{_e(a)} and {_e(b)} never met</title></rect>')
+                out.append(
+                    f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(cell)}" height="{_f(cell)}" fill="#fff" '
+                    f'stroke="{GRID}"><title>{_e(a)} and {_e(b)} never met</title></rect>'
+                )
                 continue
             above = int(c.get("above", 0)) if c else 0
             p = above / met
             tip = f"{a} finished above {b} in {above} of {met} meetings ({100 * p:.0f}%)"
-            out.append(f'<g class="cell" data-row="{_e(a)}" data-col="{_e(b)}"><title>{_e(tip)}</title>'
-                       f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(cell)}" height="{_f(cell)}" '
-                       f'fill="{_share_colour(p)}" stroke="#fff"/>')
+            out.append(
+                f'<g class="cell" data-row="{_e(a)}" data-col="{_e(b)}"><title>{_e(tip)}</title>'
+                f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(cell)}" height="{_f(cell)}" '
+                f'fill="{_share_colour(p)}" stroke="#fff"/>'
+            )
             if show_text:
                 ink = "#fff" if abs(p - 0.5) > 0.3 else INK
-                out.append(f'<text x="{_f(x + cell / 2)}" y="{_f(y + cell / 2 + 4)}" text-anchor="middle" '
-                           f'font-size="10.5" fill="{ink}">{100 * p:.0f}</text>')
+                out.append(
+                    f'<text x="{_f(x + cell / 2)}" y="{_f(y + cell / 2 + 4)}" text-anchor="middle" '
+                    f'font-size="10.5" fill="{ink}">{100 * p:.0f}</text>'
+                )
             out.append("</g>")
     # legend: a stepped colour bar from 0% to 100%
     ly = top + grid + 16
@@ -393,17 +453,24 @@ def head_to_head_heatmap(
     steps = 10
     seg = 26.0
     for k in range(steps):
-        out.append(f'<rect x="{_f(lx + k * seg)}" y="{_f(ly)}" width="{_f(seg)}" height="10" '
-                   f'fill="{_share_colour((k + 0.5) / steps)}"/>')
+        out.append(
+            f'<rect x="{_f(lx + k * seg)}" y="{_f(ly)}" width="{_f(seg)}" height="10" '
+            f'fill="{_share_colour((k + 0.5) / steps)}"/>'
+        )
     out.append(f'<text x="{_f(lx)}" y="{_f(ly + 24)}" font-size="10.5" fill="{MUTED}">0% (row below)</text>')
-    out.append(f'<text x="{_f(lx + steps * seg)}" y="{_f(ly + 24)}" font-size="10.5" fill="{MUTED}" '
-               f'text-anchor="end">100% (row above)</text>')
-    desc = ("A matrix of bots: each cell is the share of meetings in which the row's bot finished strictly above "
-            "the column's bot; ties count for neither.")
+    out.append(
+        f'<text x="{_f(lx + steps * seg)}" y="{_f(ly + 24)}" font-size="10.5" fill="{MUTED}" '
+        f'text-anchor="end">100% (row above)</text>'
+    )
+    desc = (
+        "A matrix of bots: each cell is the share of meetings in which the row's bot finished strictly above "
+        "the column's bot; ties count for neither."
+    )
     return _svg(width, height, title, desc, out)
 
 
 # --------------------------------------------------------------------------- think times
+
 
 def _quantile(sorted_xs: Sequence[float], q: float) -> float:
     if len(sorted_xs) == 1:
@@ -465,36 +532,48 @@ def think_time_plot(
 
     out = [
         f'<text x="8" y="20" font-size="14" font-weight="600">{_e(title)}</text>',
-        (f'<rect x="{_f(x0)}" y="{_f(top)}" width="{_f(plot_w)}" height="{_f(bottom - top)}" fill="#fafbfc" '
-         f'stroke="{GRID}"/>'),
+        (
+            f'<rect x="{_f(x0)}" y="{_f(top)}" width="{_f(plot_w)}" height="{_f(bottom - top)}" fill="#fafbfc" '
+            f'stroke="{GRID}"/>'
+        ),
     ]
     decades = list(range(lo_e, hi_e + 1))
     label_every = max(1, math.ceil(len(decades) / 8))
     for k, e in enumerate(decades):
-        x = sx(10.0 ** e)
+        x = sx(10.0**e)
         out.append(f'<line x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(bottom)}" stroke="{GRID}"/>')
         if k % label_every == 0:
-            v = 10.0 ** e
+            v = 10.0**e
             text = f"{v:g}" if v >= 1e-3 else f"1e{e}"
-            out.append(f'<text x="{_f(x)}" y="{_f(bottom + 14)}" text-anchor="middle" font-size="10.5" '
-                       f'fill="{MUTED}">{_e(text)}</text>')
-    out.append(f'<text x="{_f(x0 + plot_w / 2)}" y="{_f(bottom + 29)}" text-anchor="middle" font-size="11" '
-               f'fill="{MUTED}">ms per decision (mean of a game)</text>')
+            out.append(
+                f'<text x="{_f(x)}" y="{_f(bottom + 14)}" text-anchor="middle" font-size="10.5" '
+                f'fill="{MUTED}">{_e(text)}</text>'
+            )
+    out.append(
+        f'<text x="{_f(x0 + plot_w / 2)}" y="{_f(bottom + 29)}" text-anchor="middle" font-size="11" '
+        f'fill="{MUTED}">ms per decision (mean of a game)</text>'
+    )
     for i, bot in enumerate(bots):
         xs = data[bot]
         cy = top + row_h * (i + 0.5)
         if i % 2:
-            out.append(f'<rect x="{_f(x0 + 1)}" y="{_f(top + row_h * i)}" width="{_f(plot_w - 2)}" '
-                       f'height="{_f(row_h)}" fill="#f1f3f6"/>')
-        out.append(f'<text class="label" x="{_f(label_w - 8)}" y="{_f(cy + 4)}" text-anchor="end">'
-                   f"{_e(_short(bot))}<title>{_e(bot)}</title></text>")
+            out.append(
+                f'<rect x="{_f(x0 + 1)}" y="{_f(top + row_h * i)}" width="{_f(plot_w - 2)}" '
+                f'height="{_f(row_h)}" fill="#f1f3f6"/>'
+            )
+        out.append(
+            f'<text class="label" x="{_f(label_w - 8)}" y="{_f(cy + 4)}" text-anchor="end">'
+            f"{_e(_short(bot))}<title>{_e(bot)}</title></text>"
+        )
         if not xs:
             continue
         colour = PALETTE[i % len(PALETTE)]
         q1, med, q3 = (_quantile(xs, q) for q in (0.25, 0.5, 0.75))
         p5, p95 = _quantile(xs, 0.05), _quantile(xs, 0.95)
-        tip = (f"{bot}: {len(xs)} games; median {med:.3g} ms, quartiles {q1:.3g} to {q3:.3g} ms, "
-               f"5th to 95th percentile {p5:.3g} to {p95:.3g} ms, max {xs[-1]:.3g} ms")
+        tip = (
+            f"{bot}: {len(xs)} games; median {med:.3g} ms, quartiles {q1:.3g} to {q3:.3g} ms, "
+            f"5th to 95th percentile {p5:.3g} to {p95:.3g} ms, max {xs[-1]:.3g} ms"
+        )
         out.append(f'<g class="mark" data-bot="{_e(bot)}"><title>{_e(tip)}</title>')
         # strip: evenly picked sorted values, deterministic jitter
         k = len(xs)
@@ -502,12 +581,20 @@ def think_time_plot(
         for j, v in enumerate(picks):
             jitter = ((j * 0.6180339887) % 1.0 - 0.5) * (row_h - 10)
             out.append(f'<circle cx="{_f(sx(v))}" cy="{_f(cy + jitter)}" r="1.8" fill="{colour}" fill-opacity="0.35"/>')
-        out.append(f'<line x1="{_f(sx(p5))}" y1="{_f(cy)}" x2="{_f(sx(p95))}" y2="{_f(cy)}" stroke="{INK}" '
-                   f'stroke-width="1.2"/>')
-        out.append(f'<rect x="{_f(sx(q1))}" y="{_f(cy - 6)}" width="{_f(max(1.5, sx(q3) - sx(q1)))}" height="12" '
-                   f'fill="{colour}" fill-opacity="0.25" stroke="{colour}" stroke-width="1.5"/>')
-        out.append(f'<line x1="{_f(sx(med))}" y1="{_f(cy - 7)}" x2="{_f(sx(med))}" y2="{_f(cy + 7)}" '
-                   f'stroke="{INK}" stroke-width="2.5"/></g>')
-    desc = ("For each bot, the distribution of its per-game mean think time per decision in milliseconds on a "
-            "logarithmic axis: box = quartiles, thick line = median, whiskers = 5th to 95th percentile, dots = games.")
+        out.append(
+            f'<line x1="{_f(sx(p5))}" y1="{_f(cy)}" x2="{_f(sx(p95))}" y2="{_f(cy)}" stroke="{INK}" '
+            f'stroke-width="1.2"/>'
+        )
+        out.append(
+            f'<rect x="{_f(sx(q1))}" y="{_f(cy - 6)}" width="{_f(max(1.5, sx(q3) - sx(q1)))}" height="12" '
+            f'fill="{colour}" fill-opacity="0.25" stroke="{colour}" stroke-width="1.5"/>'
+        )
+        out.append(
+            f'<line x1="{_f(sx(med))}" y1="{_f(cy - 7)}" x2="{_f(sx(med))}" y2="{_f(cy + 7)}" '
+            f'stroke="{INK}" stroke-width="2.5"/></g>'
+        )
+    desc = (
+        "For each bot, the distribution of its per-game mean think time per decision in milliseconds on a "
+        "logarithmic axis: box = quartiles, thick line = median, whiskers = 5th to 95th percentile, dots = games."
+    )
     return _svg(width, height, title, desc, out)

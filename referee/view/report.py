@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 DATA_DIR = "report-data"
 PAGE_SIZE = 50
-FAULTS_SHOWN = 200   # fault rows listed in the page itself (all are in the game browser)
+FAULTS_SHOWN = 200  # fault rows listed in the page itself (all are in the game browser)
 _REASON = {"complete": "c", "stalled": "s", "aborted": "a"}
 
 
@@ -70,8 +70,20 @@ def game_rows(rows: Iterable[GameRow], viewers: set[str]) -> dict[str, dict[str,
             seats.append(idx[b])
         scores = [int(s) if float(s).is_integer() else s for s in r.scores]
         faults = [[int(f.get("seat", 0)), str(f.get("fault", "?"))] for f in r.faults]
-        v["games"].append([r.game_id, r.table, seats, scores, list(r.ranks), list(r.forfeits),
-                           _REASON.get(r.reason, "c"), faults, 1 if r.game_id in viewers else 0, r.log_path or ""])
+        v["games"].append(
+            [
+                r.game_id,
+                r.table,
+                seats,
+                scores,
+                list(r.ranks),
+                list(r.forfeits),
+                _REASON.get(r.reason, "c"),
+                faults,
+                1 if r.game_id in viewers else 0,
+                r.log_path or "",
+            ]
+        )
     return out
 
 
@@ -93,12 +105,19 @@ def fair_shares(rows: Iterable[GameRow]) -> dict[str, float]:
 
 # ----------------------------------------------------------------------------- sections
 
+
 def _header(st: Mapping[str, Any], s: NightSummary, written: float) -> str:
     when = _when(s)
     facts = [
         ("date", when or "no games yet"),
-        ("seed", "secret (shown once every planned game is played)" if s.seed == "secret"
-         else str(s.seed) if s.seed is not None else "not recorded"),
+        (
+            "seed",
+            "secret (shown once every planned game is played)"
+            if s.seed == "secret"
+            else str(s.seed)
+            if s.seed is not None
+            else "not recorded",
+        ),
         ("referee", f"card-referee {s.referee}"),
         ("games", f"{s.played} played of {s.planned if s.planned is not None else 'unknown'} planned"),
         ("stalled", str(s.stalled)),
@@ -108,12 +127,22 @@ def _header(st: Mapping[str, Any], s: NightSummary, written: float) -> str:
         facts.append(("shard", s.shard))
     items = "".join(f'<li data-testid="fact-{k}">{_e(k)}: <b>{_e(v)}</b></li>' for k, v in facts)
     stamp = datetime.fromtimestamp(written, UTC).strftime("%Y-%m-%d %H:%M UTC")
-    toc = "".join(f'<a href="#{a}">{_e(t)}</a>' for a, t in (
-        ("bots", "bots"), ("legend", "how to read"), ("plots", "plots"), ("standings", "standings"),
-        ("faults", "faults"), ("games", "game browser")))
-    return (f'<header class="top"><h1 data-testid="league">{_e(s.league)}</h1>'
-            f'<ul class="facts">{items}<li>report written <b>{_e(stamp)}</b></li></ul>'
-            f'<nav class="toc">{toc}</nav></header>')
+    toc = "".join(
+        f'<a href="#{a}">{_e(t)}</a>'
+        for a, t in (
+            ("bots", "bots"),
+            ("legend", "how to read"),
+            ("plots", "plots"),
+            ("standings", "standings"),
+            ("faults", "faults"),
+            ("games", "game browser"),
+        )
+    )
+    return (
+        f'<header class="top"><h1 data-testid="league">{_e(s.league)}</h1>'
+        f'<ul class="facts">{items}<li>report written <b>{_e(stamp)}</b></li></ul>'
+        f'<nav class="toc">{toc}</nav></header>'
+    )
 
 
 def _when(s: NightSummary) -> str:
@@ -130,8 +159,11 @@ def _banners(s: NightSummary, notes: Sequence[str]) -> str:
         else:
             out.append(f'<div class="banner note" data-testid="note">{_e(note)}</div>')
     if not s.incomplete and s.planned is not None:
-        out.insert(0, f'<div class="banner complete" data-testid="complete">Complete: all {s.planned} planned games '
-                      "were played.</div>")
+        out.insert(
+            0,
+            f'<div class="banner complete" data-testid="complete">Complete: all {s.planned} planned games '
+            "were played.</div>",
+        )
     return "".join(out)
 
 
@@ -147,41 +179,53 @@ def _bots(s: NightSummary) -> str:
     rows = []
     for i, b in enumerate(s.bots):
         cmd = b.command if isinstance(b.command, str) else " ".join(b.command)
-        rows.append(f'<tr data-testid="bot-row"><td class="l">{_e(b.name)}</td>'
-                    f'<td class="l" data-testid="hello-{i}">{_e(_hello_text(b.hello))}</td>'
-                    f'<td class="cmd">{_e(cmd) or "<span class=muted>not recorded</span>"}</td></tr>')
+        rows.append(
+            f'<tr data-testid="bot-row"><td class="l">{_e(b.name)}</td>'
+            f'<td class="l" data-testid="hello-{i}">{_e(_hello_text(b.hello))}</td>'
+            f'<td class="cmd">{_e(cmd) or "<span class=muted>not recorded</span>"}</td></tr>'
+        )
     config = ""
     if s.config is not None:
-        config = (f'<details data-testid="config"><summary>config (as stored in the ledger)</summary>'
-                  f'<pre class="config">{_e(json.dumps(s.config, indent=2, sort_keys=True))}</pre></details>')
-    return (f'<section id="bots"><h2>Bots</h2><table><tr><th class="l">bot</th>'
-            f'<th class="l">hello (name and version it announced)</th><th class="l">command</th></tr>'
-            f'{"".join(rows)}</table>{config}</section>')
+        config = (
+            f'<details data-testid="config"><summary>config (as stored in the ledger)</summary>'
+            f'<pre class="config">{_e(json.dumps(s.config, indent=2, sort_keys=True))}</pre></details>'
+        )
+    return (
+        f'<section id="bots"><h2>Bots</h2><table><tr><th class="l">bot</th>'
+        f'<th class="l">hello (name and version it announced)</th><th class="l">command</th></tr>'
+        f"{''.join(rows)}</table>{config}</section>"
+    )
 
 
 def _legend() -> str:
     items = "".join(f"<dt>{_e(c.head)}</dt><dd>{_e(c.legend)}</dd>" for c in COLUMNS)
-    return (f'<section id="legend"><h2>How to read the standings</h2>'
-            f'<p data-testid="sorted-by"><b>{_e(SORT_TEXT)}</b> Each variant is its own table; the overall table '
-            "pools every variant's games (ratings and win shares only: scores of different variants are not "
-            "comparable, so it has no mean score).</p>"
-            f'<dl class="legend" data-testid="legend">{items}</dl>'
-            '<p class="muted">Stalled games (an ask hand ended by the stalemate rule) count like any other; '
-            "aborted games have no result and count nowhere. The win share's even value (every bot equally "
-            "good) is 1 / table size, drawn as a dashed line in the win share plot.</p></section>")
+    return (
+        f'<section id="legend"><h2>How to read the standings</h2>'
+        f'<p data-testid="sorted-by"><b>{_e(SORT_TEXT)}</b> Each variant is its own table; the overall table '
+        "pools every variant's games (ratings and win shares only: scores of different variants are not "
+        "comparable, so it has no mean score).</p>"
+        f'<dl class="legend" data-testid="legend">{items}</dl>'
+        '<p class="muted">Stalled games (an ask hand ended by the stalemate rule) count like any other; '
+        "aborted games have no result and count nowhere. The win share's even value (every bot equally "
+        "good) is 1 / table size, drawn as a dashed line in the win share plot.</p></section>"
+    )
 
 
 def _standings_table(scope: str, data: Mapping[str, Any]) -> str:
     cols = columns(scope)
-    head = "".join(f'<th class="{"l" if c.key in ("bot", "faults") else ""}"><abbr title="{_e(c.legend)}">'
-                   f"{_e(c.head)}</abbr></th>" for c in cols)
+    head = "".join(
+        f'<th class="{"l" if c.key in ("bot", "faults") else ""}"><abbr title="{_e(c.legend)}">{_e(c.head)}</abbr></th>'
+        for c in cols
+    )
     body = []
     for r in data["bots"]:
-        tds = "".join(f'<td class="{"l" if c.key in ("bot", "faults") else ""}">{_e(cell_text(r, c.key))}</td>'
-                      for c in cols)
+        tds = "".join(
+            f'<td class="{"l" if c.key in ("bot", "faults") else ""}">{_e(cell_text(r, c.key))}</td>' for c in cols
+        )
         body.append(f"<tr>{tds}</tr>")
-    return (f'<div class="scroll"><table data-testid="standings-{_e(scope)}"><tr>{head}</tr>{"".join(body)}'
-            "</table></div>")
+    return (
+        f'<div class="scroll"><table data-testid="standings-{_e(scope)}"><tr>{head}</tr>{"".join(body)}</table></div>'
+    )
 
 
 def _plots(st: Mapping[str, Any], think: Mapping[str, Sequence[float]], fair: Mapping[str, float]) -> str:
@@ -192,14 +236,19 @@ def _plots(st: Mapping[str, Any], think: Mapping[str, Sequence[float]], fair: Ma
     figs = [
         rating_plot({"overall": scopes["overall"], **variants}, order=order),
         win_share_plot(variants or scopes, order=order, fair=fair),
-        head_to_head_heatmap(order, overall["head_to_head"],
-                             title="Head to head, all variants: how often the row's bot finished above the column's"),
+        head_to_head_heatmap(
+            order,
+            overall["head_to_head"],
+            title="Head to head, all variants: how often the row's bot finished above the column's",
+        ),
         think_time_plot(think, order=[b for b in order if b in think] + [b for b in think if b not in order]),
     ]
     names = ("rating", "win-share", "head-to-head", "think-time")
     body = "".join(f'<figure data-testid="plot-{n}">{svg}</figure>' for n, svg in zip(names, figs, strict=True))
-    return (f'<section id="plots"><h2>Plots</h2><p class="muted">Hover a mark for its exact figures.</p>'
-            f'<div class="plots">{body}</div></section>')
+    return (
+        f'<section id="plots"><h2>Plots</h2><p class="muted">Hover a mark for its exact figures.</p>'
+        f'<div class="plots">{body}</div></section>'
+    )
 
 
 def _standings(st: Mapping[str, Any]) -> str:
@@ -209,9 +258,11 @@ def _standings(st: Mapping[str, Any]) -> str:
         parts.append(_standings_table(scope, data))
         names = [r["bot"] for r in data["bots"]]
         if scope != "overall" and len(names) > 1:
-            parts.append(f'<details><summary>head to head in {_e(scope)}</summary>'
-                         f'{head_to_head_heatmap(names, data["head_to_head"], title=f"Head to head in {scope}")}'
-                         "</details>")
+            parts.append(
+                f"<details><summary>head to head in {_e(scope)}</summary>"
+                f"{head_to_head_heatmap(names, data['head_to_head'], title=f'Head to head in {scope}')}"
+                "</details>"
+            )
     parts.append("</section>")
     return "".join(parts)
 
@@ -235,26 +286,36 @@ def _faults(st: Mapping[str, Any], viewers: set[str]) -> str:
     faults = st.get("faults") or []
     parts = [f'<section id="faults"><h2>Faults <span class="muted">({len(faults)})</span></h2>']
     if faults:
-        parts.append('<div class="scroll"><table data-testid="faults"><tr><th class="l">game</th><th class="l">bot</th>'
-                     '<th>seat</th><th class="l">fault</th><th class="l">detail</th></tr>')
+        parts.append(
+            '<div class="scroll"><table data-testid="faults"><tr><th class="l">game</th><th class="l">bot</th>'
+            '<th>seat</th><th class="l">fault</th><th class="l">detail</th></tr>'
+        )
         for f in faults[:FAULTS_SHOWN]:
-            parts.append(f'<tr><td class="l">{_game_link(f["game"], f.get("log"), viewers)}</td>'
-                         f'<td class="l">{_e(f["bot"])}</td><td>{_e(f["seat"])}</td><td class="l">{_e(f["fault"])}</td>'
-                         f'<td class="l">{_e(f["detail"])}</td></tr>')
+            parts.append(
+                f'<tr><td class="l">{_game_link(f["game"], f.get("log"), viewers)}</td>'
+                f'<td class="l">{_e(f["bot"])}</td><td>{_e(f["seat"])}</td><td class="l">{_e(f["fault"])}</td>'
+                f'<td class="l">{_e(f["detail"])}</td></tr>'
+            )
         parts.append("</table></div>")
         if len(faults) > FAULTS_SHOWN:
-            parts.append(f'<p class="muted">The first {FAULTS_SHOWN} are listed; the game browser below shows every '
-                         "game with a fault (tick \"faults only\").</p>")
+            parts.append(
+                f'<p class="muted">The first {FAULTS_SHOWN} are listed; the game browser below shows every '
+                'game with a fault (tick "faults only").</p>'
+            )
     else:
         parts.append("<p>No faults.</p>")
     aborted = st.get("aborted") or []
     if aborted:
-        parts.append(f'<h3>Aborted games <span class="muted">({len(aborted)}, not counted in the standings)</span></h3>'
-                     '<table data-testid="aborted"><tr><th class="l">game</th><th class="l">bots</th>'
-                     '<th class="l">why</th></tr>')
+        parts.append(
+            f'<h3>Aborted games <span class="muted">({len(aborted)}, not counted in the standings)</span></h3>'
+            '<table data-testid="aborted"><tr><th class="l">game</th><th class="l">bots</th>'
+            '<th class="l">why</th></tr>'
+        )
         for a in aborted[:FAULTS_SHOWN]:
-            parts.append(f'<tr><td class="l">{_game_link(a["game"], a.get("log"), viewers)}</td>'
-                         f'<td class="l">{_e(", ".join(a["bots"]))}</td><td class="l">{_e(a["detail"])}</td></tr>')
+            parts.append(
+                f'<tr><td class="l">{_game_link(a["game"], a.get("log"), viewers)}</td>'
+                f'<td class="l">{_e(", ".join(a["bots"]))}</td><td class="l">{_e(a["detail"])}</td></tr>'
+            )
         parts.append("</table>")
     parts.append("</section>")
     return "".join(parts)
@@ -263,10 +324,14 @@ def _faults(st: Mapping[str, Any], viewers: set[str]) -> str:
 def _browser(variants: Sequence[tuple[str, int]], bots: Sequence[str], viewer_note: str) -> str:
     from referee.view.viewers import SHELL_HREF
 
-    cfg = {"page_size": PAGE_SIZE, "shell": SHELL_HREF, "bots": list(bots),
-           "variants": [{"name": v, "games": n, "src": games_src(k)} for k, (v, n) in enumerate(variants)],
-           "no_viewer_hint": "referee report OUT writes the viewer pages of every game; referee serve OUT shows "
-                             "any game from its log"}
+    cfg = {
+        "page_size": PAGE_SIZE,
+        "shell": SHELL_HREF,
+        "bots": list(bots),
+        "variants": [{"name": v, "games": n, "src": games_src(k)} for k, (v, n) in enumerate(variants)],
+        "no_viewer_hint": "referee report OUT writes the viewer pages of every game; referee serve OUT shows "
+        "any game from its log",
+    }
     return (
         '<section id="games" data-ready="false" data-testid="game-browser"><h2>Game browser</h2>'
         f'<p class="muted">Every game of the night, one variant at a time. {_e(viewer_note)}</p>'
@@ -291,10 +356,18 @@ def _browser(variants: Sequence[tuple[str, int]], bots: Sequence[str], viewer_no
     )
 
 
-def render_report(st: Mapping[str, Any], summary: NightSummary, *, notes: Sequence[str],
-                  think: Mapping[str, Sequence[float]], fair: Mapping[str, float],
-                  variants: Sequence[tuple[str, int]], viewers: set[str], viewer_note: str,
-                  written: float) -> str:
+def render_report(
+    st: Mapping[str, Any],
+    summary: NightSummary,
+    *,
+    notes: Sequence[str],
+    think: Mapping[str, Sequence[float]],
+    fair: Mapping[str, float],
+    variants: Sequence[tuple[str, int]],
+    viewers: set[str],
+    viewer_note: str,
+    written: float,
+) -> str:
     """``report.html`` (see the module docstring). ``variants``: the game browser's variants with
     their game counts, in the order of their data files; ``viewers``: game ids with a viewer page;
     ``viewer_note``: one sentence on the viewer pages; ``written``: the time stamp shown."""

@@ -38,10 +38,18 @@ from referee.league.standings import Tally
 
 __all__ = ["LeagueState", "make_server", "serve"]
 
-_TYPES = {".jsonl": "application/x-ndjson; charset=utf-8", ".zst": "application/zstd", ".gz": "application/gzip",
-          ".js": "text/javascript; charset=utf-8", ".md": "text/markdown; charset=utf-8",
-          ".csv": "text/csv; charset=utf-8", ".json": "application/json; charset=utf-8",
-          ".html": "text/html; charset=utf-8", ".svg": "image/svg+xml", ".png": "image/png"}
+_TYPES = {
+    ".jsonl": "application/x-ndjson; charset=utf-8",
+    ".zst": "application/zstd",
+    ".gz": "application/gzip",
+    ".js": "text/javascript; charset=utf-8",
+    ".md": "text/markdown; charset=utf-8",
+    ".csv": "text/csv; charset=utf-8",
+    ".json": "application/json; charset=utf-8",
+    ".html": "text/html; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+}
 
 
 def _lock_held(path: Path) -> bool | None:
@@ -66,11 +74,13 @@ class LeagueState:
         self.out = Path(out)
         self.path = self.out / LEDGER_NAME
         if not self.path.is_file():
-            raise UserError(f"{self.out}: no {LEDGER_NAME} here; give the output folder of a league night "
-                            "(referee run CONFIG writes it)")
+            raise UserError(
+                f"{self.out}: no {LEDGER_NAME} here; give the output folder of a league night "
+                "(referee run CONFIG writes it)"
+            )
         db = self._db()
         try:
-            check_db(db, self.path, create=False)   # a damaged ledger: one error before serving anything
+            check_db(db, self.path, create=False)  # a damaged ledger: one error before serving anything
         finally:
             db.close()
         self._lock = threading.Lock()
@@ -115,9 +125,13 @@ class LeagueState:
                 planned, per_planned = self._plan(db)
                 if self._tally is None:
                     self._tally = Tally(league, live=True)
-                new = db.execute("SELECT * FROM games ORDER BY finished").fetchall() if not self._seen else \
-                    db.execute("SELECT * FROM games WHERE finished >= ? ORDER BY finished",
-                               (self._last_finished,)).fetchall()
+                new = (
+                    db.execute("SELECT * FROM games ORDER BY finished").fetchall()
+                    if not self._seen
+                    else db.execute(
+                        "SELECT * FROM games WHERE finished >= ? ORDER BY finished", (self._last_finished,)
+                    ).fetchall()
+                )
             except sqlite3.Error as exc:
                 raise UserError(f"{self.path}: the ledger cannot be read ({exc})") from None
             finally:
@@ -139,9 +153,18 @@ class LeagueState:
                 elif row.reason == "stalled":
                     self._counts["stalled"] += 1
                 self._counts["faults"] += len(row.faults)
-                self._recent.append({"game": row.game_id, "variant": row.variant, "bots": row.bots,
-                                     "scores": row.scores, "reason": row.reason, "faults": len(row.faults),
-                                     "log": row.log_path, "view": f"/view/{row.game_id}"})
+                self._recent.append(
+                    {
+                        "game": row.game_id,
+                        "variant": row.variant,
+                        "bots": row.bots,
+                        "scores": row.scores,
+                        "reason": row.reason,
+                        "faults": len(row.faults),
+                        "log": row.log_path,
+                        "view": f"/view/{row.game_id}",
+                    }
+                )
             self._recent = self._recent[-25:]
             now = time.time()
             self._rate = [(t, n) for t, n in self._rate if now - t < 30] + [(now, len(self._seen))]
@@ -149,12 +172,21 @@ class LeagueState:
             rate = (len(self._seen) - n0) / (now - t0) if now - t0 > 1 else 0.0
             done = len(self._seen)
             return {
-                "league": league, "out": str(self.out), "running": _lock_held(self.out / ".lock"),
-                "planned": planned, "done": done, "complete": planned is not None and done >= planned,
-                **self._counts, "games_per_s": round(rate, 2), "updated": now,
-                "variants": {v: {"done": self._per_variant.get(v, 0), "planned": per_planned.get(v)}
-                             for v in sorted(set(per_planned) | set(self._per_variant))},
-                "top": self._tally.top(20), "recent": list(reversed(self._recent)),
+                "league": league,
+                "out": str(self.out),
+                "running": _lock_held(self.out / ".lock"),
+                "planned": planned,
+                "done": done,
+                "complete": planned is not None and done >= planned,
+                **self._counts,
+                "games_per_s": round(rate, 2),
+                "updated": now,
+                "variants": {
+                    v: {"done": self._per_variant.get(v, 0), "planned": per_planned.get(v)}
+                    for v in sorted(set(per_planned) | set(self._per_variant))
+                },
+                "top": self._tally.top(20),
+                "recent": list(reversed(self._recent)),
             }
 
     _last_finished = 0.0
@@ -175,7 +207,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_response(HTTPStatus.FOUND)
                 self.send_header("Location", target)
                 self.end_headers()
-            elif path == "/favicon.ico":                 # browsers ask for it; there is none
+            elif path == "/favicon.ico":  # browsers ask for it; there is none
                 self.send_response(HTTPStatus.NO_CONTENT)
                 self.end_headers()
             elif path == "/live":
@@ -184,7 +216,7 @@ class _Handler(BaseHTTPRequestHandler):
                 body = json.dumps(self.server.state.status()).encode()
                 self._send(HTTPStatus.OK, "application/json; charset=utf-8", body, no_cache=True)
             elif path.startswith("/view/"):
-                self._viewer(path[len("/view/"):])
+                self._viewer(path[len("/view/") :])
             else:
                 self._file(path)
         except UserError as exc:
@@ -223,7 +255,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._not_found(game)
             return
         if (games / f"{game}.frames.js").is_file() and (games / "viewer.html").is_file():
-            self.send_response(HTTPStatus.FOUND)   # the report wrote its viewer page: the shared shell shows it
+            self.send_response(HTTPStatus.FOUND)  # the report wrote its viewer page: the shared shell shows it
             self.send_header("Location", f"/games/viewer.html?game={quote(game, safe='')}")
             self.end_headers()
             return
@@ -231,8 +263,10 @@ class _Handler(BaseHTTPRequestHandler):
         if page.is_file():
             self._send(HTTPStatus.OK, "text/html; charset=utf-8", page.read_bytes())
             return
-        log = next((games / f"{game}{s}" for s in (".jsonl.zst", ".jsonl", ".jsonl.gz")
-                    if (games / f"{game}{s}").is_file()), None)
+        log = next(
+            (games / f"{game}{s}" for s in (".jsonl.zst", ".jsonl", ".jsonl.gz") if (games / f"{game}{s}").is_file()),
+            None,
+        )
         if log is None:
             self._not_found(f"the log of game {game}")
             return
@@ -262,8 +296,14 @@ def make_server(out: str | Path, host: str = "127.0.0.1", port: int = 8000, *, v
         raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; choose another --port") from None
 
 
-def serve(out: str | Path, host: str = "127.0.0.1", port: int = 8000, *, verbose: bool = False,
-          announce: Callable[[str], None] = print) -> int:
+def serve(
+    out: str | Path,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    verbose: bool = False,
+    announce: Callable[[str], None] = print,
+) -> int:
     """Serve until Ctrl-C; returns 0."""
     server = make_server(out, host, port, verbose=verbose)
     url = f"http://{host}:{server.server_address[1]}/"

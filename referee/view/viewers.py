@@ -26,15 +26,15 @@ from referee.view.frames import GAME_ID_RE
 SHELL_NAME = "viewer.html"
 #: the shell's path relative to the output folder (links in the report use it)
 SHELL_HREF = f"games/{SHELL_NAME}"
-_PARALLEL_FROM = 24   # fewer games than this are made in this process
+_PARALLEL_FROM = 24  # fewer games than this are made in this process
 
 
 @dataclass
 class ViewerStats:
-    written: int = 0       # frames files written now
-    fresh: int = 0         # already up to date
-    skipped: int = 0       # not written (over the limit)
-    failed: int = 0        # logs that could not be shown
+    written: int = 0  # frames files written now
+    fresh: int = 0  # already up to date
+    skipped: int = 0  # not written (over the limit)
+    failed: int = 0  # logs that could not be shown
     first_error: str | None = None
     seconds: float = 0.0
 
@@ -82,8 +82,9 @@ def write_shell(games: Path) -> Path:
     return path
 
 
-def write_viewers(out: Path, games: Iterable[tuple[str, str | None]], *, limit: int | None = None,
-                  jobs: int | None = None) -> ViewerStats:
+def write_viewers(
+    out: Path, games: Iterable[tuple[str, str | None]], *, limit: int | None = None, jobs: int | None = None
+) -> ViewerStats:
     """Write the viewer shell and the frames file of every game in ``games`` (``(game_id,
     log path relative to out)``) whose file is missing or older than its log. With ``limit``, write
     at most that many (the rest count as ``skipped``). ``jobs``: processes (default: all cores)."""

@@ -12,8 +12,18 @@ from referee.cli import main
 def test_bench_transport_reports_every_figure(capsys):
     assert main(["bench", "transport", "--decisions", "300", "--rounds", "1", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    for key in ("raw_round_trip_us", "raw_cpu_us", "blocking_raw_round_trip_us", "blocking_raw_cpu_us",
-                "referee_round_trip_us", "referee_cpu_us", "referee_turn_us", "ratio", "ratio_ok", "cpu_ok"):
+    for key in (
+        "raw_round_trip_us",
+        "raw_cpu_us",
+        "blocking_raw_round_trip_us",
+        "blocking_raw_cpu_us",
+        "referee_round_trip_us",
+        "referee_cpu_us",
+        "referee_turn_us",
+        "ratio",
+        "ratio_ok",
+        "cpu_ok",
+    ):
         assert key in out, key
     assert out["decisions"] >= 300 and out["games"] >= 1
     assert all(out[k] > 0 for k in ("raw_round_trip_us", "blocking_raw_round_trip_us", "referee_round_trip_us"))

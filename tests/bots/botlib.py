@@ -30,13 +30,22 @@ def legal_reply(msg: dict, rng: random.Random, family_mode: bool) -> dict:
     d = msg["decide"]
     if d == "ask":
         key = "family" if family_mode else "card"
-        return {"type": "ask", "id": msg["id"], "target": rng.choice(msg["targets"]),
-                key: rng.choice(msg["options"]), "please": True}
+        return {
+            "type": "ask",
+            "id": msg["id"],
+            "target": rng.choice(msg["targets"]),
+            key: rng.choice(msg["options"]),
+            "please": True,
+        }
     return {"type": d, "id": msg["id"], "card": rng.choice(msg["options"])}
 
 
-def run(bad: Optional[Callable[[dict, dict], Optional[bytes]]] = None, *, hello: Optional[dict] = None,
-        think: Optional[Callable[[int], None]] = None) -> int:
+def run(
+    bad: Optional[Callable[[dict, dict], Optional[bytes]]] = None,
+    *,
+    hello: Optional[dict] = None,
+    think: Optional[Callable[[int], None]] = None,
+) -> int:
     """Play until ``bye`` or end of input. ``bad(turn, legal)`` returns the raw
     bytes to write instead of the legal reply on the faulty turn (None: write nothing).
     ``think(n)`` is called before the reply to the n-th turn (1-based), e.g. to sleep."""

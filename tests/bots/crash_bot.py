@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """Crash: on its faulty turn it starts a child (`sleep 60`, same process group) and exits with status 3."""
-import os, subprocess, sys
+
+import os
+import subprocess
+import sys
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import botlib
 

@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """Illegal: asks itself (ask games) or plays a card it does not have (chickens)."""
-import json, os, sys
+
+import json
+import os
+import sys
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import botlib
 

@@ -34,8 +34,13 @@ def main() -> int:
             d = msg["decide"]
             if d == "ask":
                 key = "family" if ask_family else "card"
-                reply = {"type": "ask", "id": msg["id"], "target": choice(msg["targets"]), key: choice(msg["options"]),
-                         "please": True}
+                reply = {
+                    "type": "ask",
+                    "id": msg["id"],
+                    "target": choice(msg["targets"]),
+                    key: choice(msg["options"]),
+                    "please": True,
+                }
             else:
                 reply = {"type": d, "id": msg["id"], "card": choice(msg["options"])}
             out.write(json.dumps(reply).encode() + b"\n")
@@ -43,8 +48,12 @@ def main() -> int:
         elif t == "start":
             ask_family = msg["rules"].get("ask") == "family"
         elif t == "hello":
-            out.write(json.dumps({"type": "hello", "protocol": 1, "name": os.environ.get("BOT_NAME", "instant"),
-                                  "version": "1"}).encode() + b"\n")
+            out.write(
+                json.dumps(
+                    {"type": "hello", "protocol": 1, "name": os.environ.get("BOT_NAME", "instant"), "version": "1"}
+                ).encode()
+                + b"\n"
+            )
             out.flush()
         elif t == "bye":
             break

@@ -1,6 +1,11 @@
 #!/usr/bin/env python3
 """Timeout, then stale: answers its faulty turn after BOT_LATE_MS (default 600) ms."""
-import json, os, sys, time
+
+import json
+import os
+import sys
+import time
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import botlib
 

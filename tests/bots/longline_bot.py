@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Malformed: writes BOT_LONG_BYTES (default 4 MiB) without a newline, then a newline."""
-import os, sys
+
+import os
+import sys
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import botlib
 

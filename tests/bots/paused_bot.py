@@ -2,7 +2,11 @@
 """Legal moves, but it holds every reply while the file named by ``BOT_PAUSE_FILE`` exists
 (relative to its working directory): a test pauses a league night with it, looks, and lets it go
 on by removing the file."""
-import os, sys, time
+
+import os
+import sys
+import time
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import botlib
 

@@ -49,8 +49,15 @@ def main() -> int:
                     x += 1
             d = msg["decide"]
             if d == "ask":
-                send({"type": "ask", "id": msg["id"], "target": rng.choice(msg["targets"]),
-                      ("family" if family else "card"): rng.choice(msg["options"]), "please": True})
+                send(
+                    {
+                        "type": "ask",
+                        "id": msg["id"],
+                        "target": rng.choice(msg["targets"]),
+                        ("family" if family else "card"): rng.choice(msg["options"]),
+                        "please": True,
+                    }
+                )
             else:
                 send({"type": d, "id": msg["id"], "card": rng.choice(msg["options"])})
         elif t == "bye":

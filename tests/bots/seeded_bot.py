@@ -28,8 +28,13 @@ def main() -> int:
             d = msg["decide"]
             if d == "ask":
                 key = "family" if ask_family else "card"
-                reply = {"type": "ask", "id": msg["id"], "target": rng.choice(msg["targets"]),
-                         key: rng.choice(msg["options"]), "please": True}
+                reply = {
+                    "type": "ask",
+                    "id": msg["id"],
+                    "target": rng.choice(msg["targets"]),
+                    key: rng.choice(msg["options"]),
+                    "please": True,
+                }
             else:
                 reply = {"type": d, "id": msg["id"], "card": rng.choice(msg["options"])}
             out.write(json.dumps(reply).encode() + b"\n")

@@ -5,7 +5,11 @@
   2nd, then every reply at once (a schedule);
 * otherwise ``BOT_DELAY_MS`` (default 150) before each of its first
   ``BOT_SLOW_TURNS`` (default 2) replies, then at once."""
-import os, sys, time
+
+import os
+import sys
+import time
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import botlib
 

@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """Stale: answers with another turn's id (the previous one)."""
-import json, os, sys
+
+import json
+import os
+import sys
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import botlib
 

@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """Malformed: JSON of the wrong shape (`target` is a string)."""
-import json, os, sys
+
+import json
+import os
+import sys
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import botlib
 

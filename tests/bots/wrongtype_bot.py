@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """Illegal: a reply of the wrong type for the decision (a `take` to an `ask`, a `play` to a `take`...)."""
-import json, os, sys
+
+import json
+import os
+import sys
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import botlib
 

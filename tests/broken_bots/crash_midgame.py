@@ -1,5 +1,8 @@
 """Broken: exits in the middle of its first real game (at its 7th turn)."""
-import os, sys
+
+import os
+import sys
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _raw import STATE, serve
 

@@ -1,5 +1,8 @@
 """Broken: prints debug output to stdout before each reply."""
-import os, sys
+
+import os
+import sys
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _raw import serve
 

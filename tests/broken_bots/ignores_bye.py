@@ -1,5 +1,8 @@
 """Broken: ignores bye (it only stops at end of input)."""
-import os, sys
+
+import os
+import sys
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _raw import serve
 

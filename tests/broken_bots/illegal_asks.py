@@ -1,5 +1,8 @@
 """Broken: asks for a card (or family) it holds itself, from its own seat."""
-import os, sys
+
+import os
+import sys
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _raw import RULES, STATE, legal_reply, serve
 

@@ -1,5 +1,8 @@
 """Broken: exits when the referee sends an error message."""
-import os, sys
+
+import os
+import sys
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _raw import serve
 

@@ -1,5 +1,8 @@
 """Broken: answers every turn with the previous turn's id (off by one)."""
-import os, sys
+
+import os
+import sys
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _raw import legal_reply, serve
 

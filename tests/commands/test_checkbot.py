@@ -44,8 +44,16 @@ def test_samples_pass_every_check(tmp_path: Path, capsys: pytest.CaptureFixture[
         out = capsys.readouterr().out
         assert status == 0, f"{label}:\n{out}"
         assert "FAIL" not in out
-        for name in ("handshake", "probe: exits on bye", "game: kwartet", "game: chickens",
-                     "game: checkbot-generations", "game: checkbot-tens", "self-play", "per-game mode"):
+        for name in (
+            "handshake",
+            "probe: exits on bye",
+            "game: kwartet",
+            "game: chickens",
+            "game: checkbot-generations",
+            "game: checkbot-tens",
+            "self-play",
+            "per-game mode",
+        ):
             assert f"PASS {name}" in out, (label, name, out)
         assert "PASS self-play: 12 tables with 2 or 3 copies of the bot in 6 ask variants: every hand ended" in out
         assert "is ready for a league" in out
@@ -59,14 +67,18 @@ BROKEN_CASES = [
     ("illegal_asks.py", "game: kwartet", ["illegal", "you cannot ask yourself", "turn.targets"]),
     ("wrong_protocol.py", "handshake", ["protocol version 2", "protocol version 1", '"protocol": 1']),
     ("crash_midgame.py", "game: kwartet", ["crash", "during turn 7", "keep reading stdin"]),
-    ("quits_on_error.py", "probe: keeps going after an error", ["exited (status 0) after an error message",
-                                                                "keep reading"]),
+    (
+        "quits_on_error.py",
+        "probe: keeps going after an error",
+        ["exited (status 0) after an error message", "keep reading"],
+    ),
 ]
 
 
 @pytest.mark.parametrize("bot,check,words", BROKEN_CASES, ids=[c[0] for c in BROKEN_CASES])
-def test_broken_bot_fails_with_the_right_message(bot: str, check: str, words: list[str],
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_broken_bot_fails_with_the_right_message(
+    bot: str, check: str, words: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
     status = check_bot("--variant", "kwartet", "--", PY, str(BROKEN / bot))
     out = capsys.readouterr().out
     assert status == 1, out
@@ -89,8 +101,9 @@ def test_a_bot_that_leaves_a_daemon_is_not_ready(when: str, capsys: pytest.Captu
     import uuid
 
     tag = f"daemon-{uuid.uuid4().hex[:12]}"
-    status = check_bot("--variant", "kwartet", "--", PY, str(ROOT / "tests" / "hostile" / "bots" / "daemonizer.py"),
-                       tag, when)
+    status = check_bot(
+        "--variant", "kwartet", "--", PY, str(ROOT / "tests" / "hostile" / "bots" / "daemonizer.py"), tag, when
+    )
     out = capsys.readouterr().out
     left = [p for p in Path("/proc").iterdir() if p.name.isdigit() and tag.encode() in _cmdline(p)]
     assert not left, f"the daemon survived check-bot: {left}"
@@ -121,21 +134,21 @@ def test_a_bot_that_asks_in_circles_fails_self_play(capsys: pytest.CaptureFixtur
     assert "1 of 9 checks failed" in out
 
 
-def test_self_play_reports_an_aborted_hand(monkeypatch: pytest.MonkeyPatch,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_self_play_reports_an_aborted_hand(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     import referee.checkbot.games
 
     monkeypatch.setattr(referee.checkbot.games, "SELF_PLAY_MAX_DECISIONS", 3)  # no kwartet hand ends that fast
     status = check_bot("--variant", "kwartet", "--", PY, str(ROOT / "sample_bots" / "random_bot.py"))
     out = capsys.readouterr().out
     assert status == 1, out
-    assert "FAIL self-play: kwartet, 2 copies and 1 instant bot, seed 1: the hand was aborted: no end after 3 " \
-        "decisions" in out, out
+    assert (
+        "FAIL self-play: kwartet, 2 copies and 1 instant bot, seed 1: the hand was aborted: no end after 3 "
+        "decisions" in out
+    ), out
     assert "fix: remember misses; vary target or card" in out
 
 
-def test_self_play_is_skipped_without_an_ask_variant_or_after_failed_games(
-        capsys: pytest.CaptureFixture[str]) -> None:
+def test_self_play_is_skipped_without_an_ask_variant_or_after_failed_games(capsys: pytest.CaptureFixture[str]) -> None:
     status = check_bot("--variant", "chickens", "--", PY, str(ROOT / "sample_bots" / "random_bot.py"))
     out = capsys.readouterr().out
     assert status == 0 and "self-play" not in out, out  # chickens has no asks: nothing to check

@@ -55,26 +55,43 @@ def assert_counts_match(out: str) -> None:
 
 SECOND_TURN_CASES = [
     # bot, variant, words the failing line must hold, words its fix must hold
-    ("wrongshape_bot.py", "kwartet", ["field `target` expected int, got str"],
-     ["`target` as an integer", "not as a string"]),
+    (
+        "wrongshape_bot.py",
+        "kwartet",
+        ["field `target` expected int, got str"],
+        ["`target` as an integer", "not as a string"],
+    ),
     ("wrongshape_bot.py", "chickens", ["field `card` expected str, got int"], ["`card` as a string"]),
-    ("unknowntype_bot.py", "kwartet", ["unknown message type 'pass'"],
-     ["'pass' is not a message type", '"decide": "ask"', 'reply with "type": "ask"']),
+    (
+        "unknowntype_bot.py",
+        "kwartet",
+        ["unknown message type 'pass'"],
+        ["'pass' is not a message type", '"decide": "ask"', 'reply with "type": "ask"'],
+    ),
     ("unknowntype_bot.py", "chickens", ["unknown message type 'pass'"], ['"decide": "play"']),
-    ("wrongtype_bot.py", "kwartet", ["asks for a `ask` reply, got `take`"],
-     ['the message type the turn\'s "decide" names', '"decide": "ask"', 'reply {"type": "ask", ...}']),
+    (
+        "wrongtype_bot.py",
+        "kwartet",
+        ["asks for a `ask` reply, got `take`"],
+        ['the message type the turn\'s "decide" names', '"decide": "ask"', 'reply {"type": "ask", ...}'],
+    ),
     ("badutf8_bot.py", "kwartet", ["not valid UTF-8 (byte 0xff"], ["UTF-8"]),
 ]
 
 
-@pytest.mark.parametrize("bot,variant,words,fix_words", SECOND_TURN_CASES,
-                         ids=[f"{c[0]}-{c[1]}" for c in SECOND_TURN_CASES])
-def test_the_fix_names_the_real_problem(bot: str, variant: str, words: list[str], fix_words: list[str],
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "bot,variant,words,fix_words", SECOND_TURN_CASES, ids=[f"{c[0]}-{c[1]}" for c in SECOND_TURN_CASES]
+)
+def test_the_fix_names_the_real_problem(
+    bot: str, variant: str, words: list[str], fix_words: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
     status, out, _ = run(capsys, "--variant", variant, "--", PY, str(BOTS / bot))
     assert status == 1, out
-    checks = [f"game: {variant}", "per-game mode"] if variant != "kwartet" else \
-        ["probe: legal reply with the turn's id", "game: kwartet", "per-game mode"]
+    checks = (
+        [f"game: {variant}", "per-game mode"]
+        if variant != "kwartet"
+        else ["probe: legal reply with the turn's id", "game: kwartet", "per-game mode"]
+    )
     for check in checks:
         line, fix = entry(out, check)
         if check == "per-game mode" and variant != "kwartet":
@@ -91,10 +108,21 @@ def test_the_fix_names_the_real_problem(bot: str, variant: str, words: list[str]
 
 # --- the after-error probe blames error handling only for what the error message caused -----------
 
-@pytest.mark.parametrize("bot", ["badutf8_bot.py", "illegal_bot.py", "nonjson_bot.py", "staleid_bot.py",
-                                 "wrongshape_bot.py", "wrongtype_bot.py", "unknowntype_bot.py", "silent_bot.py"])
-def test_a_second_turn_mistake_is_not_blamed_on_error_handling(bot: str,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+
+@pytest.mark.parametrize(
+    "bot",
+    [
+        "badutf8_bot.py",
+        "illegal_bot.py",
+        "nonjson_bot.py",
+        "staleid_bot.py",
+        "wrongshape_bot.py",
+        "wrongtype_bot.py",
+        "unknowntype_bot.py",
+        "silent_bot.py",
+    ],
+)
+def test_a_second_turn_mistake_is_not_blamed_on_error_handling(bot: str, capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, "--variant", "authors", "--", PY, str(BOTS / bot))
     assert status == 1, out
     line, fix = entry(out, "probe: keeps going after an error")
@@ -125,12 +153,16 @@ def test_a_bot_that_quits_on_an_error_is_still_blamed(capsys: pytest.CaptureFixt
     line, fix = entry(out, "probe: keeps going after an error")
     assert line.strip().startswith("FAIL") and "exited (status 0) after an error message" in line, out
     assert fix.strip().startswith("fix: an error message needs no answer"), fix
-    assert re.search(r"SKIP 2 checks \(probe: answers only with the current id, probe: exits on bye\): "
-                     r"not run: the bot is no longer running", out), out
+    assert re.search(
+        r"SKIP 2 checks \(probe: answers only with the current id, probe: exits on bye\): "
+        r"not run: the bot is no longer running",
+        out,
+    ), out
     assert_counts_match(out)
 
 
 # --- knock-on effects ------------------------------------------------------------------------------
+
 
 def test_debug_stdout_is_reported_as_such_not_as_stale_ids(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, "--", PY, str(BROKEN / "debug_stdout.py"))  # every variant
@@ -141,9 +173,12 @@ def test_debug_stdout_is_reported_as_such_not_as_stale_ids(capsys: pytest.Captur
         assert "send debug output to stderr" in fix
     assert "stale" not in out and "echo the id" not in out, out
     # the probes that could not run are named, with the reason
-    assert re.search(r"SKIP 4 checks \(probe: legal reply with the turn's id, probe: keeps going after an error, "
-                     r"probe: answers only with the current id, probe: exits on bye\): not run: the bot's first "
-                     r"reply went wrong", out), out
+    assert re.search(
+        r"SKIP 4 checks \(probe: legal reply with the turn's id, probe: keeps going after an error, "
+        r"probe: answers only with the current id, probe: exits on bye\): not run: the bot's first "
+        r"reply went wrong",
+        out,
+    ), out
     assert "SKIP self-play: not run: fix the failed games above first" in out, out
     assert "5 not run (SKIP)" in out
     assert_counts_match(out)
@@ -151,21 +186,25 @@ def test_debug_stdout_is_reported_as_such_not_as_stale_ids(capsys: pytest.Captur
 
 # --- output slips ----------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("bot", [BROKEN / "wrong_protocol.py", BOTS / "oldproto_bot.py"], ids=lambda p: p.name)
 def test_a_failed_handshake_counts_what_it_prints(bot: Path, capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, "--", PY, str(bot))
     assert status == 1, out
     assert len(re.findall(r"^\s+FAIL ", out, re.M)) == 1, out
     assert "1 of 1 check failed, 14 not run (SKIP)" in out, out
-    assert "SKIP 14 checks (probe: quiet until its turn" in out and "self-play, per-game mode): not run until the " \
-        "handshake works" in out, out
+    assert (
+        "SKIP 14 checks (probe: quiet until its turn" in out
+        and "self-play, per-game mode): not run until the handshake works" in out
+    ), out
     assert_counts_match(out)
 
 
 def test_counts_are_singular_or_plural(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(capsys, "--variant", "happy-families", "--variant", "authors", "--",
-                         PY, str(BOTS / "illegal_bot.py"))
-    assert "(and 1 more game)" in out, out      # happy-families: 4 and 6 seats (2 seats is its lowest)
+    status, out, _ = run(
+        capsys, "--variant", "happy-families", "--variant", "authors", "--", PY, str(BOTS / "illegal_bot.py")
+    )
+    assert "(and 1 more game)" in out, out  # happy-families: 4 and 6 seats (2 seats is its lowest)
     assert "(and 2 more games)" in out, out
     assert "1 more games" not in out
     status, out, _ = run(capsys, "--variant", "authors", "--", PY, str(ROOT / "sample_bots" / "random_bot.py"))
@@ -184,8 +223,10 @@ def test_no_command_prints_the_usage(capsys: pytest.CaptureFixture[str]) -> None
 
 # --- a missing script is named as the author typed it ---------------------------------------------
 
-def test_a_missing_script_is_an_error_before_anything_starts(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+
+def test_a_missing_script_is_an_error_before_anything_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     status, out, err = run(capsys, "--", "python3", "nonexist.py")
     assert status == 2 and out == ""
@@ -199,12 +240,28 @@ def test_what_counts_as_a_script(tmp_path: Path) -> None:
     (tmp_path / "bot.py").write_text("")
     base = str(tmp_path)
     # scripts: the first non-option argument of an interpreter, or a word with a script suffix
-    for command in (["python3", "x.py"], ["python", "-u", "-X", "dev", "x"], ["/usr/bin/node", "x.mjs"],
-                    ["ruby", "x"], ["perl", "-w", "x"], ["bash", "x"], ["sh", "--", "x"], ["./run", "x.rb"]):
+    for command in (
+        ["python3", "x.py"],
+        ["python", "-u", "-X", "dev", "x"],
+        ["/usr/bin/node", "x.mjs"],
+        ["ruby", "x"],
+        ["perl", "-w", "x"],
+        ["bash", "x"],
+        ["sh", "--", "x"],
+        ["./run", "x.rb"],
+    ):
         assert missing_script(command, base) is not None, command
     # not scripts: code and modules, option values, words without a script suffix, files that exist
-    for command in (["python3", "-m", "mybot"], ["python3", "-c", "print(1)"], ["node", "-e", "1"],
-                    ["perl", "-le", "print 1"], ["bash", "-lc", "echo hi"], ["./run", "--level", "3", "x"],
-                    ["python3", "bot.py"], ["python3", "-W", "ignore", "bot.py"], "python3 nope.py",
-                    ["java", "-cp", "classes", "Bot"]):
+    for command in (
+        ["python3", "-m", "mybot"],
+        ["python3", "-c", "print(1)"],
+        ["node", "-e", "1"],
+        ["perl", "-le", "print 1"],
+        ["bash", "-lc", "echo hi"],
+        ["./run", "--level", "3", "x"],
+        ["python3", "bot.py"],
+        ["python3", "-W", "ignore", "bot.py"],
+        "python3 nope.py",
+        ["java", "-cp", "classes", "Bot"],
+    ):
         assert missing_script(command, base) is None, command

@@ -30,10 +30,14 @@ def _running(marker: str, besides: int) -> bool:
 def test_ctrl_c_during_check_bot_exits_130_without_traceback(tmp_path: Path) -> None:
     bot = tmp_path / f"bot-{os.getpid()}-{time.monotonic_ns()}.py"
     shutil.copy(RANDOM_BOT[1], bot)
-    proc = subprocess.Popen([sys.executable, "-m", "referee", "check-bot", "--", sys.executable, str(bot)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "referee", "check-bot", "--", sys.executable, str(bot)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=REPO,
+    )
     deadline = time.monotonic() + 60
-    while not _running(bot.name, proc.pid) and time.monotonic() < deadline:   # check-bot is at work with the bot
+    while not _running(bot.name, proc.pid) and time.monotonic() < deadline:  # check-bot is at work with the bot
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)

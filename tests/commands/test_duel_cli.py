@@ -23,13 +23,40 @@ RANDOM = f"{PY} {ROOT / 'sample_bots' / 'random_bot.py'} 2 {TAG}"
 FIELD = f"{PY} {ROOT / 'sample_bots' / 'random_bot.py'} 3 {TAG}"
 FAST = ["--move-ms", "500", "--grace-ms", "100", "--seed", "5"]
 
-SUMMARY_KEYS = {"variant", "players", "seed", "match", "concurrency", "max_games", "result", "games", "pairs",
-                "dropped_pairs", "wins", "draws", "losses", "stats", "bots", "wall_s", "log_dir"}
+SUMMARY_KEYS = {
+    "variant",
+    "players",
+    "seed",
+    "match",
+    "concurrency",
+    "max_games",
+    "result",
+    "games",
+    "pairs",
+    "dropped_pairs",
+    "wins",
+    "draws",
+    "losses",
+    "stats",
+    "bots",
+    "wall_s",
+    "log_dir",
+}
 
 
 def duel(*args: str) -> list[str]:
-    return ["duel", "kwartet", "--bot", f"tracker={TRACKER}", "--bot", f"random={RANDOM}", "--field", f"f={FIELD}",
-            *FAST, *args]
+    return [
+        "duel",
+        "kwartet",
+        "--bot",
+        f"tracker={TRACKER}",
+        "--bot",
+        f"random={RANDOM}",
+        "--field",
+        f"f={FIELD}",
+        *FAST,
+        *args,
+    ]
 
 
 def test_h1_exits_0_with_the_json_summary_on_stdout(capsys) -> None:
@@ -52,7 +79,7 @@ def test_undecided_after_max_games_exits_3_and_json_file(tmp_path: Path, capsys)
     target = tmp_path / "summary.json"
     assert main(duel("--sprt", "0,10,0.05,0.05", "--games", "2", "--json", str(target), "-q")) == 3
     out, err = capsys.readouterr()
-    assert out == "" and err == ""    # --json: the summary goes to the file; -q: nothing on stderr
+    assert out == "" and err == ""  # --json: the summary goes to the file; -q: nothing on stderr
     s = json.loads(target.read_text())
     assert s["result"] == "undecided" and s["games"] == 2 and s["stats"]["verdict"] == "continue"
     # without --sprt a duel plays MAX games and exits 0
@@ -61,22 +88,25 @@ def test_undecided_after_max_games_exits_3_and_json_file(tmp_path: Path, capsys)
     assert s["result"] == "complete" and s["stats"]["llr"] is None and s["stats"]["elo0"] is None
 
 
-@pytest.mark.parametrize("args,words", [
-    (["--sprt", "10,0"], "SPRT ELO0 (10) must be below ELO1 (0)"),
-    (["--sprt", "5,5"], "SPRT ELO0 (5) must be below ELO1 (5)"),
-    (["--sprt", "0,10,0,0.05"], "SPRT ALPHA must be strictly between 0 and 1"),
-    (["--sprt", "0,10,0.05,1"], "SPRT BETA must be strictly between 0 and 1"),
-    (["--sprt", "0,10,0.6,0.5"], "ALPHA + BETA must be below 1"),
-    (["--sprt", "0,x"], "--sprt '0,x': expected ELO0,ELO1"),
-    (["--sprt", "0,10,0.05"], "expected ELO0,ELO1 or ELO0,ELO1,ALPHA,BETA"),
-    (["--games", "3"], "--games 3: give an even number of at least 2"),
-    (["--games", "0"], "--games 0"),
-    (["--players", "9"], "--players 9: kwartet is for 3-6 players"),
-    (["--players", "3", "--field", "g=x"], "2 --field bots but only 1 field seat"),
-    (["--concurrency", "0"], "--concurrency 0"),
-    (["--move-ms", "0"], "move_ms"),
-    (["--match", "best:3"], "--match 'best:3'"),
-])
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        (["--sprt", "10,0"], "SPRT ELO0 (10) must be below ELO1 (0)"),
+        (["--sprt", "5,5"], "SPRT ELO0 (5) must be below ELO1 (5)"),
+        (["--sprt", "0,10,0,0.05"], "SPRT ALPHA must be strictly between 0 and 1"),
+        (["--sprt", "0,10,0.05,1"], "SPRT BETA must be strictly between 0 and 1"),
+        (["--sprt", "0,10,0.6,0.5"], "ALPHA + BETA must be below 1"),
+        (["--sprt", "0,x"], "--sprt '0,x': expected ELO0,ELO1"),
+        (["--sprt", "0,10,0.05"], "expected ELO0,ELO1 or ELO0,ELO1,ALPHA,BETA"),
+        (["--games", "3"], "--games 3: give an even number of at least 2"),
+        (["--games", "0"], "--games 0"),
+        (["--players", "9"], "--players 9: kwartet is for 3-6 players"),
+        (["--players", "3", "--field", "g=x"], "2 --field bots but only 1 field seat"),
+        (["--concurrency", "0"], "--concurrency 0"),
+        (["--move-ms", "0"], "move_ms"),
+        (["--match", "best:3"], "--match 'best:3'"),
+    ],
+)
 def test_bad_values_are_one_error_line(capsys, args, words) -> None:
     assert main(duel(*args)) == 2
     out, err = capsys.readouterr()
@@ -108,11 +138,16 @@ def test_input_errors_before_any_game(tmp_path: Path, capsys) -> None:
 def test_ctrl_c_stops_prints_the_summary_so_far_and_leaves_no_process(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([PY, "-m", "referee", *duel("--games", "100000", "--log", str(logs))],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+    proc = subprocess.Popen(
+        [PY, "-m", "referee", *duel("--games", "100000", "--log", str(logs))],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=tmp_path,
+    )
     deadline = time.monotonic() + 60
     while not (logs.is_dir() and len(os.listdir(logs)) >= 3) and time.monotonic() < deadline:
-        time.sleep(0.05)     # until the duel is well under way (its third game has begun)
+        time.sleep(0.05)  # until the duel is well under way (its third game has begun)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err.decode()

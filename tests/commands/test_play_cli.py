@@ -27,14 +27,17 @@ def _bots(*commands: str) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("args,words", [
-    (["--log", "/etc/passwd"], "--log '/etc/passwd' is a file, not a folder"),
-    (["--log", "/proc/foo"], "--log '/proc/foo': cannot create the log folder"),
-    (["--log", "/etc/passwd/x"], "part of that path is a file"),
-    (["--game-id", "../../x"], "--game-id '../../x': use 1-128 letters, digits"),
-    (["--game-id", "a/b"], "--game-id 'a/b'"),
-    (["--game-id", ".hidden"], "starting with a letter or digit"),
-])
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        (["--log", "/etc/passwd"], "--log '/etc/passwd' is a file, not a folder"),
+        (["--log", "/proc/foo"], "--log '/proc/foo': cannot create the log folder"),
+        (["--log", "/etc/passwd/x"], "part of that path is a file"),
+        (["--game-id", "../../x"], "--game-id '../../x': use 1-128 letters, digits"),
+        (["--game-id", "a/b"], "--game-id 'a/b'"),
+        (["--game-id", ".hidden"], "starting with a letter or digit"),
+    ],
+)
 def test_bad_log_folders_and_game_ids_are_clear_errors(tmp_path, capsys, args, words):
     if "--log" not in args:
         args = [*args, "--log", str(tmp_path / "logs")]
@@ -50,9 +53,11 @@ def test_logs_are_never_overwritten(tmp_path, capsys):
     assert main([*base, "--seed", "7"]) == 0
     assert main([*base, "--seed", "7"]) == 0  # the same seed again (other bots, other variant...): a new name
     deal = tmp_path / "deal.json"
-    hands = [["7S", "7H", "8S", "8H", "9S", "9H", "10S", "10H", "JS", "JH", "QS"],
-             ["7D", "8D", "9D", "10D", "JD", "QD", "KD", "AD", "QH", "KS", "KH"],
-             ["7C", "8C", "9C", "10C", "JC", "QC", "KC", "AC", "AS", "AH"]]
+    hands = [
+        ["7S", "7H", "8S", "8H", "9S", "9H", "10S", "10H", "JS", "JH", "QS"],
+        ["7D", "8D", "9D", "10D", "JD", "QD", "KD", "AD", "QH", "KS", "KH"],
+        ["7C", "8C", "9C", "10C", "JC", "QC", "KC", "AC", "AS", "AH"],
+    ]
     deal.write_text(json.dumps({"dealer": 2, "hands": hands}))
     assert main([*base, "--deal", str(deal)]) == 0
     assert main([*base, "--deal", str(deal)]) == 0  # same second, same default id: a suffix, not an overwrite
@@ -82,8 +87,22 @@ def test_bench_transport_with_a_bad_bot_is_a_clear_error(capsys):
 
 def test_crlf_replies_are_accepted_and_the_log_stays_one_record_per_line(tmp_path, capsys):
     logs = tmp_path / "logs"
-    assert main(["play", "kwartet", "--seed", "3", "--log", str(logs), "--grace-ms", "100",
-                 *_bots(f"{QUIRKY} --crlf", RANDOM, RANDOM)]) == 0
+    assert (
+        main(
+            [
+                "play",
+                "kwartet",
+                "--seed",
+                "3",
+                "--log",
+                str(logs),
+                "--grace-ms",
+                "100",
+                *_bots(f"{QUIRKY} --crlf", RANDOM, RANDOM),
+            ]
+        )
+        == 0
+    )
     log = logs / "kwartet-3p-000003.jsonl"
     with open(log) as f:  # text mode: universal newlines split on a bare CR too
         records = [json.loads(line) for line in f]
@@ -98,8 +117,26 @@ def test_cpu_clock_measures_a_few_milliseconds(tmp_path, capsys):
     schedstat, not 10 ms ticks) reports about that. Generous bounds: the
     machine is shared."""
     logs = tmp_path / "logs"
-    assert main(["play", "chickens", "--seed", "5", "--clock", "cpu", "--move-ms", "3000", "--log", str(logs),
-                 "--grace-ms", "100", *_bots(f"{QUIRKY} --burn-ms 30", RANDOM, RANDOM)]) == 0
+    assert (
+        main(
+            [
+                "play",
+                "chickens",
+                "--seed",
+                "5",
+                "--clock",
+                "cpu",
+                "--move-ms",
+                "3000",
+                "--log",
+                str(logs),
+                "--grace-ms",
+                "100",
+                *_bots(f"{QUIRKY} --burn-ms 30", RANDOM, RANDOM),
+            ]
+        )
+        == 0
+    )
     footer = json.loads((logs / "chickens-3p-000005.jsonl").read_text().splitlines()[-1])["footer"]
     burn, other = footer["think_ms"][0], footer["think_ms"][1]
     assert footer["faults"] == [] and burn["count"] >= 10
@@ -109,19 +146,27 @@ def test_cpu_clock_measures_a_few_milliseconds(tmp_path, capsys):
 
 def test_a_bot_that_cannot_restart_keeps_its_real_reason(tmp_path, capsys):
     (tmp_path / "logs").mkdir()
-    pid_log = tmp_path / "logs" / "pids"   # in the bot's own, writable folder (the sandbox shows no other)
+    pid_log = tmp_path / "logs" / "pids"  # in the bot's own, writable folder (the sandbox shows no other)
     cfg = tmp_path / "league.toml"
     bots = "".join(f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "{HAND_BOT}"]\n' for n in ("a", "b"))
-    cfg.write_text(textwrap.dedent(
-        'seed = 4\nout = "out"\nconcurrency = 1\n' + bots
-        + f'[[bots]]\nname = "flaky"\ncommand = ["{{python}}", "{HAND_BOT}"]\n'
-        + 'cwd = "logs"\nlimits = { writable = true }\n'
-        + f'env = {{ CRASH_AFTER = "3", START_LIMIT = "1", PID_LOG = "{pid_log}" }}\n'
-        + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'))
+    cfg.write_text(
+        textwrap.dedent(
+            'seed = 4\nout = "out"\nconcurrency = 1\n'
+            + bots
+            + f'[[bots]]\nname = "flaky"\ncommand = ["{{python}}", "{HAND_BOT}"]\n'
+            + 'cwd = "logs"\nlimits = { writable = true }\n'
+            + f'env = {{ CRASH_AFTER = "3", START_LIMIT = "1", PID_LOG = "{pid_log}" }}\n'
+            + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
+        )
+    )
     assert main(["run", str(cfg), "--quiet"]) == 0
     faults = []
     for log in sorted((tmp_path / "out" / "games").glob("*.jsonl.zst")):
-        faults += [json.loads(x)["fault"] for x in read_log_bytes(log.read_bytes()).decode().splitlines() if x.startswith('{"t":') and '"fault":{' in x]
+        faults += [
+            json.loads(x)["fault"]
+            for x in read_log_bytes(log.read_bytes()).decode().splitlines()
+            if x.startswith('{"t":') and '"fault":{' in x
+        ]
         assert main(["replay", "-q", str(log)]) == 0, log
     capsys.readouterr()
     restart = [f for f in faults if "not running at the start" in f["detail"]]

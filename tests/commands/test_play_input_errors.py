@@ -36,8 +36,21 @@ def test_seed_out_of_range_is_refused_at_argument_parsing(tmp_path, capsys, seed
 
 def test_largest_seed_is_accepted(tmp_path, capsys):
     logs = tmp_path / "logs"
-    assert main(["play", "kwartet", f"--seed={2**64 - 1}", "--log", str(logs), "--grace-ms", "100",
-                 *_bots(RANDOM, RANDOM, RANDOM)]) == 0
+    assert (
+        main(
+            [
+                "play",
+                "kwartet",
+                f"--seed={2**64 - 1}",
+                "--log",
+                str(logs),
+                "--grace-ms",
+                "100",
+                *_bots(RANDOM, RANDOM, RANDOM),
+            ]
+        )
+        == 0
+    )
     assert (logs / f"kwartet-3p-{2**64 - 1}.jsonl").is_file()
     assert main(["replay", "-q", str(logs / f"kwartet-3p-{2**64 - 1}.jsonl")]) == 0
 
@@ -50,8 +63,9 @@ def test_bench_load_seed_is_range_checked_too(capsys):
 
 
 def _deal_error(tmp_path: Path, capsys, deal: str) -> str:
-    assert main(["play", "kwartet", "--deal", deal, "--log", str(tmp_path / "logs"),
-                 *_bots(RANDOM, RANDOM, RANDOM)]) == 2
+    assert (
+        main(["play", "kwartet", "--deal", deal, "--log", str(tmp_path / "logs"), *_bots(RANDOM, RANDOM, RANDOM)]) == 2
+    )
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
     return err
@@ -95,8 +109,24 @@ def test_deal_that_is_not_json(tmp_path, capsys):
 
 def test_bot_with_the_wrong_protocol_version_is_a_clear_error(tmp_path, capsys):
     logs = tmp_path / "logs"
-    assert main(["play", "kwartet", "--seed", "1", "--log", str(logs), "--grace-ms", "100",
-                 "--bot", f"old={OLDPROTO}", *_bots(RANDOM, RANDOM)]) == 2
+    assert (
+        main(
+            [
+                "play",
+                "kwartet",
+                "--seed",
+                "1",
+                "--log",
+                str(logs),
+                "--grace-ms",
+                "100",
+                "--bot",
+                f"old={OLDPROTO}",
+                *_bots(RANDOM, RANDOM),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
     assert "bot 'old'" in err
@@ -113,8 +143,22 @@ def test_bot_command_that_cannot_run_is_explained(tmp_path, capsys, kind):
         target.write_text("print('hi')\n")
         target.chmod(0o755)
         words = "is not a program the system can run"
-    assert main(["play", "kwartet", "--seed", "1", "--log", str(tmp_path / "logs"),
-                 "--bot", f"x={target}", *_bots(RANDOM, RANDOM)]) == 2
+    assert (
+        main(
+            [
+                "play",
+                "kwartet",
+                "--seed",
+                "1",
+                "--log",
+                str(tmp_path / "logs"),
+                "--bot",
+                f"x={target}",
+                *_bots(RANDOM, RANDOM),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "bot 'x'" in err and words in err
     assert "Errno" not in err and "Traceback" not in err

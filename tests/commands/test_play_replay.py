@@ -8,7 +8,6 @@ import sys
 import pytest
 
 from referee.cli import main
-
 from tests.runtime.helpers import BOTS, RANDOM_BOT
 
 INSTANT = f"{sys.executable} {BOTS / 'instant_bot.py'}"
@@ -34,30 +33,64 @@ def test_play_prints_table_and_replay_verifies(tmp_path, capsys):
 
 def test_play_with_a_deal_file_and_a_custom_variant(tmp_path, capsys):
     variant = tmp_path / "tiny.json"
-    variant.write_text(json.dumps({"name": "tiny", "families": ["A", "B", "C"], "members": ["1", "2"],
-                                   "ask": "card", "miss": "asked", "players": [2, 3]}))
+    variant.write_text(
+        json.dumps(
+            {
+                "name": "tiny",
+                "families": ["A", "B", "C"],
+                "members": ["1", "2"],
+                "ask": "card",
+                "miss": "asked",
+                "players": [2, 3],
+            }
+        )
+    )
     deal = tmp_path / "deal.json"
     deal.write_text(json.dumps({"dealer": 1, "hands": [["A1", "B1", "C1"], ["A2", "B2", "C2"]], "stock": []}))
-    assert main(["play", str(variant), "--deal", str(deal), "--log", str(tmp_path / "logs"), "--game-id", "g-t",
-                 "--bot", f"x={INSTANT}", "--bot", f"y={sys.executable} {RANDOM_BOT}"]) == 0
+    assert (
+        main(
+            [
+                "play",
+                str(variant),
+                "--deal",
+                str(deal),
+                "--log",
+                str(tmp_path / "logs"),
+                "--game-id",
+                "g-t",
+                "--bot",
+                f"x={INSTANT}",
+                "--bot",
+                f"y={sys.executable} {RANDOM_BOT}",
+            ]
+        )
+        == 0
+    )
     log = tmp_path / "logs" / "g-t.jsonl"
     header = json.loads(log.read_text().split("\n")[0])
     assert header["deal"]["hands"][0] == ["A1", "B1", "C1"] and header["rules"]["name"] == "tiny"
     assert main(["replay", "-q", str(log)]) == 0
 
 
-@pytest.mark.parametrize("args,message", [
-    (["play", "poker", "--bot", "a=x"], "unknown variant 'poker'"),
-    (["play", "kwartet", "--bot", "nameonly"], "expected NAME=COMMAND"),
-    (["play", "kwartet", "--deal", "/nope.json", "--bot", "a=x", "--bot", "b=x", "--bot", "c=x"], "not found"),
-    (["play", "kwartet", "--bot", "a=/no/such/bot", "--bot", f"b={INSTANT}", "--bot", f"c={INSTANT}"],
-     "not found"),
-    (["play", "kwartet", "--bot", f"a={INSTANT}"], "kwartet is for 3-6 players, not 1"),
-    (["play", "kwartet", "--move-ms", "0", "--bot", "a=x", "--bot", "b=x", "--bot", "c=x"], "move_ms must be positive"),
-    (["play", "kwartet", "--grace-ms", "-1", "--bot", "a=x", "--bot", "b=x", "--bot", "c=x"],
-     "grace_ms must be 0 or more"),
-    (["replay", "/no/such/log.jsonl"], "not found"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["play", "poker", "--bot", "a=x"], "unknown variant 'poker'"),
+        (["play", "kwartet", "--bot", "nameonly"], "expected NAME=COMMAND"),
+        (["play", "kwartet", "--deal", "/nope.json", "--bot", "a=x", "--bot", "b=x", "--bot", "c=x"], "not found"),
+        (["play", "kwartet", "--bot", "a=/no/such/bot", "--bot", f"b={INSTANT}", "--bot", f"c={INSTANT}"], "not found"),
+        (["play", "kwartet", "--bot", f"a={INSTANT}"], "kwartet is for 3-6 players, not 1"),
+        (
+            ["play", "kwartet", "--move-ms", "0", "--bot", "a=x", "--bot", "b=x", "--bot", "c=x"],
+            "move_ms must be positive",
+        ),
+        (
+            ["play", "kwartet", "--grace-ms", "-1", "--bot", "a=x", "--bot", "b=x", "--bot", "c=x"],
+            "grace_ms must be 0 or more",
+        ),
+        (["replay", "/no/such/log.jsonl"], "not found"),
+    ],
+)
 def test_bad_input_is_one_clear_error(tmp_path, capsys, args, message):
     if args[0] == "play":
         args = [*args, "--log", str(tmp_path)]

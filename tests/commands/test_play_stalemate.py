@@ -17,15 +17,16 @@ TRACKER = f"{PY} {ROOT / 'sample_bots' / 'tracker_bot.py'}"
 
 def referee(*args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
-    return subprocess.run([PY, "-m", "referee", *args], capture_output=True, text=True, timeout=timeout, env=env,
-                          cwd=cwd)
+    return subprocess.run(
+        [PY, "-m", "referee", *args], capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd
+    )
 
 
 def doc_example_bot(tmp_path: Path) -> str:
     """The bot of docs/WRITING-A-BOT.md section 1, saved as sample_bots/my_bot.py of a copy of the repository
     layout (its first lines find protocol/sdk.py one folder up, as the page says)."""
     text = (ROOT / "docs" / "WRITING-A-BOT.md").read_text()
-    section = text[text.index("## 1. Python"):text.index("## 2. JavaScript")]
+    section = text[text.index("## 1. Python") : text.index("## 2. JavaScript")]
     code = re.search(r"```python\n(.*?)```", section, re.S)
     assert code is not None
     (tmp_path / "sample_bots").mkdir()
@@ -36,8 +37,20 @@ def doc_example_bot(tmp_path: Path) -> str:
 
 
 def test_the_issue_10_game_ends_stalled_and_replays(tmp_path: Path) -> None:
-    res = referee("play", "kwartet", "--seed", "1", "--bot", f"a={LOOPING}", "--bot", f"b={LOOPING}",
-                  "--bot", f"t={TRACKER}", "--log", str(tmp_path))
+    res = referee(
+        "play",
+        "kwartet",
+        "--seed",
+        "1",
+        "--bot",
+        f"a={LOOPING}",
+        "--bot",
+        f"b={LOOPING}",
+        "--bot",
+        f"t={TRACKER}",
+        "--log",
+        str(tmp_path),
+    )
     assert res.returncode == 0, res.stderr
     assert "kwartet-3p-000001 (stalled)" in res.stdout
     assert "stalled: 100 asks in a row moved no card" in res.stdout
@@ -49,24 +62,63 @@ def test_the_issue_10_game_ends_stalled_and_replays(tmp_path: Path) -> None:
 
 def test_the_fixed_example_bot_ends_the_same_game_complete(tmp_path: Path) -> None:
     mine = doc_example_bot(tmp_path)
-    res = referee("play", "kwartet", "--seed", "1", "--bot", f"a={mine}", "--bot", f"b={mine}",
-                  "--bot", f"t={TRACKER}", "--log", str(tmp_path / "logs"))
+    res = referee(
+        "play",
+        "kwartet",
+        "--seed",
+        "1",
+        "--bot",
+        f"a={mine}",
+        "--bot",
+        f"b={mine}",
+        "--bot",
+        f"t={TRACKER}",
+        "--log",
+        str(tmp_path / "logs"),
+    )
     assert res.returncode == 0, res.stderr
     assert "(complete)" in res.stdout and "fault:" not in res.stdout, res.stdout
     # and in self-play at every size, two or four copies of it end their hands too
     for variant, n in (("kwartet", 4), ("happy-families-jaques", 3), ("authors", 5)):
-        res = referee("play", variant, "--seed", "3", "--bot", f"m={mine}", "--players", str(n),
-                      "--log", str(tmp_path / "logs"))
+        res = referee(
+            "play", variant, "--seed", "3", "--bot", f"m={mine}", "--players", str(n), "--log", str(tmp_path / "logs")
+        )
         assert res.returncode == 0 and "(complete)" in res.stdout, (variant, res.stdout, res.stderr)
 
 
 def test_max_decisions_option(tmp_path: Path) -> None:
     patient = tmp_path / "patient.toml"
     patient.write_text('name = "patient"\nbase = "kwartet"\nstall = 100000\n')
-    res = referee("play", str(patient), "--seed", "1", "--bot", f"a={LOOPING}", "--bot", f"b={LOOPING}",
-                  "--bot", f"t={TRACKER}", "--max-decisions", "60", "--log", str(tmp_path))
+    res = referee(
+        "play",
+        str(patient),
+        "--seed",
+        "1",
+        "--bot",
+        f"a={LOOPING}",
+        "--bot",
+        f"b={LOOPING}",
+        "--bot",
+        f"t={TRACKER}",
+        "--max-decisions",
+        "60",
+        "--log",
+        str(tmp_path),
+    )
     assert res.returncode == 0, res.stderr
     assert "(aborted)" in res.stdout and "no end after 60 decisions" in res.stdout
-    bad = referee("play", "kwartet", "--bot", "a=x", "--bot", "b=y", "--bot", "c=z", "--max-decisions", "0",
-                  "--log", str(tmp_path))
+    bad = referee(
+        "play",
+        "kwartet",
+        "--bot",
+        "a=x",
+        "--bot",
+        "b=y",
+        "--bot",
+        "c=z",
+        "--max-decisions",
+        "0",
+        "--log",
+        str(tmp_path),
+    )
     assert bad.returncode == 2 and "error: --max-decisions must be at least 1" in bad.stderr

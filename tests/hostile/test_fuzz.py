@@ -24,13 +24,20 @@ from referee.core.errors import BotError, BotMalformed
 from referee.runtime.framing import LineReader, LineTooLong, StreamClosed, decode_line
 
 json_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=8))
-json_values = st.recursive(json_scalars, lambda inner: st.one_of(
-    st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=4)), max_leaves=12)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=4)),
+    max_leaves=12,
+)
 field_names = st.sampled_from(["type", "id", "target", "card", "family", "please", "protocol", "name", "version"])
 message_like = st.dictionaries(field_names, json_values, max_size=6).map(
-    lambda d: d if "type" not in d or not isinstance(d["type"], str) else d)
-typed = st.builds(lambda t, d: {**d, "type": t}, st.sampled_from(["hello", "ask", "play", "take", "bye", "turn", ""]),
-                  st.dictionaries(field_names, json_values, max_size=5))
+    lambda d: d if "type" not in d or not isinstance(d["type"], str) else d
+)
+typed = st.builds(
+    lambda t, d: {**d, "type": t},
+    st.sampled_from(["hello", "ask", "play", "take", "bye", "turn", ""]),
+    st.dictionaries(field_names, json_values, max_size=5),
+)
 
 
 def _check_decode(line: bytes) -> None:
@@ -69,8 +76,11 @@ def test_decode_arbitrary_json(value: object) -> None:
 
 
 @settings(max_examples=60)
-@given(st.integers(1, 20000), st.sampled_from([(b'{"a":', b"}"), (b"[", b"]"), (b'{"a":[', b"]}")]),
-       st.sampled_from([b'{"type":"ask","id":1,"target":0,"x":', b'{"type":"hello","protocol":1,"name":"n","v":', b""]))
+@given(
+    st.integers(1, 20000),
+    st.sampled_from([(b'{"a":', b"}"), (b"[", b"]"), (b'{"a":[', b"]}")]),
+    st.sampled_from([b'{"type":"ask","id":1,"target":0,"x":', b'{"type":"hello","protocol":1,"name":"n","v":', b""]),
+)
 def test_decode_deep_nesting(depth: int, brackets: tuple[bytes, bytes], prefix: bytes) -> None:
     """Deeply nested JSON (the decoder recurses into what it skips) is malformed, never a RecursionError."""
     open_, close = brackets
@@ -124,8 +134,9 @@ lines_strategy = st.lists(
 
 @settings(max_examples=200, deadline=None)
 @given(lines_strategy, st.booleans(), st.lists(st.integers(1, 70), min_size=1, max_size=5), st.integers(8, 40))
-def test_line_reader_splits_exactly_and_stays_bounded(lines: list[bytes], final_newline: bool,
-                                                      sizes: list[int], limit: int) -> None:
+def test_line_reader_splits_exactly_and_stays_bounded(
+    lines: list[bytes], final_newline: bool, sizes: list[int], limit: int
+) -> None:
     data = b"\n".join(line.replace(b"\n", b"") for line in lines)
     if final_newline and data:
         data += b"\n"
@@ -214,8 +225,11 @@ def test_fuzz_bot_bytes(data: bytes) -> None:
             async with trio.open_nursery() as nursery:
                 sessions = [await BotSession.start(s, clock, nursery, max_line=256) for s in specs]
                 try:
-                    result = await play_game(GameSpec("fuzz", get_variant("kwartet"), 3, seed=9, clock=clock,
-                                                      policy=policy), sessions, Path(tmp))
+                    result = await play_game(
+                        GameSpec("fuzz", get_variant("kwartet"), 3, seed=9, clock=clock, policy=policy),
+                        sessions,
+                        Path(tmp),
+                    )
                 finally:
                     for s in sessions:
                         await s.close()

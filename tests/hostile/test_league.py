@@ -9,7 +9,6 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -18,28 +17,48 @@ from pathlib import Path
 import pytest
 import trio
 
-from referee.runtime.gamelog import read_log_bytes
 from referee.cli import main
 from referee.league import schedule as sched
 from referee.league.config import load_config
 from referee.league.ledger import Ledger
+from referee.runtime.gamelog import read_log_bytes
 
-from .conftest import PYTHON, REPO, ZOO, assert_no_survivors, new_tag, survivors
+from .conftest import PYTHON, REPO, ZOO, assert_no_survivors, new_tag
 
 # the faults each hostile bot must show over its league (4 games, session mode:
 # a bot that crashed or timed out is restarted for the next game; a malformed
 # or illegal one keeps its process: the illegal bot's answers to the referee's
 # error messages then arrive as stale lines in its next game)
 EXPECTED = {
-    "silent": {"timeout"}, "sleepy": {"timeout", "stale"}, "crasher": {"crash"},
-    "spew": {"malformed", "timeout"}, "giantline": {"malformed"}, "badutf8": {"malformed"},
-    "nonjson": {"malformed"}, "deepjson": {"malformed"}, "wrongshape": {"malformed"}, "illegal": {"illegal", "stale"}, "staleid": {"stale"},
-    "stderrflood": set(), "memhog": {"crash"}, "forker": {"crash"}, "closer": {"crash"},
-    "byeignorer": set(), "lingerer": set(),
+    "silent": {"timeout"},
+    "sleepy": {"timeout", "stale"},
+    "crasher": {"crash"},
+    "spew": {"malformed", "timeout"},
+    "giantline": {"malformed"},
+    "badutf8": {"malformed"},
+    "nonjson": {"malformed"},
+    "deepjson": {"malformed"},
+    "wrongshape": {"malformed"},
+    "illegal": {"illegal", "stale"},
+    "staleid": {"stale"},
+    "stderrflood": set(),
+    "memhog": {"crash"},
+    "forker": {"crash"},
+    "closer": {"crash"},
+    "byeignorer": set(),
+    "lingerer": set(),
 }
-LEAGUES = [("silent", "crasher"), ("sleepy", "spew"), ("giantline", "badutf8"), ("nonjson", "wrongshape"),
-           ("illegal", "deepjson"), ("staleid", "stderrflood"), ("memhog", "forker"), ("closer", "byeignorer"),
-           ("lingerer", "crasher")]
+LEAGUES = [
+    ("silent", "crasher"),
+    ("sleepy", "spew"),
+    ("giantline", "badutf8"),
+    ("nonjson", "wrongshape"),
+    ("illegal", "deepjson"),
+    ("staleid", "stderrflood"),
+    ("memhog", "forker"),
+    ("closer", "byeignorer"),
+    ("lingerer", "crasher"),
+]
 ARGS = {"crasher": ["0"], "stderrflood": ["300"]}
 
 
@@ -52,12 +71,10 @@ def bot_toml(name: str, script: str, tag: str, extra: list[str] = (), limits: st
 def test_zoo_in_a_league(pair: tuple[str, str], tmp_path: Path) -> None:
     tags = {name: new_tag(name) for name in (*pair, "legal1", "legal2")}
     memhog = "memhog" in pair
-    body = (f'seed = 7\nconcurrency = 1\nout = "out"\n[clock]\nmove_ms = {2000 if memhog else 300}\n'
-            'startup_ms = 8000\n')
+    body = f'seed = 7\nconcurrency = 1\nout = "out"\n[clock]\nmove_ms = {2000 if memhog else 300}\nstartup_ms = 8000\n'
     body += bot_toml("legal1", "legal", tags["legal1"]) + bot_toml("legal2", "legal", tags["legal2"])
     for name in pair:
-        body += bot_toml(name, name, tags[name], ARGS.get(name, []),
-                         "{ memory_mb = 160 }" if name == "memhog" else "")
+        body += bot_toml(name, name, tags[name], ARGS.get(name, []), "{ memory_mb = 160 }" if name == "memhog" else "")
     body += '[[variants]]\nname = "kwartet"\nsizes = 4\n'
     cfg = tmp_path / "league.toml"
     cfg.write_text(body)
@@ -94,8 +111,13 @@ def test_bot_that_never_says_hello_forfeits_and_the_league_goes_on(tmp_path: Pat
     the real reason, and it is not retried. (The default, "stop", refuses to start
     the night: tests/league/test_audit_fixes.py.)"""
     tag = new_tag("nohello")
-    body = ('out = "out"\n[faults]\nbroken_bot = "forfeit"\n' + bot_toml("legal1", "legal", new_tag("l")) + bot_toml("legal2", "legal", new_tag("l"))
-            + bot_toml("nohello", "nohello", tag) + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 2\n')
+    body = (
+        'out = "out"\n[faults]\nbroken_bot = "forfeit"\n'
+        + bot_toml("legal1", "legal", new_tag("l"))
+        + bot_toml("legal2", "legal", new_tag("l"))
+        + bot_toml("nohello", "nohello", tag)
+        + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 2\n'
+    )
     cfg = tmp_path / "league.toml"
     cfg.write_text(body)
     assert main(["run", str(cfg), "--quiet"]) == 0
@@ -113,8 +135,12 @@ def test_bot_that_never_says_hello_forfeits_and_the_league_goes_on(tmp_path: Pat
 
 
 def test_a_missing_bot_command_still_stops_the_league_with_a_clear_error(tmp_path: Path, capsys) -> None:
-    body = ('out = "out"\n' + bot_toml("legal1", "legal", new_tag("l")) + bot_toml("legal2", "legal", new_tag("l"))
-            + '[[bots]]\nname = "typo"\ncommand = ["./no-such-bot"]\n[[variants]]\nname = "kwartet"\nsizes = 3\n')
+    body = (
+        'out = "out"\n'
+        + bot_toml("legal1", "legal", new_tag("l"))
+        + bot_toml("legal2", "legal", new_tag("l"))
+        + '[[bots]]\nname = "typo"\ncommand = ["./no-such-bot"]\n[[variants]]\nname = "kwartet"\nsizes = 3\n'
+    )
     cfg = tmp_path / "league.toml"
     cfg.write_text(body)
     assert main(["run", str(cfg), "--quiet"]) == 2
@@ -126,8 +152,9 @@ def test_bot_text_is_escaped_in_the_html_report(tmp_path: Path) -> None:
     """A bot's own words (hello name/version, stderr, an illegal card name) reach
     the fault details; the HTML report must show them as text, not markup."""
     body = 'seed = 2\nout = "out"\n[clock]\nmove_ms = 300\n'
-    body += "".join(bot_toml(n, s, new_tag(n)) for n, s in
-                    [("legal1", "legal"), ("legal2", "legal"), ("markup", "markup")])
+    body += "".join(
+        bot_toml(n, s, new_tag(n)) for n, s in [("legal1", "legal"), ("legal2", "legal"), ("markup", "markup")]
+    )
     body += '[[variants]]\nname = "kwartet"\nsizes = 3\n'
     cfg = tmp_path / "league.toml"
     cfg.write_text(body)
@@ -150,7 +177,7 @@ def test_league_runs_bots_as_another_user(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(tempfile, "tempdir", "/tmp")
     body = 'seed = 4\nout = "out"\n[limits]\nuser = "nobody"\n'
     for name, script in [("l1", "legal"), ("l2", "legal"), ("who", "introspect")]:
-        body += f'[[bots]]\nname = "{name}"\ncommand = ["/usr/bin/python3", "{ZOO / (script + ".py")}", "{new_tag(name)}"]\n'
+        body += f'[[bots]]\nname = "{name}"\ncommand = ["/usr/bin/python3", "{ZOO / (script + ".py")}", "{new_tag(name)}"]\n'  # noqa: E501
     body += '[[variants]]\nname = "kwartet"\nsizes = 3\n'
     cfg = tmp_path / "league.toml"
     cfg.write_text(body)
@@ -204,21 +231,21 @@ def test_referee_sigkill_at_random_moments_then_resume(tmp_path: Path) -> None:
         proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         assert proc.stdout is not None
         if rng.random() < 0.3:
-            time.sleep(rng.uniform(0.0, 0.4))          # during start-up / the first games
+            time.sleep(rng.uniform(0.0, 0.4))  # during start-up / the first games
         else:
             wanted, seen = rng.randint(1, 6), 0
-            for line in proc.stdout:                   # one progress line per finished game
+            for line in proc.stdout:  # one progress line per finished game
                 seen += line.startswith("[")
                 if seen >= wanted:
                     break
             time.sleep(rng.uniform(0.0, 0.05))
         if proc.poll() is not None:
-            break                                       # finished before the kill: fine, the loop ends
+            break  # finished before the kill: fine, the loop ends
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         proc.stdout.close()
         kills += 1
-        trio.run(assert_no_survivors, tag, 2.0)         # the watchers clean up within the grace time
+        trio.run(assert_no_survivors, tag, 2.0)  # the watchers clean up within the grace time
         ids = _ledger_ids(out)
         assert len(ids) == len(set(ids)) and set(ids) <= set(planned)
     assert 0 < len(ids) < len(planned), "the kills should fall in the middle of the league"
@@ -231,7 +258,7 @@ def test_referee_sigkill_at_random_moments_then_resume(tmp_path: Path) -> None:
     logs = sorted(p.name for p in (out / "games").iterdir() if p.name.endswith(".jsonl.zst"))
     assert set(f"{g}.jsonl.zst" for g in planned) <= set(logs)
     trio.run(assert_no_survivors, tag)
-    deadline = time.monotonic() + 3   # the watchers of the last kill may still be removing folders
+    deadline = time.monotonic() + 3  # the watchers of the last kill may still be removing folders
     while list(Path(tempfile.gettempdir()).glob(f"referee-bot-{tag}-*")) and time.monotonic() < deadline:
         time.sleep(0.05)
     leftovers = list(Path(tempfile.gettempdir()).glob(f"referee-bot-{tag}-*"))

@@ -30,8 +30,17 @@ import pytest
 import trio
 
 from referee.rules import get_variant
-from referee.runtime import BotCrashed, BotSession, BotSpec, ClockSpec, GameSpec, ResourceLimits, play_game
-from referee.runtime import cgroups, sandbox
+from referee.runtime import (
+    BotCrashed,
+    BotSession,
+    BotSpec,
+    ClockSpec,
+    GameSpec,
+    ResourceLimits,
+    cgroups,
+    play_game,
+    sandbox,
+)
 from referee.runtime.gamelog import read_log_bytes
 
 from .conftest import PYTHON, REPO, ZOO, assert_no_survivors, new_tag, survivors, zoo_command
@@ -39,10 +48,12 @@ from .conftest import PYTHON, REPO, ZOO, assert_no_survivors, new_tag, survivors
 BWRAP_OK, BWRAP_WHY = sandbox.bwrap_support(True)
 needs_bwrap = pytest.mark.skipif(not BWRAP_OK, reason=f"bubblewrap cannot run here: {BWRAP_WHY}")
 LAYOUT = cgroups.layout()
-needs_cgroup_cpu = pytest.mark.skipif(LAYOUT is None or LAYOUT.cpu is None,
-                                      reason="no control group with CPU accounting can be made here")
-needs_cgroup_memory = pytest.mark.skipif(LAYOUT is None or LAYOUT.memory is None,
-                                         reason="no control group with a memory controller can be made here")
+needs_cgroup_cpu = pytest.mark.skipif(
+    LAYOUT is None or LAYOUT.cpu is None, reason="no control group with CPU accounting can be made here"
+)
+needs_cgroup_memory = pytest.mark.skipif(
+    LAYOUT is None or LAYOUT.memory is None, reason="no control group with a memory controller can be made here"
+)
 SANDBOXES = [pytest.param("bwrap", marks=needs_bwrap), "basic"]
 REFEREE = [sys.executable, "-m", "referee"]
 SECRET = "REFEREE_TEST_SECRET"
@@ -76,13 +87,23 @@ REFEREE_GAME = textwrap.dedent("""
 """)
 
 
-def referee_game(tmp_path: Path, bots: list[dict[str, Any]], clock: dict[str, Any] | None = None,
-                 env: dict[str, str] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def referee_game(
+    tmp_path: Path, bots: list[dict[str, Any]], clock: dict[str, Any] | None = None, env: dict[str, str] | None = None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Play one game in a referee subprocess; returns (result, the log's records)."""
-    cfg = {"bots": bots, "clock": clock or {"move_ms": 2000, "startup_ms": 10000, "grace_ms": 200},
-           "logdir": str(tmp_path / "logs")}
-    run = subprocess.run([PYTHON, "-c", REFEREE_GAME, json.dumps(cfg)], cwd=REPO, capture_output=True, text=True,
-                         timeout=120, env={**os.environ, **(env or {}), "PYTHONPATH": str(REPO)})
+    cfg = {
+        "bots": bots,
+        "clock": clock or {"move_ms": 2000, "startup_ms": 10000, "grace_ms": 200},
+        "logdir": str(tmp_path / "logs"),
+    }
+    run = subprocess.run(
+        [PYTHON, "-c", REFEREE_GAME, json.dumps(cfg)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {}), "PYTHONPATH": str(REPO)},
+    )
     assert run.returncode == 0, run.stderr
     result = json.loads(run.stdout.strip().splitlines()[-1])
     records = [json.loads(line) for line in Path(result["log"]).read_text().splitlines()]
@@ -101,29 +122,36 @@ def legal(name: str = "legal") -> dict[str, Any]:
 # 1. a bot freezes its watcher; the referee is killed with SIGKILL
 
 
-def _kill_referee_and_count(cmd: list[str], tag: str, label: str,
-                            env: dict[str, str] | None = None) -> tuple[list[int], list[str]]:
+def _kill_referee_and_count(
+    cmd: list[str], tag: str, label: str, env: dict[str, str] | None = None
+) -> tuple[list[int], list[str]]:
     """Start the referee ``cmd``, wait until the freezer has frozen its group and
     plays, SIGKILL the referee, wait one second; return (survivors, workdirs)."""
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})})
+    proc = subprocess.Popen(
+        cmd,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
+    )
     try:
         deadline = time.monotonic() + 30
-        while len(survivors(tag)) < 3 and time.monotonic() < deadline:   # the bot and its two children
+        while len(survivors(tag)) < 3 and time.monotonic() < deadline:  # the bot and its two children
             time.sleep(0.05)
         assert len(survivors(tag)) >= 3, proc.stderr.read().decode() if proc.poll() is not None else "not started"
-        time.sleep(2.0)       # its SIGSTOP, the SIGCONT of its child, hello, a slow first turn
+        time.sleep(2.0)  # its SIGSTOP, the SIGCONT of its child, hello, a slow first turn
         assert proc.poll() is None, "the referee should still be playing"
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    time.sleep(1.0)           # nothing of the bot may be left one second after the referee died
+    time.sleep(1.0)  # nothing of the bot may be left one second after the referee died
     left = survivors(tag)
     workdirs = glob.glob(os.path.join(tempfile.gettempdir(), f"referee-bot-{label}-*"))
-    if LAYOUT is not None:   # and its control groups
-        workdirs += [g for parent in LAYOUT.parents()
-                     for g in glob.glob(os.path.join(parent, f"referee-bot-{label}-*"))]
-    for pid in left:          # do not leak them into other tests
+    if LAYOUT is not None:  # and its control groups
+        workdirs += [
+            g for parent in LAYOUT.parents() for g in glob.glob(os.path.join(parent, f"referee-bot-{label}-*"))
+        ]
+    for pid in left:  # do not leak them into other tests
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
@@ -148,9 +176,23 @@ def test_1_kill_9_of_referee_play_while_the_bot_froze_its_watcher(tmp_path: Path
     tag = new_tag("freezer")
     label = f"freezer{uuid.uuid4().hex[:8]}"
     legal_cmd = shlex.join(zoo_command("legal", new_tag("legal")))
-    cmd = [*REFEREE, "play", "kwartet", "--seed", "3", "--move-ms", "5000", "--log", str(tmp_path / "logs"),
-           "--bot", f"{label}={shlex.join(zoo_command('freezer', tag))}", "--bot", f"a={legal_cmd}",
-           "--bot", f"b={legal_cmd}"]
+    cmd = [
+        *REFEREE,
+        "play",
+        "kwartet",
+        "--seed",
+        "3",
+        "--move-ms",
+        "5000",
+        "--log",
+        str(tmp_path / "logs"),
+        "--bot",
+        f"{label}={shlex.join(zoo_command('freezer', tag))}",
+        "--bot",
+        f"a={legal_cmd}",
+        "--bot",
+        f"b={legal_cmd}",
+    ]
     left, workdirs = _kill_referee_and_count(cmd, tag, label)
     assert not left, f"processes of the bot survived the referee's SIGKILL: {left}"
     assert not workdirs, f"the bot's temporary folder or control groups survived: {workdirs}"
@@ -160,9 +202,15 @@ def test_1_the_basic_sandbox_too(tmp_path: Path) -> None:
     """The same attack against the basic sandbox (no bubblewrap)."""
     tag = new_tag("freezer")
     label = f"freezer{uuid.uuid4().hex[:8]}"
-    cfg = {"bots": [{"name": label, "command": zoo_command("freezer", tag), "limits": {"sandbox": "basic"}},
-                    legal("a"), legal("b")],
-           "clock": {"move_ms": 5000, "startup_ms": 10000}, "logdir": str(tmp_path / "logs")}
+    cfg = {
+        "bots": [
+            {"name": label, "command": zoo_command("freezer", tag), "limits": {"sandbox": "basic"}},
+            legal("a"),
+            legal("b"),
+        ],
+        "clock": {"move_ms": 5000, "startup_ms": 10000},
+        "logdir": str(tmp_path / "logs"),
+    }
     left, workdirs = _kill_referee_and_count([PYTHON, "-c", REFEREE_GAME, json.dumps(cfg)], tag, label)
     assert not left, f"processes of the bot survived the referee's SIGKILL: {left}"
     assert not workdirs, f"the bot's temporary folder or control groups survived: {workdirs}"
@@ -193,9 +241,16 @@ def test_2_a_bot_cannot_read_the_config_ledger_logs_or_other_bots(tmp_path: Path
         f'[[bots]]\nname = "snoop"\ncwd = "."\ncommand = {json.dumps(zoo_command("snoop", tag))}\n'
         f'[[bots]]\nname = "other"\ncwd = "bots/other"\ncommand = ["{{python}}", "legal.py", "{new_tag()}"]\n'
         f'[[bots]]\nname = "legal"\ncommand = {json.dumps(zoo_command("legal", new_tag("legal")))}\n'
-        '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n')
-    run = subprocess.run([*REFEREE, "run", str(cfg), "--quiet"], cwd=REPO, capture_output=True, text=True,
-                         timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
+        '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
+    )
+    run = subprocess.run(
+        [*REFEREE, "run", str(cfg), "--quiet"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert run.returncode == 0, run.stderr
     logs = sorted((tmp_path / "out" / "games").glob("kwartet*.jsonl*"))
     assert logs
@@ -222,11 +277,19 @@ def test_3_a_root_bot_has_no_capabilities_and_reaches_nothing(tmp_path: Path, ki
     listener.listen(8)
     port = str(listener.getsockname()[1])
     try:
-        result, records = referee_game(tmp_path, [
-            legal("a"),
-            {"name": "rootkit", "command": zoo_command("rootkit", new_tag("rootkit"), port),
-             "limits": {"network": False, "sandbox": kind}},
-            legal("b")], env={SECRET: "s3cret"})
+        result, records = referee_game(
+            tmp_path,
+            [
+                legal("a"),
+                {
+                    "name": "rootkit",
+                    "command": zoo_command("rootkit", new_tag("rootkit"), port),
+                    "limits": {"network": False, "sandbox": kind},
+                },
+                legal("b"),
+            ],
+            env={SECRET: "s3cret"},
+        )
     finally:
         listener.close()
     report = json.loads(hello_of(records, "rootkit"))
@@ -248,15 +311,18 @@ async def test_4_cpu_burnt_in_auto_reaped_children_is_charged(tmp_path: Path) ->
     was charged about 5 ms)."""
     tag = new_tag("reaper")
     clock = ClockSpec(move_ms=150, mode="cpu", wall_ceiling_ms=5000, startup_ms=10000, grace_ms=200)
-    specs = [BotSpec("legal0", zoo_command("legal", new_tag("legal"))),
-             BotSpec("reaper", zoo_command("reaper", tag, "300")),
-             BotSpec("legal2", zoo_command("legal", new_tag("legal")))]
+    specs = [
+        BotSpec("legal0", zoo_command("legal", new_tag("legal"))),
+        BotSpec("reaper", zoo_command("reaper", tag, "300")),
+        BotSpec("legal2", zoo_command("legal", new_tag("legal"))),
+    ]
     async with trio.open_nursery() as nursery:
         sessions = [await BotSession.start(s, clock, nursery) for s in specs]
         info = sessions[1].sandbox_info()
         try:
-            result = await play_game(GameSpec("reaper", get_variant("kwartet"), 3, seed=5, clock=clock), sessions,
-                                     tmp_path)
+            result = await play_game(
+                GameSpec("reaper", get_variant("kwartet"), 3, seed=5, clock=clock), sessions, tmp_path
+            )
         finally:
             for s in sessions:
                 await s.close()
@@ -310,13 +376,21 @@ def test_6_a_build_that_starts_a_daemon_leaves_nothing(tmp_path: Path) -> None:
     build = shlex.join(zoo_command("daemonizer", tag, "build"))
     cfg.write_text(
         'out = "out"\n'
-        + "".join(f'[[bots]]\nname = "{n}"\ncommand = {json.dumps(zoo_command("legal", new_tag("legal")))}\n'
-                  for n in "ab")
+        + "".join(
+            f'[[bots]]\nname = "{n}"\ncommand = {json.dumps(zoo_command("legal", new_tag("legal")))}\n' for n in "ab"
+        )
         + f'[[bots]]\nname = "c"\ncwd = "."\ncommand = {json.dumps(zoo_command("legal", new_tag("legal")))}\n'
         + f"build = {json.dumps(build)}\n"
-        + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n')
-    run = subprocess.run([*REFEREE, "run", str(cfg), "--quiet"], cwd=REPO, capture_output=True, text=True,
-                         timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
+        + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
+    )
+    run = subprocess.run(
+        [*REFEREE, "run", str(cfg), "--quiet"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     left = survivors(tag)
     for pid in left:
         os.kill(pid, signal.SIGKILL)
@@ -343,11 +417,19 @@ def test_7_network_false_reaches_no_unix_socket(tmp_path: Path) -> None:
         listeners.append(s)
     os.chmod(path, 0o777)
     try:
-        _result, records = referee_game(tmp_path, [
-            legal("a"),
-            {"name": "netcheck", "command": zoo_command("netcheck", new_tag("netcheck")),
-             "env": {"NETCHECK_PATH": str(path), "NETCHECK_ABSTRACT": abstract}, "limits": {"network": False}},
-            legal("b")])
+        _result, records = referee_game(
+            tmp_path,
+            [
+                legal("a"),
+                {
+                    "name": "netcheck",
+                    "command": zoo_command("netcheck", new_tag("netcheck")),
+                    "env": {"NETCHECK_PATH": str(path), "NETCHECK_ABSTRACT": abstract},
+                    "limits": {"network": False},
+                },
+                legal("b"),
+            ],
+        )
     finally:
         for s in listeners:
             s.close()
@@ -362,11 +444,19 @@ def test_7_a_crashing_bot_dumps_no_core(tmp_path: Path, kind: str) -> None:
     cores = tmp_path / "cores"
     cores.mkdir()
     os.chmod(cores, 0o777)
-    result, records = referee_game(tmp_path, [
-        legal("a"),
-        {"name": "coredump", "command": zoo_command("coredump", new_tag("coredump")),
-         "env": {"COREDUMP_DIR": str(cores)}, "limits": {"sandbox": kind}},
-        legal("b")])
+    result, records = referee_game(
+        tmp_path,
+        [
+            legal("a"),
+            {
+                "name": "coredump",
+                "command": zoo_command("coredump", new_tag("coredump")),
+                "env": {"COREDUMP_DIR": str(cores)},
+                "limits": {"sandbox": kind},
+            },
+            legal("b"),
+        ],
+    )
     report = json.loads(hello_of(records, "coredump"))
     assert report["core_limit"] == [0, 0], report
     assert [(f["seat"], f["fault"]) for f in result["faults"]] == [(1, "crash")], result["faults"]

@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -18,9 +17,8 @@ import trio
 from referee.errors import UserError
 from referee.league.config import load_config
 from referee.rules import get_variant
-from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, ResourceLimits, play_game
-from referee.runtime import sandbox
-from referee.runtime.limits import MiB, LimitsError, parse_limits
+from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, ResourceLimits, play_game, sandbox
+from referee.runtime.limits import LimitsError, MiB, parse_limits
 
 from .conftest import PYTHON, REPO, ZOO, assert_no_survivors, new_tag, survivors, zoo_command
 
@@ -66,9 +64,13 @@ async def test_defaults_scrub_env_temp_cwd_rlimits_pid_namespace(monkeypatch: py
     assert report["env_values"]["REFEREE_BOT_DIR"] == str(ZOO)
     assert report["wrote"] == 2 << 20
     defaults = ResourceLimits()
-    assert report["rlimits"] == {"RLIMIT_AS": defaults.address_space, "RLIMIT_CPU": defaults.cpu_seconds,
-                                 "RLIMIT_NPROC": defaults.processes, "RLIMIT_FSIZE": defaults.file_size,
-                                 "RLIMIT_NOFILE": defaults.open_files}
+    assert report["rlimits"] == {
+        "RLIMIT_AS": defaults.address_space,
+        "RLIMIT_CPU": defaults.cpu_seconds,
+        "RLIMIT_NPROC": defaults.processes,
+        "RLIMIT_FSIZE": defaults.file_size,
+        "RLIMIT_NOFILE": defaults.open_files,
+    }
     assert report["core"] == [0, 0], "no core dumps, and no way to turn them on"
     assert report["umask"] == 0o077, "the bot's files are its own (0600/0700)"
     info = session.sandbox_info()
@@ -142,9 +144,11 @@ def test_network_refused_where_impossible(monkeypatch: pytest.MonkeyPatch, tmp_p
         sandbox.plan_spawn(BotSpec("b", ["true"], limits=ResourceLimits(network=False, isolation="basic")))
     assert "network = false" in str(info.value) and "no namespaces on this box" in str(info.value)
     cfg = tmp_path / "l.toml"
-    cfg.write_text('[limits]\nnetwork = false\nsandbox = "basic"\n[[bots]]\nname = "a"\ncommand = "true"\n'
-                   '[[bots]]\nname = "b"\ncommand = "true"\n[[bots]]\nname = "c"\ncommand = "true"\n'
-                   '[[variants]]\nname = "kwartet"\n')
+    cfg.write_text(
+        '[limits]\nnetwork = false\nsandbox = "basic"\n[[bots]]\nname = "a"\ncommand = "true"\n'
+        '[[bots]]\nname = "b"\ncommand = "true"\n[[bots]]\nname = "c"\ncommand = "true"\n'
+        '[[variants]]\nname = "kwartet"\n'
+    )
     with pytest.raises(UserError, match=r"bots\[0\]\.limits: network = false .* not possible here"):
         load_config(cfg)
 
@@ -189,8 +193,11 @@ def test_parse_limits_keys_and_errors(tmp_path: Path) -> None:
     cfg.write_text('[limits]\nmemory_mb = "lots"\n' + bots + '[[variants]]\nname = "kwartet"\n')
     with pytest.raises(UserError, match=r"l\.toml: limits\.memory_mb: expected a whole number"):
         load_config(cfg)
-    cfg.write_text('[limits]\nmemory_mb = 512\n' + bots.replace('command = "true"\n', 'command = "true"\ncwd = "."\n', 1)
-                   + 'limits = { cpu_seconds = 5 }\n[[variants]]\nname = "kwartet"\n')
+    cfg.write_text(
+        "[limits]\nmemory_mb = 512\n"
+        + bots.replace('command = "true"\n', 'command = "true"\ncwd = "."\n', 1)
+        + 'limits = { cpu_seconds = 5 }\n[[variants]]\nname = "kwartet"\n'
+    )
     league = load_config(cfg)
     assert league.bots[0].limits == {"memory_mb": 512, "temp_workdir": False}
     assert league.bots[2].limits == {"memory_mb": 512, "cpu_seconds": 5}
@@ -205,8 +212,9 @@ async def test_cpu_seconds_limit_kills_a_spinning_bot(tmp_path: Path) -> None:
     async with trio.open_nursery() as nursery:
         sessions = [await BotSession.start(s, clock, nursery) for s in specs]
         try:
-            result = await play_game(GameSpec("cpu-limit", get_variant("kwartet"), 4, seed=5, clock=clock),
-                                     sessions, tmp_path)
+            result = await play_game(
+                GameSpec("cpu-limit", get_variant("kwartet"), 4, seed=5, clock=clock), sessions, tmp_path
+            )
         finally:
             for s in sessions:
                 await s.close()
@@ -221,7 +229,8 @@ REFEREE_SCRIPT = textwrap.dedent("""
     from referee.runtime import BotSession, BotSpec, ClockSpec
     async def main():
         async with trio.open_nursery() as nursery:
-            s = await BotSession.start(BotSpec("lingerer", json.loads(sys.argv[1])), ClockSpec(startup_ms=8000), nursery)
+            spec = BotSpec("lingerer", json.loads(sys.argv[1]))
+            s = await BotSession.start(spec, ClockSpec(startup_ms=8000), nursery)
             print(json.dumps({"pid": s.pid, "workdir": s._plan.workdir}), flush=True)
             await trio.sleep_forever()
     trio.run(main)
@@ -233,8 +242,12 @@ def test_referee_sigkill_takes_every_bot_process_with_it() -> None:
     bot, its PID namespace (also the child that left the process group) and
     removes the working directory."""
     tag = new_tag("lingerer")
-    proc = subprocess.Popen([PYTHON, "-c", REFEREE_SCRIPT, json.dumps(zoo_command("lingerer", tag))],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [PYTHON, "-c", REFEREE_SCRIPT, json.dumps(zoo_command("lingerer", tag))],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         line = proc.stdout.readline()
         info = json.loads(line or b"{}")
@@ -260,13 +273,17 @@ async def test_cpu_clock_sees_thinking_hidden_in_a_setsid_child(tmp_path: Path) 
     ok, _why = sandbox.namespace_support(True)
     tag = new_tag("cpuhider")
     clock = ClockSpec(move_ms=200, mode="cpu", wall_ceiling_ms=3000, startup_ms=8000, grace_ms=200)
-    specs = [BotSpec("legal0", zoo_command("legal", new_tag("l"))), BotSpec("cpuhider", zoo_command("cpuhider", tag)),
-             BotSpec("legal2", zoo_command("legal", new_tag("l")))]
+    specs = [
+        BotSpec("legal0", zoo_command("legal", new_tag("l"))),
+        BotSpec("cpuhider", zoo_command("cpuhider", tag)),
+        BotSpec("legal2", zoo_command("legal", new_tag("l"))),
+    ]
     async with trio.open_nursery() as nursery:
         sessions = [await BotSession.start(s, clock, nursery) for s in specs]
         try:
-            result = await play_game(GameSpec("cpu-hider", get_variant("kwartet"), 3, seed=5, clock=clock),
-                                     sessions, tmp_path)
+            result = await play_game(
+                GameSpec("cpu-hider", get_variant("kwartet"), 3, seed=5, clock=clock), sessions, tmp_path
+            )
         finally:
             for s in sessions:
                 await s.close()

@@ -16,12 +16,21 @@ import trio
 
 from referee.cli import main
 from referee.rules import get_variant
-from referee.runtime import (BotCrashed, BotMalformed, BotSession, BotSpec, ClockSpec, FaultPolicy, GameSpec, ResourceLimits,
-                             play_game)
+from referee.runtime import (
+    BotCrashed,
+    BotMalformed,
+    BotSession,
+    BotSpec,
+    ClockSpec,
+    FaultPolicy,
+    GameSpec,
+    ResourceLimits,
+    play_game,
+)
 from referee.runtime.sandbox import namespace_support
 from referee.runtime.session import STDERR_TAIL
 
-from .conftest import REPO, PYTHON, assert_no_survivors, new_tag, zoo_command
+from .conftest import PYTHON, REPO, assert_no_survivors, new_tag, zoo_command
 
 CLOCK = ClockSpec(move_ms=300, startup_ms=8000, grace_ms=300)
 SMALL_MEMORY = ResourceLimits(address_space=160 << 20)
@@ -52,9 +61,17 @@ CASES: dict[str, tuple[set[str], tuple[str, ...], ResourceLimits | None, int]] =
 }
 
 
-async def play_with(hostile: str, args: tuple[str, ...], limits: ResourceLimits | None, retries: int,
-                    tmp_path: Path, *, seat: int = 1, others: list[str] | None = None,
-                    variant: str = "kwartet") -> tuple[Any, str]:
+async def play_with(
+    hostile: str,
+    args: tuple[str, ...],
+    limits: ResourceLimits | None,
+    retries: int,
+    tmp_path: Path,
+    *,
+    seat: int = 1,
+    others: list[str] | None = None,
+    variant: str = "kwartet",
+) -> tuple[Any, str]:
     """One game: the hostile bot at ``seat``, legal bots elsewhere; returns
     (GameResult, tag) after every session is closed."""
     tag = new_tag(hostile)
@@ -68,10 +85,18 @@ async def play_with(hostile: str, args: tuple[str, ...], limits: ResourceLimits 
             specs.append(BotSpec(f"legal{i}", cmd or zoo_command("legal", new_tag("legal"))))
     # the memory hog gets time to fill its address space: its fault must be the crash, not a timeout
     clock = ClockSpec(move_ms=3000, startup_ms=8000, grace_ms=300) if bot == "memhog" else CLOCK
-    if bot == "sleepy" or hostile == "deepjson-late":  # answers at 1.5 x move_ms: 200 ms after the limit, well inside the stale window
+    if (
+        bot == "sleepy" or hostile == "deepjson-late"
+    ):  # answers at 1.5 x move_ms: 200 ms after the limit, well inside the stale window
         clock = ClockSpec(move_ms=400, startup_ms=8000, grace_ms=300)
-    spec = GameSpec(game_id=f"zoo-{hostile}", rules=get_variant(variant), players=4, seed=1234 + seat,
-                    clock=clock, policy=FaultPolicy(retries=retries))
+    spec = GameSpec(
+        game_id=f"zoo-{hostile}",
+        rules=get_variant(variant),
+        players=4,
+        seed=1234 + seat,
+        clock=clock,
+        policy=FaultPolicy(retries=retries),
+    )
     async with trio.open_nursery() as nursery:
         sessions = [await BotSession.start(s, clock, nursery) for s in specs]
         try:
@@ -152,8 +177,9 @@ async def test_zoo_bot_in_a_game(hostile: str, tmp_path: Path) -> None:
 async def test_zoo_with_sample_random_bot(tmp_path: Path) -> None:
     """The sample random bot as a neighbour of a crashing bot (happy families)."""
     random_bot = [PYTHON, str(REPO / "sample_bots" / "random_bot.py")]
-    result, tag = await play_with("crasher", ("3",), None, 0, tmp_path, others=[random_bot] * 4,
-                                  variant="happy-families")
+    result, tag = await play_with(
+        "crasher", ("3",), None, 0, tmp_path, others=[random_bot] * 4, variant="happy-families"
+    )
     assert {f.fault for f in result.faults} == {"crash"}
     check_replay(result.log_path)
     await assert_no_survivors(tag)

@@ -39,9 +39,9 @@ class TrackerPolicy:
         self.rng = rng
         self.seat = seat
         self.members = len(game.rules.members)
-        self.at: dict[str, int] = {}             # card -> seat known to hold it
-        self.lacks: set[tuple[int, str]] = set() # (seat, card): seat missed when asked for card since it last moved
-        self.fams: dict[int, set[str]] = {}      # seat -> families it is known to hold
+        self.at: dict[str, int] = {}  # card -> seat known to hold it
+        self.lacks: set[tuple[int, str]] = set()  # (seat, card): seat missed when asked for card since it last moved
+        self.fams: dict[int, set[str]] = {}  # seat -> families it is known to hold
 
     def _family(self, card: str) -> str:
         return card[:-1] if self.members < 10 else card  # preset card names: family + one member character
@@ -76,8 +76,12 @@ class TrackerPolicy:
         if known:
             t, c = known[self.rng.below(len(known))]
             return Ask(target=t, card=c)
-        guesses = [(t, c) for c in options for t in sorted(targets)
-                   if self._family(c) in self.fams.get(t, ()) and (t, c) not in self.lacks]
+        guesses = [
+            (t, c)
+            for c in options
+            for t in sorted(targets)
+            if self._family(c) in self.fams.get(t, ()) and (t, c) not in self.lacks
+        ]
         if guesses:
             t, c = guesses[self.rng.below(len(guesses))]
             return Ask(target=t, card=c)
@@ -109,8 +113,9 @@ def play_game(rules: Any, seed: int, players: Sequence[Any], rngs: Sequence[Rng]
     return None
 
 
-def play_pair(variant: str, seats: int, deal_seed: int, a: Factory, b: Factory, field: Factory,
-              pair_index: int) -> tuple[float, float] | None:
+def play_pair(
+    variant: str, seats: int, deal_seed: int, a: Factory, b: Factory, field: Factory, pair_index: int
+) -> tuple[float, float] | None:
     """One deal pair: A in seat i and B in seat j, then swapped; the field in the
     other seats in both games. Every player draws from its own stream, derived
     from the deal seed and its role (A, B, field seat), the same in both games.

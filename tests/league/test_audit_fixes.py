@@ -34,27 +34,30 @@ def _games(out: Path) -> int:
 
 def test_a_missing_bot_script_stops_the_run_before_any_game(tmp_path: Path, make_config) -> None:
     cfg = make_config(
-        'seed = 1\nout = "out"\n' + bots_toml(["a"])
+        'seed = 1\nout = "out"\n'
+        + bots_toml(["a"])
         + '[[bots]]\nname = "ghost"\ncommand = ["{python}", "no_such_bot.py"]\n'
-        + '[[bots]]\nname = "phantom"\ncommand = ["{python}", "no_such_bot_either.py"]\n' + VARIANT
+        + '[[bots]]\nname = "phantom"\ncommand = ["{python}", "no_such_bot_either.py"]\n'
+        + VARIANT
     )
     res = referee("run", str(cfg), "--progress-every", "0")
     assert res.returncode == 2, res.stderr
     errors = [ln for ln in res.stderr.splitlines() if ln.startswith("error: ")]
-    assert len(errors) == 2                              # one per failing bot, each naming it and why
+    assert len(errors) == 2  # one per failing bot, each naming it and why
     assert "bot 'ghost' (bots[1]) could not start" in errors[0] and "can't open file" in errors[0]
     assert "exit status 2" in errors[0]
     assert "bot 'phantom' (bots[2]) could not start" in errors[1] and "no_such_bot_either.py" in errors[1]
     assert "nothing was played or recorded" in res.stderr and 'broken_bot = "forfeit"' in res.stderr
     assert "Traceback" not in res.stderr and "warning:" not in res.stderr
-    assert not res.stdout.startswith("[")                # no game was played
+    assert not res.stdout.startswith("[")  # no game was played
     out = tmp_path / "out"
     assert _games(out) == 0
     with Ledger.in_dir(out, create=False) as ledger:
-        assert ledger.config() is None                   # nothing written before the check passed
+        assert ledger.config() is None  # nothing written before the check passed
     # correcting the config just works: not refused as "a different config"
-    cfg.write_text(cfg.read_text().replace("no_such_bot.py", str(HAND_BOT))
-                   .replace("no_such_bot_either.py", str(HAND_BOT)))
+    cfg.write_text(
+        cfg.read_text().replace("no_such_bot.py", str(HAND_BOT)).replace("no_such_bot_either.py", str(HAND_BOT))
+    )
     res = referee("run", str(cfg), "--quiet")
     assert res.returncode == 0, res.stderr
     assert _games(tmp_path / "out") == 3
@@ -62,7 +65,8 @@ def test_a_missing_bot_script_stops_the_run_before_any_game(tmp_path: Path, make
 
 def test_broken_bot_forfeit_keeps_the_night_going(tmp_path: Path, make_config) -> None:
     cfg = make_config(
-        'seed = 1\nout = "out"\n[faults]\nbroken_bot = "forfeit"\n' + bots_toml(["a", "b"])
+        'seed = 1\nout = "out"\n[faults]\nbroken_bot = "forfeit"\n'
+        + bots_toml(["a", "b"])
         + '[[bots]]\nname = "ghost"\ncommand = ["{python}", "no_such_bot.py"]\n'
         + VARIANT.replace("deals = 1", "deals = 2")
     )
@@ -85,13 +89,17 @@ def test_broken_bot_forfeit_keeps_the_night_going(tmp_path: Path, make_config) -
 def test_a_resumed_league_with_a_broken_bot_records_nothing_more(tmp_path: Path, make_config) -> None:
     moved = tmp_path / "moved_bot.py"
     moved.write_text(HAND_BOT.read_text())
-    cfg = make_config('seed = 1\nout = "out"\n' + bots_toml(["a", "b"])
-                      + f'[[bots]]\nname = "c"\ncommand = ["{{python}}", "{moved}"]\n' + VARIANT)
+    cfg = make_config(
+        'seed = 1\nout = "out"\n'
+        + bots_toml(["a", "b"])
+        + f'[[bots]]\nname = "c"\ncommand = ["{{python}}", "{moved}"]\n'
+        + VARIANT
+    )
     assert referee("run", str(cfg), "--quiet").returncode == 0
     out = tmp_path / "out"
     with sqlite3.connect(out / "ledger.sqlite") as db:
         db.execute("DELETE FROM games WHERE rowid IN (SELECT rowid FROM games LIMIT 1)")
-    moved.unlink()                        # the bot's file disappears between the runs
+    moved.unlink()  # the bot's file disappears between the runs
     res = referee("run", str(cfg), "--quiet")
     assert res.returncode == 2 and "bot 'c' (bots[2]) could not start" in res.stderr
     assert _games(out) == 2
@@ -108,27 +116,41 @@ def test_broken_bot_must_be_stop_or_forfeit(tmp_path: Path, make_config) -> None
 # -- 2. 3. 4. config checks -----------------------------------------------------------
 
 
-@pytest.mark.parametrize("head, bot_clock, expected", [
-    ('[clock]\nmode = "cpu"\nwall_ceiling_ms = 0\n', None, r"clock\.wall_ceiling_ms: must be at least 1"),
-    ('[clock]\nmove_ms = 500\nwall_ceiling_ms = 400\n', None,
-     r"clock\.wall_ceiling_ms: 400 is below clock\.move_ms \(500\)"),
-    ("", "{ wall_ceiling_ms = 0 }", r"bots\[0\]\.clock\.wall_ceiling_ms: must be at least 1"),
-    ("", "{ move_ms = 900, wall_ceiling_ms = 800 }",
-     r"bots\[0\]\.clock\.wall_ceiling_ms: 800 is below bots\[0\]\.clock\.move_ms \(900\)"),
-    ('[clock]\nwall_ceiling_ms = 2000\n', "{ move_ms = 3000 }",
-     r"bots\[0\]\.clock\.move_ms: 3000 is above the league's clock\.wall_ceiling_ms \(2000\)"),
-])
+@pytest.mark.parametrize(
+    "head, bot_clock, expected",
+    [
+        ('[clock]\nmode = "cpu"\nwall_ceiling_ms = 0\n', None, r"clock\.wall_ceiling_ms: must be at least 1"),
+        (
+            "[clock]\nmove_ms = 500\nwall_ceiling_ms = 400\n",
+            None,
+            r"clock\.wall_ceiling_ms: 400 is below clock\.move_ms \(500\)",
+        ),
+        ("", "{ wall_ceiling_ms = 0 }", r"bots\[0\]\.clock\.wall_ceiling_ms: must be at least 1"),
+        (
+            "",
+            "{ move_ms = 900, wall_ceiling_ms = 800 }",
+            r"bots\[0\]\.clock\.wall_ceiling_ms: 800 is below bots\[0\]\.clock\.move_ms \(900\)",
+        ),
+        (
+            "[clock]\nwall_ceiling_ms = 2000\n",
+            "{ move_ms = 3000 }",
+            r"bots\[0\]\.clock\.move_ms: 3000 is above the league's clock\.wall_ceiling_ms \(2000\)",
+        ),
+    ],
+)
 def test_wall_ceiling_is_checked(make_config, head: str, bot_clock: str | None, expected: str) -> None:
     bots = bots_toml(["a", "b", "c"])
     if bot_clock:
         bots = bots.replace('name = "a"\n', f'name = "a"\nclock = {bot_clock}\n', 1)
-    cfg = make_config('seed = 1\n' + head + bots + VARIANT)
+    cfg = make_config("seed = 1\n" + head + bots + VARIANT)
     with pytest.raises(UserError, match=expected):
         load_config(cfg)
 
 
 def test_good_wall_ceilings_are_accepted(make_config) -> None:
-    bots = bots_toml(["a", "b", "c"]).replace('name = "a"\n', 'name = "a"\nclock = { move_ms = 3000, wall_ceiling_ms = 3000 }\n', 1)
+    bots = bots_toml(["a", "b", "c"]).replace(
+        'name = "a"\n', 'name = "a"\nclock = { move_ms = 3000, wall_ceiling_ms = 3000 }\n', 1
+    )
     load_config(make_config('[clock]\nmode = "cpu"\nmove_ms = 100\nwall_ceiling_ms = 100\n' + bots + VARIANT))
 
 
@@ -145,7 +167,7 @@ def test_a_stored_negative_seed_gives_a_clear_message(tmp_path: Path, make_confi
     cfg = make_config('seed = 5\nout = "out"\n' + bots_toml(["a", "b", "c"]) + VARIANT)
     assert referee("run", str(cfg), "--quiet").returncode == 0
     db_path = tmp_path / "out" / "ledger.sqlite"
-    with sqlite3.connect(db_path) as db:        # as an older referee would have stored it
+    with sqlite3.connect(db_path) as db:  # as an older referee would have stored it
         stored = json.loads(db.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0])
         stored["seed"] = -5
         db.execute("UPDATE meta SET value = ? WHERE key = 'config'", (json.dumps(stored),))
@@ -156,16 +178,25 @@ def test_a_stored_negative_seed_gives_a_clear_message(tmp_path: Path, make_confi
     assert "Traceback" not in merged.stderr
 
 
-@pytest.mark.parametrize("match, expected", [
-    ('{ kind = "fixed", hands = 2, target = 9 }',
-     r"variants\[0\]\.match\.target: does not apply to a fixed match: remove it; a fixed match takes hands "
-     r"\(the number of hands played\) and max_hands"),
-    ('{ kind = "race", target = 9, hands = 2 }',
-     r"variants\[0\]\.match\.hands: does not apply to a race match: remove it; a race match takes target"),
-    ('{ kind = "fixed", hands = 2, max_hands = 0 }',
-     r"variants\[0\]\.match\.max_hands: must be at least 1 \(hands in all, tie-break hands included\)"),
-    ('{ kind = "single", hands = 2 }', r"variants\[0\]\.match\.hands: does not apply to a single match"),
-])
+@pytest.mark.parametrize(
+    "match, expected",
+    [
+        (
+            '{ kind = "fixed", hands = 2, target = 9 }',
+            r"variants\[0\]\.match\.target: does not apply to a fixed match: remove it; a fixed match takes hands "
+            r"\(the number of hands played\) and max_hands",
+        ),
+        (
+            '{ kind = "race", target = 9, hands = 2 }',
+            r"variants\[0\]\.match\.hands: does not apply to a race match: remove it; a race match takes target",
+        ),
+        (
+            '{ kind = "fixed", hands = 2, max_hands = 0 }',
+            r"variants\[0\]\.match\.max_hands: must be at least 1 \(hands in all, tie-break hands included\)",
+        ),
+        ('{ kind = "single", hands = 2 }', r"variants\[0\]\.match\.hands: does not apply to a single match"),
+    ],
+)
 def test_match_keys_that_do_not_apply_are_mistakes(make_config, match: str, expected: str) -> None:
     cfg = make_config(bots_toml(["a", "b", "c"]) + VARIANT + f"match = {match}\n")
     with pytest.raises(UserError, match=expected):
@@ -205,10 +236,25 @@ def _row(gid: str, bots: list[str], scores: list[float]) -> GameRow:
     ranks = [1 + sum(o > s for o in scores) for s in scores]
     best = max(scores)
     win = [1.0 / scores.count(best) if s == best else 0.0 for s in scores]
-    return GameRow(game_id=gid, variant="kwartet", size=len(bots), table=0, deal=0, rotation=0, seed=1,
-                   bots=bots, scores=scores, ranks=ranks, win_shares=win, forfeits=[], faults=[],
-                   think=[{"count": 1, "mean_ms": 1.0, "max_ms": 1.0}] * len(bots), log_path=None,
-                   reason="complete", wall_ms=1.0)
+    return GameRow(
+        game_id=gid,
+        variant="kwartet",
+        size=len(bots),
+        table=0,
+        deal=0,
+        rotation=0,
+        seed=1,
+        bots=bots,
+        scores=scores,
+        ranks=ranks,
+        win_shares=win,
+        forfeits=[],
+        faults=[],
+        think=[{"count": 1, "mean_ms": 1.0, "max_ms": 1.0}] * len(bots),
+        log_path=None,
+        reason="complete",
+        wall_ms=1.0,
+    )
 
 
 def test_head_to_head_csv_and_escaped_markdown(tmp_path: Path, make_config) -> None:
@@ -220,7 +266,7 @@ def test_head_to_head_csv_and_escaped_markdown(tmp_path: Path, make_config) -> N
     assert cell[("overall", "c", evil)] == (1, 2) and cell[("kwartet", "b", "c")] == (2, 2)
     md = to_markdown(st)
     assert "<b>" not in md and "<i>" not in md and "pipe\\|&lt;b&gt;bold&lt;/b&gt;" in md
-    for section in md.split("\n## ")[1:]:   # every row has its table header's columns (overall has no mean score)
+    for section in md.split("\n## ")[1:]:  # every row has its table header's columns (overall has no mean score)
         table = [ln for ln in section.splitlines() if ln.startswith("| #") or ln[2:3].isdigit()]
         assert len({ln.replace("\\|", "").count("|") for ln in table}) == 1
     # and a real run writes head_to_head.csv next to standings.csv
@@ -235,18 +281,22 @@ def test_head_to_head_csv_and_escaped_markdown(tmp_path: Path, make_config) -> N
 
 
 def test_the_first_progress_line_comes_when_the_night_starts(make_config) -> None:
-    cfg = make_config('seed = 1\nconcurrency = 1\nout = "out"\n' + bots_toml(["a", "b", "c"])
-                      + VARIANT.replace("deals = 1", "deals = 2"))
+    cfg = make_config(
+        'seed = 1\nconcurrency = 1\nout = "out"\n'
+        + bots_toml(["a", "b", "c"])
+        + VARIANT.replace("deals = 1", "deals = 2")
+    )
     res = referee("run", str(cfg), "--progress-every", "3600")
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
     assert lines[0] == "starting: 6 games to play, 0 of 6 already in the ledger, 1 table at once"
     progress = [ln for ln in lines if ln.startswith("[")]
-    assert progress == [progress[-1]] and progress[-1].startswith("[6/6]")   # the interval holds; the end is shown
+    assert progress == [progress[-1]] and progress[-1].startswith("[6/6]")  # the interval holds; the end is shown
     each = referee("run", str(cfg), "--progress-every", "0", "--new-out")
     lines = each.stdout.splitlines()
     assert lines[0].startswith("starting: 6 games to play") and [ln[:5] for ln in lines[1:7]] == [
-        f"[{i}/6]" for i in range(1, 7)]
+        f"[{i}/6]" for i in range(1, 7)
+    ]
 
 
 # -- 8. the memory warning ---------------------------------------------------------------
@@ -256,8 +306,11 @@ def test_a_warning_when_the_memory_limits_exceed_the_machine(make_config) -> Non
     import os
 
     phys_mib = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2**20
-    cfg = make_config(f'seed = 1\nconcurrency = 2\nout = "out"\n[limits]\nmemory_mb = {phys_mib // 4}\n'
-                      + bots_toml(["a", "b", "c"]) + VARIANT)      # 2 tables x 3 seats x 1/4 of the memory
+    cfg = make_config(
+        f'seed = 1\nconcurrency = 2\nout = "out"\n[limits]\nmemory_mb = {phys_mib // 4}\n'
+        + bots_toml(["a", "b", "c"])
+        + VARIANT
+    )  # 2 tables x 3 seats x 1/4 of the memory
     res = referee("run", str(cfg), "--quiet")
     assert res.returncode == 0, res.stderr
     warnings = [ln for ln in res.stderr.splitlines() if ln.startswith("warning:")]

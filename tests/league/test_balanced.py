@@ -44,8 +44,10 @@ def brute_force(plan: TablePlan) -> dict:
         "seats": (min(seats[b] for b in counted), max(seats[b] for b in counted)),
         "pairs": (min(counts), max(counts), sum(counts) / len(counts), counts.count(0)),
         "histogram": dict(sorted(Counter(counts).items())),
-        "positions": (min(held[(b, p)] for b in counted for p in range(plan.size)),
-                      max(held[(b, p)] for b in counted for p in range(plan.size))),
+        "positions": (
+            min(held[(b, p)] for b in counted for p in range(plan.size)),
+            max(held[(b, p)] for b in counted for p in range(plan.size)),
+        ),
     }
 
 
@@ -127,8 +129,9 @@ def test_small_gauntlets_meet_the_bounds(data: st.DataObject) -> None:
     assert cov.position_min >= n // size and cov.position_max <= -(-n // size)
 
 
-@pytest.mark.parametrize(("nbots", "size", "ideal"), [(12, 3, (2, 3)), (12, 4, (3, 4)), (16, 4, (2, 3)),
-                                                      (100, 4, (0, 1))])
+@pytest.mark.parametrize(
+    ("nbots", "size", "ideal"), [(12, 3, (2, 3)), (12, 4, (3, 4)), (16, 4, (2, 3)), (100, 4, (0, 1))]
+)
 def test_twelve_seats_per_bot_reach_the_best_spread_or_near(nbots: int, size: int, ideal: tuple[int, int]) -> None:
     plan = balanced(nbots, size, 12, 2026)
     cov = coverage(plan)
@@ -143,8 +146,13 @@ def test_twelve_seats_per_bot_reach_the_best_spread_or_near(nbots: int, size: in
 
 
 def test_coverage_is_exact_for_both_constructions() -> None:
-    for plan in (balanced(30, 4, 6, 1), balanced(301, 3, 5, 1), balanced(400, 4, 12, 9),
-                 gauntlet(40, 4, 9, 3, [0, 5, 7]), gauntlet(1200, 3, 8, 3, list(range(0, 1200, 40)))):
+    for plan in (
+        balanced(30, 4, 6, 1),
+        balanced(301, 3, 5, 1),
+        balanced(400, 4, 12, 9),
+        gauntlet(40, 4, 9, 3, [0, 5, 7]),
+        gauntlet(1200, 3, 8, 3, list(range(0, 1200, 40))),
+    ):
         check_coverage_is_exact(plan)
 
 
@@ -153,13 +161,16 @@ def test_coverage_is_exact_for_both_constructions() -> None:
 
 
 def test_same_inputs_same_lineups_in_any_order() -> None:
-    for make in (lambda s: balanced(40, 4, 12, s), lambda s: balanced(500, 4, 12, s),
-                 lambda s: gauntlet(60, 3, 10, s, [3, 9, 20])):
+    for make in (
+        lambda s: balanced(40, 4, 12, s),
+        lambda s: balanced(500, 4, 12, s),
+        lambda s: gauntlet(60, 3, 10, s, [3, 9, 20]),
+    ):
         a, b = make(77), make(77)
         in_order = list(a.lineups())
         backwards = [b.lineup(t) for t in reversed(range(b.tables))][::-1]
         assert in_order == backwards
-        assert list(make(78).lineups()) != in_order   # the seed matters
+        assert list(make(78).lineups()) != in_order  # the seed matters
 
 
 def test_table_ids_are_stable_across_fresh_plans() -> None:
@@ -188,14 +199,14 @@ def test_big_fields_no_pair_meets_twice(nbots: int, size: int) -> None:
     if nbots % size == 0:
         assert (cov.position_min, cov.position_max) == (12 // size, 12 // size)
     else:
-        assert cov.position_max < 12   # about uniform: never one position at every table
+        assert cov.position_max < 12  # about uniform: never one position at every table
 
 
 def test_big_field_across_round_boundaries() -> None:
     # 1,001 bots at 4 seats: tables span the end of one round and the start of the next
     plan = balanced(1_001, 4, 12, 8)
     spanning = [t for t in range(plan.tables) if (t * 4) // 1_001 != (t * 4 + 3) // 1_001]
-    assert len(spanning) == 9   # 12,012 seats over 12 rounds of 1,001: 9 round ends fall inside a table
+    assert len(spanning) == 9  # 12,012 seats over 12 rounds of 1,001: 9 round ends fall inside a table
     for t in spanning:
         assert len(set(plan.lineup(t))) == 4
 
@@ -274,7 +285,7 @@ def test_coverage_lines_and_benchmark() -> None:
     assert "as even as possible: 3-4" in lines[1]
     glines = coverage(gauntlet(12, 4, 6, 0, [0])).lines()
     assert glines[1].startswith("field bots: ") and "challenger-field pairs: 11" in glines[2]
-    fig = benchmark(1_200, 4, 6, 0)   # small: tracemalloc slows Python down several times
+    fig = benchmark(1_200, 4, 6, 0)  # small: tracemalloc slows Python down several times
     assert fig["method"] == "cyclic" and fig["tables"] == 1_800 and fig["repeat_free"]
     for key in ("plan_s", "plan_peak_kb", "all_lineups_s", "lineups_peak_kb", "coverage_s", "coverage_peak_kb"):
         assert fig[key] >= 0

@@ -24,8 +24,12 @@ TRACKER = REPO / "sample_bots" / "tracker_bot.py"
 #: depends on its seed and seating only, and a resumed night can be compared with an uninterrupted one
 BOTS = "".join(
     f'[[bots]]\nname = "{name}"\ncommand = ["{{python}}", "{script}", "{seed}"]\n'
-    for name, script, seed in [("random-1", RANDOM, 1), ("random-2", RANDOM, 2),
-                               ("tracker-1", TRACKER, 1), ("tracker-2", TRACKER, 2)]
+    for name, script, seed in [
+        ("random-1", RANDOM, 1),
+        ("random-2", RANDOM, 2),
+        ("tracker-1", TRACKER, 1),
+        ("tracker-2", TRACKER, 2),
+    ]
 )
 HEAD = 'seed = 11\nconcurrency = 2\nreuse = "game"\n[clock]\nmove_ms = 2000\n'
 
@@ -40,8 +44,21 @@ VARIANT = '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
 
 def _rows(out: Path) -> list[dict[str, Any]]:
     """Every ledger row, without what is measured (times) or where (log paths)."""
-    keep = ("game_id", "variant", "size", "table", "deal", "rotation", "seed", "bots", "scores", "ranks",
-            "win_shares", "forfeits", "reason")
+    keep = (
+        "game_id",
+        "variant",
+        "size",
+        "table",
+        "deal",
+        "rotation",
+        "seed",
+        "bots",
+        "scores",
+        "ranks",
+        "win_shares",
+        "forfeits",
+        "reason",
+    )
     with Ledger.in_dir(out, create=False) as ledger:
         return sorted(({k: getattr(r, k) for k in keep} for r in ledger.rows()), key=lambda r: r["game_id"])
 
@@ -57,14 +74,14 @@ def test_a_night_resumed_after_an_interruption_equals_an_uninterrupted_one(tmp_p
     # interrupted after three games (the hook runs as each game is committed)
     def stop_after_three(stats: Any, tally: Any) -> None:
         if stats.played >= 3:
-            raise KeyboardInterrupt    # as Ctrl-C: play() stops every unit and lets it through
+            raise KeyboardInterrupt  # as Ctrl-C: play() stops every unit and lets it through
 
     with open_ledger(league) as ledger, pytest.raises(KeyboardInterrupt):
         play(league, ledger, hook=stop_after_three, concurrency=1)
     with Ledger.in_dir(tmp_path / "cut", create=False) as ledger:
         assert 3 <= ledger.count() < len(planned)
-    assert main(["run", str(cfg), "--out", str(tmp_path / "cut"), "--quiet"]) == 0       # resume
-    assert main(["run", str(cfg), "--out", str(tmp_path / "whole"), "--quiet"]) == 0     # uninterrupted
+    assert main(["run", str(cfg), "--out", str(tmp_path / "cut"), "--quiet"]) == 0  # resume
+    assert main(["run", str(cfg), "--out", str(tmp_path / "whole"), "--quiet"]) == 0  # uninterrupted
 
     cut, whole = _rows(tmp_path / "cut"), _rows(tmp_path / "whole")
     assert [r["game_id"] for r in cut] == sorted(planned)
@@ -73,13 +90,13 @@ def test_a_night_resumed_after_an_interruption_equals_an_uninterrupted_one(tmp_p
         st = from_ledger(ledger)
     bots = {r["bot"] for r in st["overall"]["rows"]} if "overall" in st else None
     seated = {b for r in whole for b in r["bots"]}
-    assert seated == {"random-1", "random-2", "tracker-1", "tracker-2"}     # every bot plays
+    assert seated == {"random-1", "random-2", "tracker-1", "tracker-2"}  # every bot plays
     if bots is not None:
         assert bots == seated
     if kind == "gauntlet":
-        assert all("tracker-1" in r["bots"] for r in whole)                  # every table seats the challenger
+        assert all("tracker-1" in r["bots"] for r in whole)  # every table seats the challenger
         assert all(r["bots"].count("tracker-1") == 1 for r in whole)
-    else:                    # 6 seats for 4 bots: 1 or 2 tables each (3 rotations a table)
+    else:  # 6 seats for 4 bots: 1 or 2 tables each (3 rotations a table)
         games = {b: sum(r["bots"].count(b) for r in whole) for b in seated}
         assert sorted(games.values()) == [3, 3, 6, 6]
-    assert all(len(set(r["bots"])) == 3 for r in whole)                      # different bots at every table
+    assert all(len(set(r["bots"])) == 3 for r in whole)  # different bots at every table

@@ -51,21 +51,42 @@ class DaskCluster:
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
         self.address = f"tcp://127.0.0.1:{_free_port()}"
-        self.scheduler = self._spawn(["scheduler", "--host", "127.0.0.1", "--port", self.address.rsplit(":", 1)[1],
-                                      "--no-dashboard"])
+        self.scheduler = self._spawn(
+            ["scheduler", "--host", "127.0.0.1", "--port", self.address.rsplit(":", 1)[1], "--no-dashboard"]
+        )
         self.workers: list[subprocess.Popen[bytes]] = []
         self._n = 0
 
     def _spawn(self, args: list[str]) -> subprocess.Popen[bytes]:
-        return subprocess.Popen([sys.executable, "-m", "dask", *args], env=ENV, cwd=self.tmp,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        return subprocess.Popen(
+            [sys.executable, "-m", "dask", *args],
+            env=ENV,
+            cwd=self.tmp,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
     def add_worker(self) -> subprocess.Popen[bytes]:
         self._n += 1
         scratch = self.tmp / f"worker-{self._n}"
         scratch.mkdir()
-        w = self._spawn(["worker", self.address, "--nthreads", "1", "--no-nanny", "--host", "127.0.0.1",
-                         "--no-dashboard", "--local-directory", str(scratch), "--name", f"w{self._n}"])
+        w = self._spawn(
+            [
+                "worker",
+                self.address,
+                "--nthreads",
+                "1",
+                "--no-nanny",
+                "--host",
+                "127.0.0.1",
+                "--no-dashboard",
+                "--local-directory",
+                str(scratch),
+                "--name",
+                f"w{self._n}",
+            ]
+        )
         self.workers.append(w)
         return w
 
@@ -119,8 +140,10 @@ def _config(tmp: Path, tag: str, deals: int = 3, chickens: bool = True) -> Path:
 def _rows(out: Path) -> dict[str, tuple[object, ...]]:
     """Every game's result, without the measured times."""
     with Ledger.in_dir(out, create=False) as ledger:
-        return {r.game_id: (r.bots, r.scores, r.ranks, r.win_shares, r.forfeits, [f["fault"] for f in r.faults],
-                            r.reason) for r in ledger.rows()}
+        return {
+            r.game_id: (r.bots, r.scores, r.ranks, r.win_shares, r.forfeits, [f["fault"] for f in r.faults], r.reason)
+            for r in ledger.rows()
+        }
 
 
 def _planned(cfg: Path) -> list[str]:
@@ -129,13 +152,18 @@ def _planned(cfg: Path) -> list[str]:
 
 def _check_complete(cfg: Path, out: Path) -> None:
     planned = _planned(cfg)
-    assert sorted(_rows(out)) == planned                        # every planned game exactly once
+    assert sorted(_rows(out)) == planned  # every planned game exactly once
     assert sorted(p.name for p in (out / "games").glob("*.jsonl*")) == [f"{g}.jsonl.zst" for g in planned]
 
 
 def _start(cfg: Path, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([*REFEREE, "run", str(cfg), "--progress-every", "0", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=ENV)
+    return subprocess.Popen(
+        [*REFEREE, "run", str(cfg), "--progress-every", "0", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    )
 
 
 def _read_games(proc: subprocess.Popen[str], n: int) -> None:
@@ -164,7 +192,7 @@ def test_a_night_on_the_cluster_equals_the_local_night_game_by_game(tmp_path: Pa
 def test_a_worker_killed_mid_unit_still_gives_every_game_once(tmp_path: Path, cluster: DaskCluster) -> None:
     cluster.ensure(2)
     tag = "kw-" + uuid.uuid4().hex[:8]
-    cfg = _config(tmp_path, tag, deals=10, chickens=False)      # one table: two units of 5 deal sets, side by side
+    cfg = _config(tmp_path, tag, deals=10, chickens=False)  # one table: two units of 5 deal sets, side by side
     proc = _start(cfg, "--cluster", cluster.address)
     try:
         _read_games(proc, 3)
@@ -204,7 +232,7 @@ def test_ctrl_c_stops_every_unit_and_every_bot_on_the_workers(tmp_path: Path, cl
     cfg = _config(tmp_path, tag, deals=40, chickens=False)
     proc = _start(cfg, "--cluster", cluster.address)
     _read_games(proc, 2)
-    assert bot_processes(tag)                                   # bots are playing on the workers
+    assert bot_processes(tag)  # bots are playing on the workers
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
@@ -243,12 +271,14 @@ def test_a_bot_failing_the_start_check_is_named_with_the_worker(tmp_path: Path, 
     cluster.ensure(2)
     cfg = tmp_path / "league.toml"
     bots = "".join(f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "{SEEDED_BOT}"]\n' for n in "ab")
-    cfg.write_text(f'seed = 1\nout = "out"\n{bots}[[bots]]\nname = "broken"\ncommand = ["{{python}}", "-c", "pass"]\n'
-                   '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n')
+    cfg.write_text(
+        f'seed = 1\nout = "out"\n{bots}[[bots]]\nname = "broken"\ncommand = ["{{python}}", "-c", "pass"]\n'
+        '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
+    )
     res = referee("run", str(cfg), "--cluster", cluster.address, "--quiet")
     assert res.returncode == 2, res.stderr
     errors = [ln for ln in res.stderr.splitlines() if ln.startswith("error:")]
-    assert len(errors) == 2                                     # the broken bot, on each worker
+    assert len(errors) == 2  # the broken bot, on each worker
     assert all("error: worker tcp://127.0.0.1:" in e and "'broken'" in e for e in errors)
     assert "nothing was played or recorded" in res.stderr
     with Ledger.in_dir(tmp_path / "out", create=False) as ledger:

@@ -28,8 +28,9 @@ def _config(out: str, output: str = "", sizes: str = "4") -> str:
     return KWARTET_NIGHT.replace("OUT", out, 1).replace("OUTPUT", output, 1).replace("SIZES", sizes)
 
 
-def _night(make_config, out: str, output: str = "", name: str = "league.toml", shard: str | None = None,
-           sizes: str = "4") -> Path:
+def _night(
+    make_config, out: str, output: str = "", name: str = "league.toml", shard: str | None = None, sizes: str = "4"
+) -> Path:
     cfg = make_config(_config(out, output, sizes), name=name)
     args = ["run", str(cfg), "--quiet"] + (["--shard", shard] if shard else [])
     assert main(args) == 0
@@ -48,9 +49,9 @@ def test_a_kwartet_night_writes_compact_logs_that_replay(make_config, capsys: py
         rows = list(ledger.rows())
     assert len(rows) == len(logs) and all(r.log_path == f"games/{r.game_id}.jsonl.zst" for r in rows)
     sizes = [p.stat().st_size for p in logs]
-    assert sum(sizes) / len(sizes) <= 10_000, sizes           # the target: at most 10 KB per 4-seat kwartet game
+    assert sum(sizes) / len(sizes) <= 10_000, sizes  # the target: at most 10 KB per 4-seat kwartet game
     plain = [len(read_log_bytes(p.read_bytes())) for p in logs]
-    assert sum(plain) > 4 * sum(sizes)                          # and it is the compression that makes it so
+    assert sum(plain) > 4 * sum(sizes)  # and it is the compression that makes it so
     assert main(["replay", "-q", str(logs[0])]) == 0
     capsys.readouterr()
     assert main(["standings", str(out), "--json"]) == 0
@@ -67,18 +68,20 @@ def test_compress_none_writes_plain_logs_and_may_change_on_resume(make_config) -
     assert _logs(out) == logs
 
 
-def test_merge_standings_and_report_read_both_forms(make_config, tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    one = _night(make_config, "s1", shard="1/2", sizes="[3, 4]")                      # compressed
-    two = _night(make_config, "s2", '[output]\ncompress = "none"\n', name="two.toml", shard="2/2",
-                 sizes="[3, 4]")                                                        # plain
+def test_merge_standings_and_report_read_both_forms(
+    make_config, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one = _night(make_config, "s1", shard="1/2", sizes="[3, 4]")  # compressed
+    two = _night(
+        make_config, "s2", '[output]\ncompress = "none"\n', name="two.toml", shard="2/2", sizes="[3, 4]"
+    )  # plain
     assert all(p.name.endswith(".zst") for p in _logs(one)) and all(p.suffix == ".jsonl" for p in _logs(two))
     merged = tmp_path / "merged"
     assert main(["merge", str(one), str(two), "--into", str(merged), "-q"]) == 0
     names = sorted(p.name for p in _logs(merged))
     assert names == sorted(p.name for p in _logs(one) + _logs(two))
     with Ledger.in_dir(merged, create=False) as ledger:
-        for row in ledger.rows():                       # each row points at its copy, in the form it came in
+        for row in ledger.rows():  # each row points at its copy, in the form it came in
             assert row.log_path is not None
             footer = json.loads(read_log_bytes((merged / row.log_path).read_bytes()).splitlines()[-1])["footer"]
             assert footer["scores"] == row.scores
@@ -89,4 +92,3 @@ def test_merge_standings_and_report_read_both_forms(make_config, tmp_path: Path,
     assert merged_st["scopes"]["overall"]["games"] == len(names)
     (merged / "report.html").unlink()
     assert main(["report", str(merged)]) == 0 and (merged / "report.html").stat().st_size > 0
-

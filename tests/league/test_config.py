@@ -33,27 +33,59 @@ def write(tmp_path: Path, text: str) -> Path:
 @pytest.mark.parametrize(
     "text, expected",
     [
-        ('[[bots]]\nname = "a"\ncommand = 3\n[[bots]]\nname="b"\ncommand="x"\n[[bots]]\nname="c"\ncommand=["x", 1]\n',
-         "bots[0].command: expected a string or a list of strings, got an integer"),
-        (BOTS + '[[variants]]\nname = "kwartet"\ndeels = 2\n', "variants[0]: unknown key 'deels' (did you mean 'deals'?)"),
-        ('reuse = "sesion"\n' + BOTS, "reuse: invalid value 'sesion'; expected one of: session, game (did you mean 'session'?)"),
-        ('sead = 3\n' + BOTS, "unknown key 'sead' (did you mean 'seed'?)"),
+        (
+            '[[bots]]\nname = "a"\ncommand = 3\n[[bots]]\nname="b"\ncommand="x"\n[[bots]]\nname="c"\ncommand=["x", 1]\n',  # noqa: E501
+            "bots[0].command: expected a string or a list of strings, got an integer",
+        ),
+        (
+            BOTS + '[[variants]]\nname = "kwartet"\ndeels = 2\n',
+            "variants[0]: unknown key 'deels' (did you mean 'deals'?)",
+        ),
+        (
+            'reuse = "sesion"\n' + BOTS,
+            "reuse: invalid value 'sesion'; expected one of: session, game (did you mean 'session'?)",
+        ),
+        ("sead = 3\n" + BOTS, "unknown key 'sead' (did you mean 'seed'?)"),
         (BOTS + '[[variants]]\nname = "kwartt"\n', "variants[0].name: unknown variant 'kwartt'"),
-        (BOTS + '[[variants]]\nname = "kwartet"\nsizes = 5\n', 'variants[0].sizes: table size 5 needs 5 bots but the config has 3; set fill = "repeat"'),
-        (BOTS + '[[variants]]\nname = "kwartet"\nsizes = 9\n', "variants[0].sizes: table size 9 is outside kwartet's 3..6 players"),
-        (BOTS + '[[variants]]\nname = "kwartet"\nmatch = { kind = "race" }\n', "variants[0].match.target: a race match needs target"),
-        (BOTS + '[[variants]]\nname = "odd"\nrules = { base = "kwartet", colour = 2 }\n', "variants[0].rules: unknown variant parameter"),
+        (
+            BOTS + '[[variants]]\nname = "kwartet"\nsizes = 5\n',
+            'variants[0].sizes: table size 5 needs 5 bots but the config has 3; set fill = "repeat"',
+        ),
+        (
+            BOTS + '[[variants]]\nname = "kwartet"\nsizes = 9\n',
+            "variants[0].sizes: table size 9 is outside kwartet's 3..6 players",
+        ),
+        (
+            BOTS + '[[variants]]\nname = "kwartet"\nmatch = { kind = "race" }\n',
+            "variants[0].match.target: a race match needs target",
+        ),
+        (
+            BOTS + '[[variants]]\nname = "odd"\nrules = { base = "kwartet", colour = 2 }\n',
+            "variants[0].rules: unknown variant parameter",
+        ),
         (BOTS + '[clock]\nmove_ms = "fast"\n', "clock.move_ms: expected an integer, got a string"),
-        (BOTS.replace('name = "b"', 'name = "a"') + '[[variants]]\nname = "kwartet"\n', "bots[1].name: duplicate bot name 'a'"),
+        (
+            BOTS.replace('name = "b"', 'name = "a"') + '[[variants]]\nname = "kwartet"\n',
+            "bots[1].name: duplicate bot name 'a'",
+        ),
         ('[[bots]]\ncommand = "x"\n', "bots[0]: missing required key 'name'"),
-        (BOTS + 'seed = 4\n', "bots[2]: unknown key 'seed' ('seed' is a top-level key: in TOML, put top-level keys before"),
-        ('seed = [\n', "not valid TOML"),
-        (BOTS + 'limits = { cpu_secs = 5 }\n[[variants]]\nname = "kwartet"\n',
-         "bots[2].limits: unknown key 'cpu_secs' (did you mean 'cpu_seconds'?)"),
-        (BOTS + 'env = { LEVEL = 3 }\n[[variants]]\nname = "kwartet"\n',
-         "bots[2].env.LEVEL: expected a string, got an integer"),
-        (BOTS.replace('command = "python3 bot.py"', "command = []") + '[[variants]]\nname = "kwartet"\n',
-         "bots[1].command: the command is empty"),
+        (
+            BOTS + "seed = 4\n",
+            "bots[2]: unknown key 'seed' ('seed' is a top-level key: in TOML, put top-level keys before",
+        ),
+        ("seed = [\n", "not valid TOML"),
+        (
+            BOTS + 'limits = { cpu_secs = 5 }\n[[variants]]\nname = "kwartet"\n',
+            "bots[2].limits: unknown key 'cpu_secs' (did you mean 'cpu_seconds'?)",
+        ),
+        (
+            BOTS + 'env = { LEVEL = 3 }\n[[variants]]\nname = "kwartet"\n',
+            "bots[2].env.LEVEL: expected a string, got an integer",
+        ),
+        (
+            BOTS.replace('command = "python3 bot.py"', "command = []") + '[[variants]]\nname = "kwartet"\n',
+            "bots[1].command: the command is empty",
+        ),
         (BOTS + '[[variants]]\nname = "huge"\nrules = { members = 1000000000 }\n', "at most 26 members"),
     ],
 )
@@ -75,7 +107,9 @@ def test_cli_prints_error_and_exits_2(tmp_path: Path, capsys: pytest.CaptureFixt
 
 def test_paths_and_placeholders_resolve_against_the_config_file(tmp_path: Path) -> None:
     (tmp_path / "bots").mkdir()
-    p = write(tmp_path, """
+    p = write(
+        tmp_path,
+        """
         out = "results"
         [[bots]]
         name = "a"
@@ -90,7 +124,8 @@ def test_paths_and_placeholders_resolve_against_the_config_file(tmp_path: Path) 
         command = "x"
         [[variants]]
         name = "kwartet"
-    """)
+    """,
+    )
     league = load_config(p)
     import sys
 
@@ -108,19 +143,23 @@ def test_canonical_diff_names_changed_keys() -> None:
     old = {"seed": 1, "bots": [{"name": "a", "command": ["x"]}], "clock": {"move_ms": 1000}}
     new = {"seed": 2, "bots": [{"name": "a", "command": ["y"]}, {"name": "b"}], "clock": {"move_ms": 1000}}
     lines = diff_canonical(old, new)
-    assert 'seed: was 1, now 2' in lines
+    assert "seed: was 1, now 2" in lines
     assert 'bots[0].command: was ["x"], now ["y"]' in lines
     assert any(line.startswith("bots[1]: added") for line in lines)
 
 
 def test_per_bot_move_limits_are_accepted(tmp_path: Path) -> None:
-    p = write(tmp_path, BOTS.replace('name = "b"', 'name = "b"\nclock = { move_ms = 3000 }')
-              + '[[variants]]\nname = "kwartet"\n')
+    p = write(
+        tmp_path,
+        BOTS.replace('name = "b"', 'name = "b"\nclock = { move_ms = 3000 }') + '[[variants]]\nname = "kwartet"\n',
+    )
     league = load_config(p)
     assert league.bots[1].clock == {"move_ms": 3000} and league.bots[0].clock == {}
 
 
-def test_a_file_where_the_output_folder_goes_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_file_where_the_output_folder_goes_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     p = write(tmp_path, 'out = "o"\n' + BOTS + '[[variants]]\nname = "kwartet"\n')
     (tmp_path / "o").mkdir()
     (tmp_path / "o" / "games").write_text("not a folder")
@@ -130,7 +169,9 @@ def test_a_file_where_the_output_folder_goes_is_a_clear_error(tmp_path: Path, ca
 
 
 def test_every_type_mistake_is_reported_at_once(tmp_path: Path) -> None:
-    p = write(tmp_path, """\
+    p = write(
+        tmp_path,
+        """\
         sead = 3
         reuse = "sesion"
         [[bots]]
@@ -144,21 +185,29 @@ def test_every_type_mistake_is_reported_at_once(tmp_path: Path) -> None:
         deels = 2
         [faults]
         retries = "no"
-        """)
+        """,
+    )
     with pytest.raises(UserError) as info:
         load_config(p)
     lines = str(info.value).splitlines()
     assert lines[0] == f"{p}: 6 mistakes:"
     assert [line.split(":")[0].strip() for line in lines[1:]] == [
-        "unknown key 'sead' (did you mean 'seed'?); valid keys here", "reuse", "bots[0]", "bots[1].name",
-        "variants[0]", "faults.retries"]
+        "unknown key 'sead' (did you mean 'seed'?); valid keys here",
+        "reuse",
+        "bots[0]",
+        "bots[1].name",
+        "variants[0]",
+        "faults.retries",
+    ]
     assert "bots[0]: unknown key 'comand' (did you mean 'command'?)" in lines[3]
     assert lines[4] == "  bots[1].name: expected a string, got an integer"
     assert lines[6] == "  faults.retries: expected an integer, got a string"
 
 
 def test_every_checked_mistake_is_reported_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    p = write(tmp_path, """\
+    p = write(
+        tmp_path,
+        """\
         concurrency = 0
         [clock]
         move_ms = 0
@@ -178,7 +227,8 @@ def test_every_checked_mistake_is_reported_at_once(tmp_path: Path, capsys: pytes
         name = "authors"
         sizes = [2]
         deals = 0
-        """)
+        """,
+    )
     assert main(["plan", str(p)]) == 2
     err = capsys.readouterr().err
     lines = err.splitlines()

@@ -35,15 +35,15 @@ RANDOM = "sample_bots/random_bot.py"
 CLOCK = ClockSpec(move_ms=500, grace_ms=100)
 
 
-def spec(players: int = 3, *, a: BotSpec | None = None, b: BotSpec | None = None, field: list[BotSpec] | None = None,
-         **kw) -> DuelSpec:
+def spec(
+    players: int = 3, *, a: BotSpec | None = None, b: BotSpec | None = None, field: list[BotSpec] | None = None, **kw
+) -> DuelSpec:
     a = a or bot("tracker", TRACKER, "1")
     b = b or bot("random", RANDOM, "2")
     fb = field_seats(field or [bot("field", RANDOM, "3")], players - 2, [a.name, b.name])
     kw.setdefault("max_pairs", 4)
     kw.setdefault("clock", CLOCK)
-    return DuelSpec(rules=get_variant(kw.pop("variant", "kwartet")), players=players, a=a, b=b, field=fb, seed=7,
-                    **kw)
+    return DuelSpec(rules=get_variant(kw.pop("variant", "kwartet")), players=players, a=a, b=b, field=fb, seed=7, **kw)
 
 
 # --------------------------------------------------------------------------
@@ -57,7 +57,7 @@ def test_pairs_put_a_and_b_in_every_ordered_pair_of_seats(players: int) -> None:
     for d in range(cycle):
         i, j = seat_pair(players, d)
         seen |= {(i, j), (j, i)}
-        assert seat_pair(players, d + cycle) == (i, j)   # the cycle repeats
+        assert seat_pair(players, d + cycle) == (i, j)  # the cycle repeats
     assert seen == set(itertools.permutations(range(players), 2))
 
 
@@ -71,7 +71,7 @@ def test_a_pair_is_one_deal_with_a_and_b_swapped_and_the_field_in_place() -> Non
         assert g2.positions[g2.seat_a] == 0 and g2.positions[g2.seat_b] == 1
         for seat in range(4):
             if seat not in (g1.seat_a, g1.seat_b):
-                assert g1.positions[seat] == g2.positions[seat] >= 2   # a field bot keeps its seat (and hand)
+                assert g1.positions[seat] == g2.positions[seat] >= 2  # a field bot keeps its seat (and hand)
         assert g1.spec.game_id == f"duel-kwartet-4p-7-{d + 1:05d}-1" and g2.spec.game_id.endswith("-2")
     assert [b.name for b in s.field] == ["f", "f#2"]
 
@@ -80,11 +80,25 @@ def test_field_names_never_clash_with_a_or_b() -> None:
     names = [b.name for b in field_seats([bot("x", RANDOM), bot("y", RANDOM)], 4, ["x", "x#2"])]
     assert names == ["x#3", "y", "x#4", "y#2"]
     with pytest.raises(ValueError, match="needs 2 field bot"):
-        DuelSpec(rules=get_variant("kwartet"), players=4, a=bot("a", RANDOM), b=bot("b", RANDOM), field=(), seed=1,
-                 max_pairs=1)
+        DuelSpec(
+            rules=get_variant("kwartet"),
+            players=4,
+            a=bot("a", RANDOM),
+            b=bot("b", RANDOM),
+            field=(),
+            seed=1,
+            max_pairs=1,
+        )
     with pytest.raises(ValueError, match="different names"):
-        DuelSpec(rules=get_variant("kwartet"), players=3, a=bot("a", RANDOM), b=bot("b", RANDOM),
-                 field=(bot("a", RANDOM),), seed=1, max_pairs=1)
+        DuelSpec(
+            rules=get_variant("kwartet"),
+            players=3,
+            a=bot("a", RANDOM),
+            b=bot("b", RANDOM),
+            field=(bot("a", RANDOM),),
+            seed=1,
+            max_pairs=1,
+        )
     with pytest.raises(ValueError, match="kwartet is for 3-6 players, not 2"):
         spec(2)
 
@@ -114,8 +128,9 @@ async def test_max_pairs_undecided_and_without_a_test(tmp_path: Path) -> None:
     duel = Duel(spec(3, max_pairs=2, test=Sprt(0, 10), log_dir=tmp_path))
     assert await duel.run() == "continue"
     assert duel.summary().result == "undecided" and duel.games == 4
-    assert sorted(p.name for p in tmp_path.iterdir()) == [f"duel-kwartet-3p-7-0000{d}-{g}.jsonl"
-                                                           for d in (1, 2) for g in (1, 2)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        f"duel-kwartet-3p-7-0000{d}-{g}.jsonl" for d in (1, 2) for g in (1, 2)
+    ]
     duel = Duel(spec(3, max_pairs=1))
     await duel.run()
     assert duel.summary().result == "complete" and duel.summary().stats.llr is None
@@ -125,18 +140,18 @@ async def test_a_crashing_bot_is_played_on_by_the_fallback_and_its_faults_are_co
     duel = Duel(spec(3, b=bot("crasher", "tests/bots/crash_bot.py"), max_pairs=1))
     await duel.run()
     s = duel.summary()
-    assert s.games == 2 and s.pairs == 1   # every game has a result: the fallback played the crashed seat on
+    assert s.games == 2 and s.pairs == 1  # every game has a result: the fallback played the crashed seat on
     b = s.bots[1]
     assert b.name == "crasher" and b.faults.get("crash", 0) == b.forfeits >= 1 and sum(s.bots[0].faults.values()) == 0
-    assert not processes_with(TAG)   # crashed sessions were reaped (with the `sleep` each crash leaves behind)
+    assert not processes_with(TAG)  # crashed sessions were reaped (with the `sleep` each crash leaves behind)
 
 
 async def test_aborted_games_drop_their_pair_whole() -> None:
-    policy = FaultPolicy(max_decisions=2)   # every hand is aborted after two decisions: no game has a result
+    policy = FaultPolicy(max_decisions=2)  # every hand is aborted after two decisions: no game has a result
     duel = Duel(spec(3, max_pairs=3, policy=policy, concurrency=2))
     await duel.run()
     s = duel.summary()
-    assert s.pairs == 0 and s.dropped_pairs == 3 and s.games == 3   # a pair's second game is not played
+    assert s.pairs == 0 and s.dropped_pairs == 3 and s.games == 3  # a pair's second game is not played
     assert s.stats.units == 0
 
 

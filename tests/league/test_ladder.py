@@ -24,10 +24,13 @@ pytestmark = pytest.mark.xdist_group("ladder")
 
 def _config(path: Path, names: list[str], tag: str = "") -> Path:
     extra = f', "{tag}"' if tag else ""
-    bots = "".join(f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "{INSTANT}"{extra}]\n'
-                   f'env = {{ BOT_SEED = "{ord(n)}" }}\n' for n in names)
-    path.write_text(f'seed = 9\nout = "out"\n[clock]\nmove_ms = 5000\n{bots}'
-                    '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n')
+    bots = "".join(
+        f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "{INSTANT}"{extra}]\nenv = {{ BOT_SEED = "{ord(n)}" }}\n'
+        for n in names
+    )
+    path.write_text(
+        f'seed = 9\nout = "out"\n[clock]\nmove_ms = 5000\n{bots}[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
+    )
     return path
 
 
@@ -38,7 +41,7 @@ def _ids(out: Path) -> list[str]:
 
 def test_ladder_plays_tables_and_takes_in_a_bot_added_between_them(tmp_path: Path, capsys) -> None:
     cfg = _config(tmp_path / "ladder.toml", ["a", "b", "c"])
-    assert main(["run", str(cfg), "--quiet"]) == 0          # a planned night first: the ladder goes on from it
+    assert main(["run", str(cfg), "--quiet"]) == 0  # a planned night first: the ladder goes on from it
     out = tmp_path / "out"
     planned = _ids(out)
     tables = []
@@ -46,7 +49,7 @@ def test_ladder_plays_tables_and_takes_in_a_bot_added_between_them(tmp_path: Pat
     def after(lt, st) -> None:
         tables.append((lt.table.key, [ladder.league.bots[i].name for i in lt.table.lineup], st["games"]))
         if len(tables) == 1:
-            _config(cfg, ["a", "b", "c", "d"])              # an entry arrives while the ladder runs
+            _config(cfg, ["a", "b", "c", "d"])  # an entry arrives while the ladder runs
 
     ladder = open_ladder(str(cfg))
     with ladder.ledger:
@@ -58,7 +61,8 @@ def test_ladder_plays_tables_and_takes_in_a_bot_added_between_them(tmp_path: Pat
     ids = _ids(out)
     assert set(planned) < set(ids) and len(ids) == 9
     assert sorted(i for i in ids if i not in planned) == sorted(
-        f"kwartet-3p-L00000{t}-d000-r{r}" for t in (0, 1) for r in range(3))
+        f"kwartet-3p-L00000{t}-d000-r{r}" for t in (0, 1) for r in range(3)
+    )
     st = json.loads((out / "standings.json").read_text())
     assert st["games"] == 9 and "d" in {r["bot"] for r in st["scopes"]["overall"]["bots"]}
     assert "d" in (out / "report.html").read_text()
@@ -91,11 +95,12 @@ def test_ctrl_c_stops_the_ladder_cleanly_and_it_resumes(tmp_path: Path) -> None:
     tag = f"ladder-{uuid.uuid4().hex}"
     cfg = _config(tmp_path / "ladder.toml", ["a", "b", "c"], tag=tag)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([*REFEREE, "ladder", str(cfg)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env)
+    proc = subprocess.Popen(
+        [*REFEREE, "ladder", str(cfg)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     assert proc.stdout is not None
     for line in proc.stdout:
-        if "games in the ledger" in line:             # the first table is over
+        if "games in the ledger" in line:  # the first table is over
             break
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
@@ -104,8 +109,14 @@ def test_ctrl_c_stops_the_ladder_cleanly_and_it_resumes(tmp_path: Path) -> None:
     assert processes_with(tag) == []
     done = _ids(tmp_path / "out")
     assert len(done) >= 3
-    res = subprocess.run([*REFEREE, "ladder", str(cfg), "--tables", "1", "--quiet"], capture_output=True,
-                         text=True, env=env, timeout=60, check=False)
+    res = subprocess.run(
+        [*REFEREE, "ladder", str(cfg), "--tables", "1", "--quiet"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
     assert res.returncode == 0, res.stderr
     assert set(done) < set(_ids(tmp_path / "out"))
 

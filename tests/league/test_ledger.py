@@ -16,11 +16,11 @@ def test_the_run_lock_is_held_until_close(tmp_path: Path) -> None:
     assert run_lock_held(tmp_path)
     with pytest.raises(UserError, match="another `referee run` is playing into this output directory"):
         Ledger.in_dir(tmp_path, lock=True)
-    with Ledger.in_dir(tmp_path) as reader:         # readers need no lock
+    with Ledger.in_dir(tmp_path) as reader:  # readers need no lock
         assert reader.count() == 0
     first.close()
     assert not run_lock_held(tmp_path)
-    Ledger.in_dir(tmp_path, lock=True).close()      # free again
+    Ledger.in_dir(tmp_path, lock=True).close()  # free again
 
 
 def test_staged_meta_is_written_only_on_commit_in_one_go(tmp_path: Path) -> None:
@@ -32,7 +32,7 @@ def test_staged_meta_is_written_only_on_commit_in_one_go(tmp_path: Path) -> None
         assert ledger.get_meta("league") == "night" and ledger.get_meta("shard") is None
         assert ledger.config() == {}
         ledger.stage_meta({"league": "later"})
-    with Ledger.in_dir(tmp_path) as ledger:           # closed without a commit: dropped
+    with Ledger.in_dir(tmp_path) as ledger:  # closed without a commit: dropped
         assert ledger.get_meta("league") == "night"
 
 

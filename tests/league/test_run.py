@@ -37,12 +37,15 @@ def test_resume_after_sigkill_plays_exactly_the_planned_games(tmp_path: Path, ma
 
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen(
-        [*REFEREE, "run", str(cfg), "--progress-every", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, env=env,
+        [*REFEREE, "run", str(cfg), "--progress-every", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
     )
     assert proc.stdout is not None
     seen = 0
-    for line in proc.stdout:           # one line per finished game (progress every 0 s)
+    for line in proc.stdout:  # one line per finished game (progress every 0 s)
         if line.startswith("["):
             seen += 1
         if seen >= 8:
@@ -56,15 +59,15 @@ def test_resume_after_sigkill_plays_exactly_the_planned_games(tmp_path: Path, ma
     done = referee("run", str(cfg), "--quiet")
     assert done.returncode == 0, done.stderr
     ids = _ledger_ids(out)
-    assert sorted(ids) == sorted(planned)          # exactly the plan, no duplicates (primary key)
+    assert sorted(ids) == sorted(planned)  # exactly the plan, no duplicates (primary key)
     assert set(first) <= set(ids)
     logs = sorted(p.name for p in (out / "games").glob("*.jsonl*"))
     assert logs == sorted(f"{g}.jsonl.zst" for g in planned)  # compressed by default
     with Ledger.in_dir(out, create=False) as ledger:
-        for row in ledger.rows():                    # each log is complete and agrees with its row
+        for row in ledger.rows():  # each log is complete and agrees with its row
             last = json.loads(read_log_bytes((out / row.log_path).read_bytes()).splitlines()[-1])
             assert last["footer"]["scores"] == row.scores and last["footer"]["reason"] == "complete"
-    again = referee("run", str(cfg), "--quiet")     # nothing left to play
+    again = referee("run", str(cfg), "--quiet")  # nothing left to play
     assert again.returncode == 0 and len(_ledger_ids(out)) == len(planned)
 
 
@@ -91,7 +94,7 @@ def test_duplicate_rotations_give_every_bot_every_hand(tmp_path: Path, make_conf
         key = (f"{g.variant.slug}-{g.size}p-t{g.table}", g.deal)
         hand = tuple(rec["hand"])
         assert seat_hand[key].setdefault(rec["seat"], hand) == hand
-        member = g.positions[rec["seat"]]                   # lineup position of this seat's bot
+        member = g.positions[rec["seat"]]  # lineup position of this seat's bot
         assert league.bots[g.seats[rec["seat"]]].name == rec["bot"]
         held[key][member].append(hand)
     for key, members in held.items():
@@ -107,7 +110,8 @@ def test_standings_recomputed_from_ledger_equal_written_ones_and_faults_restart(
         'seed = 3\nout = "out"\n'
         + bots_toml(["p", "q"], env={"PID_LOG": str(pid_log)}, keys=LOGS_FOLDER)
         + f'[[bots]]\nname = "crashy"\ncommand = ["{{python}}", "{REPO}/tests/league/bots/hand_bot.py"]\n'
-        + LOGS_FOLDER + f'env = {{ CRASH_AFTER = "7", PID_LOG = "{pid_log}" }}\n'
+        + LOGS_FOLDER
+        + f'env = {{ CRASH_AFTER = "7", PID_LOG = "{pid_log}" }}\n'
         + '[[variants]]\nname = "authors"\nsizes = 3\ndeals = 2\n'
         + '[[variants]]\nname = "chickens"\nsizes = 3\ndeals = 1\n'
         + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\nmatch = { kind = "fixed", hands = 2 }\n'
@@ -139,7 +143,11 @@ def test_standings_recomputed_from_ledger_equal_written_ones_and_faults_restart(
 
 
 def test_changed_config_is_refused_with_what_differs(tmp_path: Path, make_config) -> None:
-    body = 'seed = 1\nout = "out"\n' + bots_toml(["a", "b", "c"]) + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
+    body = (
+        'seed = 1\nout = "out"\n'
+        + bots_toml(["a", "b", "c"])
+        + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
+    )
     cfg = make_config(body)
     assert referee("run", str(cfg), "--quiet").returncode == 0
     cfg.write_text(body.replace("seed = 1", "seed = 2").replace("deals = 1", "deals = 2"))
@@ -157,12 +165,18 @@ def test_changed_config_is_refused_with_what_differs(tmp_path: Path, make_config
 def test_ctrl_c_stops_promptly_and_leaves_no_bot_behind(tmp_path: Path, make_config) -> None:
     tag = f"league-ctrl-c-{uuid.uuid4().hex}"
     cfg = make_config(
-        'seed = 9\nout = "out"\n' + bots_toml(["a", "b", "c", "d"], tag=tag)
+        'seed = 9\nout = "out"\n'
+        + bots_toml(["a", "b", "c", "d"], tag=tag)
         + '[[variants]]\nname = "authors"\nsizes = 4\ndeals = 50\n'
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([*REFEREE, "run", str(cfg), "--progress-every", "0"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [*REFEREE, "run", str(cfg), "--progress-every", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     assert proc.stdout is not None
     for line in proc.stdout:
         if line.startswith("[3/"):
@@ -189,8 +203,11 @@ def test_failing_build_shows_its_output(tmp_path: Path, make_config) -> None:
     # fixing the build is not "a changed config": nothing was recorded yet, so the run just goes ahead
     from .conftest import HAND_BOT
 
-    cfg.write_text(cfg.read_text().replace('command = "./c.bin"', f'command = ["{{python}}", "{HAND_BOT}"]')
-                   .replace("exit 4", "true"))
+    cfg.write_text(
+        cfg.read_text()
+        .replace('command = "./c.bin"', f'command = ["{{python}}", "{HAND_BOT}"]')
+        .replace("exit 4", "true")
+    )
     res = referee("run", str(cfg), "--quiet")
     assert res.returncode == 0, res.stderr
 
@@ -202,7 +219,8 @@ def test_a_bot_that_cannot_restart_forfeits_and_the_league_goes_on(tmp_path: Pat
         'seed = 4\nout = "out"\nconcurrency = 1\n'
         + bots_toml(["a", "b"])
         + f'[[bots]]\nname = "flaky"\ncommand = ["{{python}}", "{REPO}/tests/league/bots/hand_bot.py"]\n'
-        + LOGS_FOLDER + f'env = {{ CRASH_AFTER = "3", START_LIMIT = "2", PID_LOG = "{pid_log}" }}\n'
+        + LOGS_FOLDER
+        + f'env = {{ CRASH_AFTER = "3", START_LIMIT = "2", PID_LOG = "{pid_log}" }}\n'
         + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 2\n'
     )
     res = referee("run", str(cfg), "--quiet")
@@ -226,7 +244,8 @@ def test_a_bot_that_never_starts_is_a_clear_error(tmp_path: Path, make_config) -
 
 def test_aborted_games_are_recorded_but_not_counted(tmp_path: Path, make_config) -> None:
     cfg = make_config(
-        'seed = 2\nout = "out"\n[faults]\nmax_decisions = 3\n' + bots_toml(["a", "b", "c"])
+        'seed = 2\nout = "out"\n[faults]\nmax_decisions = 3\n'
+        + bots_toml(["a", "b", "c"])
         + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
     )
     res = referee("run", str(cfg), "--quiet")
@@ -245,7 +264,8 @@ def test_build_runs_once_before_the_league(tmp_path: Path, make_config) -> None:
     from .conftest import HAND_BOT
 
     cfg = make_config(
-        'out = "out"\n' + bots_toml(["a", "b"])
+        'out = "out"\n'
+        + bots_toml(["a", "b"])
         + '[[bots]]\nname = "built"\ncwd = "."\ncommand = ["{python}", "built_bot.py"]\nenv = { MARK = "x" }\n'
         + f'build = "echo built >> build.log && cp {HAND_BOT} built_bot.py && test -n \\"$PATH\\" && test $MARK = x"\n'
         + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
@@ -261,7 +281,7 @@ def test_a_second_run_on_the_same_output_is_refused(tmp_path: Path, make_config)
 
     cfg = make_config('out = "out"\n' + bots_toml(["a", "b", "c"]) + '[[variants]]\nname = "kwartet"\nsizes = 3\n')
     (tmp_path / "out").mkdir()
-    with open(tmp_path / "out" / ".lock", "w") as held:     # as a running `referee run` holds it
+    with open(tmp_path / "out" / ".lock", "w") as held:  # as a running `referee run` holds it
         fcntl.flock(held, fcntl.LOCK_EX)
         res = referee("run", str(cfg), "--quiet")
     assert res.returncode == 2 and "another `referee run` is playing into this output directory" in res.stderr

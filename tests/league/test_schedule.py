@@ -34,8 +34,12 @@ MIXED = """
 def test_counts_are_combinations_times_deals_times_rotations(tmp_path: Path) -> None:
     league = league_with(tmp_path, 6, MIXED)
     rows = sched.plan(league)
-    expected = {("kwartet", 3): math.comb(6, 3) * 3 * 3, ("kwartet", 4): math.comb(6, 4) * 3 * 4,
-                ("kwartet", 6): 1 * 3 * 6, ("chickens", 5): math.comb(6, 5) * 2 * 5}
+    expected = {
+        ("kwartet", 3): math.comb(6, 3) * 3 * 3,
+        ("kwartet", 4): math.comb(6, 4) * 3 * 4,
+        ("kwartet", 6): 1 * 3 * 6,
+        ("chickens", 5): math.comb(6, 5) * 2 * 5,
+    }
     assert {(r.variant, r.size): r.games for r in rows} == expected
     games = list(sched.games(league))
     assert len(games) == sum(expected.values()) == sched.total_games(league)
@@ -56,7 +60,9 @@ def test_schedule_is_lazy(tmp_path: Path) -> None:
 
 
 def test_fill_repeat_seats_every_bot(tmp_path: Path) -> None:
-    league = league_with(tmp_path, 2, '[[variants]]\nname = "kwartet"\nsizes = [3, 4]\ndeals = 1\n', 'fill = "repeat"\n')
+    league = league_with(
+        tmp_path, 2, '[[variants]]\nname = "kwartet"\nsizes = [3, 4]\ndeals = 1\n', 'fill = "repeat"\n'
+    )
     tables = list(sched.tables(league))
     lineups = [t.lineup for t in tables]
     assert lineups == [(0, 0, 1), (0, 1, 1), (0, 0, 0, 1), (0, 0, 1, 1), (0, 1, 1, 1)]
@@ -93,9 +99,9 @@ def test_cyclic_orders_change_between_deals_so_neighbours_balance(tmp_path: Path
                 left_of[(g.seats[s], g.seats[(s + 1) % size])] += 1
             if g.rotation == 0:
                 orders.add(g.seats)
-        assert len(orders) == deals                     # a different cyclic order for every deal
+        assert len(orders) == deals  # a different cyclic order for every deal
         counts = set(left_of.values())
-        assert len(counts) == 1, left_of                # every ordered pair of neighbours equally often
+        assert len(counts) == 1, left_of  # every ordered pair of neighbours equally often
         assert len(left_of) == size * (size - 1)
 
 
@@ -110,7 +116,12 @@ def test_example_tournaments_load_and_plan() -> None:
             assert Path(bot.cwd).is_dir()
     demo = load_config(root / "demo.toml")
     assert {v.rules.name for v in demo.variants} == {
-        "happy-families", "happy-families-jaques", "authors", "kwartet", "chickens"}
+        "happy-families",
+        "happy-families-jaques",
+        "authors",
+        "kwartet",
+        "chickens",
+    }
     custom = load_config(root / "custom-variant.toml")
     assert custom.variants[0].rules.members == ("G1", "G2", "P1", "P2", "C1", "C2")
     assert custom.variants[0].rules.stock == 6

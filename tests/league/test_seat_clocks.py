@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-
-from referee.runtime.gamelog import read_log_bytes
 from pathlib import Path
 
 from referee.cli import main
+from referee.runtime.gamelog import read_log_bytes
 
 from .conftest import REPO, bots_toml
 

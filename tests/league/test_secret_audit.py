@@ -53,8 +53,11 @@ def _seed_forms(seed: int) -> list[str]:
 
 def _files_text(out: Path) -> str:
     """Everything in OUT a reader may see, the ledger aside (logs decompressed are plain here)."""
-    return "\n".join(p.read_text(errors="replace") for p in sorted(out.rglob("*"))
-                     if p.is_file() and not p.name.startswith("ledger.sqlite"))
+    return "\n".join(
+        p.read_text(errors="replace")
+        for p in sorted(out.rglob("*"))
+        if p.is_file() and not p.name.startswith("ledger.sqlite")
+    )
 
 
 class _Stop:
@@ -87,8 +90,7 @@ def night(public_night: Path, tmp_path: Path) -> Path:
 # --------------------------------------------------------------------------------------- secret seeds
 
 
-def test_secret_seed_is_hidden_until_the_night_is_complete(tmp_path: Path,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_secret_seed_is_hidden_until_the_night_is_complete(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cfg = _config(tmp_path, deals=2)
     out = tmp_path / "out"
     status, plan_out, plan_err = _cli(capsys, "plan", cfg)
@@ -97,7 +99,7 @@ def test_secret_seed_is_hidden_until_the_night_is_complete(tmp_path: Path,
     league = load_config(cfg)
     ledger = open_ledger(league)
     league = settle_seed(league, ledger)
-    with pytest.raises(KeyboardInterrupt):        # the night stops after 2 of its 6 games
+    with pytest.raises(KeyboardInterrupt):  # the night stops after 2 of its 6 games
         play(league, ledger, hook=_Stop(2))
     ledger.close()
     with Ledger.in_dir(out, create=False) as ledger:
@@ -109,8 +111,7 @@ def test_secret_seed_is_hidden_until_the_night_is_complete(tmp_path: Path,
     assert stat.S_IMODE(out.stat().st_mode) == 0o700 and stat.S_IMODE((out / "games").stat().st_mode) == 0o700
 
     said = plan_out + plan_err
-    for args in (("standings", out), ("standings", out, "--json"), ("report", out), ("verify", out),
-                 ("plan", cfg)):
+    for args in (("standings", out), ("standings", out, "--json"), ("report", out), ("verify", out), ("plan", cfg)):
         status, o, e = _cli(capsys, *args)
         assert status == 0, e
         said += o + e
@@ -127,17 +128,18 @@ def test_secret_seed_is_hidden_until_the_night_is_complete(tmp_path: Path,
     assert f"master seed {seed}" in o
     assert json.loads((out / "standings.json").read_text())["seed"] == seed
     assert str(seed) in (out / "report.html").read_text() and str(seed) in (out / "standings.md").read_text()
-    status, o, _ = _cli(capsys, "verify", out)     # every row's seed is the schedule's of the stored seed
+    status, o, _ = _cli(capsys, "verify", out)  # every row's seed is the schedule's of the stored seed
     assert status == 0 and "verified: all 6 games" in o
     first = min((out / "games").glob("*.jsonl*"))
     assert _cli(capsys, "replay", first, "-q")[0] == 0
-    for p in (out / "games").glob("*.jsonl*"):    # a log holds only its own (derived) seed
+    for p in (out / "games").glob("*.jsonl*"):  # a log holds only its own (derived) seed
         assert str(seed) not in p.read_text()
 
 
-def test_secret_shards_need_one_seed_file_and_merge_checks_it(tmp_path: Path,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
-    cfg = _config(tmp_path, bots=4, deals=1)      # 4 tables, 12 games; each shard 2 tables
+def test_secret_shards_need_one_seed_file_and_merge_checks_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = _config(tmp_path, bots=4, deals=1)  # 4 tables, 12 games; each shard 2 tables
     status, _, err = _cli(capsys, "run", cfg, "--shard", "1/2", "--out", tmp_path / "s1", "-q")
     assert status == 2 and err.count("\n") == 1 and "--seed-file" in err
     seed_file = tmp_path / "seed.txt"
@@ -146,15 +148,14 @@ def test_secret_shards_need_one_seed_file_and_merge_checks_it(tmp_path: Path,
     other.write_text("987654321\n")
     said = ""
     for k, folder, f in ((1, "s1", seed_file), (2, "s2", seed_file), (2, "s2x", other)):
-        status, o, e = _cli(capsys, "run", cfg, "--shard", f"{k}/2", "--out", tmp_path / folder,
-                            "--seed-file", f)
+        status, o, e = _cli(capsys, "run", cfg, "--shard", f"{k}/2", "--out", tmp_path / folder, "--seed-file", f)
         assert status == 0, e
         said += o + e
     status, _, err = _cli(capsys, "run", cfg, "--shard", "1/2", "--out", tmp_path / "s1", "--seed-file", other)
     assert status == 2 and "not the seed this night was started with" in err
     status, o, e = _cli(capsys, "standings", tmp_path / "s1")
     said += o + e
-    status, o, e = _cli(capsys, "merge", tmp_path / "s1", "--into", tmp_path / "half")   # incomplete: hidden
+    status, o, e = _cli(capsys, "merge", tmp_path / "s1", "--into", tmp_path / "half")  # incomplete: hidden
     assert status == 0, e
     said += o + e + _files_text(tmp_path / "half") + _files_text(tmp_path / "s1")
     for form in _seed_forms(1234567890123456789):
@@ -209,12 +210,18 @@ CASES = {
     "missing log": lambda out: _first_log(out).unlink(),
     "altered log": _edit_footer_score,
     "truncated log": lambda out: _first_log(out).write_bytes(_first_log(out).read_bytes()[:3000]),
-    "row differs from its log": lambda out: _sql(out, f"UPDATE games SET scores = '[9.0, 0.0, 0.0]' "
-                                                      f"WHERE game_id = '{_first_id(out)}'"),
-    "row with another seat": lambda out: _sql(out, f"UPDATE games SET bots = '[\"c\", \"b\", \"a\"]' "
-                                                   f"WHERE game_id = '{_first_id(out)}'"),
-    "row not in the schedule": lambda out: _sql(out, f"UPDATE games SET seed = '12' WHERE game_id = '{_first_id(out)}'"),
-    "log without a row": lambda out: shutil.copy(_first_log(out), out / "games" / ("stray-game" + _first_log(out).name[_first_log(out).name.index(".jsonl"):])),
+    "row differs from its log": lambda out: _sql(
+        out, f"UPDATE games SET scores = '[9.0, 0.0, 0.0]' WHERE game_id = '{_first_id(out)}'"
+    ),
+    "row with another seat": lambda out: _sql(
+        out, f'UPDATE games SET bots = \'["c", "b", "a"]\' WHERE game_id = \'{_first_id(out)}\''
+    ),
+    "row not in the schedule": lambda out: _sql(
+        out, f"UPDATE games SET seed = '12' WHERE game_id = '{_first_id(out)}'"
+    ),
+    "log without a row": lambda out: shutil.copy(
+        _first_log(out), out / "games" / ("stray-game" + _first_log(out).name[_first_log(out).name.index(".jsonl") :])
+    ),
     "damaged row": lambda out: _sql(out, f"UPDATE games SET ranks = 'oops' WHERE game_id = '{_first_id(out)}'"),
 }
 KIND = {"truncated log": "altered log", "row with another seat": "row not in the schedule"}
@@ -236,8 +243,9 @@ def test_verify_finds_each_damage(case: str, night: Path, capsys: pytest.Capture
     assert out.splitlines()[-1].startswith("FAILED: 1 problem (1 ")
 
 
-def test_verify_in_worker_processes_and_as_json(night: Path, capsys: pytest.CaptureFixture[str],
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_verify_in_worker_processes_and_as_json(
+    night: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(audit, "PARALLEL_FROM", 1)
     _edit_footer_score(night)
     status, out, _ = _cli(capsys, "verify", night, "-j", "2", "--json")
@@ -253,8 +261,9 @@ def test_verify_refuses_what_is_not_a_night(tmp_path: Path, capsys: pytest.Captu
 # --------------------------------------------------------------------------------------- missing logs
 
 
-def test_run_standings_and_report_warn_about_missing_logs(night: Path, tmp_path: Path,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_standings_and_report_warn_about_missing_logs(
+    night: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     logs = sorted((night / "games").glob("*.jsonl*"))
     for p in logs[:2]:
         p.unlink()
@@ -276,7 +285,7 @@ def _truncate(db: Path) -> None:
 
 
 def _garbage_mid_file(db: Path) -> None:
-    with db.open("r+b") as f:            # page 2 (a b-tree page of the ledger's tables) overwritten
+    with db.open("r+b") as f:  # page 2 (a b-tree page of the ledger's tables) overwritten
         f.seek(4096)
         f.write(bytes(range(256)) * 4)
 
@@ -299,12 +308,18 @@ CORRUPT = {"truncated": _truncate, "garbage": _garbage_mid_file, "schema": _wron
 
 
 @pytest.mark.parametrize("how", sorted(CORRUPT))
-def test_a_damaged_ledger_is_one_error_line_everywhere(how: str, night: Path, tmp_path: Path,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_damaged_ledger_is_one_error_line_everywhere(
+    how: str, night: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     CORRUPT[how](night / "ledger.sqlite")
     cfg = _config(tmp_path / "cfg", seed="5")
-    for args in (("run", cfg, "--out", night, "-q"), ("standings", night), ("report", night), ("verify", night),
-                 ("merge", night, "--into", tmp_path / "merged")):
+    for args in (
+        ("run", cfg, "--out", night, "-q"),
+        ("standings", night),
+        ("report", night),
+        ("verify", night),
+        ("merge", night, "--into", tmp_path / "merged"),
+    ):
         status, _, err = _cli(capsys, *args)
         assert status == 2, (args, err)
         assert err.startswith("error: ") and err.count("\n") == 1 and "ledger" in err, (args, err)

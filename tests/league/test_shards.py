@@ -35,7 +35,8 @@ def _config(seed: int) -> str:
     return (
         f'name = "night"\nseed = {seed}\nconcurrency = 2\n'
         # generous clocks: a timeout on a busy machine would change a game's outcome in one run only
-        + "[clock]\nmove_ms = 10000\nstartup_ms = 30000\n" + bots
+        + "[clock]\nmove_ms = 10000\nstartup_ms = 30000\n"
+        + bots
         + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
         + '[[variants]]\nname = "happy-families"\nsizes = 2\ndeals = 1\n'
     )
@@ -48,7 +49,7 @@ def night(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("night")
     cfg = root / "night.toml"
     cfg.write_text(_config(7))
-    other_cfg = root / "other" / "night.toml"      # same file name, so the same league name
+    other_cfg = root / "other" / "night.toml"  # same file name, so the same league name
     other_cfg.parent.mkdir()
     other_cfg.write_text(_config(8))
     import os
@@ -59,8 +60,12 @@ def night(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         **{f"s{k}": [str(cfg), "--shard", f"{k}/3", "--out", str(root / f"s{k}")] for k in (1, 2, 3)},
         "other": [str(other_cfg), "--shard", "3/3", "--out", str(root / "other-s3"), "-q"],
     }
-    procs = {name: subprocess.Popen([*REFEREE, "run", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    text=True, env=env) for name, args in runs.items()}
+    procs = {
+        name: subprocess.Popen(
+            [*REFEREE, "run", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        )
+        for name, args in runs.items()
+    }
     outputs = {}
     for name, p in procs.items():
         out, err = p.communicate(timeout=120)
@@ -111,13 +116,19 @@ def test_plan_shards_cover_every_game_once(night: dict[str, Any], capsys: pytest
     # a shard of each run holds exactly its plan
     for k in (1, 2, 3):
         assert sorted(_ids(night["root"] / f"s{k}")) == sorted(g for g, s in owner.items() if s == k)
-    for bad, words in (("4/3", "1 <= K <= N"), ("0/3", "1 <= K <= N"), ("x", "expected K/N"), ("11/11", "at most 10 shards")):
+    for bad, words in (
+        ("4/3", "1 <= K <= N"),
+        ("0/3", "1 <= K <= N"),
+        ("x", "expected K/N"),
+        ("11/11", "at most 10 shards"),
+    ):
         assert main(["plan", str(night["cfg"]), "--shard", bad]) == 2
         assert words in capsys.readouterr().err
 
 
-def test_three_shards_merge_into_the_unsharded_league(night: dict[str, Any], tmp_path: Path,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_three_shards_merge_into_the_unsharded_league(
+    night: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = night["root"]
     for k in (1, 2, 3):
         assert f"shard {k}/3:" in night["stdout"][f"s{k}"] and "this shard's only" in night["stdout"][f"s{k}"]
@@ -142,10 +153,14 @@ def test_three_shards_merge_into_the_unsharded_league(night: dict[str, Any], tmp
     ids = _ids(merged)
     assert sorted(ids) == sorted(planned) and len(set(ids)) == len(ids)
     with Ledger.in_dir(merged, create=False) as ledger:
-        assert json.loads(ledger.get_meta("merged") or "") == {"of": 3, "shards": [1, 2, 3], "complete": True,
-                                                               "missing_games": 0}
+        assert json.loads(ledger.get_meta("merged") or "") == {
+            "of": 3,
+            "shards": [1, 2, 3],
+            "complete": True,
+            "missing_games": 0,
+        }
         assert ledger.get_meta("shard") is None
-        for row in ledger.rows():          # every log copied, the ledger points at the copy
+        for row in ledger.rows():  # every log copied, the ledger points at the copy
             assert row.log_path == f"games/{row.game_id}.jsonl.zst"
             last = json.loads(read_log_bytes((merged / row.log_path).read_bytes()).splitlines()[-1])
             assert last["footer"]["scores"] == row.scores
@@ -163,7 +178,10 @@ def test_three_shards_merge_into_the_unsharded_league(night: dict[str, Any], tmp
     assert main(["merge", *(str(root / f"s{k}") for k in (1, 2, 3)), "--into", str(merged), "-q"]) == 0
     assert "0 games added, 24 already there" in capsys.readouterr().out
     assert (merged / "standings.json").read_text() == written
-    assert sqlite3.connect(merged / "ledger.sqlite").execute("SELECT * FROM games ORDER BY game_id").fetchall() == rows_before
+    assert (
+        sqlite3.connect(merged / "ledger.sqlite").execute("SELECT * FROM games ORDER BY game_id").fetchall()
+        == rows_before
+    )
     assert sorted(p.name for p in (merged / "games").glob("*.jsonl*")) == sorted(f"{g}.jsonl.zst" for g in planned)
 
 
@@ -206,7 +224,7 @@ def test_refusals(night: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureF
     shutil.copytree(s3, nolog)
     next((nolog / "games").glob("*.jsonl*")).unlink()
     assert "is missing; copy the whole output directory" in refused("merge", s1, str(nolog), "--into", into)
-    assert not (tmp_path / "m").exists()                   # nothing was written by any refusal
+    assert not (tmp_path / "m").exists()  # nothing was written by any refusal
     # DIR already holds a different league, or a shard's own run
     assert main(["merge", s1, "--into", into, "-q"]) == 0
     capsys.readouterr()

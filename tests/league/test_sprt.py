@@ -71,8 +71,9 @@ def test_llr_matches_fastchess(counts: list[int], test: Sprt, expected: float) -
         ((7895, 8757, 5485, 200, 568, 9999), -19.01, 2.65, -21.04, 2.95, 0.0),
     ],
 )
-def test_estimate_matches_fastchess(stats: tuple[int, ...], nelo: float, nelo_err: float, elo: float,
-                                    elo_err: float, los: float) -> None:
+def test_estimate_matches_fastchess(
+    stats: tuple[int, ...], nelo: float, nelo_err: float, elo: float, elo_err: float, los: float
+) -> None:
     e = estimate(penta(*stats))
     assert e.nelo == pytest.approx(nelo, abs=0.01)
     assert (e.nelo_hi - e.nelo_lo) / 2 == pytest.approx(nelo_err, abs=0.01)
@@ -104,7 +105,7 @@ def test_estimate_edge_cases() -> None:
 
 
 def test_game_score_compares_ranks_of_a_and_b_only() -> None:
-    assert game_score([2, 1, 3, 4], 0, 2) == 1.0      # the field's place does not matter
+    assert game_score([2, 1, 3, 4], 0, 2) == 1.0  # the field's place does not matter
     assert game_score([1, 3, 3, 4], 1, 2) == 0.5
     assert game_score([1, 4, 2, 3], 1, 3) == 0.0
     with pytest.raises(ValueError, match="different seats"):
@@ -194,14 +195,18 @@ def test_submit_out_of_order_counts_in_index_order() -> None:
         late.submit(i, o)
     assert late.waiting == 0
     assert (late.counts, late.llr, late.verdict, late.decided_at) == (
-        in_order.counts, in_order.llr, in_order.verdict, in_order.decided_at)
+        in_order.counts,
+        in_order.llr,
+        in_order.verdict,
+        in_order.decided_at,
+    )
 
 
 def test_dropped_units_are_skipped_in_index_order() -> None:
     st = SprtState(Sprt(0, 60))
     st.submit(2, (1, 1))
     st.drop(1)
-    assert st.units == 0 and st.waiting == 2   # unit 0 is still missing: nothing counted yet
+    assert st.units == 0 and st.waiting == 2  # unit 0 is still missing: nothing counted yet
     st.submit(0, (0, 1))
     assert st.units == 2 and st.dropped == 1 and st.waiting == 0 and st.counts == [0, 0, 1, 0, 1]
     for index in (0, 1, 2):
@@ -253,8 +258,8 @@ def test_duel_stats_is_json() -> None:
 # --------------------------------------------------------------------------
 # error rates by simulation: synthetic pair outcomes
 
-PAIRS = [(0.0, 0.0), (0.0, 0.5), (0.5, 0.5), (0.5, 1.0), (1.0, 1.0)]   # one pair per score point
-BASE = [0.12, 0.18, 0.40, 0.18, 0.12]   # a symmetric pentanomial: true Elo 0
+PAIRS = [(0.0, 0.0), (0.0, 0.5), (0.5, 0.5), (0.5, 1.0), (1.0, 1.0)]  # one pair per score point
+BASE = [0.12, 0.18, 0.40, 0.18, 0.12]  # a symmetric pentanomial: true Elo 0
 
 
 def tilted(p: list[float], score: float) -> list[float]:
@@ -321,7 +326,7 @@ def test_false_positive_rate_is_about_alpha(test: Sprt, true_elo: float) -> None
 
 def test_false_negative_rate_is_about_beta() -> None:
     test = Sprt(0, 40)
-    out = run_tests(test, tilted(BASE, elo_to_score(40)), REPS, "fnr")   # H1 exactly true
+    out = run_tests(test, tilted(BASE, elo_to_score(40)), REPS, "fnr")  # H1 exactly true
     assert out["continue"] == 0
     assert REPS // 100 <= out["H0"] <= LIMIT, (out, LIMIT)
 
@@ -377,15 +382,19 @@ def test_two_copies_of_one_policy_rarely_accept_h1() -> None:
     # the true difference is 0 = ELO0, so each accepts H1 with probability at most about 0.053 (see
     # LIMIT above); P(4 or more of 12) < 0.5%, so at most 3 is allowed. Undecided runs (the cap) do not
     # count as H1.
-    verdicts = [duel("kwartet", 3, RandomPolicy, RandomPolicy, Sprt(0, 80), max_pairs=400, seed=100 + r).verdict
-                for r in range(12)]
+    verdicts = [
+        duel("kwartet", 3, RandomPolicy, RandomPolicy, Sprt(0, 80), max_pairs=400, seed=100 + r).verdict
+        for r in range(12)
+    ]
     assert binomial_tail(12, RATE, 4) < 0.005
     assert verdicts.count("H1") <= 3, verdicts
     assert verdicts.count("H0") >= 8, verdicts
 
 
 def test_two_tracker_copies_rarely_accept_h1() -> None:
-    verdicts = [duel("happy-families", 3, TrackerPolicy, TrackerPolicy, Sprt(0, 80), max_pairs=400,
-                     seed=300 + r).verdict for r in range(6)]
+    verdicts = [
+        duel("happy-families", 3, TrackerPolicy, TrackerPolicy, Sprt(0, 80), max_pairs=400, seed=300 + r).verdict
+        for r in range(6)
+    ]
     assert binomial_tail(6, RATE, 3) < 0.005
     assert verdicts.count("H1") <= 2, verdicts

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 import re
-from referee.runtime.gamelog import read_log_bytes
 from pathlib import Path
+
+from referee.runtime.gamelog import read_log_bytes
 
 from .conftest import REPO, referee
 
@@ -68,8 +69,11 @@ def test_stalled_games_count_and_aborted_ones_are_shown_everywhere(make_config) 
     text = f"{overall['games']} games, {st['stalled']} stalled, {len(st['aborted'])} aborted"
     # the console summary of `referee run`
     assert f"overall ({text})" in res.stdout
-    assert re.search(rf"in the ledger: {st['stalled']} stalled, {len(st['aborted'])} aborted \(no result; listed "
-                     r"in standings\.md\)", res.stdout), res.stdout
+    assert re.search(
+        rf"in the ledger: {st['stalled']} stalled, {len(st['aborted'])} aborted \(no result; listed "
+        r"in standings\.md\)",
+        res.stdout,
+    ), res.stdout
     assert f"kwartet ({kw['games']} games, {kw['stalled']} stalled, {kw['aborted']} aborted)" in res.stdout
     # standings.md and report.html
     md = (out / "standings.md").read_text()
@@ -79,8 +83,10 @@ def test_stalled_games_count_and_aborted_ones_are_shown_everywhere(make_config) 
     # `referee standings` (terminal) recomputes the same from the ledger
     again = referee("standings", str(out))
     assert again.returncode == 0 and f"overall ({text})" in again.stdout
-    assert f"patient ({patient['games']} game{'s' if patient['games'] != 1 else ''}, 0 stalled, " \
-           f"{patient['aborted']} aborted)" in again.stdout
+    assert (
+        f"patient ({patient['games']} game{'s' if patient['games'] != 1 else ''}, 0 stalled, "
+        f"{patient['aborted']} aborted)" in again.stdout
+    )
     # every stalled game's log replays to the same result
     logs = sorted(Path(out, "games").glob("kwartet-*.jsonl.zst"))
     stalled = [p for p in logs if b'"reason":"stalled"' in read_log_bytes(p.read_bytes()).splitlines()[-1]]

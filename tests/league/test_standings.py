@@ -40,13 +40,27 @@ def _rows(seed: int, n: int) -> list[GameRow]:
         shares = win_shares(scores)
         shares = [0.0 if s in forfeits else w for s, w in enumerate(shares)]
         faults = [{"seat": s, "bot": seats[s], "fault": "timeout", "detail": "slow"} for s in forfeits]
-        rows.append(GameRow(
-            game_id=f"kwartet-3p-t0000-d{i:03d}-r0", variant="kwartet" if i % 2 else "authors", size=3, table=0,
-            deal=i, rotation=0, seed=i, bots=seats, scores=scores, ranks=ranks_from_scores(scores),
-            win_shares=shares, forfeits=forfeits, faults=faults,
-            think=[{"count": 3, "mean_ms": 1.0 + s, "max_ms": 2.0 + s} for s in range(3)],
-            log_path=None, reason="complete", wall_ms=1.0,
-        ))
+        rows.append(
+            GameRow(
+                game_id=f"kwartet-3p-t0000-d{i:03d}-r0",
+                variant="kwartet" if i % 2 else "authors",
+                size=3,
+                table=0,
+                deal=i,
+                rotation=0,
+                seed=i,
+                bots=seats,
+                scores=scores,
+                ranks=ranks_from_scores(scores),
+                win_shares=shares,
+                forfeits=forfeits,
+                faults=faults,
+                think=[{"count": 3, "mean_ms": 1.0 + s, "max_ms": 2.0 + s} for s in range(3)],
+                log_path=None,
+                reason="complete",
+                wall_ms=1.0,
+            )
+        )
     return rows
 
 
@@ -69,10 +83,23 @@ def test_a_forfeiting_bot_gets_no_credit_for_what_the_fallback_scored() -> None:
     # "flaky" forfeits every game in seat 0, yet the fallback scored best there
     rows = [
         GameRow(
-            game_id=f"kwartet-3p-t0000-d{i:03d}-r0", variant="kwartet", size=3, table=0, deal=i, rotation=0,
-            seed=i, bots=["flaky", "b", "c"], scores=[5.0, 2.0, 1.0], ranks=[1, 2, 3],
-            win_shares=[0.0, 1.0, 0.0], forfeits=[0], faults=[{"seat": 0, "bot": "flaky", "fault": "crash", "detail": "x"}],
-            think=[], log_path=None, reason="complete", wall_ms=1.0,
+            game_id=f"kwartet-3p-t0000-d{i:03d}-r0",
+            variant="kwartet",
+            size=3,
+            table=0,
+            deal=i,
+            rotation=0,
+            seed=i,
+            bots=["flaky", "b", "c"],
+            scores=[5.0, 2.0, 1.0],
+            ranks=[1, 2, 3],
+            win_shares=[0.0, 1.0, 0.0],
+            forfeits=[0],
+            faults=[{"seat": 0, "bot": "flaky", "fault": "crash", "detail": "x"}],
+            think=[],
+            log_path=None,
+            reason="complete",
+            wall_ms=1.0,
         )
         for i in range(4)
     ]
@@ -106,11 +133,24 @@ def _row(gid: str, variant: str, bots: list[str], scores: list[float], reason: s
     counted = reason != "aborted"
     scores = scores if counted else [0.0] * len(bots)
     return GameRow(
-        game_id=gid, variant=variant, size=len(bots), table=0, deal=0, rotation=0, seed=1, bots=bots,
-        scores=scores, ranks=ranks_from_scores(scores) if counted else [1] * len(bots),
-        win_shares=win_shares(scores) if counted else [0.0] * len(bots), forfeits=[], faults=[],
-        think=[{"count": 1, "mean_ms": 1.0, "max_ms": 1.0}] * len(bots), log_path=f"games/{gid}.jsonl",
-        reason=reason, wall_ms=1.0, detail="no end after 5000 decisions" if not counted else None,
+        game_id=gid,
+        variant=variant,
+        size=len(bots),
+        table=0,
+        deal=0,
+        rotation=0,
+        seed=1,
+        bots=bots,
+        scores=scores,
+        ranks=ranks_from_scores(scores) if counted else [1] * len(bots),
+        win_shares=win_shares(scores) if counted else [0.0] * len(bots),
+        forfeits=[],
+        faults=[],
+        think=[{"count": 1, "mean_ms": 1.0, "max_ms": 1.0}] * len(bots),
+        log_path=f"games/{gid}.jsonl",
+        reason=reason,
+        wall_ms=1.0,
+        detail="no end after 5000 decisions" if not counted else None,
     )
 
 
@@ -119,8 +159,8 @@ def test_stalled_games_count_and_aborted_games_are_counted_apart() -> None:
 
     rows = [
         _row("k1", "kwartet", ["a", "b", "c"], [3, 1, 0], "complete"),
-        _row("k2", "kwartet", ["a", "b", "c"], [0, 2, 0], "stalled"),   # a result like any other
-        _row("k3", "kwartet", ["a", "b", "c"], [0, 0, 0], "aborted"),   # no result
+        _row("k2", "kwartet", ["a", "b", "c"], [0, 2, 0], "stalled"),  # a result like any other
+        _row("k3", "kwartet", ["a", "b", "c"], [0, 0, 0], "aborted"),  # no result
         _row("h1", "authors", ["a", "b", "c"], [5, 4, 4], "complete"),
         _row("h2", "authors", ["a", "b", "c"], [0, 0, 0], "aborted"),
         _row("h3", "authors", ["a", "b", "c"], [0, 0, 0], "aborted"),
@@ -129,7 +169,10 @@ def test_stalled_games_count_and_aborted_games_are_counted_apart() -> None:
     assert (st["games"], st["stalled"], len(st["aborted"])) == (3, 1, 3)
     sc = st["scopes"]
     assert {k: (v["games"], v["stalled"], v["aborted"]) for k, v in sc.items()} == {
-        "overall": (3, 1, 3), "authors": (1, 0, 2), "kwartet": (2, 1, 1)}
+        "overall": (3, 1, 3),
+        "authors": (1, 0, 2),
+        "kwartet": (2, 1, 1),
+    }
     kw = {r["bot"]: r for r in sc["kwartet"]["bots"]}
     assert kw["b"]["games"] == 2 and kw["b"]["wins"] == 1.0  # b won the stalled game
     assert sc["kwartet"]["head_to_head"]["b"]["a"] == {"above": 1, "met": 2}
@@ -146,12 +189,19 @@ def test_stalled_games_count_and_aborted_games_are_counted_apart() -> None:
     html = _standings(st)
     assert "(3 games, 1 stalled, 3 aborted)" in html and "(2 games, 1 stalled, 1 aborted)" in html
     titles = [t.title for t in rich_tables(st)]
-    assert titles == ["overall (3 games, 1 stalled, 3 aborted)", "authors (1 game, 0 stalled, 2 aborted)",
-                      "kwartet (2 games, 1 stalled, 1 aborted)"]
+    assert titles == [
+        "overall (3 games, 1 stalled, 3 aborted)",
+        "authors (1 game, 0 stalled, 2 aborted)",
+        "kwartet (2 games, 1 stalled, 1 aborted)",
+    ]
 
 
 def test_a_variant_whose_games_were_all_aborted_still_shows_its_count() -> None:
-    st = compute([_row("k1", "kwartet", ["a", "b", "c"], [1, 0, 0], "complete"),
-                  _row("x1", "patient", ["a", "b", "c"], [0, 0, 0], "aborted")])
+    st = compute(
+        [
+            _row("k1", "kwartet", ["a", "b", "c"], [1, 0, 0], "complete"),
+            _row("x1", "patient", ["a", "b", "c"], [0, 0, 0], "aborted"),
+        ]
+    )
     assert (st["scopes"]["patient"]["games"], st["scopes"]["patient"]["aborted"]) == (0, 1)
     assert st["scopes"]["patient"]["bots"] == []

@@ -95,7 +95,7 @@ async def test_the_coordinator_commits_logs_delivered_as_bytes(make_config, tmp_
     finally:
         ledger.close()
     planned = [g.game_id for g in sched.games(league)]
-    assert stats.played == len(planned) == 3 * 2 and remote.units == 2   # one table shared by two slots
+    assert stats.played == len(planned) == 3 * 2 and remote.units == 2  # one table shared by two slots
     assert list(scratch.iterdir()) == []
     with Ledger.in_dir(league.out, create=False) as ledger:
         rows = list(ledger.rows())
@@ -112,9 +112,10 @@ async def test_cancelling_a_unit_leaves_no_bot_running(make_config, tmp_path: Pa
     unit = _first_table_unit(make_config(CONFIG.replace(bots_toml(["a", "b"]), bots_toml(["a", "b"], tag=tag))))
     seen: list[GameDone] = []
     with trio.CancelScope() as scope:
+
         def deliver(done: GameDone) -> None:
             seen.append(done)
-            assert len(bot_processes(tag)) == 2       # the unit's bots live on between games
+            assert len(bot_processes(tag)) == 2  # the unit's bots live on between games
             scope.cancel()
 
         await LocalExecutor(tmp_path).play(unit, deliver)

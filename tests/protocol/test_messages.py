@@ -17,17 +17,20 @@ from referee.core.errors import BotMalformed
 from referee.runtime.framing import LineReader, LineTooLong, StreamClosed, decode_line
 
 
-@pytest.mark.parametrize("line,detail", [
-    (b'{"type":"ask","id":1,"target":"x"}', "line 3: field `target` expected int, got str"),
-    (b'{"type":"ask","target":1}', "line 3: missing field `id`"),
-    (b'{"type":"pass","id":1}', "line 3: unknown message type 'pass'"),
-    (b'{"id":1}', "line 3: missing field `type`"),
-    (b"debug x=3", "line 3 is not JSON: 'debug x=3' - write debug output to stderr"),
-    (b'{"type":"ask","id":1,"target":1,"card":"\xff"}', "line 3 is not valid UTF-8 (byte 0xff"),
-    (b"[1,2]", "line 3: expected a JSON object"),
-    (b'{"type":"play","id":true,"card":"ace"}', "line 3: field `id` expected int, got bool"),
-    (b"", "line 3 is empty"),
-])
+@pytest.mark.parametrize(
+    "line,detail",
+    [
+        (b'{"type":"ask","id":1,"target":"x"}', "line 3: field `target` expected int, got str"),
+        (b'{"type":"ask","target":1}', "line 3: missing field `id`"),
+        (b'{"type":"pass","id":1}', "line 3: unknown message type 'pass'"),
+        (b'{"id":1}', "line 3: missing field `type`"),
+        (b"debug x=3", "line 3 is not JSON: 'debug x=3' - write debug output to stderr"),
+        (b'{"type":"ask","id":1,"target":1,"card":"\xff"}', "line 3 is not valid UTF-8 (byte 0xff"),
+        (b"[1,2]", "line 3: expected a JSON object"),
+        (b'{"type":"play","id":true,"card":"ace"}', "line 3: field `id` expected int, got bool"),
+        (b"", "line 3 is empty"),
+    ],
+)
 def test_bad_lines_get_precise_reasons(line, detail):
     with pytest.raises(BotMalformed) as info:
         decode_line(line, 3, bot="b", seat=1)
@@ -35,21 +38,26 @@ def test_bad_lines_get_precise_reasons(line, detail):
     assert "bot 'b' (seat 1): malformed" in str(info.value)
 
 
-@pytest.mark.parametrize("line,detail", [
-    # msgspec: "Invalid value 'play' - at `$.type`" (the second key contradicts the first)
-    (b'{"type":"ask","id":1,"target":1,"card":"A1","type":"play"}',
-     'line 3: the key `type` appears 2 times ("ask", "play") - a message has exactly one "type" key'),
-    (b'{"id":1,"type":"pass","type":"ask"}', 'the key `type` appears 2 times ("pass", "ask")'),
-    (b'{"type":"ask","type":5}', 'the key `type` appears 2 times ("ask", 5)'),
-    # msgspec: "Expected `str` - at `$.type`" (no "got")
-    (b'{"type":5}', "line 3: field `type` must be a string naming the message (hello, ask, play or take), got int"),
-    (b'{"type":null,"id":1}', "must be a string naming the message (hello, ask, play or take), got null"),
-    (b'{"type":1.5}', "got float"),
-    (b'{"type":true}', "got bool"),
-    (b'{"type":["ask"]}', "got array"),
-    (b'{"type":{"ask":1}}', "got object"),
-    (b'{"type":"zzz"}', "line 3: unknown message type 'zzz' (a bot sends hello, ask, play or take)"),
-])
+@pytest.mark.parametrize(
+    "line,detail",
+    [
+        # msgspec: "Invalid value 'play' - at `$.type`" (the second key contradicts the first)
+        (
+            b'{"type":"ask","id":1,"target":1,"card":"A1","type":"play"}',
+            'line 3: the key `type` appears 2 times ("ask", "play") - a message has exactly one "type" key',
+        ),
+        (b'{"id":1,"type":"pass","type":"ask"}', 'the key `type` appears 2 times ("pass", "ask")'),
+        (b'{"type":"ask","type":5}', 'the key `type` appears 2 times ("ask", 5)'),
+        # msgspec: "Expected `str` - at `$.type`" (no "got")
+        (b'{"type":5}', "line 3: field `type` must be a string naming the message (hello, ask, play or take), got int"),
+        (b'{"type":null,"id":1}', "must be a string naming the message (hello, ask, play or take), got null"),
+        (b'{"type":1.5}', "got float"),
+        (b'{"type":true}', "got bool"),
+        (b'{"type":["ask"]}', "got array"),
+        (b'{"type":{"ask":1}}', "got object"),
+        (b'{"type":"zzz"}', "line 3: unknown message type 'zzz' (a bot sends hello, ask, play or take)"),
+    ],
+)
 def test_bad_type_key_gets_a_precise_reason(line, detail):
     with pytest.raises(BotMalformed) as info:
         decode_line(line, 3, bot="b", seat=1)
@@ -67,7 +75,8 @@ def test_unknown_extra_fields_are_ignored():
     msg = BOT_DECODER.decode(b'{"type":"ask","id":4,"target":2,"card":"QH","please":true,"why":"hunch"}')
     assert msg == AskReply(id=4, target=2, card="QH", please=True)
     assert BOT_DECODER.decode(b'{"type":"hello","protocol":1,"name":"x","version":"2"}') == BotHello(
-        protocol=1, name="x", version="2")
+        protocol=1, name="x", version="2"
+    )
 
 
 @given(st.sampled_from(["ask", "play", "take"]), st.integers(0, 2**31), st.text(max_size=20))
@@ -81,8 +90,17 @@ def test_replies_round_trip(kind, ident, card):
 
 
 def test_referee_messages_decode_strictly():
-    turn = {"type": "turn", "game": "g", "id": 1, "decide": "play", "hand": ["ace"], "counts": [1],
-            "laid": [[]], "clock": {"left_ms": 5}, "options": ["ace"]}
+    turn = {
+        "type": "turn",
+        "game": "g",
+        "id": 1,
+        "decide": "play",
+        "hand": ["ace"],
+        "counts": [1],
+        "laid": [[]],
+        "clock": {"left_ms": 5},
+        "options": ["ace"],
+    }
     assert REFEREE_DECODER.decode(json.dumps(turn).encode()).id == 1
     turn["decide"] = "dance"
     with pytest.raises(Exception, match="decide"):
@@ -125,7 +143,7 @@ class _Chunks(trio.abc.ReceiveStream):
 
 
 async def test_line_reader_splits_and_caps_without_buffering_more():
-    stream = _Chunks([b'{"a":1}\n{"b"', b':2}\n', b"x" * 5000, b"x" * 5000, b"\nlast\n", b"tail"])
+    stream = _Chunks([b'{"a":1}\n{"b"', b":2}\n", b"x" * 5000, b"x" * 5000, b"\nlast\n", b"tail"])
     reader = LineReader(stream, max_line=100)
     assert await reader.read_line() == b'{"a":1}'
     assert await reader.read_line() == b'{"b":2}'
@@ -139,11 +157,10 @@ async def test_line_reader_splits_and_caps_without_buffering_more():
         await reader.read_line()
 
 
-@given(st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=8),
-       st.integers(1, 17))
+@given(st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=8), st.integers(1, 17))
 def test_line_reader_any_chunking(lines, size):
     data = b"".join(line + b"\n" for line in lines)
-    chunks = [data[i:i + size] for i in range(0, len(data), size)]
+    chunks = [data[i : i + size] for i in range(0, len(data), size)]
 
     async def go():
         reader = LineReader(_Chunks(chunks), max_line=64)
@@ -160,8 +177,14 @@ def test_line_reader_any_chunking(lines, size):
 def test_schema_command_writes_every_message(tmp_path, capsys):
     assert main(["schema", "--out", str(tmp_path)]) == 0
     names = {str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.json")}
-    for name in ("referee-to-bot.schema.json", "bot-to-referee.schema.json", "events.schema.json",
-                 "referee-to-bot/turn.schema.json", "bot-to-referee/ask.schema.json", "events/fault.schema.json"):
+    for name in (
+        "referee-to-bot.schema.json",
+        "bot-to-referee.schema.json",
+        "events.schema.json",
+        "referee-to-bot/turn.schema.json",
+        "bot-to-referee/ask.schema.json",
+        "events/fault.schema.json",
+    ):
         assert name in names
     ask = json.loads((tmp_path / "bot-to-referee/ask.schema.json").read_text())
     props = ask["$defs"]["AskReply"]["properties"]

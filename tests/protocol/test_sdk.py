@@ -24,15 +24,34 @@ from referee.rules import event_for_seat, get_variant
 ROOT = Path(__file__).resolve().parents[2]
 
 CUSTOM_STOCK = {
-    "name": "three-gen", "families": ["X", "Y", "Z", "W", "V"], "members": ["1", "2", "3", "4", "5", "6"],
-    "ask": "card", "miss": "next", "please": True, "stock": 5, "players": [2, 6],
+    "name": "three-gen",
+    "families": ["X", "Y", "Z", "W", "V"],
+    "members": ["1", "2", "3", "4", "5", "6"],
+    "ask": "card",
+    "miss": "next",
+    "please": True,
+    "stock": 5,
+    "players": [2, 6],
 }
 CUSTOM_FAMILY = {
-    "name": "tens", "families": ["10", "1", "2"], "members": ["a", "b", "c"],
-    "ask": "family", "miss": "asked", "please": False, "stock": 2, "players": [2, 4],
+    "name": "tens",
+    "families": ["10", "1", "2"],
+    "members": ["a", "b", "c"],
+    "ask": "family",
+    "miss": "asked",
+    "please": False,
+    "stock": 2,
+    "players": [2, 4],
 }
-VARIANTS: list[Any] = ["happy-families", "happy-families-jaques", "authors", "kwartet", "chickens",
-                       CUSTOM_STOCK, CUSTOM_FAMILY]
+VARIANTS: list[Any] = [
+    "happy-families",
+    "happy-families-jaques",
+    "authors",
+    "kwartet",
+    "chickens",
+    CUSTOM_STOCK,
+    CUSTOM_FAMILY,
+]
 
 
 class Act:
@@ -70,9 +89,21 @@ def test_view_tracks_engine_state(variant: Any) -> None:
         bots = [Recorder(seed=seed * 10 + s) for s in range(n)]
         outs = [io.BytesIO() for _ in range(n)]
         for s in range(n):
-            _feed(bots[s], {"type": "start", "game": "g", "variant": rules.name, "rules": rules.to_wire(),
-                            "seat": s, "seats": [f"p{i}" for i in range(n)], "dealer": 0,
-                            "hand": game.hand(s), "clock": {"move_ms": 1000}}, outs[s])
+            _feed(
+                bots[s],
+                {
+                    "type": "start",
+                    "game": "g",
+                    "variant": rules.name,
+                    "rules": rules.to_wire(),
+                    "seat": s,
+                    "seats": [f"p{i}" for i in range(n)],
+                    "dealer": 0,
+                    "hand": game.hand(s),
+                    "clock": {"move_ms": 1000},
+                },
+                outs[s],
+            )
 
         def emit(events: list[dict[str, Any]]) -> None:
             for e in events:
@@ -100,8 +131,11 @@ def test_view_tracks_engine_state(variant: Any) -> None:
                     for key in ("hand", "counts", "laid", "centre", "scores", "round"):
                         assert getattr(view, key) == truth[key], (key, seed, s)
                 tid += 1
-                reply = _feed(bots[s], {"type": "turn", "game": "g", "id": tid, "decide": decide,
-                                        "clock": {"left_ms": 900}, **truth}, outs[s])
+                reply = _feed(
+                    bots[s],
+                    {"type": "turn", "game": "g", "id": tid, "decide": decide, "clock": {"left_ms": 900}, **truth},
+                    outs[s],
+                )
                 assert reply is not None and reply["id"] == tid and reply["type"] == decide
                 replies[s] = reply
             for s, reply in replies.items():
@@ -118,8 +152,11 @@ def test_view_tracks_engine_state(variant: Any) -> None:
                 assert all("card" in e for e in own) and not any("card" in e for e in v.draws if e["seat"] != v.seat)
             else:
                 assert v.reveals and all(len(e["plays"]) == n for e in v.reveals) and v.takes
-            _feed(b, {"type": "end", "game": "g", "scores": game.scores(), "ranks": game.ranks(),
-                      "reason": "complete"}, io.BytesIO())
+            _feed(
+                b,
+                {"type": "end", "game": "g", "scores": game.scores(), "ranks": game.ranks(), "reason": "complete"},
+                io.BytesIO(),
+            )
             assert b.view is None
 
 
@@ -129,8 +166,14 @@ def test_legal_asks_without_options_match_the_engine() -> None:
         game = rules.new_game(3, seed=7)
         seat = game.pending()[0]
         truth = game.view(seat)
-        view = GameView(rules=rules.to_wire(), seat=seat, seats=["a", "b", "c"], hand=truth["hand"],
-                        counts=truth["counts"], laid=truth["laid"])
+        view = GameView(
+            rules=rules.to_wire(),
+            seat=seat,
+            seats=["a", "b", "c"],
+            hand=truth["hand"],
+            counts=truth["counts"],
+            laid=truth["laid"],
+        )
         legal = {(a.target, a.card, a.family) for a in game.legal_actions(seat) if a.please or not rules.please}
         mine = {(a.target, a.card, a.family) for a in view.legal_asks()}
         assert mine == legal
@@ -160,17 +203,33 @@ def test_session_loop_handshake_ids_errors_and_bye(capsys: pytest.CaptureFixture
     rules = get_variant("kwartet").to_wire()
     lines = [
         {"type": "hello", "protocol": 1, "name": "alice"},
-        {"type": "start", "game": "g1", "variant": "kwartet", "rules": rules, "seat": 0,
-         "seats": ["a", "b", "c"], "dealer": 2, "hand": ["7S", "7H"], "clock": {"move_ms": 100}},
+        {
+            "type": "start",
+            "game": "g1",
+            "variant": "kwartet",
+            "rules": rules,
+            "seat": 0,
+            "seats": ["a", "b", "c"],
+            "dealer": 2,
+            "hand": ["7S", "7H"],
+            "clock": {"move_ms": 100},
+        },
         "not json at all",
-        {"type": "turn", "game": "g1", "id": 41, "decide": "ask", "hand": ["7S", "7H"],
-         "counts": [2, 3, 0], "laid": [[], [], []], "clock": {"left_ms": 50}},
+        {
+            "type": "turn",
+            "game": "g1",
+            "id": 41,
+            "decide": "ask",
+            "hand": ["7S", "7H"],
+            "counts": [2, 3, 0],
+            "laid": [[], [], []],
+            "clock": {"left_ms": 50},
+        },
         {"type": "error", "game": "g1", "id": 41, "fault": "illegal", "detail": "you asked badly"},
         {"type": "mystery"},
         {"type": "end", "game": "g1", "scores": [1, 0, 0], "ranks": [1, 2, 2], "reason": "complete"},
         {"type": "bye"},
-        {"type": "turn", "game": "g2", "id": 42, "decide": "ask", "hand": [], "counts": [], "laid": [],
-         "clock": {}},
+        {"type": "turn", "game": "g2", "id": 42, "decide": "ask", "hand": [], "counts": [], "laid": [], "clock": {}},
     ]
     data = "".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines).encode()
     out = io.BytesIO()
@@ -195,14 +254,34 @@ def test_a_stalled_end_is_an_ordinary_end_and_the_session_goes_on() -> None:
         def on_end(self, view: GameView, result: dict) -> None:
             ended.append(result)
 
-    start = {"type": "start", "game": "g1", "variant": "kwartet", "rules": rules, "seat": 0,
-             "seats": ["a", "b", "c"], "dealer": 2, "hand": ["7S", "7H"], "clock": {"move_ms": 100}}
-    turn = {"type": "turn", "game": "g2", "id": 7, "decide": "ask", "hand": ["7S", "7H"],
-            "counts": [2, 3, 3], "laid": [[], [], []], "clock": {"left_ms": 50}}
+    start = {
+        "type": "start",
+        "game": "g1",
+        "variant": "kwartet",
+        "rules": rules,
+        "seat": 0,
+        "seats": ["a", "b", "c"],
+        "dealer": 2,
+        "hand": ["7S", "7H"],
+        "clock": {"move_ms": 100},
+    }
+    turn = {
+        "type": "turn",
+        "game": "g2",
+        "id": 7,
+        "decide": "ask",
+        "hand": ["7S", "7H"],
+        "counts": [2, 3, 3],
+        "laid": [[], [], []],
+        "clock": {"left_ms": 50},
+    }
     lines = [
-        {"type": "hello", "protocol": 1, "name": "x"}, start,
+        {"type": "hello", "protocol": 1, "name": "x"},
+        start,
         {"type": "end", "game": "g1", "scores": [1, 0, 2], "ranks": [2, 3, 1], "reason": "stalled"},
-        {**start, "game": "g2"}, turn, {"type": "bye"},
+        {**start, "game": "g2"},
+        turn,
+        {"type": "bye"},
     ]
     out = io.BytesIO()
     data = "".join(json.dumps(x) + "\n" for x in lines).encode()
@@ -223,10 +302,35 @@ def test_polite_variant_sends_please_and_rude_is_possible() -> None:
     for cls, expect in ((Bot, True), (Rude, False)):
         bot = cls()
         out = io.BytesIO()
-        _feed(bot, {"type": "start", "game": "g", "variant": "x", "rules": rules, "seat": 1,
-                    "seats": ["a", "b"], "dealer": 0, "hand": ["A1"], "clock": {"move_ms": 1}}, out)
-        reply = _feed(bot, {"type": "turn", "game": "g", "id": 3, "decide": "ask", "hand": ["A1"],
-                            "counts": [5, 1], "laid": [[], []], "clock": {}}, out)
+        _feed(
+            bot,
+            {
+                "type": "start",
+                "game": "g",
+                "variant": "x",
+                "rules": rules,
+                "seat": 1,
+                "seats": ["a", "b"],
+                "dealer": 0,
+                "hand": ["A1"],
+                "clock": {"move_ms": 1},
+            },
+            out,
+        )
+        reply = _feed(
+            bot,
+            {
+                "type": "turn",
+                "game": "g",
+                "id": 3,
+                "decide": "ask",
+                "hand": ["A1"],
+                "counts": [5, 1],
+                "laid": [[], []],
+                "clock": {},
+            },
+            out,
+        )
         assert reply == {"type": "ask", "id": 3, "target": 0, "card": reply["card"], "please": expect}
         assert reply["card"] in {"A2", "A3", "A4"}
 
@@ -244,10 +348,16 @@ def test_sample_runs_from_any_directory_without_msgspec(tmp_path: Path) -> None:
     blocker.mkdir()
     (blocker / "msgspec.py").write_text("raise ImportError('msgspec hidden for this test')\n")
     env = dict(os.environ, PYTHONPATH=str(blocker))
-    feed = (json.dumps({"type": "hello", "protocol": 1, "name": "x"}) + "\n"
-            + json.dumps({"type": "bye"}) + "\n")
-    proc = subprocess.run([sys.executable, str(ROOT / "sample_bots" / "random_bot.py")], input=feed,
-                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=30)
+    feed = json.dumps({"type": "hello", "protocol": 1, "name": "x"}) + "\n" + json.dumps({"type": "bye"}) + "\n"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "sample_bots" / "random_bot.py")],
+        input=feed,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=30,
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == {"type": "hello", "protocol": 1, "name": "RandomBot", "version": "1.0"}
 
@@ -256,18 +366,42 @@ def test_sdk_copied_next_to_a_bot(tmp_path: Path) -> None:
     """The documented way to use the SDK outside this repository: copy sdk.py."""
     (tmp_path / "sdk.py").write_text((ROOT / "protocol" / "sdk.py").read_text())
     (tmp_path / "bot.py").write_text(
-        "import sys\nfrom sdk import Bot\n\nclass B(Bot):\n    name = 'Copied'\n\nsys.exit(B(1).run())\n")
+        "import sys\nfrom sdk import Bot\n\nclass B(Bot):\n    name = 'Copied'\n\nsys.exit(B(1).run())\n"
+    )
     rules = get_variant("authors").to_wire()
-    feed = "".join(json.dumps(m) + "\n" for m in [
-        {"type": "hello", "protocol": 1, "name": "x"},
-        {"type": "start", "game": "g", "variant": "authors", "rules": rules, "seat": 0, "seats": ["a", "b", "c"],
-         "dealer": 2, "hand": ["2S", "2H", "9C"], "clock": {"move_ms": 1000}},
-        {"type": "turn", "game": "g", "id": 9, "decide": "ask", "hand": ["2S", "2H", "9C"], "counts": [3, 4, 0],
-         "laid": [[], [], []], "options": ["2", "9"], "targets": [1], "clock": {"left_ms": 1000}},
-        {"type": "bye"},
-    ])
-    proc = subprocess.run([sys.executable, "bot.py"], input=feed, capture_output=True, text=True, cwd=tmp_path,
-                          timeout=30)
+    feed = "".join(
+        json.dumps(m) + "\n"
+        for m in [
+            {"type": "hello", "protocol": 1, "name": "x"},
+            {
+                "type": "start",
+                "game": "g",
+                "variant": "authors",
+                "rules": rules,
+                "seat": 0,
+                "seats": ["a", "b", "c"],
+                "dealer": 2,
+                "hand": ["2S", "2H", "9C"],
+                "clock": {"move_ms": 1000},
+            },
+            {
+                "type": "turn",
+                "game": "g",
+                "id": 9,
+                "decide": "ask",
+                "hand": ["2S", "2H", "9C"],
+                "counts": [3, 4, 0],
+                "laid": [[], [], []],
+                "options": ["2", "9"],
+                "targets": [1],
+                "clock": {"left_ms": 1000},
+            },
+            {"type": "bye"},
+        ]
+    )
+    proc = subprocess.run(
+        [sys.executable, "bot.py"], input=feed, capture_output=True, text=True, cwd=tmp_path, timeout=30
+    )
     assert proc.returncode == 0, proc.stderr
     hello, ask = [json.loads(x) for x in proc.stdout.splitlines()]
     assert hello["name"] == "Copied"

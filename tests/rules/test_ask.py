@@ -5,7 +5,16 @@ from __future__ import annotations
 import pytest
 
 from referee.rules import (
-    ASK_PRESETS, Ask, AskRules, Deal, IllegalAction, Rng, RulesError, derive, event_for_seat, get_variant,
+    ASK_PRESETS,
+    Ask,
+    AskRules,
+    Deal,
+    IllegalAction,
+    Rng,
+    RulesError,
+    derive,
+    event_for_seat,
+    get_variant,
 )
 
 
@@ -20,10 +29,24 @@ def test_presets_match_the_rules_table() -> None:
     hf = ASK_PRESETS["happy-families"]
     assert hf.deck[:5] == ("A1", "A2", "A3", "A4", "B1") and len(hf.deck) == 44 and hf.deck[-1] == "K4"
     assert (hf.ask, hf.miss, hf.please, hf.stock, hf.first, hf.min_players, hf.max_players) == (
-        "card", "asked", False, 0, "left", 2, 6)
+        "card",
+        "asked",
+        False,
+        0,
+        "left",
+        2,
+        6,
+    )
     j = ASK_PRESETS["happy-families-jaques"]
     assert (j.deck, j.ask, j.miss, j.please, j.first, j.min_players, j.max_players) == (
-        hf.deck, "card", "next", True, "dealer", 2, 6)
+        hf.deck,
+        "card",
+        "next",
+        True,
+        "dealer",
+        2,
+        6,
+    )
     au = ASK_PRESETS["authors"]
     assert au.deck[:5] == ("2S", "2H", "2D", "2C", "3S") and au.deck[-1] == "AC" and len(au.deck) == 52
     assert "10H" in au.deck
@@ -36,12 +59,21 @@ def test_presets_match_the_rules_table() -> None:
 
 def test_wire_form_round_trips() -> None:
     assert ASK_PRESETS["kwartet"].to_wire() == {
-        "game": "ask", "name": "kwartet", "families": ["7", "8", "9", "10", "J", "Q", "K", "A"],
-        "members": ["S", "H", "D", "C"], "ask": "card", "miss": "asked", "please": False, "stock": 0,
-        "first": "left", "players": [3, 6], "stall": 100,
+        "game": "ask",
+        "name": "kwartet",
+        "families": ["7", "8", "9", "10", "J", "Q", "K", "A"],
+        "members": ["S", "H", "D", "C"],
+        "ask": "card",
+        "miss": "asked",
+        "please": False,
+        "stock": 0,
+        "first": "left",
+        "players": [3, 6],
+        "stall": 100,
     }
-    custom = AskRules.from_params({"name": "gen", "families": 5, "members": 6, "stock": 10, "first": "dealer",
-                                   "players": [2, 5]})
+    custom = AskRules.from_params(
+        {"name": "gen", "families": 5, "members": 6, "stock": 10, "first": "dealer", "players": [2, 5]}
+    )
     for r in (*ASK_PRESETS.values(), custom):
         assert AskRules.from_params(r.to_wire()) == r
         assert get_variant(r.to_wire()) == r
@@ -79,18 +111,24 @@ def test_custom_variant_from_counts_and_base() -> None:
         ({"name": "x", "players": [1, 4]}, "variant 'x': at least 2 players are needed, not 1"),
         ({"name": "x", "players": [4, 3]}, "variant 'x': players [4, 3]: the maximum is below the minimum"),
         ({"name": "x", "players": "four"}, "'players' must be [min, max] (e.g. [3, 6]) or one number"),
-        ({"name": "x", "families": 2, "members": 3, "players": [2, 7]},
-         "variant 'x': 7 players need at least 7 dealt cards, but the deck deals only 6 (6 cards, stock 0)"),
-        ({"name": "x", "families": 2, "members": 4, "stock": 3, "players": [2, 6]},
-         "6 players need at least 6 dealt cards, but the deck deals only 5 (8 cards, stock 3)"),
+        (
+            {"name": "x", "families": 2, "members": 3, "players": [2, 7]},
+            "variant 'x': 7 players need at least 7 dealt cards, but the deck deals only 6 (6 cards, stock 0)",
+        ),
+        (
+            {"name": "x", "families": 2, "members": 4, "stock": 3, "players": [2, 6]},
+            "6 players need at least 6 dealt cards, but the deck deals only 5 (8 cards, stock 3)",
+        ),
         ({"name": "x", "stock": -1}, "variant 'x': 'stock' must be 0 or more cards, not -1"),
         ({"name": "x", "stock": 44}, "variant 'x': stock 44 leaves no card to deal from a deck of 44"),
         ({"name": "x", "stock": 2.5}, "'stock' must be a whole number of cards, not 2.5"),
-        ({"name": "x", "families": ["1", "11"], "members": ["1", "11"]},
-         "variant 'x': card name '111' is ambiguous (family '1' + member '11' and family '11' + member '1')"),
+        (
+            {"name": "x", "families": ["1", "11"], "members": ["1", "11"]},
+            "variant 'x': card name '111' is ambiguous (family '1' + member '11' and family '11' + member '1')",
+        ),
         ({"name": "x", "families": ["A", "B", "A"]}, "variant 'x': families name(s) A appear more than once"),
         ({"name": "x", "members": ["1", " 2"]}, "members names must be non-empty strings without spaces"),
-        ({"name": "x", "families": "ABC"}, "'families' must be a list of names (e.g. [\"A\", \"B\"]) or a count"),
+        ({"name": "x", "families": "ABC"}, '\'families\' must be a list of names (e.g. ["A", "B"]) or a count'),
         ({"name": "x", "families": 27}, "'families' as a count gives names A..Z, so at most 26"),
         ({"name": ""}, "variant parameter 'name' must be a non-empty string"),
     ],
@@ -141,7 +179,7 @@ def test_seeded_deal_follows_the_documented_procedure(name: str) -> None:
             assert g.dealer == dealer
             order = {c: i for i, c in enumerate(rules.deck)}
             for s in range(players):
-                laid = {c for f in g.laid()[s] for c in rules.deck if c.startswith(f) and c[len(f):] in rules.members}
+                laid = {c for f in g.laid()[s] for c in rules.deck if c.startswith(f) and c[len(f) :] in rules.members}
                 assert sorted(set(hands[s]) - laid, key=order.get) == g.hand(s)
             sizes = [len(h) for h in hands]
             assert max(sizes) - min(sizes) <= 1 and len(hands[dealer]) == min(sizes)
@@ -215,8 +253,16 @@ def test_families_laid_from_the_deal_and_empty_first_seat_is_passed_over() -> No
     with pytest.raises(IllegalAction, match="seat 0 has no cards"):
         g.apply(1, ask(0, "B2"))
     assert g.apply(1, ask(2, "B2")) == [
-        {"kind": "ask", "seat": 1, "target": 2, "card": "B2", "please": False, "cards": ["B2"], "rude": False,
-         "next": None},
+        {
+            "kind": "ask",
+            "seat": 1,
+            "target": 2,
+            "card": "B2",
+            "please": False,
+            "cards": ["B2"],
+            "rude": False,
+            "next": None,
+        },
         {"kind": "laid", "seat": 1, "family": "B"},
     ]
     assert g.terminal and g.ranks() == [1, 1, 3]
@@ -247,8 +293,16 @@ def test_miss_draws_then_passes_and_a_lone_holder_draws_instead_of_asking() -> N
     assert g.apply(1, ask(0, "B3"))[1:] == [{"kind": "laid", "seat": 1, "family": "B"}]
     # seat 0 gives its last card; seat 1 alone holds cards: it draws (and lays) until the game ends
     assert g.apply(1, ask(0, "A1")) == [
-        {"kind": "ask", "seat": 1, "target": 0, "card": "A1", "please": False, "cards": ["A1"], "rude": False,
-         "next": None},
+        {
+            "kind": "ask",
+            "seat": 1,
+            "target": 0,
+            "card": "A1",
+            "please": False,
+            "cards": ["A1"],
+            "rude": False,
+            "next": None,
+        },
         {"kind": "draw", "seat": 1, "card": "C2"},
         {"kind": "laid", "seat": 1, "family": "C"},
         {"kind": "draw", "seat": 1, "card": "A3"},
@@ -262,8 +316,16 @@ def test_empty_hand_draws_when_the_turn_comes_while_the_stock_lasts() -> None:
     g = r.new_game(3, deal=Deal(2, (("A1", "A2"), (), ("A3", "B1", "B2", "C1")), ("C2", "B3", "C3")))
     assert g.initial_events() == [{"kind": "deal", "counts": [2, 0, 4], "laid": [[], [], []], "first": 0}]
     assert g.apply(0, ask(2, "A3")) == [
-        {"kind": "ask", "seat": 0, "target": 2, "card": "A3", "please": False, "cards": ["A3"], "rude": False,
-         "next": 1},
+        {
+            "kind": "ask",
+            "seat": 0,
+            "target": 2,
+            "card": "A3",
+            "please": False,
+            "cards": ["A3"],
+            "rude": False,
+            "next": 1,
+        },
         {"kind": "laid", "seat": 0, "family": "A"},
         {"kind": "draw", "seat": 1, "card": "C2"},
     ]
@@ -289,7 +351,8 @@ def test_rude_ask_never_draws() -> None:
     r = AskRules.from_params({**_STOCKY.to_wire(), "please": True})
     g = r.new_game(2, deal=Deal(1, (("A1", "B1"), ("A2", "B2", "C1", "C3")), ("B3", "C2", "A3")))
     assert g.apply(0, ask(1, "A2")) == [
-        {"kind": "ask", "seat": 0, "target": 1, "card": "A2", "please": False, "cards": [], "rude": True, "next": 1}]
+        {"kind": "ask", "seat": 0, "target": 1, "card": "A2", "please": False, "cards": [], "rude": True, "next": 1}
+    ]
     assert g.stock_size() == 3 and g.hand(0) == ["A1", "B1"]
 
 
@@ -298,8 +361,16 @@ def test_rude_ask_never_draws() -> None:
 
 def test_illegal_actions_name_the_problem_and_change_nothing() -> None:
     g = ASK_PRESETS["happy-families"].new_game(
-        3, deal=Deal(2, (("A1", "A2", "B1"), ("A3", "B2", "C1", "C2", "C3"), ("A4", "B3", "B4", "C4", *[
-            f"{f}{m}" for f in "DEFGHIJK" for m in "1234"]))))
+        3,
+        deal=Deal(
+            2,
+            (
+                ("A1", "A2", "B1"),
+                ("A3", "B2", "C1", "C2", "C3"),
+                ("A4", "B3", "B4", "C4", *[f"{f}{m}" for f in "DEFGHIJK" for m in "1234"]),
+            ),
+        ),
+    )
     before = (g.view(0), g.view(1), g.view(2), g.pending())
     cases = [
         (1, ask(0, "A3"), "it is not your turn: seat 0 is to ask"),
@@ -360,7 +431,8 @@ def test_clone_is_independent() -> None:
     s = g.pending()[0]
     c.apply(s, c.random_action(s, Rng(1)))
     assert g.pending() == (s,) and [g.hand(x) for x in range(4)] == [
-        ASK_PRESETS["kwartet"].new_game(4, seed=1).hand(x) for x in range(4)]
+        ASK_PRESETS["kwartet"].new_game(4, seed=1).hand(x) for x in range(4)
+    ]
 
 
 def test_protocol_replies_are_actions() -> None:
@@ -369,8 +441,16 @@ def test_protocol_replies_are_actions() -> None:
 
     g = ASK_PRESETS["kwartet"].new_game(4, seed=42)  # seat 2 is to ask and holds 8H 8D 9S ...
     reply = BOT_DECODER.decode(b'{"type":"ask","id":1,"target":0,"card":"8C"}')
-    assert g.apply(2, reply)[0] == {"kind": "ask", "seat": 2, "target": 0, "card": "8C", "please": False,
-                                    "cards": ["8C"], "rude": False, "next": 2}
+    assert g.apply(2, reply)[0] == {
+        "kind": "ask",
+        "seat": 2,
+        "target": 0,
+        "card": "8C",
+        "please": False,
+        "cards": ["8C"],
+        "rude": False,
+        "next": 2,
+    }
     with pytest.raises(IllegalAction, match="send only 'card', not 'family'"):
         g.apply(2, BOT_DECODER.decode(b'{"type":"ask","id":2,"target":0,"card":"8S","family":"8"}'))
 
@@ -416,16 +496,24 @@ def test_deal_hand_sizes_against_the_dealing_rule() -> None:
         return Deal(dealer, tuple(tuple(next(cards) for _ in range(k)) for k in sizes))
 
     # dealt one at a time from the dealer's left: the seats dealt last, the dealer among them, are short
-    for ok in (deal(2, 11, 11, 10), deal(0, 10, 11, 10, 10), deal(1, 8, 7, 8, 8), deal(3, 11, 11, 11, 11),
-               deal(0, 3, 3)):
+    for ok in (
+        deal(2, 11, 11, 10),
+        deal(0, 10, 11, 10, 10),
+        deal(1, 8, 7, 8, 8),
+        deal(3, 11, 11, 11, 11),
+        deal(0, 3, 3),
+    ):
         assert ok.dealing_rule_problem() is None, ok
     assert deal(2, 12, 11, 9).dealing_rule_problem() == (
         "the hands differ by more than one card (seat 0: 12, seat 1: 11, seat 2: 9); dealing one card at a time "
-        "gives hands that differ by at most one")
+        "gives hands that differ by at most one"
+    )
     assert deal(0, 11, 11, 10).dealing_rule_problem() == (
         "the dealer (seat 0) holds a long hand of 11 cards while seat 2 holds 10; dealing starts left of the "
-        "dealer, so the dealer, dealt last, gets a short hand")
+        "dealer, so the dealer, dealt last, gets a short hand"
+    )
     assert deal(3, 8, 7, 8, 7).dealing_rule_problem() == (
         "seat 2 holds 8 cards but seat 1, dealt before it (clockwise from the dealer's left), holds only 7; the "
-        "short hands go to the seats dealt last")
+        "short hands go to the seats dealt last"
+    )
     assert Deal(5, (("A1",),)).dealing_rule_problem() is None  # invalid anyway: the engine refuses it

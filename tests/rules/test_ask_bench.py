@@ -23,7 +23,11 @@ def test_bench_engine_runs_every_variant_and_reports(capsys: pytest.CaptureFixtu
     json.dumps(result)  # JSON-able
     cases = {(r["variant"], r["players"]) for r in result["results"]}
     assert cases == {(v, 4) for v in engine.DEFAULT_VARIANTS} | {("happy-families", 2), ("happy-families-jaques", 2)}
-    assert {(s["variant"], s["players"]) for s in result["skipped"]} == {("authors", 2), ("kwartet", 2), ("chickens", 2)}
+    assert {(s["variant"], s["players"]) for s in result["skipped"]} == {
+        ("authors", 2),
+        ("kwartet", 2),
+        ("chickens", 2),
+    }
     for r in result["results"]:
         assert r["games"] >= 1 and r["actions"] >= r["games"] and r["actions_per_s"] > 0
     assert set(result["headline"]) == {"authors@4", "happy-families@4"}

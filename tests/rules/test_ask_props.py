@@ -17,10 +17,19 @@ from referee.rules import ASK_PRESETS, Ask, AskRules, IllegalAction, Rng, event_
 CUSTOM = [
     AskRules.from_params({"name": "three-generations", "families": 5, "members": 6, "stock": 10, "players": [2, 5]}),
     AskRules.from_params({"name": "dealer-first", "base": "kwartet", "first": "dealer", "stock": 3}),
-    AskRules.from_params({"name": "polite-fish", "base": "authors", "members": 3, "stock": 7, "please": True,
-                          "players": [2, 6]}),
-    AskRules.from_params({"name": "big-families", "families": ["Red", "Blue"], "members": 14, "stock": 4,
-                          "miss": "next", "players": [2, 3]}),
+    AskRules.from_params(
+        {"name": "polite-fish", "base": "authors", "members": 3, "stock": 7, "please": True, "players": [2, 6]}
+    ),
+    AskRules.from_params(
+        {
+            "name": "big-families",
+            "families": ["Red", "Blue"],
+            "members": 14,
+            "stock": 4,
+            "miss": "next",
+            "players": [2, 3],
+        }
+    ),
 ]
 VARIANTS = [*ASK_PRESETS.values(), *CUSTOM]
 TABLES = [(r, n) for r in VARIANTS for n in range(r.min_players, r.max_players + 1)]
@@ -51,8 +60,14 @@ def oracle(g: Any, seat: int, target: Any, card: Any, family: Any, please: Any) 
 
 
 def snapshot(g: Any) -> tuple:
-    return (tuple(tuple(g.hand(s)) for s in range(g.n)), tuple(g.counts()), g.laid(), g.pending(),
-            g.stock_size(), g.scores())
+    return (
+        tuple(tuple(g.hand(s)) for s in range(g.n)),
+        tuple(g.counts()),
+        g.laid(),
+        g.pending(),
+        g.stock_size(),
+        g.scores(),
+    )
 
 
 def check_invariants(g: Any) -> None:
@@ -205,12 +220,16 @@ def test_replay_from_seed_and_actions_gives_the_same_events(table: tuple[AskRule
 
 
 _ANY = st.one_of(
-    st.none(), st.booleans(), st.integers(-3, 60), st.floats(allow_nan=False), st.text(max_size=4),
-    st.lists(st.text(max_size=3), max_size=6), st.lists(st.integers(0, 9), max_size=3),
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 60),
+    st.floats(allow_nan=False),
+    st.text(max_size=4),
+    st.lists(st.text(max_size=3), max_size=6),
+    st.lists(st.integers(0, 9), max_size=3),
     st.sampled_from(["card", "family", "asked", "next", "left", "dealer", "kwartet", "ask", "chickens"]),
 )
-_KEYS = ["name", "base", "game", "families", "members", "ask", "miss", "please", "stock", "first", "players",
-         "colour"]
+_KEYS = ["name", "base", "game", "families", "members", "ask", "miss", "please", "stock", "first", "players", "colour"]
 
 
 @settings(max_examples=150)

@@ -8,7 +8,8 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from referee.rules import IllegalAction, Play, Rng, RulesError, Take, derive, get_variant
 from referee.rules.base import Deal
@@ -70,8 +71,9 @@ def test_police_beat_robber_and_take_everything() -> None:
 def test_police_alone_take_nothing_and_nobles_stay() -> None:
     g = new(4)
     ev = play_turn(g, ["police", "king", "jack-black", "ace"])
-    assert ev == [{"kind": "reveal", "plays": ["police", "king", "jack-black", "ace"],
-                   "centre": ["jack-black", "king", "ace"]}]
+    assert ev == [
+        {"kind": "reveal", "plays": ["police", "king", "jack-black", "ace"], "centre": ["jack-black", "king", "ace"]}
+    ]
     assert g.decision() == "play" and g.pending() == (0, 1, 2, 3) and g.turn == 2
     assert g.view(2)["centre"] == ["jack-black", "king", "ace"]
     # next turn a lone robber takes the leftovers and the new ones
@@ -109,10 +111,24 @@ def test_pickpockets_alone_take_one_each_and_the_rest_stays() -> None:
     play_turn(g, ["ace", "king", "queen", "jack-red", "jack-black"])
     ev = play_turn(g, ["jack-black", "pickpocket", "jack-red", "pickpocket", "queen"])
     assert ev[0]["centre"] == ["jack-black", "jack-black", "jack-red", "jack-red", "queen", "queen", "king", "ace"]
-    assert take(g, 1, "ace")[0]["centre"] == ["jack-black", "jack-black", "jack-red", "jack-red", "queen", "queen", "king"]
+    assert take(g, 1, "ace")[0]["centre"] == [
+        "jack-black",
+        "jack-black",
+        "jack-red",
+        "jack-red",
+        "queen",
+        "queen",
+        "king",
+    ]
     ev = take(g, 3, "king")
-    assert ev == [{"kind": "take", "seat": 3, "card": "king",
-                   "centre": ["jack-black", "jack-black", "jack-red", "jack-red", "queen", "queen"]}]
+    assert ev == [
+        {
+            "kind": "take",
+            "seat": 3,
+            "card": "king",
+            "centre": ["jack-black", "jack-black", "jack-red", "jack-red", "queen", "queen"],
+        }
+    ]
     assert g.decision() == "play" and g.turn == 3
     assert g.centre() == ["jack-black", "jack-black", "jack-red", "jack-red", "queen", "queen"]
     assert g.scores() == [0, 4, 0, 2, 0]
@@ -280,10 +296,21 @@ def test_view_contents_and_hidden_plays() -> None:
 def test_rules_record_wire_form_round_trip() -> None:
     wire = RULES.to_wire()
     assert wire == {
-        "game": "chickens", "name": "chickens", "rounds": None,
-        "cards": {"robber": 0, "pickpocket": 0, "police": 0, "jack-black": -1, "jack-red": 1,
-                  "queen": 2, "king": 2, "ace": 4},
-        "nobles": ["jack-black", "jack-red", "queen", "king", "ace"], "players": [3, 6],
+        "game": "chickens",
+        "name": "chickens",
+        "rounds": None,
+        "cards": {
+            "robber": 0,
+            "pickpocket": 0,
+            "police": 0,
+            "jack-black": -1,
+            "jack-red": 1,
+            "queen": 2,
+            "king": 2,
+            "ace": 4,
+        },
+        "nobles": ["jack-black", "jack-red", "queen", "king", "ace"],
+        "players": [3, 6],
     }
     assert ChickensRules.from_params(wire) == RULES
     assert ChickensRules.from_params({"game": "chickens"}) == RULES
@@ -353,7 +380,7 @@ def test_random_games_follow_the_rules(n: int, seed: int) -> None:
     assert len(reveals) == 8 * n
     assert [e["round"] for e in events if e["kind"] == "round"] == list(range(1, n + 1))
     for r in range(n):
-        per_seat = [Counter(rv["plays"][s] for rv in reveals[8 * r: 8 * r + 8]) for s in range(n)]
+        per_seat = [Counter(rv["plays"][s] for rv in reveals[8 * r : 8 * r + 8]) for s in range(n)]
         assert all(c == Counter(CARDS) for c in per_seat)
     totals = [0] * n
     for e in events:
@@ -373,8 +400,7 @@ def _snapshot(g: ChickensGame) -> Any:
     return (g.pending(), g.decision(), g.round, g.turn, [g.view(s) for s in range(g.n)])
 
 
-@given(n=st.integers(3, 6), seed=st.integers(0, 2**32), bad=st.sampled_from([*CARDS, "joker"]),
-       who=st.integers(0, 5))
+@given(n=st.integers(3, 6), seed=st.integers(0, 2**32), bad=st.sampled_from([*CARDS, "joker"]), who=st.integers(0, 5))
 def test_illegal_actions_change_nothing(n: int, seed: int, bad: str, who: int) -> None:
     g = RULES.new_game(n)
     rng = Rng(seed)

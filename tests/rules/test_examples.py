@@ -33,21 +33,26 @@ HF_DEAL = Deal(
 
 def test_000_hit_lays_and_keeps_turn_then_miss_goes_to_asked() -> None:
     g = get_variant("happy-families").new_game(4, deal=HF_DEAL)
-    assert g.initial_events() == [
-        {"kind": "deal", "counts": [13, 10, 10, 11], "laid": [[], [], [], []], "first": 0}
-    ]
+    assert g.initial_events() == [{"kind": "deal", "counts": [13, 10, 10, 11], "laid": [[], [], [], []], "first": 0}]
     assert g.pending() == (0,)
     assert g.apply(0, ask(1, "A3")) == [
-        {"kind": "ask", "seat": 0, "target": 1, "card": "A3", "please": False, "cards": ["A3"], "rude": False,
-         "next": 0},
+        {
+            "kind": "ask",
+            "seat": 0,
+            "target": 1,
+            "card": "A3",
+            "please": False,
+            "cards": ["A3"],
+            "rude": False,
+            "next": 0,
+        },
         {"kind": "laid", "seat": 0, "family": "A"},
     ]
     assert g.scores() == [1, 0, 0, 0]
     assert "A3" not in g.hand(1) and g.hand(0)[0] == "B1"  # Ben's other families stay with him
     # Alice asks Kara for B2; Kara has none: Kara asks next, not Ben (left of Alice)
     assert g.apply(0, ask(3, "B2")) == [
-        {"kind": "ask", "seat": 0, "target": 3, "card": "B2", "please": False, "cards": [], "rude": False,
-         "next": 3},
+        {"kind": "ask", "seat": 0, "target": 3, "card": "B2", "please": False, "cards": [], "rude": False, "next": 3},
     ]
     assert g.pending() == (3,)
     assert "B1" in g.hand(0)  # Alice keeps B1
@@ -75,16 +80,22 @@ def test_002_jaques_dealer_asks_first() -> None:
     assert rules.first == "dealer" and rules.to_wire()["first"] == "dealer"
     assert [len(h) for h in JQ_DEAL.hands] == [11, 11, 11, 11]
     g = rules.new_game(4, deal=JQ_DEAL)
-    assert g.initial_events() == [
-        {"kind": "deal", "counts": [11, 11, 11, 11], "laid": [[], [], [], []], "first": 0}
-    ]
+    assert g.initial_events() == [{"kind": "deal", "counts": [11, 11, 11, 11], "laid": [[], [], [], []], "first": 0}]
     assert g.pending() == (0,) and g.dealer == 0  # the dealer, Alice, asks first
     with pytest.raises(IllegalAction, match="it is not your turn: seat 0 is to ask"):
         g.apply(1, ask(0, "A1", please=True))  # Ben, left of the dealer, does not
     # Alice holds A1 A2 A4 and asks Ben for A3, please: he gives it, she lays family A and asks again
     assert g.apply(0, ask(1, "A3", please=True)) == [
-        {"kind": "ask", "seat": 0, "target": 1, "card": "A3", "please": True, "cards": ["A3"], "rude": False,
-         "next": 0},
+        {
+            "kind": "ask",
+            "seat": 0,
+            "target": 1,
+            "card": "A3",
+            "please": True,
+            "cards": ["A3"],
+            "rude": False,
+            "next": 0,
+        },
         {"kind": "laid", "seat": 0, "family": "A"},
     ]
     # she asks Kara for B2, Kara has none: under Jaques the turn goes to the next seat clockwise (Ben)
@@ -105,16 +116,17 @@ def test_002_seeded_jaques_games_start_with_the_dealer() -> None:
             g = rules.new_game(n, seed=seed)
             first = g.initial_events()[0]["first"]
             # the dealer, unless its hand was emptied by families laid straight from the deal
-            assert first == g.dealer or (g.counts()[g.dealer] == 0 and first == next(
-                (g.dealer + k) % n for k in range(1, n) if g.counts()[(g.dealer + k) % n]))
+            assert first == g.dealer or (
+                g.counts()[g.dealer] == 0
+                and first == next((g.dealer + k) % n for k in range(1, n) if g.counts()[(g.dealer + k) % n])
+            )
 
 
 def test_002_rude_ask_is_a_penalty_and_a_polite_miss_goes_left() -> None:
     g = get_variant("happy-families-jaques").new_game(4, deal=JQ_DEAL)
     # a rude ask: nothing moves although Ben holds A3, the turn goes to Ben
     assert g.apply(0, ask(1, "A3")) == [
-        {"kind": "ask", "seat": 0, "target": 1, "card": "A3", "please": False, "cards": [], "rude": True,
-         "next": 1},
+        {"kind": "ask", "seat": 0, "target": 1, "card": "A3", "please": False, "cards": [], "rude": True, "next": 1},
     ]
     assert "A3" in g.hand(1)
 
@@ -139,12 +151,28 @@ def test_001_family_asks_continue_and_lay() -> None:
     g = get_variant("authors").new_game(4, deal=_authors_deal(nine_d_at=2))
     assert g.initial_events()[0]["first"] == 0
     assert g.apply(0, ask(2, family="9")) == [
-        {"kind": "ask", "seat": 0, "target": 2, "family": "9", "please": False, "cards": ["9D"], "rude": False,
-         "next": 0},
+        {
+            "kind": "ask",
+            "seat": 0,
+            "target": 2,
+            "family": "9",
+            "please": False,
+            "cards": ["9D"],
+            "rude": False,
+            "next": 0,
+        },
     ]
     assert g.apply(0, ask(1, family="9")) == [
-        {"kind": "ask", "seat": 0, "target": 1, "family": "9", "please": False, "cards": ["9C"], "rude": False,
-         "next": 0},
+        {
+            "kind": "ask",
+            "seat": 0,
+            "target": 1,
+            "family": "9",
+            "please": False,
+            "cards": ["9C"],
+            "rude": False,
+            "next": 0,
+        },
         {"kind": "laid", "seat": 0, "family": "9"},
     ]
     assert g.laid() == [["9"], [], [], []]
@@ -163,8 +191,7 @@ def test_001_miss_passes_to_the_askers_left() -> None:
     g = get_variant("authors").new_game(4, deal=_authors_deal(nine_d_at=3))
     events = g.apply(0, ask(2, family="9"))  # Boris has no nines
     assert events == [
-        {"kind": "ask", "seat": 0, "target": 2, "family": "9", "please": False, "cards": [], "rude": False,
-         "next": 1},
+        {"kind": "ask", "seat": 0, "target": 2, "family": "9", "please": False, "cards": [], "rude": False, "next": 1},
     ]
 
 
@@ -182,8 +209,16 @@ KW_DEAL = Deal(
 
 
 def _ev(seat: int, target: int, card: str, cards: list[str], nxt: int | None) -> dict:
-    return {"kind": "ask", "seat": seat, "target": target, "card": card, "please": False, "cards": cards,
-            "rude": False, "next": nxt}
+    return {
+        "kind": "ask",
+        "seat": seat,
+        "target": target,
+        "card": card,
+        "please": False,
+        "cards": cards,
+        "rude": False,
+        "next": nxt,
+    }
 
 
 def _laid(seat: int, family: str) -> dict:

@@ -61,8 +61,13 @@ def test_default_stall_is_100_and_is_on_the_wire() -> None:
 @pytest.mark.parametrize(
     ("stall", "message"),
     [
-        (0, ("variant 'x': 'stall' must be a whole number of asks, at least 1 (default 100), not 0: the hand ends "
-             "after that many asks in a row that move no card")),
+        (
+            0,
+            (
+                "variant 'x': 'stall' must be a whole number of asks, at least 1 (default 100), not 0: the hand ends "
+                "after that many asks in a row that move no card"
+            ),
+        ),
         (-5, "'stall' must be a whole number of asks, at least 1 (default 100), not -5"),
         (2.5, "variant 'x': 'stall' must be a whole number of asks (at least 1; default 100), not 2.5"),
         (True, "'stall' must be a whole number of asks (at least 1; default 100), not True"),
@@ -199,7 +204,10 @@ def test_a_complete_game_says_complete() -> None:
 # --------------------------------------------------------------------------- properties
 
 _BASES = [
-    {"base": "happy-families"}, {"base": "happy-families-jaques"}, {"base": "authors"}, {"base": "kwartet"},
+    {"base": "happy-families"},
+    {"base": "happy-families-jaques"},
+    {"base": "authors"},
+    {"base": "kwartet"},
     {"families": 4, "members": 5, "stock": 6, "players": [2, 4]},
     {"base": "authors", "stock": 5, "please": True, "players": [2, 5]},
 ]
@@ -208,7 +216,10 @@ _BASES = [
 @settings(max_examples=120, deadline=None)
 @given(st.sampled_from(_BASES), st.integers(1, 12), st.integers(0, 5), st.integers(0, 2**64 - 1))
 def test_the_hand_ends_exactly_when_stall_asks_in_a_row_move_nothing(
-    base: dict, stall: int, extra: int, seed: int,
+    base: dict,
+    stall: int,
+    extra: int,
+    seed: int,
 ) -> None:
     rules = AskRules.from_params({**base, "name": "prop", "stall": stall})
     n = rules.min_players + extra % (rules.max_players - rules.min_players + 1)

@@ -11,11 +11,29 @@ from referee.rules import Rng, get_variant
 ENC = msgspec.json.Encoder()
 
 CUSTOM = [
-    {"name": "stocky", "families": ["A", "B", "C", "D", "E"], "members": ["1", "2", "3"], "stock": 4, "players": [2, 4]},
-    {"name": "fam", "families": ["Q", "K", "ä\"\\"], "members": ["x", "é", "m\u0001\\"], "ask": "family", "miss": "next",
-     "players": [2, 3]},
-    {"name": "polite", "families": ["A", "B", "C", "D"], "members": ["1", "2", "3", "4"], "please": True,
-     "first": "dealer", "players": [2, 4]},
+    {
+        "name": "stocky",
+        "families": ["A", "B", "C", "D", "E"],
+        "members": ["1", "2", "3"],
+        "stock": 4,
+        "players": [2, 4],
+    },
+    {
+        "name": "fam",
+        "families": ["Q", "K", 'ä"\\'],
+        "members": ["x", "é", "m\u0001\\"],
+        "ask": "family",
+        "miss": "next",
+        "players": [2, 3],
+    },
+    {
+        "name": "polite",
+        "families": ["A", "B", "C", "D"],
+        "members": ["1", "2", "3", "4"],
+        "please": True,
+        "first": "dealer",
+        "players": [2, 4],
+    },
 ]
 VARIANTS = ["happy-families", "happy-families-jaques", "authors", "kwartet", *range(len(CUSTOM))]
 

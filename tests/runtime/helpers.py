@@ -83,14 +83,31 @@ def groups_from(pidfile: Path) -> set[int]:
     return {int(line.split()[1]) for line in pidfile.read_text().split("\n") if line.strip()}
 
 
-async def play(specs: list[BotSpec], variant: str = "kwartet", *, seed: int = 1, log_dir: Path,
-               clock: ClockSpec | None = None, policy: FaultPolicy | None = None, match: Any = None,
-               game_id: str = "g-000001", seat_clocks: list[ClockSpec | None] | None = None) -> Any:
+async def play(
+    specs: list[BotSpec],
+    variant: str = "kwartet",
+    *,
+    seed: int = 1,
+    log_dir: Path,
+    clock: ClockSpec | None = None,
+    policy: FaultPolicy | None = None,
+    match: Any = None,
+    game_id: str = "g-000001",
+    seat_clocks: list[ClockSpec | None] | None = None,
+) -> Any:
     """Start the bots, play one game, close them; return (result, replay report)."""
     clock = clock or ClockSpec(move_ms=2000)
     rules = get_variant(variant)
-    spec = GameSpec(game_id, rules, len(specs), seed=seed, clock=clock, policy=policy or FaultPolicy(), match=match,
-                    seat_clocks=seat_clocks)
+    spec = GameSpec(
+        game_id,
+        rules,
+        len(specs),
+        seed=seed,
+        clock=clock,
+        policy=policy or FaultPolicy(),
+        match=match,
+        seat_clocks=seat_clocks,
+    )
     async with trio.open_nursery() as nursery:
         sessions = await start_bots(specs, clock, nursery)
         try:

@@ -14,43 +14,53 @@ from pathlib import Path
 import pytest
 import trio
 
-from referee.runtime import ResourceLimits
-from referee.runtime import sandbox
+from referee.runtime import ResourceLimits, sandbox
 from referee.runtime.build import BuildStartError, run_build
 
 from ..hostile.conftest import survivors
 
 BWRAP_OK, BWRAP_WHY = sandbox.bwrap_support(True)
-SANDBOXES = [pytest.param("bwrap", marks=pytest.mark.skipif(not BWRAP_OK, reason=f"no bubblewrap: {BWRAP_WHY}")),
-             "basic"]
+SANDBOXES = [
+    pytest.param("bwrap", marks=pytest.mark.skipif(not BWRAP_OK, reason=f"no bubblewrap: {BWRAP_WHY}")),
+    "basic",
+]
 PY = sys.executable
 
 
 @pytest.mark.parametrize("kind", SANDBOXES)
-async def test_a_build_writes_its_folder_with_a_scrubbed_environment(tmp_path: Path, kind: str,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_build_writes_its_folder_with_a_scrubbed_environment(
+    tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("REFEREE_TEST_SECRET", "s3cret")
-    script = ("import os, socket, sys; open('built.txt', 'w').write('ok'); "
-              "print('secret' if 'REFEREE_TEST_SECRET' in os.environ else 'scrubbed', os.environ['MARK']); "
-              "s = socket.socket(); s.settimeout(2)\n"
-              "try:\n s.connect(('127.0.0.1', int(sys.argv[1]))); print('network: connected')\n"
-              "except OSError as e:\n print('network:', e.strerror)")
+    script = (
+        "import os, socket, sys; open('built.txt', 'w').write('ok'); "
+        "print('secret' if 'REFEREE_TEST_SECRET' in os.environ else 'scrubbed', os.environ['MARK']); "
+        "s = socket.socket(); s.settimeout(2)\n"
+        "try:\n s.connect(('127.0.0.1', int(sys.argv[1]))); print('network: connected')\n"
+        "except OSError as e:\n print('network:', e.strerror)"
+    )
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(4)
     port = listener.getsockname()[1]
     try:
-        result = await run_build("b", [PY, "-c", script, str(port)], str(tmp_path), env={"MARK": "x"},
-                                 limits=ResourceLimits(isolation=kind))
-        opened = await run_build("b", [PY, "-c", script, str(port)], str(tmp_path), env={"MARK": "x"},
-                                 limits=ResourceLimits(isolation=kind, build_network=True))
+        result = await run_build(
+            "b", [PY, "-c", script, str(port)], str(tmp_path), env={"MARK": "x"}, limits=ResourceLimits(isolation=kind)
+        )
+        opened = await run_build(
+            "b",
+            [PY, "-c", script, str(port)],
+            str(tmp_path),
+            env={"MARK": "x"},
+            limits=ResourceLimits(isolation=kind, build_network=True),
+        )
     finally:
         listener.close()
     assert result.ok, result.output
     assert (tmp_path / "built.txt").read_text() == "ok"
     assert "scrubbed x" in result.output and "secret" not in result.output
-    assert "network: connected" not in result.output, result.output   # no network by default
-    assert "network: connected" in opened.output, opened.output      # build_network = true
+    assert "network: connected" not in result.output, result.output  # no network by default
+    assert "network: connected" in opened.output, opened.output  # build_network = true
     assert result.sandbox["sandbox"] == kind and result.sandbox["network"] is False
 
 
@@ -96,9 +106,11 @@ async def test_a_build_sees_neither_the_ledger_nor_the_config(tmp_path: Path) ->
     cfg = tmp_path / "league.toml"
     cfg.write_text("seed = 12345\n")
     sandbox.protect_paths(secret=[str(out), str(cfg)])
-    script = ("import os\nfor p in ('out/ledger.sqlite', 'league.toml'):\n"
-              " try: print(p, repr(open(p).read()))\n except OSError as e: print(p, e.strerror)\n"
-              "try: open('league.toml', 'w').write('hacked')\nexcept OSError as e: print('write', e.strerror)")
+    script = (
+        "import os\nfor p in ('out/ledger.sqlite', 'league.toml'):\n"
+        " try: print(p, repr(open(p).read()))\n except OSError as e: print(p, e.strerror)\n"
+        "try: open('league.toml', 'w').write('hacked')\nexcept OSError as e: print('write', e.strerror)"
+    )
     result = await run_build("b", [PY, "-c", script], str(tmp_path))
     assert result.ok, result.output
     assert "12345" not in result.output, result.output

@@ -12,11 +12,15 @@ from .helpers import bot, log_records, play, sent_to
 async def test_each_seat_is_timed_by_its_own_clock(tmp_path):
     # the same slow bot (first two turns answered after ~150 ms) on both seats:
     # only the seat with the 100 ms limit times out
-    specs = [bot("tight", "slow_bot.py", BOT_DELAY_MS="150"), bot("loose", "slow_bot.py", BOT_DELAY_MS="150"),
-             bot("other", "instant_bot.py", BOT_SEED="2")]
+    specs = [
+        bot("tight", "slow_bot.py", BOT_DELAY_MS="150"),
+        bot("loose", "slow_bot.py", BOT_DELAY_MS="150"),
+        bot("other", "instant_bot.py", BOT_SEED="2"),
+    ]
     clocks = [ClockSpec(move_ms=100), ClockSpec(move_ms=1000, bank_ms=60000), None]
-    result, report = await play(specs, "kwartet", seed=3, log_dir=tmp_path, clock=ClockSpec(move_ms=5000),
-                                seat_clocks=clocks)
+    result, report = await play(
+        specs, "kwartet", seed=3, log_dir=tmp_path, clock=ClockSpec(move_ms=5000), seat_clocks=clocks
+    )
     assert result.reason == "complete"
     assert [f.fault for f in result.faults if f.seat == 0][:1] == ["timeout"], result.faults
     assert "within the time limit of 100 ms" in result.faults[0].detail
@@ -50,6 +54,7 @@ async def test_seat_clocks_of_the_wrong_length_are_refused(tmp_path):
 # fire before the decision's own limit is spent; the decision must then go on
 # waiting for the rest of its exact limit.
 
+
 async def test_a_reply_after_an_early_armed_deadline_but_within_the_limit_is_accepted(tmp_path, monkeypatch):
     from referee.runtime import game
 
@@ -64,8 +69,11 @@ async def test_a_reply_after_an_early_armed_deadline_but_within_the_limit_is_acc
     monkeypatch.setattr(game._Driver, "_resume_wait", counting)
     # seat 0 thinks 120 ms on its 1st turn and 300 ms on its 2nd, limit 400 ms: the deadline
     # armed at the game's first turn fires about 120 ms early during the 2nd; 300 ms is within the limit
-    specs = [bot("sched", "slow_bot.py", BOT_DELAYS_MS="120,300"), bot("fast", "instant_bot.py", BOT_SEED="2"),
-             bot("fast2", "instant_bot.py", BOT_SEED="3")]
+    specs = [
+        bot("sched", "slow_bot.py", BOT_DELAYS_MS="120,300"),
+        bot("fast", "instant_bot.py", BOT_SEED="2"),
+        bot("fast2", "instant_bot.py", BOT_SEED="3"),
+    ]
     result, report = await play(specs, "happy-families", seed=1, log_dir=tmp_path, clock=ClockSpec(move_ms=400))
     assert result.think_ms[0].count >= 2
     assert result.faults == [], result.faults
@@ -80,8 +88,11 @@ async def test_a_reply_late_for_its_own_limit_still_times_out_after_an_early_fir
 
     monkeypatch.setattr(game, "SLACK_FRACTION", 1.0)
     # 2nd turn: 700 ms against a 400 ms limit - a timeout, however the deadline was armed
-    specs = [bot("sched", "slow_bot.py", BOT_DELAYS_MS="120,700"), bot("fast", "instant_bot.py", BOT_SEED="2"),
-             bot("fast2", "instant_bot.py", BOT_SEED="3")]
+    specs = [
+        bot("sched", "slow_bot.py", BOT_DELAYS_MS="120,700"),
+        bot("fast", "instant_bot.py", BOT_SEED="2"),
+        bot("fast2", "instant_bot.py", BOT_SEED="3"),
+    ]
     result, report = await play(specs, "happy-families", seed=1, log_dir=tmp_path, clock=ClockSpec(move_ms=400))
     assert [f.fault for f in result.faults if f.seat == 0][:1] == ["timeout"], result.faults
     assert "within the time limit of 400 ms" in result.faults[0].detail
@@ -93,8 +104,11 @@ async def test_cpu_clock_logs_the_wall_time_of_each_decision_too(tmp_path):
     from .helpers import log_records
 
     # seat 0 sleeps 150 ms on its first two turns: little CPU, much wall time
-    specs = [bot("sleepy", "slow_bot.py", BOT_DELAY_MS="150"), bot("fast", "instant_bot.py", BOT_SEED="2"),
-             bot("fast2", "instant_bot.py", BOT_SEED="3")]
+    specs = [
+        bot("sleepy", "slow_bot.py", BOT_DELAY_MS="150"),
+        bot("fast", "instant_bot.py", BOT_SEED="2"),
+        bot("fast2", "instant_bot.py", BOT_SEED="3"),
+    ]
     clock = ClockSpec(move_ms=1000, mode="cpu", wall_ceiling_ms=5000)
     result, report = await play(specs, "kwartet", seed=3, log_dir=tmp_path, clock=clock)
     assert result.faults == [], result.faults

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 import trio
 
+from referee.core.errors import public_fault_detail
 from referee.rules import get_variant
 from referee.runtime import BotRefused, BotSession, BotSpec, ClockSpec, FaultPolicy, GameSpec, play_game, start_bots
-from referee.core.errors import public_fault_detail
 from referee.runtime.replay import replay
 
 from .helpers import bot, left_behind, live_in_group, live_with_token, play, sent_to
@@ -59,9 +59,11 @@ async def _play_tracked(specs: list[BotSpec], *, seed: int, log_dir: Path, clock
 @pytest.mark.parametrize("script,fault,fragment,move_ms", CASES, ids=[c[0][:-7] for c in CASES])
 async def test_fault_is_recorded_game_finishes_and_replays(tmp_path, script, fault, fragment, move_ms):
     token = uuid.uuid4().hex
-    specs = [bot("bad", script, BOT_TOKEN=f"{token}-0"),
-             bot("good1", "instant_bot.py", BOT_SEED="2", BOT_TOKEN=f"{token}-1"),
-             bot("good2", "instant_bot.py", BOT_TOKEN=f"{token}-2")]
+    specs = [
+        bot("bad", script, BOT_TOKEN=f"{token}-0"),
+        bot("good1", "instant_bot.py", BOT_SEED="2", BOT_TOKEN=f"{token}-1"),
+        bot("good2", "instant_bot.py", BOT_TOKEN=f"{token}-2"),
+    ]
     result, report = await _play_tracked(specs, seed=3, log_dir=tmp_path, clock=ClockSpec(move_ms=move_ms))
     assert result.reason == "complete"
     faults = [f for f in result.faults if f.seat == 0]
@@ -86,8 +88,11 @@ async def test_fault_is_recorded_game_finishes_and_replays(tmp_path, script, fau
 
 
 async def test_late_reply_is_timeout_then_stale(tmp_path):
-    specs = [bot("late", "late_bot.py", BOT_LATE_MS="380"), bot("good1", "instant_bot.py"),
-             bot("good2", "instant_bot.py", BOT_SEED="3")]
+    specs = [
+        bot("late", "late_bot.py", BOT_LATE_MS="380"),
+        bot("good1", "instant_bot.py"),
+        bot("good2", "instant_bot.py", BOT_SEED="3"),
+    ]
     result, report = await play(specs, "kwartet", seed=4, log_dir=tmp_path, clock=ClockSpec(move_ms=300))
     kinds = [f.fault for f in result.faults if f.seat == 0]
     assert kinds == ["timeout", "stale"], result.faults
@@ -96,8 +101,11 @@ async def test_late_reply_is_timeout_then_stale(tmp_path):
 
 
 async def test_retries_forgive_a_malformed_reply(tmp_path):
-    specs = [bot("bad", "nonjson_bot.py", BOT_THEN_LEGAL="1"), bot("good1", "instant_bot.py"),
-             bot("good2", "instant_bot.py")]
+    specs = [
+        bot("bad", "nonjson_bot.py", BOT_THEN_LEGAL="1"),
+        bot("good1", "instant_bot.py"),
+        bot("good2", "instant_bot.py"),
+    ]
     result, report = await play(specs, "kwartet", seed=5, log_dir=tmp_path, policy=FaultPolicy(retries=1))
     assert result.reason == "complete" and result.faults == [] and result.forfeits == []
     errors = sent_to(result.log_path, 0, "error")
@@ -120,8 +128,9 @@ async def test_wrong_protocol_version_is_refused(tmp_path):
     assert "protocol version 2" in text and "protocol version 1" in text and "future" in text
 
 
-@pytest.mark.parametrize("script,fault", [("silent_bot.py", "timeout"), ("illegal_bot.py", "illegal"),
-                                          ("staleid_bot.py", "stale")])
+@pytest.mark.parametrize(
+    "script,fault", [("silent_bot.py", "timeout"), ("illegal_bot.py", "illegal"), ("staleid_bot.py", "stale")]
+)
 async def test_faults_during_simultaneous_chickens_plays(tmp_path, script, fault):
     specs = [bot("a", "instant_bot.py"), bot("bad", script, BOT_FAULT_AT="3"), bot("c", "instant_bot.py", BOT_SEED="9")]
     result, report = await play(specs, "chickens", seed=8, log_dir=tmp_path, clock=ClockSpec(move_ms=400))
@@ -132,8 +141,9 @@ async def test_faults_during_simultaneous_chickens_plays(tmp_path, script, fault
 
 async def test_every_message_sent_matches_the_protocol_types(tmp_path):
     """Strict decoding of everything the referee wrote, with the protocol's own Structs."""
-    from protocol.messages import REFEREE_DECODER, EventKind
     import msgspec
+
+    from protocol.messages import REFEREE_DECODER, EventKind
 
     from .helpers import log_records
 

@@ -45,8 +45,9 @@ async def test_every_variant_at_every_size_in_session_mode(tmp_path):
 
 async def test_fixed_match_is_one_log_with_hand_games(tmp_path):
     specs = [bot(f"i{i}", "instant_bot.py", BOT_SEED=str(i + 1)) for i in range(3)]
-    result, report = await play(specs, "authors", seed=9, log_dir=tmp_path, game_id="g-000042",
-                                match=MatchFormat(kind="fixed", hands=3))
+    result, report = await play(
+        specs, "authors", seed=9, log_dir=tmp_path, game_id="g-000042", match=MatchFormat(kind="fixed", hands=3)
+    )
     assert report.ok, report.mismatches
     assert report.hands == 3
     games = [line for line in report.transcript if line.startswith("== g-000042.h") and "ends" not in line]
@@ -56,8 +57,7 @@ async def test_fixed_match_is_one_log_with_hand_games(tmp_path):
 
 async def test_race_match_replays(tmp_path):
     specs = [bot(f"i{i}", "instant_bot.py", BOT_SEED=str(i + 5)) for i in range(4)]
-    result, report = await play(specs, "kwartet", seed=2, log_dir=tmp_path,
-                                match=MatchFormat(kind="race", target=5))
+    result, report = await play(specs, "kwartet", seed=2, log_dir=tmp_path, match=MatchFormat(kind="race", target=5))
     assert report.ok, report.mismatches
     assert max(result.scores) >= 5
 
@@ -66,8 +66,9 @@ async def test_race_tie_break_hand_is_played_by_the_tied_seats_only(tmp_path):
     from .helpers import log_records, sent_to
 
     specs = [bot(f"i{i}", "instant_bot.py", BOT_SEED=str(i + 5)) for i in range(4)]
-    result, report = await play(specs, "kwartet", seed=7, log_dir=tmp_path, game_id="g-000007",
-                                match=MatchFormat(kind="race", target=3))
+    result, report = await play(
+        specs, "kwartet", seed=7, log_dir=tmp_path, game_id="g-000007", match=MatchFormat(kind="race", target=3)
+    )
     assert report.ok, report.mismatches
     hands = [r["hand"] for r in log_records(result.log_path) if "hand" in r]
     assert [h["game"] for h in hands] == ["g-000007.h1", "g-000007.h2"]
@@ -83,8 +84,9 @@ async def test_fixed_match_tie_break_hand_is_played_by_the_tied_seats_only(tmp_p
     from .helpers import log_records, sent_to
 
     specs = [bot(f"i{i}", "instant_bot.py", BOT_SEED="1") for i in range(3)]
-    result, report = await play(specs, "authors", seed=9, log_dir=tmp_path, game_id="g-000009",
-                                match=MatchFormat(kind="fixed", hands=1))
+    result, report = await play(
+        specs, "authors", seed=9, log_dir=tmp_path, game_id="g-000009", match=MatchFormat(kind="fixed", hands=1)
+    )
     assert report.ok, report.mismatches
     recs = log_records(result.log_path)
     hands = [r["hand"] for r in recs if "hand" in r]

@@ -52,19 +52,21 @@ def test_a_forged_version_1_log_is_caught(v1_logs, tmp_path, capsys):
     rec = json.loads(lines[i])
     rec["act"]["action"]["target"] = (rec["act"]["action"]["target"] + 1) % 4
     forged = tmp_path / "forged.jsonl"
-    forged.write_text("\n".join(lines[:i] + [json.dumps(rec)] + lines[i + 1:]) + "\n")
+    forged.write_text("\n".join(lines[:i] + [json.dumps(rec)] + lines[i + 1 :]) + "\n")
     assert main(["replay", "-q", str(forged)]) == 1
     assert f"line {i + 1}: the fallback" in capsys.readouterr().out
 
 
 def _comparable(path: str | Path) -> list[Any]:
     """A log without what is measured (times, think times, the start date)."""
+
     def strip(x: Any) -> Any:
         if isinstance(x, dict):
             return {k: strip(v) for k, v in x.items() if k not in ("t", "ms", "wall_ms", "think_ms", "started")}
         if isinstance(x, list):
             return [strip(v) for v in x]
         return x
+
     return [strip(r) for r in log_records(path)]
 
 
@@ -73,12 +75,15 @@ async def test_a_chickens_log_is_the_same_record_for_record_in_two_runs(tmp_path
     so two runs of the same game with deterministic bots give the same log."""
     logs = []
     for run in range(2):
-        specs = [bot("t", BOTS / "instant_bot.py", BOT_SEED="3"),
-                 BotSpec("r", [PY, str(RANDOM_BOT.parent / "tracker_bot.py"), "7"]),
-                 bot("i", "illegal_bot.py", BOT_THEN_LEGAL="1"),
-                 bot("u", "instant_bot.py", BOT_SEED="4")]
-        result, report = await play(specs, "chickens", seed=21, log_dir=tmp_path / f"run{run}", game_id="g-1",
-                                    policy=FaultPolicy(retries=1))
+        specs = [
+            bot("t", BOTS / "instant_bot.py", BOT_SEED="3"),
+            BotSpec("r", [PY, str(RANDOM_BOT.parent / "tracker_bot.py"), "7"]),
+            bot("i", "illegal_bot.py", BOT_THEN_LEGAL="1"),
+            bot("u", "instant_bot.py", BOT_SEED="4"),
+        ]
+        result, report = await play(
+            specs, "chickens", seed=21, log_dir=tmp_path / f"run{run}", game_id="g-1", policy=FaultPolicy(retries=1)
+        )
         assert report.ok, report.mismatches
         assert any("retry" in r for r in log_records(result.log_path))
         logs.append(_comparable(result.log_path))
@@ -89,8 +94,9 @@ async def test_a_chickens_log_is_the_same_record_for_record_in_two_runs(tmp_path
 
 async def test_a_log_that_reaches_its_size_cap_says_so_and_replays_up_to_there(tmp_path, capsys):
     specs = [bot(f"i{i}", "instant_bot.py", BOT_SEED=str(i + 1)) for i in range(4)]
-    result, report = await play(specs, "happy-families", seed=5, log_dir=tmp_path, game_id="g-capped",
-                                policy=FaultPolicy(max_log_bytes=65536))
+    result, report = await play(
+        specs, "happy-families", seed=5, log_dir=tmp_path, game_id="g-capped", policy=FaultPolicy(max_log_bytes=65536)
+    )
     assert result.log_capped and result.reason == "complete"
     recs = log_records(result.log_path)
     assert recs[0]["log_version"] == LOG_VERSION
@@ -112,9 +118,31 @@ def test_every_record_the_writer_writes_decodes_as_its_struct(tmp_path):
     with the one definition of each record (referee.core.records)."""
     d = tmp_path / "logs"
     bad = f"{PY} {BOTS / 'badutf8_bot.py'}"
-    assert main(["play", "kwartet", "--seed", "3", "--retries", "1", "--bot", f"a={PY} {RANDOM_BOT}",
-                 "--bot", f"b={bad}", "--bot", f"c={PY} {BOTS / 'illegal_bot.py'}", "--log", str(d),
-                 "--game-id", "rec", "--grace-ms", "100"]) == 0
+    assert (
+        main(
+            [
+                "play",
+                "kwartet",
+                "--seed",
+                "3",
+                "--retries",
+                "1",
+                "--bot",
+                f"a={PY} {RANDOM_BOT}",
+                "--bot",
+                f"b={bad}",
+                "--bot",
+                f"c={PY} {BOTS / 'illegal_bot.py'}",
+                "--log",
+                str(d),
+                "--game-id",
+                "rec",
+                "--grace-ms",
+                "100",
+            ]
+        )
+        == 0
+    )
     records = load_log(d / "rec.jsonl")
     kinds = {record_type(raw)[0] for _, _, raw in records[1:]}  # type: ignore[index]
     assert {"hand", "out", "act", "fault", "hand_end", "stderr", "footer"} <= kinds
@@ -128,21 +156,23 @@ def test_every_record_the_writer_writes_decodes_as_its_struct(tmp_path):
 async def test_compressed_logs_are_small_and_replay_like_plain_ones(tmp_path, capsys):
     import gzip
 
-    from referee.view.frames import frames_from_log
-
     import trio
 
     from referee.rules import get_variant
     from referee.runtime import ClockSpec, GameSpec, play_game, start_bots
+    from referee.view.frames import frames_from_log
 
     specs = [bot(f"i{i}", "instant_bot.py", BOT_SEED=str(i + 1)) for i in range(4)]
     plain, _ = await play(specs, "kwartet", seed=9, log_dir=tmp_path / "plain", game_id="g-9")
     async with trio.open_nursery() as n:
         sessions = await start_bots(specs, ClockSpec(), n)
         try:
-            packed = await play_game(GameSpec("g-9", get_variant("kwartet"), 4, seed=9, clock=ClockSpec(move_ms=2000)),
-                                     sessions,
-                                     tmp_path / "packed", compress=True)
+            packed = await play_game(
+                GameSpec("g-9", get_variant("kwartet"), 4, seed=9, clock=ClockSpec(move_ms=2000)),
+                sessions,
+                tmp_path / "packed",
+                compress=True,
+            )
         finally:
             for s in sessions:
                 await s.close()

@@ -50,7 +50,8 @@ async def test_a_hand_past_the_cap_is_aborted_and_replay_agrees(tmp_path: Path) 
 
 
 async def test_the_log_header_records_the_cap_in_force(tmp_path: Path) -> None:
-    result, report = await play([bot(f"i{i}", "instant_bot.py", BOT_SEED=str(i)) for i in range(3)], "kwartet",
-                                seed=4, log_dir=tmp_path)
+    result, report = await play(
+        [bot(f"i{i}", "instant_bot.py", BOT_SEED=str(i)) for i in range(3)], "kwartet", seed=4, log_dir=tmp_path
+    )
     assert result.reason == "complete" and report.ok
     assert log_records(result.log_path)[0]["policy"]["max_decisions"] == 5000

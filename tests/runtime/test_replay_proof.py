@@ -30,16 +30,49 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Four real games: faults, retries, fallbacks, a chickens table, a match, a stock variant."""
     d = tmp_path_factory.mktemp("proof")
     stock = d / "stocky.json"
-    stock.write_text(json.dumps({"name": "stocky", "families": ["A", "B", "C", "D", "E", "F"],
-                                 "members": ["1", "2", "3", "4"], "ask": "card", "miss": "asked", "stock": 6,
-                                 "players": [2, 4]}))
+    stock.write_text(
+        json.dumps(
+            {
+                "name": "stocky",
+                "families": ["A", "B", "C", "D", "E", "F"],
+                "members": ["1", "2", "3", "4"],
+                "ask": "card",
+                "miss": "asked",
+                "stock": 6,
+                "players": [2, 4],
+            }
+        )
+    )
     games = {
-        "ask4": ["kwartet", "--seed", "11", "--retries", "1", "--bot", f"a={RANDOM}", "--bot", f"b={CRASH}",
-                 "--bot", f"c={RANDOM}", "--bot", f"d={RETRYING}"],
-        "chickens": ["chickens", "--seed", "12", "--bot", f"a={RANDOM}", "--bot", f"b={CRASH}",
-                     "--bot", f"c={RANDOM}"],
-        "match": ["authors", "--seed", "13", "--match", "fixed:2", "--bot", f"a={CRASH}", "--bot", f"b={RANDOM}",
-                  "--bot", f"c={RANDOM}"],
+        "ask4": [
+            "kwartet",
+            "--seed",
+            "11",
+            "--retries",
+            "1",
+            "--bot",
+            f"a={RANDOM}",
+            "--bot",
+            f"b={CRASH}",
+            "--bot",
+            f"c={RANDOM}",
+            "--bot",
+            f"d={RETRYING}",
+        ],
+        "chickens": ["chickens", "--seed", "12", "--bot", f"a={RANDOM}", "--bot", f"b={CRASH}", "--bot", f"c={RANDOM}"],
+        "match": [
+            "authors",
+            "--seed",
+            "13",
+            "--match",
+            "fixed:2",
+            "--bot",
+            f"a={CRASH}",
+            "--bot",
+            f"b={RANDOM}",
+            "--bot",
+            f"c={RANDOM}",
+        ],
         "stock": [str(stock), "--seed", "14", "--bot", f"a={RANDOM}", "--bot", f"b={RANDOM}", "--bot", f"c={RANDOM}"],
     }
     out = {}
@@ -85,7 +118,7 @@ def test_a_forged_action_is_caught_and_a_log_without_out_records_is_refused(logs
     i = next(k for k, x in enumerate(lines) if '"act"' in x and '"fallback":false' in x and '"card"' in x)
     act = json.loads(lines[i])
     act["act"]["action"]["card"] = "AH" if act["act"]["action"]["card"] != "AH" else "AS"
-    forged = lines[:i] + [json.dumps(act)] + lines[i + 1:]
+    forged = lines[:i] + [json.dumps(act)] + lines[i + 1 :]
     rc, out = _replay(_write(tmp_path, forged), capsys)
     assert rc == 1 and re.search(r"mismatch: line \d+: ", out), out
     # ... and without the `out` lines (what the referee sent) the log proves nothing: refused
@@ -103,13 +136,14 @@ def test_fallback_actions_are_rederived_from_the_seeded_generator(logs, tmp_path
             action["target"] = (action["target"] + 1) % 3
         else:
             action["card"] = "ace" if action["card"] != "ace" else "queen"
-        rc, out = _replay(_write(tmp_path, lines[:i] + [json.dumps(rec)] + lines[i + 1:]), capsys)
+        rc, out = _replay(_write(tmp_path, lines[:i] + [json.dumps(rec)] + lines[i + 1 :]), capsys)
         assert rc == 1 and f"line {i + 1}: the fallback" in out and "seeded fallback generator" in out, (name, out)
     # a bot's own reply turned into a "fallback" for a seat that never faulted
     lines = _lines(logs["ask4"])
     i = next(k for k, x in enumerate(lines) if '"act":{"seat":0' in x)
-    rc, out = _replay(_write(tmp_path, lines[:i] + [lines[i].replace('"fallback":false', '"fallback":true')]
-                             + lines[i + 1:]), capsys)
+    rc, out = _replay(
+        _write(tmp_path, lines[:i] + [lines[i].replace('"fallback":false', '"fallback":true')] + lines[i + 1 :]), capsys
+    )
     assert rc == 1 and "has no fault" in out, out
 
 
@@ -121,39 +155,57 @@ def _edit_out(lines: list[str], pred: Any, edit: Any) -> tuple[list[str], int]:
         for m in rec["out"]:
             if pred(m):
                 edit(m)
-                return lines[:k] + [json.dumps(rec)] + lines[k + 1:], k + 1
+                return lines[:k] + [json.dumps(rec)] + lines[k + 1 :], k + 1
     raise AssertionError("no such message")
 
 
-@pytest.mark.parametrize("log,pred,edit,words", [
-    ("ask4", lambda m: m["type"] == "turn", lambda m: m["hand"].pop(), "turn to seat"),
-    ("ask4", lambda m: m["type"] == "turn", lambda m: m["options"].reverse(), "options"),
-    ("ask4", lambda m: m["type"] == "turn", lambda m: m.update(targets=m["targets"][:1]), "targets"),
-    ("ask4", lambda m: m["type"] == "start", lambda m: m.update(dealer=(m["dealer"] + 1) % 4), "dealer"),
-    ("ask4", lambda m: m["type"] == "event" and m["seq"] > 3, lambda m: m.update(seq=m["seq"] + 1), "seq"),
-    ("ask4", lambda m: m["type"] == "event" and m["kind"] == "fault", lambda m: m.update(detail="nothing"),
-     "fault event"),
-    ("ask4", lambda m: m["type"] == "error" and "corrected reply" not in m["detail"], lambda m: m.update(detail="x"),
-     "error to seat"),
-    ("ask4", lambda m: m["type"] == "error" and "corrected reply" in m["detail"], lambda m: m.update(detail="x"),
-     "error sent to seat"),
-    ("ask4", lambda m: m["type"] == "end", lambda m: m.update(forfeits=[]), "forfeits"),
-    ("chickens", lambda m: m["type"] == "turn" and m["decide"] == "take", lambda m: m["centre"].pop(), "centre"),
-    ("stock", lambda m: m.get("kind") == "draw" and "card" not in m, lambda m: m.update(card="A1"), "draw event"),
-    ("stock", lambda m: m.get("kind") == "draw" and "card" in m, lambda m: m.pop("card"), "draw event"),
-    ("match", lambda m: m["type"] == "start" and m["game"] == "match.h2", lambda m: m["hand"].pop(), "start"),
-])
+@pytest.mark.parametrize(
+    "log,pred,edit,words",
+    [
+        ("ask4", lambda m: m["type"] == "turn", lambda m: m["hand"].pop(), "turn to seat"),
+        ("ask4", lambda m: m["type"] == "turn", lambda m: m["options"].reverse(), "options"),
+        ("ask4", lambda m: m["type"] == "turn", lambda m: m.update(targets=m["targets"][:1]), "targets"),
+        ("ask4", lambda m: m["type"] == "start", lambda m: m.update(dealer=(m["dealer"] + 1) % 4), "dealer"),
+        ("ask4", lambda m: m["type"] == "event" and m["seq"] > 3, lambda m: m.update(seq=m["seq"] + 1), "seq"),
+        (
+            "ask4",
+            lambda m: m["type"] == "event" and m["kind"] == "fault",
+            lambda m: m.update(detail="nothing"),
+            "fault event",
+        ),
+        (
+            "ask4",
+            lambda m: m["type"] == "error" and "corrected reply" not in m["detail"],
+            lambda m: m.update(detail="x"),
+            "error to seat",
+        ),
+        (
+            "ask4",
+            lambda m: m["type"] == "error" and "corrected reply" in m["detail"],
+            lambda m: m.update(detail="x"),
+            "error sent to seat",
+        ),
+        ("ask4", lambda m: m["type"] == "end", lambda m: m.update(forfeits=[]), "forfeits"),
+        ("chickens", lambda m: m["type"] == "turn" and m["decide"] == "take", lambda m: m["centre"].pop(), "centre"),
+        ("stock", lambda m: m.get("kind") == "draw" and "card" not in m, lambda m: m.update(card="A1"), "draw event"),
+        ("stock", lambda m: m.get("kind") == "draw" and "card" in m, lambda m: m.pop("card"), "draw event"),
+        ("match", lambda m: m["type"] == "start" and m["game"] == "match.h2", lambda m: m["hand"].pop(), "start"),
+    ],
+)
 def test_every_message_sent_is_resimulated(logs, tmp_path, capsys, log, pred, edit, words):
     forged, line = _edit_out(_lines(logs[log]), pred, edit)
     rc, out = _replay(_write(tmp_path, forged), capsys)
     assert rc == 1 and f"line {line}: " in out and words in out and "differs from" in out, out
 
 
-@pytest.mark.parametrize("old,new,words", [
-    ('"variant":"kwartet"', '"variant":"authors"', "header names variant 'authors'"),
-    ('"protocol":1', '"protocol":2', "protocol version 2"),
-    ('"players":4', '"players":3', "3 players but lists 4 seats"),
-])
+@pytest.mark.parametrize(
+    "old,new,words",
+    [
+        ('"variant":"kwartet"', '"variant":"authors"', "header names variant 'authors'"),
+        ('"protocol":1', '"protocol":2', "protocol version 2"),
+        ('"players":4', '"players":3', "3 players but lists 4 seats"),
+    ],
+)
 def test_header_fields_are_checked(logs, tmp_path, capsys, old, new, words):
     lines = _lines(logs["ask4"])
     rc, out = _replay(_write(tmp_path, [lines[0].replace(old, new, 1)] + lines[1:]), capsys)
@@ -164,20 +216,23 @@ def test_an_illegal_recorded_move_is_one_sentence(logs, tmp_path, capsys):
     lines = _lines(logs["ask4"])
     i = next(k for k, x in enumerate(lines) if '"act":{"seat":0' in x and '"fallback":false' in x)
     forged = lines[i].replace('"target":', '"target":0,"x":', 1)  # asks itself
-    rc, out = _replay(_write(tmp_path, lines[:i] + [forged] + lines[i + 1:]), capsys)
+    rc, out = _replay(_write(tmp_path, lines[:i] + [forged] + lines[i + 1 :]), capsys)
     assert rc == 1 and re.search(rf"line {i + 1}: the recorded ask of seat 0 \(a\) is not legal: [a-z]", out), out
 
 
-@pytest.mark.parametrize("where,new,words", [
-    (4, '{"act":5}', "malformed act record"),
-    (4, '{"hand":5}', "malformed hand record"),
-    (1, '{"hand":{"index":1}}', "missing required field `game`"),
-    (-1, '{"footer":5}', "malformed footer record"),
-    (0, None, "line 1: malformed header"),             # "seats":5
-    (0, "", "line 1: malformed header"),               # "seats":[0,1,7]
-    (2, "OUT5", "at `$.out[0]`"),
-    (3, '{"what":1}', "not a known log record"),
-])
+@pytest.mark.parametrize(
+    "where,new,words",
+    [
+        (4, '{"act":5}', "malformed act record"),
+        (4, '{"hand":5}', "malformed hand record"),
+        (1, '{"hand":{"index":1}}', "missing required field `game`"),
+        (-1, '{"footer":5}', "malformed footer record"),
+        (0, None, "line 1: malformed header"),  # "seats":5
+        (0, "", "line 1: malformed header"),  # "seats":[0,1,7]
+        (2, "OUT5", "at `$.out[0]`"),
+        (3, '{"what":1}', "not a known log record"),
+    ],
+)
 def test_corrupt_logs_are_clear_errors(logs, tmp_path, capsys, where, new, words):
     lines = _lines(logs["ask4"])
     if where == 0:
@@ -189,7 +244,7 @@ def test_corrupt_logs_are_clear_errors(logs, tmp_path, capsys, where, new, words
     else:
         lines[where] = new
     rc, out = _replay(_write(tmp_path, lines), capsys)
-    line = (len(lines) if where == -1 else where + 1)
+    line = len(lines) if where == -1 else where + 1
     assert rc == 2 and out.startswith("error: ") and f"line {line}" in out and words in out, out
     assert "Traceback" not in out
 
@@ -260,7 +315,7 @@ def test_randomly_mutated_logs_never_crash_replay(logs, tmp_path_factory, data):
             k = data.draw(st.integers(0, len(new) - 1))
             line = bytearray(new[k])
             pos = data.draw(st.integers(0, max(0, len(line) - 1)))
-            line[pos:pos + 1] = bytes([data.draw(st.sampled_from(b'0123456789"{}[],:tfn -.x\\\x00\xff'))])
+            line[pos : pos + 1] = bytes([data.draw(st.sampled_from(b'0123456789"{}[],:tfn -.x\\\x00\xff'))])
             new[k] = bytes(line)
     path = tmp_path_factory.mktemp("mut") / "m.jsonl"
     path.write_bytes(b"".join(x + b"\n" for x in new))

@@ -21,9 +21,9 @@ from .helpers import BOTS, RANDOM_BOT
 
 PY = sys.executable
 RANDOM = f"{PY} {RANDOM_BOT}"
-RETRYING = f"env BOT_THEN_LEGAL=1 {PY} {BOTS / 'illegal_bot.py'}"   # illegal once, then legal: a retry
-ILLEGAL = f"{PY} {BOTS / 'illegal_bot.py'}"                          # illegal: a fault logged with its time
-NONJSON = f"{PY} {BOTS / 'nonjson_bot.py'}"                          # malformed
+RETRYING = f"env BOT_THEN_LEGAL=1 {PY} {BOTS / 'illegal_bot.py'}"  # illegal once, then legal: a retry
+ILLEGAL = f"{PY} {BOTS / 'illegal_bot.py'}"  # illegal: a fault logged with its time
+NONJSON = f"{PY} {BOTS / 'nonjson_bot.py'}"  # malformed
 
 
 def _sched(ms: str) -> str:
@@ -32,27 +32,108 @@ def _sched(ms: str) -> str:
 
 GAMES: dict[str, list[str]] = {
     # wall clock, no bank: a bot that thinks 30 ms on its first turns
-    "wall": ["kwartet", "--seed", "21", "--move-ms", "1000", "--bot", f"a={RANDOM}", "--bot", f"b={_sched('30,30')}",
-             "--bot", f"c={RANDOM}"],
+    "wall": [
+        "kwartet",
+        "--seed",
+        "21",
+        "--move-ms",
+        "1000",
+        "--bot",
+        f"a={RANDOM}",
+        "--bot",
+        f"b={_sched('30,30')}",
+        "--bot",
+        f"c={RANDOM}",
+    ],
     # a bank charged by real think times, and a retry
-    "bank": ["kwartet", "--seed", "22", "--move-ms", "1000", "--bank-ms", "20000", "--retries", "1",
-             "--bot", f"a={_sched('40,40,40')}", "--bot", f"b={RANDOM}", "--bot", f"c={RANDOM}",
-             "--bot", f"d={RETRYING}"],
+    "bank": [
+        "kwartet",
+        "--seed",
+        "22",
+        "--move-ms",
+        "1000",
+        "--bank-ms",
+        "20000",
+        "--retries",
+        "1",
+        "--bot",
+        f"a={_sched('40,40,40')}",
+        "--bot",
+        f"b={RANDOM}",
+        "--bot",
+        f"c={RANDOM}",
+        "--bot",
+        f"d={RETRYING}",
+    ],
     # cpu clock: sleeping costs wall time, not CPU time (act.wall_ms > act.ms)
-    "cpu": ["kwartet", "--seed", "23", "--clock", "cpu", "--move-ms", "1000", "--bank-ms", "30000",
-            "--bot", f"a=env BOT_DELAY_MS=150 {PY} {BOTS / 'slow_bot.py'}", "--bot", f"b={RANDOM}",
-            "--bot", f"c={RANDOM}"],
+    "cpu": [
+        "kwartet",
+        "--seed",
+        "23",
+        "--clock",
+        "cpu",
+        "--move-ms",
+        "1000",
+        "--bank-ms",
+        "30000",
+        "--bot",
+        f"a=env BOT_DELAY_MS=150 {PY} {BOTS / 'slow_bot.py'}",
+        "--bot",
+        f"b={RANDOM}",
+        "--bot",
+        f"c={RANDOM}",
+    ],
     # a timeout (then a stale late line) under a bank, and a malformed reply
-    "timeout": ["kwartet", "--seed", "24", "--move-ms", "200", "--bank-ms", "10000",
-                "--bot", f"a=env BOT_LATE_MS=400 {PY} {BOTS / 'late_bot.py'}", "--bot", f"b={RANDOM}",
-                "--bot", f"c={RANDOM}", "--bot", f"d={NONJSON}"],
+    "timeout": [
+        "kwartet",
+        "--seed",
+        "24",
+        "--move-ms",
+        "200",
+        "--bank-ms",
+        "10000",
+        "--bot",
+        f"a=env BOT_LATE_MS=400 {PY} {BOTS / 'late_bot.py'}",
+        "--bot",
+        f"b={RANDOM}",
+        "--bot",
+        f"c={RANDOM}",
+        "--bot",
+        f"d={NONJSON}",
+    ],
     # simultaneous plays with a bank, a retry and an illegal fault
-    "chickens": ["chickens", "--seed", "25", "--retries", "1", "--bank-ms", "8000", "--bot", f"a={RETRYING}",
-                 "--bot", f"b={RANDOM}", "--bot", f"c={ILLEGAL}"],
+    "chickens": [
+        "chickens",
+        "--seed",
+        "25",
+        "--retries",
+        "1",
+        "--bank-ms",
+        "8000",
+        "--bot",
+        f"a={RETRYING}",
+        "--bot",
+        f"b={RANDOM}",
+        "--bot",
+        f"c={ILLEGAL}",
+    ],
     # a match: the bank starts again each hand
     # (seeded random bots: a shared best total after two hands adds a tie-break hand; the count is then fixed)
-    "match": ["authors", "--seed", "26", "--match", "fixed:2", "--bank-ms", "5000", "--bot", f"a={RANDOM} 7",
-              "--bot", f"b={_sched('20,20')}", "--bot", f"c={RANDOM} 8"],
+    "match": [
+        "authors",
+        "--seed",
+        "26",
+        "--match",
+        "fixed:2",
+        "--bank-ms",
+        "5000",
+        "--bot",
+        f"a={RANDOM} 7",
+        "--bot",
+        f"b={_sched('20,20')}",
+        "--bot",
+        f"c={RANDOM} 8",
+    ],
 }
 
 
@@ -110,7 +191,8 @@ def test_real_logs_of_every_clock_verify(logs, tmp_path, capsys):
         assert report.ok, (name, report.mismatches)
         think = report.footer["think_ms"]
         assert sum(t["count"] for t in think) >= report.actions - sum(
-            1 for r in recs[name] if r.get("act", {}).get("fallback")), name
+            1 for r in recs[name] if r.get("act", {}).get("fallback")
+        ), name
 
 
 async def test_real_logs_from_play_game_with_seat_clocks_verify(tmp_path):
@@ -119,12 +201,27 @@ async def test_real_logs_from_play_game_with_seat_clocks_verify(tmp_path):
 
     from .helpers import bot, play
 
-    specs = [bot("tight", "slow_bot.py", BOT_DELAY_MS="150"), bot("banked", "slow_bot.py", BOT_DELAY_MS="60"),
-             bot("cpu", "slow_bot.py", BOT_DELAY_MS="60"), bot("ill", "illegal_bot.py", BOT_THEN_LEGAL="1")]
-    clocks = [ClockSpec(move_ms=100), ClockSpec(move_ms=1000, bank_ms=5000),
-              ClockSpec(move_ms=500, mode="cpu", wall_ceiling_ms=2000), None]
-    result, report = await play(specs, "kwartet", seed=5, log_dir=tmp_path, clock=ClockSpec(move_ms=2000),
-                                policy=FaultPolicy(retries=1), seat_clocks=clocks)
+    specs = [
+        bot("tight", "slow_bot.py", BOT_DELAY_MS="150"),
+        bot("banked", "slow_bot.py", BOT_DELAY_MS="60"),
+        bot("cpu", "slow_bot.py", BOT_DELAY_MS="60"),
+        bot("ill", "illegal_bot.py", BOT_THEN_LEGAL="1"),
+    ]
+    clocks = [
+        ClockSpec(move_ms=100),
+        ClockSpec(move_ms=1000, bank_ms=5000),
+        ClockSpec(move_ms=500, mode="cpu", wall_ceiling_ms=2000),
+        None,
+    ]
+    result, report = await play(
+        specs,
+        "kwartet",
+        seed=5,
+        log_dir=tmp_path,
+        clock=ClockSpec(move_ms=2000),
+        policy=FaultPolicy(retries=1),
+        seat_clocks=clocks,
+    )
     assert [f.fault for f in result.faults if f.seat == 0][:1] == ["timeout"], result.faults
     assert report.ok, report.mismatches
     assert [t.count for t in result.think_ms] == [t["count"] for t in report.footer["think_ms"]]
@@ -200,13 +297,16 @@ def test_the_bank_left_in_each_turn_is_the_bank_minus_the_recorded_times(logs, t
     base = _recs(logs["bank"])
     # a turn's left_ms edited
     recs = _recs(logs["bank"])
-    i = _find(recs, lambda r: "out" in r and any(m["type"] == "turn" and m["clock"]["left_ms"] < 20000
-                                                  for m in r["out"]))
+    i = _find(
+        recs, lambda r: "out" in r and any(m["type"] == "turn" and m["clock"]["left_ms"] < 20000 for m in r["out"])
+    )
     turn = next(m for m in recs[i]["out"] if m["type"] == "turn")
     turn["clock"]["left_ms"] -= 1
     out = _mismatch(tmp_path, recs, capsys)
-    assert f"line {i + 1}: the turn to seat {recs[i]['to']} says clock.left_ms {turn['clock']['left_ms']}, " \
-           f"expected {turn['clock']['left_ms'] + 1} (bank_ms 20000 minus" in out, out
+    assert (
+        f"line {i + 1}: the turn to seat {recs[i]['to']} says clock.left_ms {turn['clock']['left_ms']}, "
+        f"expected {turn['clock']['left_ms'] + 1} (bank_ms 20000 minus" in out
+    ), out
     # an act's ms edited within the move limit (and within its span): the next turn's left_ms disagrees
     recs = _recs(logs["bank"])
     i = _find(recs, lambda r: _own_act(0)(r) and r["act"]["ms"] > 30)  # a 40 ms think of seat 0
@@ -218,18 +318,22 @@ def test_the_bank_left_in_each_turn_is_the_bank_minus_the_recorded_times(logs, t
 
 
 @pytest.mark.parametrize("log", ["wall", "bank", "cpu", "timeout", "chickens", "match"])
-@pytest.mark.parametrize("field,delta,words", [
-    ("count", 1, "count is"),
-    ("count", -1, "count is"),
-    ("max_ms", 1.0, "max_ms is"),
-    ("mean_ms", 0.5, "mean_ms is"),
-])
+@pytest.mark.parametrize(
+    "field,delta,words",
+    [
+        ("count", 1, "count is"),
+        ("count", -1, "count is"),
+        ("max_ms", 1.0, "max_ms is"),
+        ("mean_ms", 0.5, "mean_ms is"),
+    ],
+)
 def test_the_footer_think_stats_are_recomputed(logs, tmp_path, capsys, log, field, delta, words):
     recs = _recs(logs[log])
     think = recs[-1]["footer"]["think_ms"]
     seat = next(s for s, t in enumerate(think) if t["count"] > 0)
-    if field == "max_ms" and any(r.get("fault", {}).get("seat") == seat and r["fault"]["fault"] in ("timeout", "crash")
-                                 for r in recs):
+    if field == "max_ms" and any(
+        r.get("fault", {}).get("seat") == seat and r["fault"]["fault"] in ("timeout", "crash") for r in recs
+    ):
         delta = -1000.0  # an unlogged timeout may be the maximum: only a lower bound is known
     think[seat][field] = think[seat][field] + delta
     out = _mismatch(tmp_path, recs, capsys)

@@ -14,7 +14,7 @@ def test_a_version_managers_shim_mounts_the_managers_root(tmp_path: Path) -> Non
     root = tmp_path / "pyenv"
     (root / "shims").mkdir(parents=True)
     shim = root / "shims" / "python3"
-    shim.write_text("#!/bin/sh\nexec \"$PYENV_ROOT/libexec/pyenv\" exec python3 \"$@\"\n")
+    shim.write_text('#!/bin/sh\nexec "$PYENV_ROOT/libexec/pyenv" exec python3 "$@"\n')
     shim.chmod(0o755)
     bot = tmp_path / "bots" / "bot.py"
     bot.parent.mkdir()

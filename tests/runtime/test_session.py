@@ -8,9 +8,17 @@ import pytest
 import trio
 
 from referee.rules import get_variant
-from referee.runtime import (BotCrashed, BotSession, BotSpec, BotStartError, BotTimeout, ClockSpec, GameSpec,
-                             play_game, start_bots)
-
+from referee.runtime import (
+    BotCrashed,
+    BotSession,
+    BotSpec,
+    BotStartError,
+    BotTimeout,
+    ClockSpec,
+    GameSpec,
+    play_game,
+    start_bots,
+)
 from referee.runtime.session import STDERR_TAIL
 
 from .helpers import bot, live_in_group, log_records, play
@@ -63,13 +71,13 @@ async def test_stderr_tail_says_how_much_was_dropped():
 
 async def test_stderr_tail_never_starts_inside_a_utf8_character():
     # 4-byte characters: the cut after the marker lands inside one unless it is moved
-    flood = "import sys; sys.stderr.write('\U0001F0A1' * 20000 + 'end'); sys.stderr.flush(); sys.exit(4)"
+    flood = "import sys; sys.stderr.write('\U0001f0a1' * 20000 + 'end'); sys.stderr.flush(); sys.exit(4)"
     async with trio.open_nursery() as nursery:
         with pytest.raises(BotCrashed) as info:
             await BotSession.start(BotSpec("cards", [sys.executable, "-c", flood]), ClockSpec(), nursery)
     tail = info.value.session.stderr_tail()
     marker, rest = tail.split("\n", 1)
-    assert "\ufffd" not in rest and rest.endswith("end") and set(rest[:-3]) == {"\U0001F0A1"}
+    assert "\ufffd" not in rest and rest.endswith("end") and set(rest[:-3]) == {"\U0001f0a1"}
     assert marker == f"[... {20000 * 4 + 3 - len(rest.encode())} earlier bytes dropped ...]"
     assert len(tail.encode()) <= STDERR_TAIL
 
@@ -117,8 +125,9 @@ async def test_cpu_clock_and_bank_are_recorded(tmp_path):
 async def test_cpu_clock_times_out_a_busy_bot(tmp_path):
     busy = BotSpec("busy", [sys.executable, "-c", _BUSY])
     clock = ClockSpec(move_ms=200, mode="cpu", wall_ceiling_ms=5000)
-    result, _ = await play([busy, bot("a", "instant_bot.py"), bot("b", "instant_bot.py")], "kwartet", seed=1,
-                           log_dir=tmp_path, clock=clock)
+    result, _ = await play(
+        [busy, bot("a", "instant_bot.py"), bot("b", "instant_bot.py")], "kwartet", seed=1, log_dir=tmp_path, clock=clock
+    )
     assert result.faults[0].fault == "timeout" and "CPU time limit of 200 ms" in result.faults[0].detail
 
 

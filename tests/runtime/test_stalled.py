@@ -23,8 +23,11 @@ TRACKER = ROOT / "sample_bots" / "tracker_bot.py"
 def circle_table() -> list:
     """Issue 10's endless game: two copies of the old WRITING-A-BOT example bot and the tracker
     (seeded, so that its random tie-breaks repeat)."""
-    return [bot("a", "looping_bot.py"), bot("b", "looping_bot.py"),
-            BotSpec("t", [sys.executable, str(TRACKER), "1"], env=dict(os.environ))]
+    return [
+        bot("a", "looping_bot.py"),
+        bot("b", "looping_bot.py"),
+        BotSpec("t", [sys.executable, str(TRACKER), "1"], env=dict(os.environ)),
+    ]
 
 
 async def test_bots_asking_in_circles_end_stalled_and_scored_as_they_stand(tmp_path: Path) -> None:
@@ -46,8 +49,9 @@ async def test_bots_asking_in_circles_end_stalled_and_scored_as_they_stand(tmp_p
     assert len(asks) == 100 or asks[-101]["cards"]  # exactly 100: the ask before them moved a card
     # scores are the families laid: the tracker's and the loopers' own, none for families still in hands
     assert sum(result.scores) < 8
-    assert result.win_shares == [1 / result.scores.count(max(result.scores)) if s == max(result.scores) else 0.0
-                                 for s in result.scores]
+    assert result.win_shares == [
+        1 / result.scores.count(max(result.scores)) if s == max(result.scores) else 0.0 for s in result.scores
+    ]
     assert Path(result.log_path).stat().st_size < 1_000_000  # not the 92 MB of a 100,000-decision game
 
 
@@ -71,8 +75,14 @@ async def test_a_custom_stall_is_sent_in_start_and_applied(tmp_path: Path) -> No
 
 
 async def test_a_stalled_hand_of_a_match_is_recorded_and_the_match_goes_on(tmp_path: Path) -> None:
-    result, report = await play(circle_table(), "kwartet", seed=1, log_dir=tmp_path, game_id="g-m",
-                                match=MatchFormat(kind="fixed", hands=2, max_hands=4))
+    result, report = await play(
+        circle_table(),
+        "kwartet",
+        seed=1,
+        log_dir=tmp_path,
+        game_id="g-m",
+        match=MatchFormat(kind="fixed", hands=2, max_hands=4),
+    )
     assert report.ok, report.mismatches
     recs = log_records(result.log_path)
     ends = [r["hand_end"] for r in recs if "hand_end" in r]
@@ -117,7 +127,10 @@ async def test_replay_rejects_a_forged_end_reason(tmp_path: Path) -> None:
                 m["reason"] = "complete"
         return rec
 
-    for edit, words in ((hand_end_complete, "hand_end"), (footer_complete, "footer's reason"),
-                        (end_message_complete, "end")):
+    for edit, words in (
+        (hand_end_complete, "hand_end"),
+        (footer_complete, "footer's reason"),
+        (end_message_complete, "end"),
+    ):
         bad = replay(forged(edit))
         assert not bad.ok and words in bad.mismatches[0], (words, bad.mismatches)

@@ -21,33 +21,54 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_bots"
 
 VARIANTS: list[Any] = [
-    "happy-families", "happy-families-jaques", "authors",
+    "happy-families",
+    "happy-families-jaques",
+    "authors",
     # the stalemate rule at its strictest: the first ask that moves no card ends the game with
     # end.reason "stalled"; the bot must take it and play the next game of the session
     {"name": "impatient", "base": "kwartet", "stall": 1},
-    "kwartet", "chickens",
+    "kwartet",
+    "chickens",
     # a custom ask variant the bots have never seen: 6-member families, stock, dealer first, politeness
-    {"name": "three-generations", "families": ["Ox", "Elk", "Yak", "Emu"], "members": ["I", "II", "III", "IV", "V", "VI"],
-     "ask": "card", "miss": "next", "please": True, "stock": 4, "first": "dealer", "players": [2, 6]},
+    {
+        "name": "three-generations",
+        "families": ["Ox", "Elk", "Yak", "Emu"],
+        "members": ["I", "II", "III", "IV", "V", "VI"],
+        "ask": "card",
+        "miss": "next",
+        "please": True,
+        "stock": 4,
+        "first": "dealer",
+        "players": [2, 6],
+    },
     # family mode with multi-character family names and a stock
-    {"name": "tens", "families": ["10", "1", "2", "3"], "members": ["a", "b", "c"], "ask": "family",
-     "miss": "asked", "please": False, "stock": 2, "players": [2, 6]},
+    {
+        "name": "tens",
+        "families": ["10", "1", "2", "3"],
+        "members": ["a", "b", "c"],
+        "ask": "family",
+        "miss": "asked",
+        "please": False,
+        "stock": 2,
+        "players": [2, 6],
+    },
 ]
 
 
 def node_path() -> str:
     node = shutil.which("node")
     if node is None:
-        pytest.fail("node (Node.js) is not installed on this machine: the JavaScript sample bot cannot be "
-                    "tested; install Node.js 16 or newer (e.g. apt-get install nodejs)")
+        pytest.fail(
+            "node (Node.js) is not installed on this machine: the JavaScript sample bot cannot be "
+            "tested; install Node.js 16 or newer (e.g. apt-get install nodejs)"
+        )
     return node
 
 
 async def play_every_variant(command: list[str], label: str) -> None:
     clock = ClockSpec(move_ms=3000, startup_ms=15000)
     async with trio.open_nursery() as nursery:
-        bots = [await BotSession.start(BotSpec(name=f"{label}-{i}", command=command), clock, nursery)
-                for i in range(4)]
+        bots = [await BotSession.start(BotSpec(name=f"{label}-{i}", command=command), clock, nursery) for i in range(4)]
         try:
             for k, variant in enumerate(VARIANTS):
                 rules = get_variant(variant)
@@ -81,8 +102,9 @@ async def test_javascript_bot() -> None:
 
 async def test_c_bot(tmp_path: Path) -> None:
     exe = tmp_path / "c_bot"
-    build = subprocess.run(["cc", "-O2", "-Wall", "-o", str(exe), str(SAMPLES / "c_bot.c")],
-                           capture_output=True, text=True)
+    build = subprocess.run(
+        ["cc", "-O2", "-Wall", "-o", str(exe), str(SAMPLES / "c_bot.c")], capture_output=True, text=True
+    )
     assert build.returncode == 0, build.stderr
     assert build.stderr == "", f"the C sample should compile without warnings: {build.stderr}"
     await play_every_variant([str(exe)], "c")
@@ -99,15 +121,28 @@ def test_every_sample_starts_with_how_to_run_it() -> None:
 def garbage_lines() -> list[bytes]:
     """Deterministic junk: truncated messages, wrong types, deep nesting, odd escapes, binary."""
     rng = random.Random(7)
-    turn = ('{"type":"turn","game":"g","id":5,"decide":"ask","hand":["A1"],"counts":[1,3],'
-            '"laid":[[],[]],"options":["A2"],"targets":[1],"clock":{"left_ms":5}}')
+    turn = (
+        '{"type":"turn","game":"g","id":5,"decide":"ask","hand":["A1"],"counts":[1,3],'
+        '"laid":[[],[]],"options":["A2"],"targets":[1],"clock":{"left_ms":5}}'
+    )
     lines = [turn[:k] for k in range(0, len(turn), 7)]  # every truncation
     lines += [
-        "[" * 5000 + "]" * 5000, '{"type":' + '"' + "x" * 70000 + '"}', '{"type":"turn"}', '{"type":5}',
-        '{"type":"turn","id":"seven","decide":"play"}', '"just a string"', "12", "null", "[]",
-        '{"type":"start","rules":7,"seat":"x"}', '{"type":"\\u00e9\\ud83d\\ude00","a":"\\"\\\\\\/"}',
-        '{"type":"event","kind":"ask","seat":99,"target":-1,"cards":"A1"}', '{"a":1e999999,"b":-0.0e-7}',
-        "{\"type\":\"hello\"", "\x00\x01\x02", "\t  \r",
+        "[" * 5000 + "]" * 5000,
+        '{"type":' + '"' + "x" * 70000 + '"}',
+        '{"type":"turn"}',
+        '{"type":5}',
+        '{"type":"turn","id":"seven","decide":"play"}',
+        '"just a string"',
+        "12",
+        "null",
+        "[]",
+        '{"type":"start","rules":7,"seat":"x"}',
+        '{"type":"\\u00e9\\ud83d\\ude00","a":"\\"\\\\\\/"}',
+        '{"type":"event","kind":"ask","seat":99,"target":-1,"cards":"A1"}',
+        '{"a":1e999999,"b":-0.0e-7}',
+        '{"type":"hello"',
+        "\x00\x01\x02",
+        "\t  \r",
     ]
     lines = [x.encode() for x in lines]
     lines += [bytes(rng.randrange(256) for _ in range(rng.randrange(1, 80))).replace(b"\n", b" ") for _ in range(40)]
@@ -128,10 +163,29 @@ def test_samples_survive_garbage_lines(bot: str, tmp_path: Path) -> None:
     rules = get_variant({"name": "two", "families": ["A", "B"], "members": ["1", "2"], "players": [2, 2]})
     valid = [
         {"type": "hello", "protocol": 1, "name": "x"},
-        {"type": "start", "game": "g", "variant": "two", "rules": rules.to_wire(), "seat": 0, "seats": ["a", "b"],
-         "dealer": 1, "hand": ["A1", "B1"], "clock": {"move_ms": 1000}},
-        {"type": "turn", "game": "g", "id": 8, "decide": "ask", "hand": ["A1", "B1"], "counts": [2, 2],
-         "laid": [[], []], "options": ["A2", "B2"], "targets": [1], "clock": {"left_ms": 900}},
+        {
+            "type": "start",
+            "game": "g",
+            "variant": "two",
+            "rules": rules.to_wire(),
+            "seat": 0,
+            "seats": ["a", "b"],
+            "dealer": 1,
+            "hand": ["A1", "B1"],
+            "clock": {"move_ms": 1000},
+        },
+        {
+            "type": "turn",
+            "game": "g",
+            "id": 8,
+            "decide": "ask",
+            "hand": ["A1", "B1"],
+            "counts": [2, 2],
+            "laid": [[], []],
+            "options": ["A2", "B2"],
+            "targets": [1],
+            "clock": {"left_ms": 900},
+        },
         {"type": "bye"},
     ]
     data = b"\n".join(garbage_lines()) + b"\n" + b"".join(json.dumps(m).encode() + b"\n" for m in valid)
@@ -147,20 +201,35 @@ async def test_protocol_doc_transcript_is_a_real_game(tmp_path: Path) -> None:
     """docs/PROTOCOL.md section 10 shows seat 0's side of a real game; replaying the same
     seeded game with the same seeded sample bots gives the same lines (clocks aside)."""
     doc = (ROOT / "docs" / "PROTOCOL.md").read_text()
-    section = doc[doc.index("## 10."):doc.index("What the same protocol looks like in chickens")]
-    shown = [json.loads(line.split(">", 1)[1]) for line in section.splitlines()
-             if line.startswith(("referee> {", "bot>     {"))]
+    section = doc[doc.index("## 10.") : doc.index("What the same protocol looks like in chickens")]
+    shown = [
+        json.loads(line.split(">", 1)[1])
+        for line in section.splitlines()
+        if line.startswith(("referee> {", "bot>     {"))
+    ]
     shown = [m for m in shown if m["type"] not in ("hello", "bye")]  # the session's, not the game's
-    mini = {"name": "mini", "families": ["A", "B", "C"], "members": ["1", "2", "3"], "ask": "card",
-            "miss": "asked", "please": True, "stock": 2, "players": [2, 4]}
+    mini = {
+        "name": "mini",
+        "families": ["A", "B", "C"],
+        "members": ["1", "2", "3"],
+        "ask": "card",
+        "miss": "asked",
+        "please": True,
+        "stock": 2,
+        "players": [2, 4],
+    }
     clock = ClockSpec(move_ms=1000, bank_ms=60000)
     async with trio.open_nursery() as nursery:
-        bots = [await BotSession.start(BotSpec(name=name, command=[sys.executable, str(SAMPLES / f"{file}.py"), "22"]),
-                                       clock, nursery)
-                for name, file in (("alice", "tracker_bot"), ("bob", "random_bot"), ("carol", "random_bot"))]
+        bots = [
+            await BotSession.start(
+                BotSpec(name=name, command=[sys.executable, str(SAMPLES / f"{file}.py"), "22"]), clock, nursery
+            )
+            for name, file in (("alice", "tracker_bot"), ("bob", "random_bot"), ("carol", "random_bot"))
+        ]
         try:
-            result = await play_game(GameSpec(game_id="g-000022", rules=get_variant(mini), players=3, seed=22,
-                                              clock=clock), bots, tmp_path)
+            result = await play_game(
+                GameSpec(game_id="g-000022", rules=get_variant(mini), players=3, seed=22, clock=clock), bots, tmp_path
+            )
         finally:
             for b in bots:
                 await b.close()

@@ -23,9 +23,20 @@ def feed(bot: TrackerBot, msg: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def start(bot: TrackerBot, rules: Any, game: Any, seat: int, n: int) -> None:
-    feed(bot, {"type": "start", "game": "g", "variant": rules.name, "rules": rules.to_wire(), "seat": seat,
-               "seats": [str(i) for i in range(n)], "dealer": game.dealer, "hand": game.hand(seat),
-               "clock": {"move_ms": 1000}})
+    feed(
+        bot,
+        {
+            "type": "start",
+            "game": "g",
+            "variant": rules.name,
+            "rules": rules.to_wire(),
+            "seat": seat,
+            "seats": [str(i) for i in range(n)],
+            "dealer": game.dealer,
+            "hand": game.hand(seat),
+            "clock": {"move_ms": 1000},
+        },
+    )
     for e in game.initial_events():
         feed(bot, {"type": "event", "game": "g", "seq": 0, **e})
 
@@ -33,10 +44,12 @@ def start(bot: TrackerBot, rules: Any, game: Any, seat: int, n: int) -> None:
 def test_asks_for_a_card_whose_place_is_known() -> None:
     # kwartet, 4 seats. Seat 0 (the tracker) holds QS; seat 1 asks seat 2 for QH and gets it.
     rules = get_variant("kwartet")
-    hands = [["QS", "7S", "8S", "9S", "10S", "JS", "KS", "AS"],
-             ["QD", "7H", "8H", "9H", "10H", "JH", "KH", "AH"],
-             ["QH", "7D", "8D", "9D", "10D", "JD", "KD", "AD"],
-             ["QC", "7C", "8C", "9C", "10C", "JC", "KC", "AC"]]
+    hands = [
+        ["QS", "7S", "8S", "9S", "10S", "JS", "KS", "AS"],
+        ["QD", "7H", "8H", "9H", "10H", "JH", "KH", "AH"],
+        ["QH", "7D", "8D", "9D", "10D", "JD", "KD", "AD"],
+        ["QC", "7C", "8C", "9C", "10C", "JC", "KC", "AC"],
+    ]
     game = rules.new_game(4, deal=Deal(dealer=0, hands=tuple(tuple(h) for h in hands)))
     bot = TrackerBot(seed=1)
     start(bot, rules, game, 0, 4)
@@ -56,8 +69,17 @@ def test_asks_for_a_card_whose_place_is_known() -> None:
 def test_family_mode_miss_and_stock_draws() -> None:
     # a custom family-mode variant with a stock: a miss rules out the whole family at the target,
     # and a draw by another seat may move any stock card to it
-    rules = get_variant({"name": "t", "families": ["A", "B", "C"], "members": ["1", "2"], "ask": "family",
-                         "miss": "next", "stock": 2, "players": [2, 4]})
+    rules = get_variant(
+        {
+            "name": "t",
+            "families": ["A", "B", "C"],
+            "members": ["1", "2"],
+            "ask": "family",
+            "miss": "next",
+            "stock": 2,
+            "players": [2, 4],
+        }
+    )
     game = rules.new_game(2, deal=Deal(dealer=1, hands=(("A1", "B1"), ("A2", "C1")), stock=("B2", "C2")))
     bot = TrackerBot(seed=1)
     start(bot, rules, game, 1, 2)

@@ -38,18 +38,62 @@ def materialize(frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("frames")
     stock = d / "stocky.json"
-    stock.write_text(json.dumps({"name": "stocky", "families": ["A", "B", "C", "D", "E", "F"],
-                                 "members": ["1", "2", "3", "4"], "ask": "card", "miss": "asked", "stock": 6,
-                                 "players": [2, 4]}))
+    stock.write_text(
+        json.dumps(
+            {
+                "name": "stocky",
+                "families": ["A", "B", "C", "D", "E", "F"],
+                "members": ["1", "2", "3", "4"],
+                "ask": "card",
+                "miss": "asked",
+                "stock": 6,
+                "players": [2, 4],
+            }
+        )
+    )
     games = {
         "stock": [str(stock), "--seed", "14", "--bot", f"a={RANDOM}", "--bot", f"b={RANDOM}", "--bot", f"c={RANDOM}"],
-        "faults": ["kwartet", "--seed", "11", "--retries", "1", "--bot", f"a={RANDOM}",
-                   "--bot", f"b={PY} {BOTS / 'crash_bot.py'}", "--bot", f"c={RANDOM}",
-                   "--bot", f"d=env BOT_THEN_LEGAL=1 {PY} {BOTS / 'illegal_bot.py'}"],
-        "chickens": ["chickens", "--seed", "12", "--retries", "1", "--bot", f"a={RANDOM}",
-                     "--bot", f"b={PY} {BOTS / 'crash_bot.py'}", "--bot", f"c={RANDOM}"],
-        "match": ["authors", "--seed", "13", "--match", "fixed:2", "--bot", f"a={RANDOM}", "--bot", f"b={RANDOM}",
-                  "--bot", f"c={RANDOM}"],
+        "faults": [
+            "kwartet",
+            "--seed",
+            "11",
+            "--retries",
+            "1",
+            "--bot",
+            f"a={RANDOM}",
+            "--bot",
+            f"b={PY} {BOTS / 'crash_bot.py'}",
+            "--bot",
+            f"c={RANDOM}",
+            "--bot",
+            f"d=env BOT_THEN_LEGAL=1 {PY} {BOTS / 'illegal_bot.py'}",
+        ],
+        "chickens": [
+            "chickens",
+            "--seed",
+            "12",
+            "--retries",
+            "1",
+            "--bot",
+            f"a={RANDOM}",
+            "--bot",
+            f"b={PY} {BOTS / 'crash_bot.py'}",
+            "--bot",
+            f"c={RANDOM}",
+        ],
+        "match": [
+            "authors",
+            "--seed",
+            "13",
+            "--match",
+            "fixed:2",
+            "--bot",
+            f"a={RANDOM}",
+            "--bot",
+            f"b={RANDOM}",
+            "--bot",
+            f"c={RANDOM}",
+        ],
     }
     out = {}
     for name, args in games.items():
@@ -95,8 +139,9 @@ def test_chickens_frames_show_hidden_plays_then_the_reveal(logs):
     states = materialize(frames)
     i = next(k for k, f in enumerate(frames) if f["kind"] == "reveal")
     assert all(states[i - 1]["played"]) and not any(states[i]["played"])
-    assert states[i]["centre"] == sorted(states[i]["centre"], key=["jack-black", "jack-red", "queen", "king",
-                                                                   "ace"].index)
+    assert states[i]["centre"] == sorted(
+        states[i]["centre"], key=["jack-black", "jack-red", "queen", "king", "ace"].index
+    )
     take = next(k for k, f in enumerate(frames) if f["kind"] == "take")
     assert frames[take]["cards"][0] in states[take]["laid"][frames[take]["actor"]]
 

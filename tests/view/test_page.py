@@ -102,7 +102,7 @@ def test_the_page_needs_no_network() -> None:
     for page in (render_viewer(ask_game()), render_viewer(chickens_game()), render_viewer_shell()):
         assert not re.search(r"https?://", page), "the page names a network address"
         assert not re.search(r"""\b(src|href)\s*=\s*["']?//""", page)
-        assert "<link rel=\"stylesheet\"" not in page and "@import" not in page and "url(" not in page
+        assert '<link rel="stylesheet"' not in page and "@import" not in page and "url(" not in page
         assert "<script src" not in page
         assert page.startswith("<!DOCTYPE html>")
     assert 'id="game-data"' not in render_viewer_shell()
@@ -122,7 +122,7 @@ def test_frames_js_defines_the_data() -> None:
     text = frames_js(data)
     prefix = "window.__referee_game_data = "
     assert text.startswith(prefix) and text.endswith(";\n")
-    assert json.loads(text[len(prefix):-2]) == data
+    assert json.loads(text[len(prefix) : -2]) == data
 
 
 def test_frames_js_name_and_viewer_href() -> None:

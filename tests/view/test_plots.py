@@ -28,7 +28,7 @@ NS = "{http://www.w3.org/2000/svg}"
 
 
 def bot_names(n: int) -> list[str]:
-    base = ["alice", "bob", "Zoë <the> \"quick\" & brown", "WWWWWWWWWWWWWWWWWWWWWWWWWWWWWW-wide-name", "c", "ddd-ddd"]
+    base = ["alice", "bob", 'Zoë <the> "quick" & brown', "WWWWWWWWWWWWWWWWWWWWWWWWWWWWWW-wide-name", "c", "ddd-ddd"]
     return [base[i] if i < len(base) else f"bot-{i:02d}-{'x' * (i % 17)}" for i in range(n)]
 
 
@@ -43,11 +43,27 @@ def league_rows(bots: list[str], games: int = 60, seed: int = 1) -> list[GameRow
         best = [i for i, s in enumerate(scores) if s == max(scores)]
         shares = [1 / len(best) if i in best else 0.0 for i in range(len(table))]
         think = [{"count": rnd.randint(1, 40), "mean_ms": rnd.lognormvariate(0, 2), "max_ms": 50.0} for _ in table]
-        rows.append(GameRow(
-            game_id=f"g-{g:06d}", variant=variant, size=len(table), table=g, deal=0, rotation=0, seed=g, bots=table,
-            scores=scores, ranks=ranks, win_shares=shares, forfeits=[], faults=[], think=think, log_path=None,
-            reason="complete", wall_ms=1.0,
-        ))
+        rows.append(
+            GameRow(
+                game_id=f"g-{g:06d}",
+                variant=variant,
+                size=len(table),
+                table=g,
+                deal=0,
+                rotation=0,
+                seed=g,
+                bots=table,
+                scores=scores,
+                ranks=ranks,
+                win_shares=shares,
+                forfeits=[],
+                faults=[],
+                think=think,
+                log_path=None,
+                reason="complete",
+                wall_ms=1.0,
+            )
+        )
     return rows
 
 
@@ -99,12 +115,17 @@ def test_plots_from_the_standings_dict() -> None:
     # one mark per bot and scope, its tooltip with the exact figures
     first = st["scopes"]["overall"]["bots"][0]
     tips = [t.text or "" for t in root.iter(f"{NS}title")]
-    assert any(f"mu {first['mu']:.2f}, sigma {first['sigma']:.2f}, ordinal (mu - 3 sigma) {first['ordinal']:.2f}" in t
-               for t in tips)
+    assert any(
+        f"mu {first['mu']:.2f}, sigma {first['sigma']:.2f}, ordinal (mu - 3 sigma) {first['ordinal']:.2f}" in t
+        for t in tips
+    )
     root = parse(win_share_plot(rs))
     tips = [t.text or "" for t in root.iter(f"{NS}title")]
-    assert any(f"win share {first['win_share']:.3f} (95% interval {first['win_lo']:.3f} to {first['win_hi']:.3f})"
-               f" over {first['games']} games" in t for t in tips)
+    assert any(
+        f"win share {first['win_share']:.3f} (95% interval {first['win_lo']:.3f} to {first['win_hi']:.3f})"
+        f" over {first['games']} games" in t
+        for t in tips
+    )
     h2h = st["scopes"]["overall"]["head_to_head"]
     a, b = first["bot"], next(x for x in h2h[first["bot"]])
     root = parse(head_to_head_heatmap([r["bot"] for r in st["scopes"]["overall"]["bots"]], h2h))
@@ -121,13 +142,19 @@ def test_think_samples_come_from_ledger_rows() -> None:
     expected = sum(1 for r in rows if r.reason != "aborted" for _ in r.bots)
     assert sum(len(v) for v in samples.values()) == expected
     only = think_samples(rows, variant="chickens")
-    assert sum(len(v) for v in only.values()) == sum(len(r.bots) for r in rows if r.variant == "chickens"
-                                                     and r.reason != "aborted")
+    assert sum(len(v) for v in only.values()) == sum(
+        len(r.bots) for r in rows if r.variant == "chickens" and r.reason != "aborted"
+    )
 
 
 def test_no_data_and_odd_values() -> None:
-    for svg in (rating_plot({}), win_share_plot({"kwartet": []}), head_to_head_heatmap(["a"], {}),
-                think_time_plot({"a": []}), think_time_plot({})):
+    for svg in (
+        rating_plot({}),
+        win_share_plot({"kwartet": []}),
+        head_to_head_heatmap(["a"], {}),
+        think_time_plot({"a": []}),
+        think_time_plot({}),
+    ):
         root = parse(svg)
         assert "no data yet" in "".join(root.itertext())
     # non-finite values are skipped, a bot with no samples keeps its row
@@ -147,10 +174,12 @@ OVERLAP_JS = (Path(__file__).parent / "overlap.js").read_text(encoding="utf-8")
 
 @pytest.mark.parametrize("n", [2, 12, 30])
 def test_plot_labels_never_overlap_in_a_browser(probe: PageProbe, tmp_path: Path, artifacts: Path, n: int) -> None:
-    page_html = ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>plots</title></head>"
-                 "<body style='margin:8px;font-family:sans-serif'>"
-                 + "".join(f"<div style='margin:10px 0'>{svg}</div>" for svg in all_plots(bot_names(n)))
-                 + "</body></html>")
+    page_html = (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>plots</title></head>"
+        "<body style='margin:8px;font-family:sans-serif'>"
+        + "".join(f"<div style='margin:10px 0'>{svg}</div>" for svg in all_plots(bot_names(n)))
+        + "</body></html>"
+    )
     path = tmp_path / "plots.html"
     path.write_text(page_html, encoding="utf-8")
     page: Any = probe.page

@@ -42,15 +42,15 @@ move_ms = 3000
 
 [[bots]]
 name = "rand"
-command = ["{PY}", "{SAMPLES / 'random_bot.py'}"]
+command = ["{PY}", "{SAMPLES / "random_bot.py"}"]
 
 [[bots]]
 name = "tracker"
-command = ["{PY}", "{SAMPLES / 'tracker_bot.py'}", "1"]
+command = ["{PY}", "{SAMPLES / "tracker_bot.py"}", "1"]
 
 [[bots]]
 name = "cheat"
-command = ["{PY}", "{TEST_BOTS / 'illegal_bot.py'}"]
+command = ["{PY}", "{TEST_BOTS / "illegal_bot.py"}"]
 
 [[variants]]
 name = "kwartet"
@@ -86,8 +86,11 @@ def test_report_header_legend_plots_and_files(night: tuple[Path, str]) -> None:
     assert "card-referee 0.1.0" in text
     assert "Complete: all 6 planned games were played." in text and 'data-testid="incomplete"' not in page
     # every bot with its command and its hello, from the start check (the ledger meta)
-    for name, hello, cmd in (("rand", "RandomBot 1.0", "random_bot.py"), ("tracker", "TrackerBot", "tracker_bot.py"),
-                             ("cheat", "illegal", "illegal_bot.py")):
+    for name, hello, cmd in (
+        ("rand", "RandomBot 1.0", "random_bot.py"),
+        ("tracker", "TrackerBot", "tracker_bot.py"),
+        ("cheat", "illegal", "illegal_bot.py"),
+    ):
         row = next(r for r in re.findall(r'<tr data-testid="bot-row">(.*?)</tr>', page) if f">{name}<" in r)
         assert hello.lower() in html.unescape(row).lower() and cmd in row
     assert '<details data-testid="config">' in page and "&quot;seed&quot;: 77" in page
@@ -114,7 +117,7 @@ def test_report_header_legend_plots_and_files(night: tuple[Path, str]) -> None:
     for gid, _variant, log in games:
         assert (out / "games" / f"{gid}.frames.js").is_file() and (out / log).is_file()
     data = [(out / "report-data" / f"games-{k}.js").read_text() for k in range(2)]
-    assert sum(js.count('"games/') for js in data) == 6   # each game row has its log link
+    assert sum(js.count('"games/') for js in data) == 6  # each game row has its log link
     # the terminal and standings.md carry the legend too; the faulting bot's faults are listed
     assert SORT_TEXT in stdout and "ordinal: mu - 3 sigma" in stdout and "viewer pages: 6 written" in stdout
     md = (out / "standings.md").read_text()
@@ -136,11 +139,12 @@ def test_report_again_writes_only_what_is_missing(night: tuple[Path, str], tmp_p
 def test_interrupted_night_has_a_banner_and_notes(night: tuple[Path, str], tmp_path: Path) -> None:
     out = tmp_path / "cut"
     shutil.copytree(night[0], out)
-    with sqlite3.connect(out / "ledger.sqlite") as db:   # what a night stopped after 4 games leaves
+    with sqlite3.connect(out / "ledger.sqlite") as db:  # what a night stopped after 4 games leaves
         ids = [r[0] for r in db.execute("SELECT game_id FROM games ORDER BY game_id")]
         db.execute("DELETE FROM games WHERE game_id IN (?, ?)", ids[:2])
-        db.execute("UPDATE games SET reason = 'aborted', detail = 'no end after 9 decisions' WHERE game_id = ?",
-                   (ids[2],))
+        db.execute(
+            "UPDATE games SET reason = 'aborted', detail = 'no end after 9 decisions' WHERE game_id = ?", (ids[2],)
+        )
     r = referee("report", str(out))
     assert r.returncode == 0, r.stderr
     page = (out / "report.html").read_text(encoding="utf-8")
@@ -216,7 +220,7 @@ def test_click_a_game_and_watch_it(probe: PageProbe, night: tuple[Path, str], ar
     page.wait_for_selector(READY)
     assert page.title().startswith(game)
     log = next(out / lg for g, _v, lg in _games(out) if g == game)
-    data = frames_from_log(log)       # the replay core's frames of the same log
+    data = frames_from_log(log)  # the replay core's frames of the same log
     states = materialize(data)
     assert data["verified"]
     last = len(states) - 1
@@ -253,17 +257,17 @@ move_ms = 60000
 
 [[bots]]
 name = "paused"
-command = ["{PY}", "{TEST_BOTS / 'paused_bot.py'}"]
+command = ["{PY}", "{TEST_BOTS / "paused_bot.py"}"]
 cwd = "gate"
 env = {{ BOT_PAUSE_FILE = "pause" }}
 
 [[bots]]
 name = "rand"
-command = ["{PY}", "{SAMPLES / 'random_bot.py'}"]
+command = ["{PY}", "{SAMPLES / "random_bot.py"}"]
 
 [[bots]]
 name = "tracker"
-command = ["{PY}", "{SAMPLES / 'tracker_bot.py'}", "2"]
+command = ["{PY}", "{SAMPLES / "tracker_bot.py"}", "2"]
 
 [[variants]]
 name = "kwartet"
@@ -276,12 +280,17 @@ deals = 2
 def running_night(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[str]]]:
     (tmp_path / "live.toml").write_text(SLOW, encoding="utf-8")
     (tmp_path / "gate").mkdir()
-    (tmp_path / "gate" / "pause").write_text("")   # the paused bot holds its replies while this exists
+    (tmp_path / "gate" / "pause").write_text("")  # the paused bot holds its replies while this exists
     import os
 
-    proc = subprocess.Popen([*REFEREE, "run", str(tmp_path / "live.toml"), "--quiet"], cwd=REPO, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    proc = subprocess.Popen(
+        [*REFEREE, "run", str(tmp_path / "live.toml"), "--quiet"],
+        cwd=REPO,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     try:
         yield tmp_path / "out", proc
     finally:
@@ -290,13 +299,14 @@ def running_night(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[str]]
         proc.communicate(timeout=30)
 
 
-def test_serve_shows_a_running_night(probe: PageProbe, running_night: tuple[Path, subprocess.Popen[str]],
-                                     artifacts: Path) -> None:
+def test_serve_shows_a_running_night(
+    probe: PageProbe, running_night: tuple[Path, subprocess.Popen[str]], artifacts: Path
+) -> None:
     from referee.view.serve import make_server
 
     out, proc = running_night
     deadline = time.monotonic() + 60
-    while not (out / "ledger.sqlite").is_file():   # the run creates its ledger first
+    while not (out / "ledger.sqlite").is_file():  # the run creates its ledger first
         assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
         time.sleep(0.05)
     server = make_server(out, port=0)
@@ -307,17 +317,18 @@ def test_serve_shows_a_running_night(probe: PageProbe, running_night: tuple[Path
     try:
         page = probe.page
         page.on("response", lambda r: missing.append(r.url) if r.status >= 400 else None)
-        page.goto(origin + "/")                    # no report yet: the live page
+        page.goto(origin + "/")  # no report yet: the live page
         assert page.url == origin + "/live"
-        page.goto(origin + "/live?every=150")      # refreshing faster than its default 2 s
+        page.goto(origin + "/live?every=150")  # refreshing faster than its default 2 s
         done = "Number(document.querySelector('[data-testid=done]').textContent)"
         page.wait_for_function("() => document.querySelector('[data-testid=planned]').textContent === '6'")
         page.wait_for_function("() => document.querySelector('[data-testid=state]').textContent === 'running'")
-        assert page.evaluate(f"() => {done}") == 0     # the night is held by the paused bot
+        assert page.evaluate(f"() => {done}") == 0  # the night is held by the paused bot
         shot(page, artifacts, "serve-live-running")
-        (out.parent / "gate" / "pause").unlink()      # let it go on: the page follows by itself
-        page.wait_for_function("() => document.querySelector('[data-testid=state]').textContent === 'complete'",
-                               timeout=60_000)
+        (out.parent / "gate" / "pause").unlink()  # let it go on: the page follows by itself
+        page.wait_for_function(
+            "() => document.querySelector('[data-testid=state]').textContent === 'complete'", timeout=60_000
+        )
         assert page.evaluate(f"() => {done}") == 6 and page.url == origin + "/live?every=150"
         assert page.locator('[data-testid="standings"] tr').count() == 3
         assert proc.wait(timeout=60) == 0
@@ -329,7 +340,7 @@ def test_serve_shows_a_running_night(probe: PageProbe, running_night: tuple[Path
         page.wait_for_selector(READY)
         assert "/games/viewer.html?game=" in page.url
         game = parse_qs(urlsplit(page.url).query)["game"][0]
-        page.goto(f"{origin}/view/{game}")         # the live page's links: the same viewer
+        page.goto(f"{origin}/view/{game}")  # the live page's links: the same viewer
         page.wait_for_selector(READY)
         assert page.url == f"{origin}/games/viewer.html?game={game}"
         assert not missing, missing

@@ -102,7 +102,7 @@ def assert_shows(
         assert seat["markers"] == expected_markers(data, st, s), f"step {k} seat {s} markers"
     if data["kind"] == "chickens":
         assert got["centre"] == st["centre"], f"step {k} centre"
-        rounds = data["rules"]["rounds"] or data["players"]   # a log header's rules record has rounds null
+        rounds = data["rules"]["rounds"] or data["players"]  # a log header's rules record has rounds null
         assert got["round"] == f"{st['round']} / {rounds}"
     else:
         assert got["centre"] is None
@@ -229,8 +229,12 @@ def test_seat_view_hides_the_other_hands(probe: PageProbe, ask_page: Any, artifa
     path, data, states = ask_page
     page = open_page(probe, path)
     options = page.locator('[data-testid="view-select"] option').all_inner_texts()
-    assert options == ["all hands (god view)", "as seat 0 (alice) saw it", "as seat 1 (bob) saw it",
-                       "as seat 2 (carol) saw it"]
+    assert options == [
+        "all hands (god view)",
+        "as seat 0 (alice) saw it",
+        "as seat 1 (bob) saw it",
+        "as seat 2 (carol) saw it",
+    ]
     page.select_option('[data-testid="view-select"]', "1")
     for k in range(len(states)):
         page.evaluate("(k) => window.refereeViewer.go(k)", k)
@@ -382,8 +386,10 @@ def test_shell_loads_a_game_from_its_frames_js(probe: PageProbe, tmp_path: Path,
     assert_shows(page, data, states, len(states) - 1, view=2)
     shot(page, artifacts, "shell-chickens-end")
     probe.assert_clean(tmp_path.as_uri() + "/")
-    assert probe.requests == [(tmp_path / "viewer.html").as_uri() + "?game=g-000043&step=5&view=2",
-                              (tmp_path / "g-000043.frames.js").as_uri()]
+    assert probe.requests == [
+        (tmp_path / "viewer.html").as_uri() + "?game=g-000043&step=5&view=2",
+        (tmp_path / "g-000043.frames.js").as_uri(),
+    ]
 
 
 @pytest.mark.parametrize(

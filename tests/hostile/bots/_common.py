@@ -12,7 +12,6 @@ bot (or its forked children) leaves behind by scanning ``/proc/*/cmdline``.
 from __future__ import annotations
 
 import json
-import os
 import random
 import sys
 from typing import Any, Callable

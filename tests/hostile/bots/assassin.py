@@ -4,6 +4,7 @@ kill(-1) and killing every process whose command line mentions "referee" by
 the pid /proc shows - so a broken sandbox can never make this bot harm the
 machine. Then it plays until its first turn, where it signals its own
 process group (expected: crash; the referee and the other seats are fine)."""
+
 import os
 import signal
 
@@ -12,10 +13,11 @@ from _common import play
 report = []
 if os.getpid() <= 2:
     try:
-        os.kill(-1, signal.SIGKILL)          # every process it can see: only its namespace
+        os.kill(-1, signal.SIGKILL)  # every process it can see: only its namespace
         report.append("kill(-1) sent")
     except OSError as exc:
         report.append(f"kill(-1): {exc.strerror}")
+
     def host_ppid(pid: str) -> str:
         with open(f"/proc/{pid}/stat", "rb") as f:
             data = f.read()
@@ -42,14 +44,14 @@ if os.getpid() <= 2:
             with open(f"/proc/{name}/cmdline", "rb") as f:
                 if b"referee" not in f.read():
                     continue
-            os.kill(int(name), signal.SIGKILL)   # ...but pids name processes of its own namespace
+            os.kill(int(name), signal.SIGKILL)  # ...but pids name processes of its own namespace
             report.append(f"killed {name}?")
         except OSError:
             pass
 
 
 def on_turn(turn, rules, n):
-    os.kill(0, signal.SIGKILL)   # its own process group: the watcher and itself
+    os.kill(0, signal.SIGKILL)  # its own process group: the watcher and itself
 
 
 import sys

@@ -1,4 +1,5 @@
 """Answers its first turn with a line that is not valid UTF-8 (expected: malformed)."""
+
 from _common import legal_reply, play, send_raw
 
 

@@ -1,5 +1,6 @@
 """Plays legally, but ignores `bye`, stdin EOF and SIGTERM (expected: no fault in
 the game; killed after the grace time when the session closes)."""
+
 import signal
 import time
 

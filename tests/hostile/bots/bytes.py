@@ -1,5 +1,6 @@
 """Answers hello, then on its first turn writes the bytes of the file named by
 knob 1 (hex-decoded), then exits (the fuzzer's bot)."""
+
 import sys
 from pathlib import Path
 

@@ -1,5 +1,6 @@
 """Closes its stdout on its first turn but keeps running and ignores stdin EOF
 and SIGTERM (expected: crash; the referee must kill it)."""
+
 import os
 import signal
 import time

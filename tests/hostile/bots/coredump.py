@@ -2,6 +2,7 @@
 size limit as far as it can, moves to the folder in knob 1 or COREDUMP_DIR (if it can), and
 reports both in its hello ``version`` (JSON); on its first turn it aborts
 (SIGABRT: a core dump where the limit allows one). Expected: crash, no core."""
+
 import json
 import os
 import resource

@@ -1,5 +1,6 @@
 """Legal, but burns CPU for a fraction of every move's time before answering
 (knob 1: the fraction, default 0.5). The load benchmark's bot."""
+
 import time
 
 from _common import arg, legal_reply, move_ms, play

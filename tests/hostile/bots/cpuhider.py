@@ -2,6 +2,7 @@
 group the referee watches (setsid) and lets a forked child (which also leaves
 it) do the thinking, burning twice the move time in CPU per decision while
 answering inside the wall ceiling (expected in cpu mode: timeout)."""
+
 import os
 import time
 

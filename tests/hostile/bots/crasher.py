@@ -1,4 +1,5 @@
 """Plays a few legal moves, then dies mid-game with status 3 (expected: crash)."""
+
 import os
 
 from _common import arg, legal_reply, play

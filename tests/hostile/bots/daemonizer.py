@@ -4,6 +4,7 @@ signal and sleeps forever. Knob 1: "build" (run as a build command:
 daemonize, then exit 0), "start" (as a bot: daemonize before hello, then
 play legally and exit on bye) or "bye" (as a bot: daemonize when it reads
 bye, then exit)."""
+
 import os
 import signal
 import sys

@@ -3,6 +3,7 @@ nested thousands of levels deep (about 6 KiB, well under the line limit):
 the decoder recurses into skipped values, so this must become a malformed
 fault, never a crash of the referee. Knob 1 = "late": send it only after
 1.5 x the move time (expected: timeout, then the late line is stale)."""
+
 import time
 
 from _common import arg, legal_reply, move_ms, play, send_raw
@@ -14,7 +15,9 @@ def on_turn(turn, rules, n):
     if n == 0:
         if arg(1, "") == "late":
             time.sleep(move_ms(turn) * 1.5 / 1000)
-        send_raw(b'{"type":"ask","id":%d,"target":0,"x":' % turn["id"] + b'{"a":' * DEPTH + b"1" + b"}" * DEPTH + b"}\n")
+        send_raw(
+            b'{"type":"ask","id":%d,"target":0,"x":' % turn["id"] + b'{"a":' * DEPTH + b"1" + b"}" * DEPTH + b"}\n"
+        )
         return None
     return legal_reply(turn, rules)
 

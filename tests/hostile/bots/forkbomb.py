@@ -2,11 +2,12 @@
 fails (or 400 children, a safety cap), and reports how many it got in its
 hello's ``version``. Run under ``user`` + ``processes`` limits, the kernel
 stops it early. It then plays legally."""
+
 import os
+import sys
 import time
 
 from _common import play, send
-import sys
 
 count = 0
 error = ""

@@ -1,6 +1,7 @@
 """Forks children that keep running (one stays in the bot's process group, one
 starts its own session to escape it; the first keeps the bot's pipes open),
 then the bot dies mid-game (expected: crash; no process of the bot survives)."""
+
 import os
 import signal
 import time

@@ -6,6 +6,7 @@ watcher is frozen (and can no longer kill the bot when the referee dies); the
 setsid child wakes the bot up again (SIGCONT), and the bot plays on, slowly
 (a second per turn), so that its game lasts. Its hello ``version`` says what
 it did."""
+
 import os
 import signal
 import time
@@ -19,7 +20,7 @@ def stay(wake: int | None = None) -> None:
     for sig in IGNORED:
         signal.signal(sig, signal.SIG_IGN)
     os.closerange(0, 3)
-    if wake is not None:          # again and again: the SIGSTOP may come late on a loaded machine
+    if wake is not None:  # again and again: the SIGSTOP may come late on a loaded machine
         for _ in range(20):
             time.sleep(0.3)
             try:
@@ -31,8 +32,8 @@ def stay(wake: int | None = None) -> None:
 
 
 me = os.getpid()
-ready_r, ready_w = os.pipe()   # each child says when it has left the group (else, on a
-if os.fork() == 0:             # loaded machine, the SIGSTOP below could freeze it too)
+ready_r, ready_w = os.pipe()  # each child says when it has left the group (else, on a
+if os.fork() == 0:  # loaded machine, the SIGSTOP below could freeze it too)
     os.setsid()
     os.write(ready_w, b"s")
     stay(wake=me)
@@ -43,7 +44,7 @@ if os.fork() == 0:
 got = b""
 while len(got) < 2:
     got += os.read(ready_r, 2 - len(got))
-os.kill(0, signal.SIGSTOP)   # its process group (and whatever else is in it)
+os.kill(0, signal.SIGSTOP)  # its process group (and whatever else is in it)
 
 
 def on_turn(turn, rules, n):

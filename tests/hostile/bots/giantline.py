@@ -1,5 +1,6 @@
 """Answers its first turn with one giant (2 MiB) but well-formed JSON line
 (expected: malformed, line too long)."""
+
 import json
 
 from _common import legal_reply, play, send_raw

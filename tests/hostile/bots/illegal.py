@@ -1,6 +1,7 @@
 """Asks illegally (itself, for a card nobody has) again and again, as fast as it
 can, answering every error with another illegal ask (expected: illegal; with
 retries the referee gives it the configured number of extra tries first)."""
+
 import sys
 
 from _common import messages, send

@@ -1,5 +1,6 @@
 """Reports what the sandbox let it see, in its hello's ``version`` field (JSON),
 then plays legally. Knob 1: a TCP port on 127.0.0.1 to try to connect to."""
+
 import json
 import os
 import resource
@@ -14,9 +15,13 @@ report = {
     "cwd": os.getcwd(),
     "pid": os.getpid(),
     "uid": os.getuid(),
-    "shm_bytes": os.statvfs("/dev/shm").f_blocks * os.statvfs("/dev/shm").f_frsize if os.path.isdir("/dev/shm") else None,
-    "rlimits": {name: resource.getrlimit(getattr(resource, name))[1]
-                for name in ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_NPROC", "RLIMIT_FSIZE", "RLIMIT_NOFILE")},
+    "shm_bytes": os.statvfs("/dev/shm").f_blocks * os.statvfs("/dev/shm").f_frsize
+    if os.path.isdir("/dev/shm")
+    else None,
+    "rlimits": {
+        name: resource.getrlimit(getattr(resource, name))[1]
+        for name in ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_NPROC", "RLIMIT_FSIZE", "RLIMIT_NOFILE")
+    },
     "core": resource.getrlimit(resource.RLIMIT_CORE),
     "umask": os.umask(0o077),
 }

@@ -2,6 +2,7 @@
 signal and live forever (one leaves the process group with setsid), then plays
 legally but ignores `bye`, stdin EOF and SIGTERM. Only the sandbox's PID
 namespace and watcher can clean this up, also when the referee is SIGKILLed."""
+
 import os
 import signal
 import time

@@ -2,6 +2,7 @@
 how many, default 8; knob 2: MiB each, default 64) - pages of anonymous
 files count against no address space - before answering hello; its hello
 ``version`` says how much it holds. Then plays legally, holding them."""
+
 import os
 import sys
 

@@ -1,5 +1,6 @@
 """On its first turn allocates memory without bound (expected: the address-space
 limit stops it, it dies: crash; the referee is unaffected)."""
+
 import os
 
 from _common import play

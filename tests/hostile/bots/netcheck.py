@@ -3,6 +3,7 @@ socket on the file system (knob 1: its path) and one in the abstract
 namespace (knob 2: its name; or the variables NETCHECK_PATH and
 NETCHECK_ABSTRACT: a path in the command would be mounted for it), and reports in its hello ``version`` (JSON)
 whether each connected; then plays legally."""
+
 import json
 import os
 import socket
@@ -11,8 +12,10 @@ import sys
 from _common import arg, play, send
 
 report = {}
-for key, address in (("unix_path", os.environ.get("NETCHECK_PATH", arg(1, ""))),
-                     ("unix_abstract", "\0" + os.environ.get("NETCHECK_ABSTRACT", arg(2, "")))):
+for key, address in (
+    ("unix_path", os.environ.get("NETCHECK_PATH", arg(1, ""))),
+    ("unix_abstract", "\0" + os.environ.get("NETCHECK_ABSTRACT", arg(2, ""))),
+):
     if address in ("", "\0"):
         continue
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

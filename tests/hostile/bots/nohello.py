@@ -1,4 +1,5 @@
 """Exits before answering hello (expected: a startup crash)."""
+
 import sys
 
 sys.stdin.buffer.readline()

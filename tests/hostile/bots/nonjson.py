@@ -1,5 +1,6 @@
 """Prints debug output to stdout instead of stderr (expected: malformed, and the
 detail tells the author to use stderr)."""
+
 from _common import legal_reply, play, send_raw
 
 

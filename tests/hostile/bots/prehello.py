@@ -1,5 +1,6 @@
 """Floods stdout with megabytes without a newline before it answers hello
 (expected: the start fails as malformed, the referee stays bounded)."""
+
 import sys
 
 try:

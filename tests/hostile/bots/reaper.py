@@ -6,6 +6,7 @@ children one after another burn twice the move time in CPU (knob 1:
 milliseconds instead; knob 2: milliseconds per child, default 20) while the
 bot waits, then the bot answers inside the wall ceiling (expected in cpu
 mode: timeout)."""
+
 import os
 import signal
 import time
@@ -31,7 +32,7 @@ def on_turn(turn, rules, n):
         if pid == 0:
             burn(chunk / 1000)
             os._exit(0)
-        while True:              # no wait(): the child reaps itself; poll until it is gone
+        while True:  # no wait(): the child reaps itself; poll until it is gone
             try:
                 os.kill(pid, 0)
             except ProcessLookupError:

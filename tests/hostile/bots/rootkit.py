@@ -6,6 +6,7 @@ referee's included), tries to join the host's network namespace (through
 fake reply line into the stdout pipe of every other zoo bot it finds (a
 bot's stdout, /proc/PID/fd/1, is what the referee reads as its replies).
 Reports it all in its hello ``version`` (JSON), then plays legally."""
+
 import ctypes
 import json
 import os

@@ -1,5 +1,6 @@
 """Sleeps past the move limit on its first turn, then answers that turn anyway
 (expected: timeout, then the late reply is refused as stale)."""
+
 import time
 
 from _common import legal_reply, move_ms, play

@@ -1,6 +1,7 @@
 """Answers its first turn one byte at a time, 20 ms apart, so the line is
 complete only well after the move limit (expected: timeout; a partial line
 never stretches the deadline)."""
+
 import json
 import time
 

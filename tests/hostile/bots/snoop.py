@@ -5,6 +5,7 @@ could read, then plays legally. It looks from ``REFEREE_BOT_DIR`` (the
 folder its paths are relative to) and the two folders above it, for
 ``*.toml`` files with a seed, ``ledger.sqlite``, ``*.jsonl`` logs and (the
 other bots' files) ``secret.txt``."""
+
 import json
 import os
 import sys

@@ -1,6 +1,7 @@
 """On its first turn writes megabytes to stdout without ever writing a newline,
 then keeps running (expected: malformed, line too long; the referee's memory
 stays bounded)."""
+
 import sys
 import time
 

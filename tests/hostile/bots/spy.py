@@ -4,6 +4,7 @@ and tries to read another bot's memory (where a bot keeps its private hand).
 Reports what it found in its hello's ``version`` (JSON), then plays legally.
 (Under bubblewrap it is PID 2: PID 1 is bwrap's own init, a part of its sandbox
 that runs with its environment; that one is not counted.)"""
+
 import json
 import os
 import sys

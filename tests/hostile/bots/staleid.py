@@ -1,4 +1,5 @@
 """Answers its first turn with another turn's id (expected: stale)."""
+
 from _common import legal_reply, play
 
 

@@ -1,5 +1,6 @@
 """Plays legally but floods stderr (megabytes per turn) (expected: no fault, the
 game finishes, the stderr copy in the log stays bounded)."""
+
 import sys
 
 from _common import arg, legal_reply, play

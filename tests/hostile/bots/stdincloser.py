@@ -1,5 +1,6 @@
 """Answers hello, then closes its stdin and keeps running without a word
 (expected: crash - the referee's next write to it fails - and it is killed)."""
+
 import os
 import signal
 import sys

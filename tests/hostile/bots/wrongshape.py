@@ -1,6 +1,6 @@
 """Answers with valid JSON of the wrong shape (expected: malformed)."""
-from _common import legal_reply, play, send
 
+from _common import legal_reply, play, send
 
 SHAPES = [
     {"type": "ask", "id": "seventeen", "target": "two"},

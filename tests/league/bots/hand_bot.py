@@ -35,7 +35,7 @@ def main() -> int:
         if limit:
             with open(pid_log) as f:
                 if len(f.read().split()) > limit:
-                    return 5            # refuse to start: exit before hello
+                    return 5  # refuse to start: exit before hello
     name = "?"
     rng = random.Random()
     ask_mode = "card"
@@ -60,8 +60,13 @@ def main() -> int:
             decide = msg["decide"]
             if decide == "ask":
                 key = "family" if ask_mode == "family" else "card"
-                reply = {"type": "ask", "id": msg["id"], "target": rng.choice(msg["targets"]), key: rng.choice(msg["options"]),
-                         "please": True}
+                reply = {
+                    "type": "ask",
+                    "id": msg["id"],
+                    "target": rng.choice(msg["targets"]),
+                    key: rng.choice(msg["options"]),
+                    "please": True,
+                }
             else:
                 reply = {"type": decide, "id": msg["id"], "card": rng.choice(msg["options"])}
         elif t == "bye":
