@@ -12,7 +12,14 @@ config with the one stored in the ledger (:func:`reconcile`):
   the new tables (every combination with a new bot, and every table of a table
   size the new bots make possible) come after them. The run plays only those:
   the union equals, game by game, the night planned with all the bots from the
-  start (in joining order, same seed).
+  start (in joining order, same seed). A balanced or gauntlet variant gets a
+  *top-up* instead: every growth that adds bots is a planning epoch
+  (:class:`referee.league.config.Epoch`, the ledger's meta ``epochs``: the bots
+  playing and those added), the existing tables keep their lineups and ids,
+  and the added bots get a gauntlet block of their own after them (their
+  ``seats_per_bot`` tables each against the field; see
+  :mod:`referee.league.schedule`). In a gauntlet night the added bots may be
+  named in ``challengers`` too (they are left out of the comparison).
 * **Removed bots** are *withdrawn*: they keep their place in the roster (and
   their config in the stored one), their games stay in the ledger, their
   unplayed tables are dropped from the plan, and the standings leave out every

@@ -57,14 +57,19 @@ demand (a 10,000-bot plan holds a few arrays, see
 :mod:`referee.league.balanced`). Plans are kept per process
 (:func:`table_plan`, a small cache).
 
-A top-up for bots added later (a ladder) keeps every existing table: the
-plans above are a function of the bot count *they were made for*, so a
-night that grows must keep making its existing blocks with the old count
-(bots are appended, so indices ``0..n-1`` keep their meaning) and add, per
-variant and size, a gauntlet block with the new bots as challengers and every
-bot as the field, its tables numbered after the block's existing ones
-(``t<count>``, ``t<count+1>``, ...): every earlier id and lineup stays, and
-only the new games are played on resume.
+A night that grows (:mod:`referee.league.roster`) plans its balanced and
+gauntlet blocks epoch by epoch (``League.epochs``, :func:`night_epochs`; one
+epoch, the roster, for a night that never grew), as :class:`Part` s
+(:func:`parts`, arithmetic). A block's first plan is the one above, made over
+the bots of the first epoch that can seat its size (plan bot numbers map to
+bot names, so the config's order of the bots does not matter). Every later
+epoch that added bots appends a *top-up*: ``balanced.gauntlet`` with the
+added bots as challengers (``seats_per_bot`` tables each) and the field: the
+epoch's other bots (in a gauntlet night, without its challengers), seeded
+``derive(master_seed, f"{variant}:{size}p:tables:epoch:{e}")``, its tables
+numbered after the block's earlier ones (``t<count>``, ``t<count+1>``, ...).
+So every earlier id and lineup stays, and only the new games are played. A
+table seating a withdrawn bot is left out (as in a round robin).
 
 League shards (``referee run --shard K/N``, :mod:`referee.league.shards`):
 tables are numbered globally in schedule order (``Table.number``); shard K/N

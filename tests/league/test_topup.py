@@ -37,7 +37,7 @@ def _config(path: Path, kind: str, names: list[str], challengers: list[str] = ["
     )
     schedule = SCHEDULES[kind].format(chal=", ".join(f'"{c}"' for c in challengers))
     path.write_text(
-        f'seed = 5\nreuse = "game"\nout = "out"\nconcurrency = 2\n[clock]\nmove_ms = 5000\n{schedule}{bots}'
+        f'seed = 5\nout = "out"\nconcurrency = 2\n[clock]\nmove_ms = 5000\n{schedule}{bots}'
         '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
     )
     return path
