@@ -291,9 +291,10 @@ def _open_existing(out: str) -> Ledger:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    from referee.league.roster import night_of
     from referee.league.schedule import balance_warnings, coverages, plan
 
-    league = _load(args.config, args.shard)
+    league = night_of(_load(args.config, args.shard))
     rows = plan(league, league.shard)
     for warning in balance_warnings(league):
         print(f"warning: {warning}", file=sys.stderr)
@@ -301,7 +302,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.json:
         data = _plan_json(league, rows)
         if covs:
-            data["coverage"] = [{"variant": c.variant, "size": c.size, **_coverage_json(c.coverage)} for c in covs]
+            data["coverage"] = [
+                {
+                    "variant": c.variant,
+                    "size": c.size,
+                    **({"epoch": c.epoch, "first_table": c.first, "added": list(c.added)} if c.topup else {}),
+                    **_coverage_json(c.coverage),
+                }
+                for c in covs
+            ]
         print(json.dumps(data, indent=2))
         return 0
     from rich.console import Console
@@ -309,7 +318,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     Console(width=max(100, Console().width)).print(_plan_table(league, rows))
     for c in covs:
         lines = c.coverage.lines()
-        print(f"coverage of {c.variant} at {c.size} seats{' (the whole night)' if league.shard else ''}:")
+        print(f"{c.title()}{' (the whole night)' if league.shard else ''}:")
         for line in lines:
             print(f"  {line}")
     shard = league.shard

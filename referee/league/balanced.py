@@ -84,9 +84,9 @@ tables, de Werra); the cyclic one by a rule (bot ``x`` takes position
 bots, about uniform otherwise. A gauntlet's challenger takes the positions
 ``0, 1, .., size-1`` in turn. Lineups are *not* sorted: the order is the plan's.
 
-Growing a field (phase 2, a ladder): a top-up for bots added later is a
-gauntlet with the new bots as challengers and every bot as the field; its
-tables are numbered after the existing ones, so earlier ids never change.
+Growing a field: a top-up for bots added later is a gauntlet with the new
+bots as challengers against the field; its tables are numbered after the
+existing ones, so earlier ids never change (:func:`referee.league.schedule.parts`).
 
 Errors: bad values raise ``ValueError`` with a sentence saying what to change
 (table size above the number of bots, ``seats_per_bot`` below 1, a challenger

@@ -238,6 +238,17 @@ class Variant:
     schedule: ScheduleSpec = ScheduleSpec()
 
 
+class Epoch(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One planning epoch of a night (:mod:`referee.league.roster`): the bots
+    playing when it began (``bots``, by name, in joining order) and those it
+    added (``added``; empty for the night's start). Balanced and gauntlet
+    schedules plan their tables epoch by epoch (:mod:`referee.league.schedule`);
+    the ledger's meta ``epochs`` lists them (JSON), absent until a night grows."""
+
+    bots: tuple[str, ...]
+    added: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class League:
     path: Path
@@ -263,6 +274,9 @@ class League:
     #: grew, :mod:`referee.league.roster`); empty: ``bots`` in config order. The schedule numbers
     #: its tables over this list, so adding a bot never renumbers an earlier table
     roster: tuple[str, ...] = ()
+    #: the planning epochs of a night that grew (``Epoch``; the ledger's meta ``epochs``); empty:
+    #: one epoch, the roster (``slots``). Balanced and gauntlet tables are planned epoch by epoch
+    epochs: tuple[Epoch, ...] = ()
 
     @property
     def slots(self) -> tuple[str, ...]:

@@ -57,7 +57,7 @@ from referee.league.ledger import GameRow, Ledger, config_text
 from referee.league.local import LocalExecutor
 from referee.league.outdir import write_outputs
 from referee.league.preflight import prepare
-from referee.league.roster import WITHDRAWN_META, reconcile, stored_withdrawn
+from referee.league.roster import EPOCHS_META, WITHDRAWN_META, reconcile, stored_withdrawn
 from referee.league.runner import RunStats, _Batch, _Committer, _drive
 from referee.league.standings import Tally
 from referee.league.work import UnitMaker
@@ -234,9 +234,19 @@ class Ladder:
             new = load_config(self.path, out=str(self.league.out))
             stored = normalize_stored(self.ledger.config())
             if stored is None or self.ledger.count() == 0:
-                league, meta, lines = new, {"config": config_text(new.canonical()), WITHDRAWN_META: None}, []
+                league, meta, lines = (
+                    new,
+                    {
+                        "config": config_text(new.canonical()),
+                        WITHDRAWN_META: None,
+                        EPOCHS_META: None,
+                    },
+                    [],
+                )
             else:
-                growth = reconcile(new, stored, stored_withdrawn(self.ledger.get_meta(WITHDRAWN_META)), self.league.out)
+                withdrawn = stored_withdrawn(self.ledger.get_meta(WITHDRAWN_META))
+                epochs = self.ledger.get_meta(EPOCHS_META)
+                growth = reconcile(new, stored, withdrawn, self.league.out, epochs)
                 league, meta, lines = growth.league, growth.meta, growth.lines()
             maker = UnitMaker(league)
             given_up = await prepare(league, maker, self.slots, say=self.say) if meta else self.given_up

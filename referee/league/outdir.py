@@ -27,7 +27,7 @@ from typing import Any
 from referee.errors import UserError
 from referee.league.config import League, normalize_stored
 from referee.league.ledger import LEDGER_NAME, Ledger, MergedMeta, config_text
-from referee.league.roster import WITHDRAWN_META, Growth, reconcile, stored_withdrawn
+from referee.league.roster import EPOCHS_META, WITHDRAWN_META, Growth, reconcile, stored_withdrawn
 from referee.league.shards import format_shards
 
 #: the ledger meta key saying how game ids number tables (:data:`referee.league.schedule.IDS`)
@@ -109,7 +109,8 @@ def open_night(league: League) -> tuple[League, Ledger, Growth | None]:
         empty = ledger.count() == 0
         _check(ledger, league, stored, empty)
         if stored is not None and not empty:
-            growth = reconcile(league, stored, stored_withdrawn(ledger.get_meta(WITHDRAWN_META)), out)
+            withdrawn = stored_withdrawn(ledger.get_meta(WITHDRAWN_META))
+            growth = reconcile(league, stored, withdrawn, out, ledger.get_meta(EPOCHS_META))
             league = growth.league
     except BaseException:
         ledger.close()
@@ -123,6 +124,7 @@ def open_night(league: League) -> tuple[League, Ledger, Growth | None]:
         # start leaves nothing recorded
         staged["config"] = config_text(league.canonical())
         staged[WITHDRAWN_META] = None
+        staged[EPOCHS_META] = None
     if empty:
         staged[IDS_META] = IDS
     if growth is not None:

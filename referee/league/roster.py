@@ -12,7 +12,14 @@ config with the one stored in the ledger (:func:`reconcile`):
   the new tables (every combination with a new bot, and every table of a table
   size the new bots make possible) come after them. The run plays only those:
   the union equals, game by game, the night planned with all the bots from the
-  start (in joining order, same seed).
+  start (in joining order, same seed). A balanced or gauntlet variant gets a
+  *top-up* instead: every growth that adds bots is a planning epoch
+  (:class:`referee.league.config.Epoch`, the ledger's meta ``epochs``: the bots
+  playing and those added), the existing tables keep their lineups and ids,
+  and the added bots get a gauntlet block of their own after them (their
+  ``seats_per_bot`` tables each against the field; see
+  :mod:`referee.league.schedule`). In a gauntlet night the added bots may be
+  named in ``challengers`` too (they are left out of the comparison).
 * **Removed bots** are *withdrawn*: they keep their place in the roster (and
   their config in the stored one), their games stay in the ledger, their
   unplayed tables are dropped from the plan, and the standings leave out every
@@ -42,11 +49,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from referee.errors import UserError
-from referee.league.config import League, describe_diff
+from referee.league.config import Epoch, League, describe_diff
 
 #: the ledger meta key listing the withdrawn bots (JSON list of names)
 WITHDRAWN_META = "withdrawn"
+#: the ledger meta key listing the night's planning epochs (JSON list of :class:`Epoch`)
+EPOCHS_META = "epochs"
 
 
 @dataclass(frozen=True)
@@ -102,22 +113,94 @@ def stored_withdrawn(text: str | None) -> tuple[str, ...]:
     return tuple(n for n in data if isinstance(n, str)) if isinstance(data, list) else ()
 
 
+def stored_epochs(text: str | None, out: Path) -> tuple[Epoch, ...]:
+    """The meta ``epochs`` decoded (empty if absent). A damaged entry is refused
+    (:class:`UserError`): the tables of a grown night depend on it."""
+    if not text:
+        return ()
+    try:
+        return msgspec.json.decode(text, type=tuple[Epoch, ...])
+    except msgspec.DecodeError as exc:
+        raise UserError(
+            f"{out}: the ledger's record of when bots joined this night (meta 'epochs') is damaged ({exc}); "
+            "its balanced and gauntlet tables cannot be made without it. Start afresh with --new-out or --out DIR."
+        ) from None
+
+
+def epochs_text(epochs: tuple[Epoch, ...]) -> str:
+    """The meta ``epochs`` of ``epochs`` (JSON)."""
+    return msgspec.json.encode(list(epochs)).decode()
+
+
+def _without_challengers(data: dict[str, Any], names: set[str]) -> dict[str, Any]:
+    """``data`` (a canonical config) with ``names`` left out of every ``challengers`` list
+    (bots added to a gauntlet night may be listed as challengers)."""
+
+    def strip(sched: Any) -> Any:
+        if isinstance(sched, dict) and isinstance(sched.get("challengers"), list):
+            return {**sched, "challengers": [c for c in sched["challengers"] if c not in names]}
+        return sched
+
+    out = dict(data)
+    if "schedule" in out:
+        out["schedule"] = strip(out["schedule"])
+    if isinstance(out.get("variants"), list):
+        out["variants"] = [
+            {**v, "schedule": strip(v["schedule"])} if isinstance(v, dict) and "schedule" in v else v
+            for v in out["variants"]
+        ]
+    return out
+
+
+def night_of(league: League) -> League:
+    """``league`` as the night in its output directory plays it (roster and
+    epochs read from its ledger, without the run lock), for ``referee plan``;
+    ``league`` itself when there is no ledger with games, or its config differs
+    in more than the bots (``referee run`` says how)."""
+    from referee.league.config import normalize_stored
+    from referee.league.ledger import LEDGER_NAME, Ledger
+
+    if not (league.out / LEDGER_NAME).is_file():
+        return league
+    try:
+        with Ledger.in_dir(league.out, create=False) as ledger:
+            stored = normalize_stored(ledger.config())
+            if stored is None or ledger.count() == 0:
+                return league
+            withdrawn = stored_withdrawn(ledger.get_meta(WITHDRAWN_META))
+            epochs = ledger.get_meta(EPOCHS_META)
+        return reconcile(league, stored, withdrawn, league.out, epochs).league
+    except (UserError, OSError):
+        return league
+
+
 def _by_name(bots: Any) -> dict[str, Any]:
     if not isinstance(bots, list):
         return {}
     return {b["name"]: b for b in bots if isinstance(b, dict) and isinstance(b.get("name"), str)}
 
 
-def reconcile(league: League, stored: dict[str, Any], withdrawn_before: tuple[str, ...], out: Path) -> Growth:
+def reconcile(
+    league: League,
+    stored: dict[str, Any],
+    withdrawn_before: tuple[str, ...],
+    out: Path,
+    epochs: str | None = None,
+) -> Growth:
     """Compare ``league`` (the config now) with ``stored`` (the ledger's
     canonical config, bots in joining order; ``withdrawn_before``: the meta
-    ``withdrawn``); see the module docstring. Raises :class:`UserError` with
-    the differences for any change but added and removed bots."""
+    ``withdrawn``; ``epochs``: the meta ``epochs``); see the module docstring.
+    Raises :class:`UserError` with the differences for any change but added
+    and removed bots."""
     new = league.canonical()
     old_bots, new_bots = _by_name(stored.get("bots")), _by_name(new.get("bots"))
     common = [n for n in old_bots if n in new_bots]
+    added_names = {n for n in new_bots if n not in old_bots}
     before = {**{k: v for k, v in stored.items() if k != "bots"}, "bots": {n: old_bots[n] for n in common}}
-    after = {**{k: v for k, v in new.items() if k != "bots"}, "bots": {n: new_bots[n] for n in common}}
+    after = {
+        **{k: v for k, v in _without_challengers(new, added_names).items() if k != "bots"},
+        "bots": {n: new_bots[n] for n in common},
+    }
     if before != after:
         raise UserError(
             f"{out}: this output directory holds a league played with a different config:\n"
@@ -133,7 +216,8 @@ def reconcile(league: League, stored: dict[str, Any], withdrawn_before: tuple[st
     was = set(withdrawn_before) & set(roster_before)
     newly = tuple(n for n in withdrawn_now if n not in was)
     back = tuple(n for n in roster_before if n in was and n in new_bots)
-    grown = dataclasses.replace(league, roster=roster)
+    known = stored_epochs(epochs, out)
+    grown = dataclasses.replace(league, roster=roster, epochs=known)
     if not (added or newly or back):
         return Growth(grown)
     _check_can_change(league, len(roster_before) - len(was), out)
@@ -141,14 +225,28 @@ def reconcile(league: League, stored: dict[str, Any], withdrawn_before: tuple[st
     kept = sum(1 for n in old_active if n in new_bots)
     new_games = 0
     for v in league.variants:
-        for size in v.sizes:
-            keep = math.comb(kept, size) if size <= len(old_active) else 0
-            new_games += (math.comb(len(league.bots), size) - keep) * v.deals * size
+        if v.schedule.kind == "round-robin":
+            for size in v.sizes:
+                keep = math.comb(kept, size) if size <= len(old_active) else 0
+                new_games += (math.comb(len(league.bots), size) - keep) * v.deals * size
     config = {**new, "bots": [new_bots.get(n, old_bots.get(n)) for n in roster]}
     meta: dict[str, str | None] = {
         "config": json.dumps(config, sort_keys=True),
         WITHDRAWN_META: json.dumps(list(withdrawn_now)) if withdrawn_now else None,
     }
+    if added:  # a new planning epoch: balanced and gauntlet blocks get a top-up for the added bots
+        from referee.league.schedule import parts
+
+        start = known or (Epoch(bots=roster_before),)
+        active = tuple(n for n in roster if n in new_bots)
+        grown = dataclasses.replace(grown, epochs=(*start, Epoch(bots=active, added=added)))
+        meta[EPOCHS_META] = epochs_text(grown.epochs)
+        last = len(grown.epochs) - 1
+        for v in grown.variants:
+            for size in v.sizes:
+                for p in parts(grown, v, size):  # also checks that every top-up can be seated
+                    if p.epoch == last:
+                        new_games += p.count * v.deals * size
     return Growth(grown, added=added, withdrawn=newly, back=back, new_games=new_games, meta=meta)
 
 
@@ -160,17 +258,9 @@ def _check_can_change(league: League, active_before: int, out: Path) -> None:
             "change (a new bot renumbers the tables the shards share out). Keep the bots, or start a new night "
             "with --new-out or --out DIR."
         )
-    planned = sorted({v.name for v in league.variants if v.schedule.kind != "round-robin"})
-    if planned:
-        raise UserError(
-            f"{out}: {', '.join(planned)} {'uses' if len(planned) == 1 else 'use'} a balanced or gauntlet schedule, "
-            "whose tables are drawn for the bots it was planned with; its bots cannot change yet. Keep the bots, "
-            'play the newcomers in a gauntlet night of their own (kind = "gauntlet", challengers = [...]), '
-            "or start a new night with --new-out or --out DIR."
-        )
     if league.fill == "repeat":
         few = min(active_before, len(league.bots))
-        sizes = sorted({s for v in league.variants for s in v.sizes if s > few})
+        sizes = sorted({s for v in league.variants if v.schedule.kind == "round-robin" for s in v.sizes if s > few})
         if sizes:
             raise UserError(
                 f'{out}: this night seats several instances of the same bots (fill = "repeat", table size '

@@ -57,14 +57,19 @@ demand (a 10,000-bot plan holds a few arrays, see
 :mod:`referee.league.balanced`). Plans are kept per process
 (:func:`table_plan`, a small cache).
 
-A top-up for bots added later (a ladder) keeps every existing table: the
-plans above are a function of the bot count *they were made for*, so a
-night that grows must keep making its existing blocks with the old count
-(bots are appended, so indices ``0..n-1`` keep their meaning) and add, per
-variant and size, a gauntlet block with the new bots as challengers and every
-bot as the field, its tables numbered after the block's existing ones
-(``t<count>``, ``t<count+1>``, ...): every earlier id and lineup stays, and
-only the new games are played on resume.
+A night that grows (:mod:`referee.league.roster`) plans its balanced and
+gauntlet blocks epoch by epoch (``League.epochs``, :func:`night_epochs`; one
+epoch, the roster, for a night that never grew), as :class:`Part` s
+(:func:`parts`, arithmetic). A block's first plan is the one above, made over
+the bots of the first epoch that can seat its size (plan bot numbers map to
+bot names, so the config's order of the bots does not matter). Every later
+epoch that added bots appends a *top-up*: ``balanced.gauntlet`` with the
+added bots as challengers (``seats_per_bot`` tables each) and the field: the
+epoch's other bots (in a gauntlet night, without its challengers), seeded
+``derive(master_seed, f"{variant}:{size}p:tables:epoch:{e}")``, its tables
+numbered after the block's earlier ones (``t<count>``, ``t<count+1>``, ...).
+So every earlier id and lineup stays, and only the new games are played. A
+table seating a withdrawn bot is left out (as in a round robin).
 
 League shards (``referee run --shard K/N``, :mod:`referee.league.shards`):
 tables are numbered globally in schedule order (``Table.number``); shard K/N
@@ -84,7 +89,7 @@ from dataclasses import dataclass
 
 from referee.errors import UserError
 from referee.league.balanced import Coverage, TablePlan, balanced, coverage, gauntlet
-from referee.league.config import League, Variant
+from referee.league.config import Epoch, League, Variant
 from referee.league.shards import Shard
 
 #: how game ids name tables (the ledger's meta ``ids``): tables in colexicographic order
@@ -181,10 +186,13 @@ def block_count(nbots: int, variant: Variant, size: int, fill: str) -> int:
     return lineup_count(nbots, size, fill)
 
 
-def plan_seed(master_seed: int, variant: Variant, size: int) -> int:
-    """The seed of a balanced or gauntlet plan: one draw per variant and size."""
+def plan_seed(master_seed: int, variant: Variant, size: int, epoch: int = 0) -> int:
+    """The seed of a balanced or gauntlet plan: one draw per variant and size
+    (its first plan), and one per top-up (``epoch``, see :class:`Part`)."""
     from referee.rules import derive
 
+    if epoch:
+        return derive(master_seed, f"{variant.slug}:{size}p:tables:epoch:{epoch}")
     return derive(master_seed, f"{variant.slug}:{size}p:tables")
 
 
@@ -197,17 +205,98 @@ def _make_plan(
     return balanced(nbots, size, seats_per_bot, seed)
 
 
-def table_plan(league: League, variant: Variant, size: int) -> TablePlan | None:
-    """The table plan of a balanced or gauntlet variant at one size (kept per
-    process, so every use in a run shares it); None for a round robin."""
+@dataclass(frozen=True)
+class Part:
+    """One plan of a balanced or gauntlet block (a variant and size): the
+    block's first plan (``topup`` False: the night's kind over the bots of the
+    first epoch that can seat the size) or the top-up of a later epoch (a
+    gauntlet: the epoch's added bots the challengers). ``names``: plan bot
+    number -> bot name; ``challengers``: plan bot numbers; its tables are the
+    block's ``start .. start + count - 1``; the seed: :func:`plan_seed` (a
+    top-up's with its epoch)."""
+
+    epoch: int
+    kind: str  # "balanced" | "gauntlet"
+    names: tuple[str, ...]
+    challengers: tuple[int, ...]
+    start: int
+    count: int
+    topup: bool
+
+
+def night_epochs(league: League) -> tuple[Epoch, ...]:
+    """The night's planning epochs (``League.epochs``; one, the roster, for a night that never grew)."""
+    return league.epochs or (Epoch(bots=league.slots),)
+
+
+def parts(league: League, variant: Variant, size: int) -> list[Part]:
+    """The plans of one balanced or gauntlet block, epoch by epoch (arithmetic: no
+    plan is made; empty for a round robin). See the module docstring. Raises
+    :class:`UserError` when a top-up's field is too small for the table size."""
     s = variant.schedule
     if s.kind == "round-robin":
-        return None
+        return []
+    n_per = s.seats_per_bot
+    chal = tuple(league.bots[i].name for i in s.challengers) if s.kind == "gauntlet" else ()
+    out: list[Part] = []
+    start = 0
+    for e, ep in enumerate(night_epochs(league)):
+        if not out:  # no plan at this size yet: one of the night's kind over this epoch's bots
+            if s.kind == "balanced":
+                if len(ep.bots) < size:
+                    continue
+                part = Part(e, "balanced", ep.bots, (), start, -(-len(ep.bots) * n_per // size), False)
+            else:
+                cs = tuple(ep.bots.index(c) for c in chal if c in ep.bots)  # in the order given
+                if not cs or len(ep.bots) - len(cs) < size - 1:
+                    continue
+                part = Part(e, "gauntlet", ep.bots, cs, start, len(cs) * n_per, False)
+        else:  # a top-up: the added bots are challengers against the field
+            new = tuple(n for n in ep.added if n in ep.bots)
+            if not new:
+                continue
+            field = tuple(n for n in ep.bots if n not in new and n not in chal)
+            if len(field) < size - 1:
+                raise UserError(
+                    f"{variant.name} at {size} seats: the bots added ({', '.join(new)}) are seated against the "
+                    f"field, one of them with {size - 1} field bots at each table, but the field has {len(field)}; "
+                    "add fewer bots at a time (after the others have played), or use smaller tables"
+                )
+            names = field + new
+            part = Part(e, "gauntlet", names, tuple(range(len(field), len(names))), start, len(new) * n_per, True)
+        out.append(part)
+        start += part.count
+    return out
+
+
+def part_plan(league: League, variant: Variant, size: int, part: Part) -> TablePlan:
+    """The plan of one :class:`Part` (kept per process, so every use in a run shares it)."""
     if league.seed is None:  # a bug of the caller, never a silent seed 0
         raise RuntimeError("the league's secret seed was not read from its ledger (referee.league.secret)")
-    return _make_plan(
-        s.kind, len(league.bots), size, s.seats_per_bot, plan_seed(league.seed, variant, size), s.challengers
-    )
+    seed = plan_seed(league.seed, variant, size, part.epoch if part.topup else 0)
+    return _make_plan(part.kind, len(part.names), size, variant.schedule.seats_per_bot, seed, part.challengers)
+
+
+def table_plan(league: League, variant: Variant, size: int) -> TablePlan | None:
+    """The first table plan of a balanced or gauntlet variant at one size (the
+    whole block's, for a night that never grew; :func:`parts` lists every
+    plan); None for a round robin (or a size no epoch can seat)."""
+    ps = parts(league, variant, size)
+    return part_plan(league, variant, size, ps[0]) if ps else None
+
+
+def _part_lineup(
+    league: League, variant: Variant, size: int, ps: list[Part], index: int, bot_index: dict[str, int]
+) -> tuple[int, ...] | None:
+    """Table ``index`` of a block's plans as indices into ``League.bots`` (None: it seats a withdrawn bot)."""
+    for part in ps:
+        if part.start <= index < part.start + part.count:
+            names = part.names
+            members = [
+                bot_index.get(names[b]) for b in part_plan(league, variant, size, part).lineup(index - part.start)
+            ]
+            return None if None in members else tuple(m for m in members if m is not None)
+    raise IndexError(f"table {index} is not in {variant.name} at {size} seats")
 
 
 def ladder_seed(master_seed: int, variant: Variant, size: int, table: int, deal: int) -> int:
@@ -219,12 +308,16 @@ def ladder_seed(master_seed: int, variant: Variant, size: int, table: int, deal:
 def _blocks(league: League) -> Iterator[tuple[Variant, int, int, int]]:
     """``(variant, size, global number of its first table, its table count)``
     for every variant and table size, in schedule order (tables counted over
-    the roster, withdrawn bots' included: the numbering)."""
+    the roster, withdrawn bots' included: the numbering; a balanced or
+    gauntlet block over every epoch's plan)."""
     n = len(league.slots)
     number = 0
     for v in league.variants:
         for size in v.sizes:
-            count = block_count(n, v, size, league.fill)
+            if v.schedule.kind == "round-robin":
+                count = block_count(n, v, size, league.fill)
+            else:
+                count = sum(p.count for p in parts(league, v, size))
             yield v, size, number, count
             number += count
 
@@ -237,8 +330,7 @@ def tables(league: League, shard: Shard | None = None) -> Iterator[Table]:
     for v, size, start, count in _blocks(league):
         if shard is not None and shard.count_in(start, count) == 0:
             continue
-        tp = table_plan(league, v, size)
-        if tp is None:  # a round robin over the roster (withdrawn bots' tables left out)
+        if v.schedule.kind == "round-robin":  # a round robin over the roster (withdrawn bots' tables left out)
             for t, combo in enumerate(lineups(len(slot_bot), size, league.fill)):
                 if shard is None or shard.holds(start + t):
                     members = [slot_bot[c] for c in combo]
@@ -247,9 +339,12 @@ def tables(league: League, shard: Shard | None = None) -> Iterator[Table]:
                     lineup = tuple(m for m in members if m is not None)
                     yield Table(variant=v, size=size, index=t, lineup=lineup, number=start + t)
             continue
+        ps = parts(league, v, size)
         first, step = (0, 1) if shard is None else ((shard.k - 1 - start) % shard.n, shard.n)
         for t in range(first, count, step):
-            yield Table(variant=v, size=size, index=t, lineup=tp.lineup(t), number=start + t)
+            planned = _part_lineup(league, v, size, ps, t, index)
+            if planned is not None:  # else a table of a withdrawn bot
+                yield Table(variant=v, size=size, index=t, lineup=planned, number=start + t)
 
 
 def table_at(league: League, variant: Variant, size: int, index: int) -> Table:
@@ -260,9 +355,12 @@ def table_at(league: League, variant: Variant, size: int, index: int) -> Table:
         if v is variant and sz == size:
             if not 0 <= index < count:
                 raise IndexError(f"table {index} is not in {variant.name} at {size} seats (0..{count - 1})")
-            tp = table_plan(league, v, size)
-            if tp is not None:
-                lineup = tp.lineup(index)
+            if v.schedule.kind != "round-robin":
+                index_of = {b.name: i for i, b in enumerate(league.bots)}
+                found = _part_lineup(league, v, size, parts(league, v, size), index, index_of)
+                if found is None:
+                    raise IndexError(f"table {index} of {variant.name} at {size} seats seats a withdrawn bot")
+                lineup = found
             else:
                 index_of = {b.name: i for i, b in enumerate(league.bots)}
                 combo = next(itertools.islice(lineups(len(league.slots), size, league.fill), index, None))
@@ -276,23 +374,40 @@ def table_at(league: League, variant: Variant, size: int, index: int) -> Table:
 
 @dataclass(frozen=True)
 class BlockCoverage:
-    """The coverage figures of one balanced or gauntlet variant and size."""
+    """The coverage figures of one plan of a balanced or gauntlet variant and
+    size (:class:`Part`: the first plan, or a top-up of the bots added in
+    ``epoch``, tables ``first .. first + tables - 1`` of the block)."""
 
     variant: str
     size: int
     coverage: Coverage
+    epoch: int = 0
+    first: int = 0
+    topup: bool = False
+    added: tuple[str, ...] = ()  # a top-up's challengers (the bots added)
+
+    def title(self) -> str:
+        """``"coverage of kwartet at 4 seats"`` (a top-up: with its tables and the bots added)."""
+        head = f"coverage of {self.variant} at {self.size} seats"
+        if not self.topup:
+            return head
+        last = self.first + self.coverage.tables - 1
+        return f"{head}, top-up {self.epoch} (tables t{self.first:04d}-t{last:04d}: {', '.join(self.added)} added)"
 
 
 def coverages(league: League) -> list[BlockCoverage]:
-    """:func:`referee.league.balanced.coverage` of every balanced or gauntlet
-    variant and size (measured by streaming over the bots; a round robin has none:
-    every combination meets once). Always the whole night's, also for a shard."""
+    """:func:`referee.league.balanced.coverage` of every plan of every balanced
+    or gauntlet variant and size (measured by streaming over the bots; a round
+    robin has none: every combination meets once). A night that grew has one
+    per epoch (a top-up's figures are its challengers' against the field).
+    Always the whole night's, also for a shard."""
     out = []
     for v in league.variants:
         for size in v.sizes:
-            tp = table_plan(league, v, size)
-            if tp is not None:
-                out.append(BlockCoverage(v.name, size, coverage(tp)))
+            for p in parts(league, v, size):
+                cov = coverage(part_plan(league, v, size, p))
+                added = tuple(p.names[c] for c in p.challengers) if p.topup else ()
+                out.append(BlockCoverage(v.name, size, cov, p.epoch, p.start, p.topup, added))
     return out
 
 

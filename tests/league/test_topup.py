@@ -1,0 +1,146 @@
+"""A balanced or gauntlet night that grows: bots added get a top-up block, earlier tables stay."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee.cli import main
+from referee.league import schedule as sched
+from referee.league.config import load_config
+from referee.league.ledger import Ledger
+from referee.league.outdir import open_night
+from referee.league.roster import night_of
+from referee.league.runner import play
+
+from .conftest import REPO
+
+INSTANT = REPO / "tests" / "bots" / "instant_bot.py"
+
+pytestmark = pytest.mark.xdist_group("topup")
+
+SCHEDULES = {
+    # 5 bots, 2 tables each at 3 seats: 4 tables (12 games); a top-up of 2 bots: 4 tables more
+    "balanced": '[schedule]\nkind = "balanced"\nseats_per_bot = 2\n',
+    # challenger a at 2 tables against the field b..e; each added bot: 2 tables against the field
+    "gauntlet": '[schedule]\nkind = "gauntlet"\nseats_per_bot = 2\nchallengers = [{chal}]\n',
+}
+
+
+def _config(path: Path, kind: str, names: list[str], challengers: list[str] = ["a"]) -> Path:
+    bots = "".join(
+        f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "{INSTANT}"]\nenv = {{ BOT_SEED = "{ord(n)}" }}\n'
+        for n in names
+    )
+    schedule = SCHEDULES[kind].format(chal=", ".join(f'"{c}"' for c in challengers))
+    path.write_text(
+        f'seed = 5\nout = "out"\nconcurrency = 2\n[clock]\nmove_ms = 5000\n{schedule}{bots}'
+        '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
+    )
+    return path
+
+
+def _run(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    capsys.readouterr()
+    rc = main(list(args))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def _rows(out: Path) -> dict[str, tuple[Any, ...]]:
+    with Ledger.in_dir(out, create=False) as ledger:
+        return {r.game_id: (r.seed, r.bots, r.scores, r.ranks, r.reason) for r in ledger.rows()}
+
+
+def _tables(rows: dict[str, tuple[Any, ...]], ids: set[str]) -> dict[str, set[str]]:
+    """Table key -> its bots, for the games ``ids``."""
+    out: dict[str, set[str]] = {}
+    for gid in ids:
+        out.setdefault(gid.rsplit("-", 2)[0], set()).update(rows[gid][1])
+    return out
+
+
+def _grow(tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str]) -> tuple[Path, dict, dict]:
+    """A night of 5 bots played, then 2 bots added (f listed as a challenger of a gauntlet) and played."""
+    cfg = _config(tmp_path / "night.toml", kind, list("abcde"))
+    rc, _, err = _run("run", str(cfg), "--quiet", capsys=capsys)
+    assert rc == 0, err
+    first = _rows(tmp_path / "out")
+    _config(cfg, kind, list("abcdefg"), challengers=["a", "f"])
+    rc, _, err = _run("run", str(cfg), "--quiet", capsys=capsys)
+    assert rc == 0, err
+    assert "2 bots added: 12 new games (f, g)" in err
+    return cfg, first, _rows(tmp_path / "out")
+
+
+@pytest.mark.parametrize("kind", ["balanced", "gauntlet"])
+def test_added_bots_play_only_their_top_up(tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg, first, second = _grow(tmp_path, kind, capsys)
+    assert len(first) == (12 if kind == "balanced" else 6)
+    for gid, row in first.items():  # every earlier game id, seed, seating and result unchanged
+        assert second[gid] == row
+    new = set(second) - set(first)
+    assert len(new) == 12
+    tables = _tables(second, new)
+    start = 4 if kind == "balanced" else 2  # the top-up's ids continue after the block's tables
+    assert sorted(tables) == [f"kwartet-3p-t{t:04d}" for t in range(start, start + 4)]
+    seats = Counter(b for lineup in tables.values() for b in lineup)
+    assert seats["f"] == seats["g"] == 2  # each newcomer: seats_per_bot tables
+    for lineup in tables.values():  # every new table seats one newcomer against the field
+        assert len(lineup & {"f", "g"}) == 1
+        if kind == "gauntlet":
+            assert "a" not in lineup  # the field: not the night's challengers
+    # the plan of the grown night counts both blocks and shows the top-up's coverage
+    rc, out, err = _run("plan", str(cfg), capsys=capsys)
+    assert rc == 0, err
+    assert "top-up 1 (tables" in out and "f, g added" in out
+    league = night_of(load_config(cfg))
+    assert sched.total_games(league) == len(second)
+    # running again plays nothing
+    rc, _, err = _run("run", str(cfg), "--quiet", capsys=capsys)
+    assert rc == 0 and "added" not in err
+    assert _rows(tmp_path / "out") == second
+
+
+def test_a_second_growth_is_a_second_top_up(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg, _, second = _grow(tmp_path, "balanced", capsys)
+    _config(cfg, "balanced", list("abcdefgh"))
+    rc, _, err = _run("run", str(cfg), "--quiet", capsys=capsys)
+    assert rc == 0, err
+    assert "1 bot added: 6 new games (h)" in err
+    third = _rows(tmp_path / "out")
+    assert {g: third[g] for g in second} == second
+    tables = _tables(third, set(third) - set(second))
+    assert sorted(tables) == ["kwartet-3p-t0008", "kwartet-3p-t0009"]
+    assert all("h" in lineup for lineup in tables.values())
+    with Ledger.in_dir(tmp_path / "out", create=False) as ledger:
+        assert '"added":["h"]' in (ledger.get_meta("epochs") or "")
+
+
+def test_a_top_up_interrupted_resumes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = _config(tmp_path / "night.toml", "balanced", list("abcde"))
+    rc, _, err = _run("run", str(cfg), "--quiet", capsys=capsys)
+    assert rc == 0, err
+    first = _rows(tmp_path / "out")
+    _config(cfg, "balanced", list("abcdefg"))
+
+    def stop_after_three(stats: Any, tally: Any) -> None:
+        if stats.played >= 3:
+            raise KeyboardInterrupt
+
+    league, ledger, growth = open_night(load_config(cfg))
+    assert growth is not None and growth.added == ("f", "g")
+    with ledger, pytest.raises(KeyboardInterrupt):
+        play(league, ledger, hook=stop_after_three, concurrency=1)
+    cut = _rows(tmp_path / "out")
+    assert len(first) < len(cut) < len(first) + 12
+    rc, _, err = _run("run", str(cfg), "--quiet", capsys=capsys)
+    assert rc == 0, err
+    assert "added" not in err  # the growth was recorded with the first games of the top-up
+    done = _rows(tmp_path / "out")
+    assert {g: done[g] for g in cut} == cut
+    assert set(done) == {g.game_id for g in sched.games(night_of(load_config(cfg)))}
+    assert len(done) == len(first) + 12
