@@ -1,9 +1,14 @@
-"""check-bot's fixes: what to change, in words a bot author can act on, for each problem found."""
+"""check-bot's fixes: what to change, in words a bot author can act on, for each problem found.
+
+A fix is chosen from the fault's kind and its structured
+:class:`~referee.core.errors.Problem` (which field, what type was expected,
+what came), never from the English of the detail."""
 
 from __future__ import annotations
 
-import re
 from typing import Sequence
+
+from referee.core.errors import Problem
 
 FIXES = {
     "malformed": "write exactly one JSON protocol message per line to stdout and nothing else; send debug "
@@ -46,10 +51,6 @@ _FIELD_HINTS = {
     "protocol": " (1)",
     "name": " (your bot's name)",
 }
-_EXPECTED_FIELD = re.compile(r"field `([^`]*)` expected (\S+), got (\S+)")
-_MISSING_FIELD = re.compile(r"missing field `([^`]*)`")
-_UNKNOWN_TYPE = re.compile(r"unknown message type (\S+)")
-_WRONG_REPLY = re.compile(r"asks for a `(\w+)` reply, got `(\w+)`")
 
 
 def _json_type(word: str) -> str:
@@ -63,58 +64,17 @@ def _decide_phrase(decide: str | None, choices: Sequence[str] = ()) -> str:
     return f'the reply types are {allowed}: use the one the turn\'s "decide" names'
 
 
-def fix_for(fault: str, detail: str, decide: str | None = None, choices: Sequence[str] = ()) -> str:
-    """The fix for one problem, chosen from its precise ``detail`` (as
-    :func:`referee.runtime.framing.decode_line` and the runtime word it).
+def fix_for(fault: str, problem: Problem | None = None, decide: str | None = None, choices: Sequence[str] = ()) -> str:
+    """The fix for one fault (``fault``: its kind), chosen from its structured
+    ``problem`` (:attr:`referee.core.errors.BotError.problem`, or a
+    :class:`~referee.core.spec.FaultRecord`'s; None when not known).
     ``decide`` is the ``decide`` value of the turn being answered, when known;
     ``choices`` the values this variant's turns can have."""
     if fault == "malformed":
-        m = _EXPECTED_FIELD.search(detail)
-        if m:
-            name, exp, got = m.groups()
-            return (
-                f"send the field `{name}` as {_json_type(exp)}{_FIELD_HINTS.get(name.split('.')[-1], '')}, "
-                f"not as {_json_type(got)}: copy values from the turn message with their JSON type"
-                + (f' (e.g. "{name}": 2, not "{name}": "2")' if exp == "int" else "")
-            )
-        m = _UNKNOWN_TYPE.search(detail)
-        if m:
-            return (
-                f"{m.group(1)} is not a message type of the protocol: a bot sends only hello (once, "
-                f'first) and one reply per turn whose "type" is the turn\'s "decide" value; '
-                + _decide_phrase(decide, choices)
-            )
-        m = _MISSING_FIELD.search(detail)
-        if m:
-            name = m.group(1)
-            return (
-                f"include the field `{name}`{_FIELD_HINTS.get(name.split('.')[-1], '')} in the message "
-                "(docs/PROTOCOL.md lists the fields of each reply type)"
-            )
-        if "field `type`" in detail or "key `type`" in detail:
-            return (
-                'give every message exactly one "type" key whose value is a string: "hello", or the '
-                'turn\'s "decide" value in a reply'
-            )
-        if "not valid UTF-8" in detail:
-            return (
-                "write UTF-8 only: encode the whole line as UTF-8 (Python: json.dumps(...) then "
-                '.encode("utf-8"); C: never copy raw bytes into a JSON string; card and family names '
-                "come from the turn message, send them back unchanged)"
-            )
-        if "is empty" in detail:
-            return "write no blank lines: every line on stdout must be exactly one JSON message"
-        if "longer than" in detail:
-            return "end every message with a newline: one message per line, far below the line limit"
-        if "too deeply" in detail:
-            return "a message is one flat JSON object with the fields docs/PROTOCOL.md lists"
-        if "not JSON" in detail or "not a message" in detail:
-            return FIXES["malformed"]
-        return "write exactly one JSON protocol message per line to stdout, as docs/PROTOCOL.md describes"
+        return _malformed_fix(problem, decide, choices)
     if fault == "illegal":
-        m = _WRONG_REPLY.search(detail)
-        if m:
-            want, got = m.groups()
+        if problem is not None and problem.kind == "wrong_reply":
+            want, got = problem.expected, problem.got
             return (
                 f'reply with the message type the turn\'s "decide" names: this turn had '
                 f'"decide": "{want}", so reply {{"type": "{want}", ...}}, not "{got}" '
@@ -122,3 +82,63 @@ def fix_for(fault: str, detail: str, decide: str | None = None, choices: Sequenc
             )
         return FIXES["illegal"]
     return FIXES.get(fault, "see docs/PROTOCOL.md")
+
+
+def _field_hint(name: str) -> str:
+    return _FIELD_HINTS.get(name.split(".")[-1], "")
+
+
+def _simple(word: str | None) -> bool:
+    """A single JSON type name (``int``), not a compound one (``int | null``)."""
+    return bool(word) and not any(c.isspace() for c in word or "")
+
+
+def _malformed_fix(problem: Problem | None, decide: str | None, choices: Sequence[str]) -> str:
+    kind = problem.kind if problem is not None else "other"
+    if (
+        problem is not None
+        and kind == "field_type"
+        and problem.field
+        and _simple(problem.expected)
+        and _simple(problem.got)
+    ):
+        name, exp, got = problem.field, str(problem.expected), str(problem.got)
+        return (
+            f"send the field `{name}` as {_json_type(exp)}{_field_hint(name)}, "
+            f"not as {_json_type(got)}: copy values from the turn message with their JSON type"
+            + (f' (e.g. "{name}": 2, not "{name}": "2")' if exp == "int" else "")
+        )
+    if problem is not None and kind == "unknown_type":
+        return (
+            f"{problem.got} is not a message type of the protocol: a bot sends only hello (once, "
+            f'first) and one reply per turn whose "type" is the turn\'s "decide" value; '
+            + _decide_phrase(decide, choices)
+        )
+    if problem is not None and kind == "missing_field" and problem.field is not None:
+        name = problem.field
+        return (
+            f"include the field `{name}`{_field_hint(name)} in the message "
+            "(docs/PROTOCOL.md lists the fields of each reply type)"
+        )
+    if kind == "type_key":
+        return (
+            'give every message exactly one "type" key whose value is a string: "hello", or the '
+            'turn\'s "decide" value in a reply'
+        )
+    if kind == "not_utf8":
+        return (
+            "write UTF-8 only: encode the whole line as UTF-8 (Python: json.dumps(...) then "
+            '.encode("utf-8"); C: never copy raw bytes into a JSON string; card and family names '
+            "come from the turn message, send them back unchanged)"
+        )
+    if kind == "empty":
+        return "write no blank lines: every line on stdout must be exactly one JSON message"
+    if kind == "too_long":
+        return "end every message with a newline: one message per line, far below the line limit"
+    if kind == "too_deep":
+        return "a message is one flat JSON object with the fields docs/PROTOCOL.md lists"
+    if kind == "not_json":
+        return FIXES["malformed"]
+    # field_type with a compound type, not_object, invalid_value, wrong_reply (a first line that is not
+    # a hello), other: the general rule
+    return "write exactly one JSON protocol message per line to stdout, as docs/PROTOCOL.md describes"

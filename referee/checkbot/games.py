@@ -106,7 +106,7 @@ def _describe_faults(
             detail += f" (+{plural(len(rest), 'more fault')})"
     fix = fix_for(
         first.fault,
-        first.detail,
+        first.problem,
         decides.get(first.decision_id) if first.decision_id is not None else None,
         sorted(set(decides.values())),
     )

@@ -10,6 +10,7 @@ from typing import Any
 
 import trio
 
+from referee.core.errors import wrong_reply
 from referee.rules import IllegalAction, get_variant
 
 from .fixes import _DECIDES, _START_FIXES, FIXES, fix_for
@@ -131,8 +132,7 @@ def decode_probe_line(line: bytes, lineno: int, decide: str | None = None) -> di
     try:
         decode_line(line, lineno)
     except BotMalformed as exc:
-        detail = exc.detail
-        raise _ProbeFailure(detail, fix_for("malformed", detail, decide)) from None
+        raise _ProbeFailure(exc.detail, fix_for("malformed", exc.problem, decide)) from None
     try:
         msg = json.loads(line)
     except (ValueError, UnicodeDecodeError, RecursionError):  # msgspec accepted it: should not happen
@@ -183,8 +183,8 @@ def _turn_msg(game_id: str, game: Any, seat: int, turn_id: int) -> dict[str, Any
 def _check_reply(msg: dict[str, Any], turn: dict[str, Any], game: Any, seat: int) -> None:
     """Raise :class:`_ProbeFailure` unless ``msg`` is a legal reply to ``turn``."""
     if msg.get("type") != turn["decide"]:
-        detail = f"turn {turn['id']} asks for a `{turn['decide']}` reply, got `{msg.get('type')}`"
-        raise _ProbeFailure(detail, fix_for("illegal", detail))
+        detail, problem = wrong_reply(turn["id"], turn["decide"], str(msg.get("type")))
+        raise _ProbeFailure(detail, fix_for("illegal", problem))
     if msg.get("id") != turn["id"]:
         raise _ProbeFailure(f"turn id {turn['id']} was answered with id {msg.get('id')!r}", FIXES["stale"])
     try:
@@ -393,6 +393,25 @@ async def _probes(bot: RawBot, report: Report, move_s: float, grace_s: float) ->
                 report.skip(name, skip_reason or "not run: an earlier probe was interrupted")
 
 
+class _Table:
+    """The probes' hand-made situation: a 4-seat kwartet hand (a fixed seed), the
+    candidate in the seat whose turn it is; :meth:`fresh` is a copy to check a reply against."""
+
+    SEED = 20240601
+
+    def __init__(self) -> None:
+        self.rules = get_variant("kwartet")
+        self.game = self.rules.new_game(4, seed=self.SEED)
+        self.seat: int = self.game.pending()[0]
+        self.gid = "checkbot-probe"
+
+    def fresh(self) -> Any:
+        return self.rules.new_game(4, seed=self.SEED)
+
+    def turn(self, turn_id: int) -> dict[str, Any]:
+        return _turn_msg(self.gid, self.game, self.seat, turn_id)
+
+
 async def _run_probes(bot: RawBot, report: Report, move_s: float, grace_s: float) -> str:
     """Run the probes in order; return why the ones not run were skipped ("" if all ran)."""
 
@@ -405,16 +424,40 @@ async def _run_probes(bot: RawBot, report: Report, move_s: float, grace_s: float
         if not all(c.ok for c in report.checks):
             await _drain(bot)
 
-    rules = get_variant("kwartet")
-    game = rules.new_game(4, seed=20240601)
-    seat = game.pending()[0]
-    gid = "checkbot-probe"
-    # quiet: start + events (with a field from the future) + a turn: the first line must be the reply
+    table = _Table()
+    first = await _probe_quiet(bot, report, table, move_s)
+    if first is None:
+        return gone() or (
+            "not run: the bot's first reply went wrong (see above), so its later lines cannot be "
+            "matched to the probes' turns; fix the failure above first"
+        )
+    legal = _probe_reply(report, table, *first)
+    if gone():
+        return gone()
+    await drain_after_failure()
+    went_silent = await _after_error(bot, report, legal, table.turn(2), table.fresh(), table.seat, move_s)
+    if gone():
+        return gone()
+    await drain_after_failure()
+    await _probe_current_id(bot, report, table, legal, went_silent, move_s)
+    if gone():
+        return gone()
+    await drain_after_failure()
+    await _probe_bye(bot, report, table, grace_s)
+    return ""
+
+
+async def _probe_quiet(
+    bot: RawBot, report: Report, table: _Table, move_s: float
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The "quiet until its turn" probe: start + events (with a field from the future) + a
+    turn: the first line must be the reply. Returns (the reply, the turn), or None if it failed."""
+    rules, game, seat, gid = table.rules, table.game, table.seat, table.gid
     try:
         await bot.send(_start_msg(gid, rules, game, seat, 4))
         for seq, ev in enumerate(game.initial_events()):
             await bot.send({"type": "event", "game": gid, "seq": seq, **ev, "x_future_field": "ignore me"})
-        turn = _turn_msg(gid, game, seat, 1)
+        turn = table.turn(1)
         turn["x_future_field"] = {"ignore": ["me"]}
         await bot.send(turn)
         msg = await bot.read_message(move_s, "reply to turn id 1", turn["decide"])
@@ -428,41 +471,38 @@ async def _run_probes(bot: RawBot, report: Report, move_s: float, grace_s: float
         report.add(PROBES[0], True, "no output after start and events; unknown fields ignored")
     except _ProbeFailure as exc:
         report.add(PROBES[0], False, exc.detail, exc.fix)
-        return gone() or (
-            "not run: the bot's first reply went wrong (see above), so its later lines cannot be "
-            "matched to the probes' turns; fix the failure above first"
-        )
-    # reply: legal, echoes the id
+        return None
+    return msg, turn
+
+
+def _probe_reply(report: Report, table: _Table, msg: dict[str, Any], turn: dict[str, Any]) -> Check:
+    """The "legal reply with the turn's id" probe, on the reply to turn id 1; returns its check."""
     try:
-        probe_game = rules.new_game(4, seed=20240601)
-        _check_reply(msg, turn, probe_game, seat)
-        legal = report.add(PROBES[1], True, f"answered turn id 1 with {json.dumps(msg)}")
+        _check_reply(msg, turn, table.fresh(), table.seat)
+        return report.add(PROBES[1], True, f"answered turn id 1 with {json.dumps(msg)}")
     except _ProbeFailure as exc:
-        legal = report.add(PROBES[1], False, exc.detail, exc.fix)
-    # after an error: the next turn (a new id, same situation) is answered
-    if gone():
-        return gone()
-    await drain_after_failure()
-    went_silent = await _after_error(
-        bot, report, legal, _turn_msg(gid, game, seat, 2), rules.new_game(4, seed=20240601), seat, move_s
-    )
-    # current id: a timeout error, then a new turn: the last reply must carry the new id
-    if gone():
-        return gone()
-    await drain_after_failure()
+        return report.add(PROBES[1], False, exc.detail, exc.fix)
+
+
+async def _probe_current_id(
+    bot: RawBot, report: Report, table: _Table, legal: Check, went_silent: bool, move_s: float
+) -> None:
+    """The "answers only with the current id" probe: a timeout error, then a new turn: the
+    last reply must carry the new id. A bot that answers here after another error message
+    clears the "keeps going after an error" probe of a mere silence (``went_silent``): the
+    silence on turn id 2 is then blamed on the legal-reply probe (``legal``)."""
     try:
-        turn3 = _turn_msg(gid, game, seat, 3)
-        await bot.send(turn3)
+        await bot.send(table.turn(3))
         await bot.send(
             {
                 "type": "error",
-                "game": gid,
+                "game": table.gid,
                 "id": 3,
                 "fault": "timeout",
                 "detail": "check-bot probe: pretend your answer to turn 3 came too late",
             }
         )
-        turn4 = _turn_msg(gid, game, seat, 4)
+        turn4 = table.turn(4)
         await bot.send(turn4)
         ids = []
         while 4 not in ids:
@@ -470,7 +510,7 @@ async def _run_probes(bot: RawBot, report: Report, move_s: float, grace_s: float
             ids.append(m.get("id"))
             if m.get("id") not in (3, 4) or len(ids) > 2:
                 raise _ProbeFailure(f"turns 3 and 4 were answered with ids {ids}", FIXES["stale"])
-        _check_reply(m, turn4, rules.new_game(4, seed=20240601), seat)
+        _check_reply(m, turn4, table.fresh(), table.seat)
         extra = await bot.read_line(0.1)
         if extra is not None:
             raise _ProbeFailure(
@@ -494,15 +534,16 @@ async def _run_probes(bot: RawBot, report: Report, move_s: float, grace_s: float
                 legal.fix = FIXES["timeout"] + "; answer every turn, exactly once"
     except _ProbeFailure as exc:
         report.add(PROBES[3], False, exc.detail, exc.fix)
-    # end: no reply expected; then bye with stdin left open
-    if gone():
-        return gone()
-    await drain_after_failure()
+
+
+async def _probe_bye(bot: RawBot, report: Report, table: _Table, grace_s: float) -> None:
+    """The "exits on bye" probe: an end (no reply expected), then bye with stdin left
+    open: the bot must exit within the grace time, leaving no process behind."""
     try:
         await bot.send(
             {
                 "type": "end",
-                "game": gid,
+                "game": table.gid,
                 "scores": [0, 0, 0, 0],
                 "ranks": [1, 1, 1, 1],
                 "reason": "aborted",
@@ -517,7 +558,7 @@ async def _run_probes(bot: RawBot, report: Report, move_s: float, grace_s: float
         await bot.send({"type": "bye"})
     except _ProbeFailure as exc:
         report.add(PROBES[4], False, exc.detail, exc.fix)
-        return ""
+        return
     t0 = time.monotonic()
     rc = await bot.wait_exit(grace_s)
     if rc is not None:
@@ -533,7 +574,7 @@ async def _run_probes(bot: RawBot, report: Report, move_s: float, grace_s: float
             )
         else:
             report.add(PROBES[4], True, exited)
-        return ""
+        return
     await bot.close_stdin()
     rc = await bot.wait_exit(grace_s)
     fix = (
@@ -551,4 +592,3 @@ async def _run_probes(bot: RawBot, report: Report, move_s: float, grace_s: float
         report.add(
             PROBES[4], False, f"still running {int(grace_s * 1000)} ms after bye, and after stdin was closed", fix
         )
-    return ""

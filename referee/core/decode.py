@@ -4,7 +4,9 @@
 :class:`referee.runtime.framing.LineReader`) into a protocol message with the
 single decoder built at import (``protocol.messages.BOT_DECODER``), or raises
 :class:`~referee.core.errors.BotMalformed` with a precise detail such as
-``line 3 is not JSON: 'debug x=3' - write debug output to stderr``.
+``line 3 is not JSON: 'debug x=3' - write debug output to stderr`` and the
+same reason as a :class:`~referee.core.errors.Problem` (``not_json``), worded
+and classified by the same function so the two never disagree.
 Pure: no I/O.
 """
 
@@ -18,7 +20,7 @@ import msgspec
 
 from protocol.messages import BOT_DECODER
 
-from .errors import BotMalformed
+from .errors import BotMalformed, Problem
 
 
 def _show(raw: bytes, limit: int = 60) -> str:
@@ -40,7 +42,14 @@ _TYPE_HINT = "a string naming the message (hello, ask, play or take)"
 
 def schema_detail(lineno: int, message: str, line: bytes | None = None) -> str:
     """A msgspec validation message rewritten for a bot author:
-    ``line 3: field `target` expected int, got str``.
+    ``line 3: field `target` expected int, got str`` (the detail of
+    :func:`schema_problem`)."""
+    return schema_problem(lineno, message, line)[0]
+
+
+def schema_problem(lineno: int, message: str, line: bytes | None = None) -> tuple[str, Problem]:
+    """A msgspec validation message as the detail for a bot author and the
+    structured :class:`Problem` (decided together, here).
 
     ``line`` (the raw line, optional) lets a complaint about ``type`` be exact:
     msgspec reports a second ``type`` key that differs from the first as an
@@ -50,8 +59,13 @@ def schema_detail(lineno: int, message: str, line: bytes | None = None) -> str:
     if m:
         exp, got, path = m.groups()
         if not path:
-            return f"line {lineno}: expected a JSON {exp} (one message object), got {got}"
-        return f"line {lineno}: field `{path}` expected {exp}, got {got}"
+            return (
+                f"line {lineno}: expected a JSON {exp} (one message object), got {got}",
+                Problem("not_object", expected=exp, got=got),
+            )
+        return f"line {lineno}: field `{path}` expected {exp}, got {got}", Problem(
+            "field_type", field=path, expected=exp, got=got
+        )
     m = _EXPECTED_ONLY.search(message)
     if m:
         exp, path = m.groups()
@@ -60,14 +74,21 @@ def schema_detail(lineno: int, message: str, line: bytes | None = None) -> str:
             if values is not None and len(values) > 1:
                 return _duplicate_type(lineno, values)
             got = f", got {_json_kind(values[0])}" if values else ""
-            return f"line {lineno}: field `type` must be {_TYPE_HINT}{got}"
-        return f"line {lineno}: field `{path}` expected {exp}"
+            return (
+                f"line {lineno}: field `type` must be {_TYPE_HINT}{got}",
+                Problem("type_key", field="type", expected="str", got=_json_kind(values[0]) if values else None),
+            )
+        return f"line {lineno}: field `{path}` expected {exp}", Problem("field_type", field=path, expected=exp)
     m = _MISSING.search(message)
     if m:
         field, path = m.groups()
         if field == "type" and not path:
-            return f'line {lineno}: missing field `type` (every message needs one, e.g. "type":"ask")'
-        return f"line {lineno}: missing field `{(path + '.') if path else ''}{field}`"
+            return (
+                f'line {lineno}: missing field `type` (every message needs one, e.g. "type":"ask")',
+                Problem("missing_field", field="type"),
+            )
+        full = f"{(path + '.') if path else ''}{field}"
+        return f"line {lineno}: missing field `{full}`", Problem("missing_field", field=full)
     m = _INVALID.search(message)
     if m:
         value, path = m.groups()
@@ -79,11 +100,17 @@ def schema_detail(lineno: int, message: str, line: bytes | None = None) -> str:
                 # a valid type reported invalid: it contradicts an earlier `type` key
                 return (
                     f"line {lineno}: the key `type` appears more than once with different values "
-                    f'(one of them {value}) - a message has exactly one "type"'
+                    f'(one of them {value}) - a message has exactly one "type"',
+                    Problem("type_key", field="type", got=value),
                 )
-            return f"line {lineno}: unknown message type {value} (a bot sends hello, ask, play or take)"
-        return f"line {lineno}: field `{path}` has invalid value {value}"
-    return f"line {lineno}: {message}"
+            return (
+                f"line {lineno}: unknown message type {value} (a bot sends hello, ask, play or take)",
+                Problem("unknown_type", field="type", got=value),
+            )
+        return f"line {lineno}: field `{path}` has invalid value {value}", Problem(
+            "invalid_value", field=path, got=value
+        )
+    return f"line {lineno}: {message}", Problem("other")
 
 
 class _Pairs(list):  # type: ignore[type-arg]
@@ -115,9 +142,12 @@ def _json_kind(value: Any) -> str:
     return {int: "int", float: "float", str: "str", list: "array"}.get(type(value), type(value).__name__)
 
 
-def _duplicate_type(lineno: int, values: list[Any]) -> str:
+def _duplicate_type(lineno: int, values: list[Any]) -> tuple[str, Problem]:
     shown = ", ".join(_short_json(v) for v in values)
-    return f'line {lineno}: the key `type` appears {len(values)} times ({shown}) - a message has exactly one "type" key'
+    return (
+        f'line {lineno}: the key `type` appears {len(values)} times ({shown}) - a message has exactly one "type" key',
+        Problem("type_key", field="type", got=shown),
+    )
 
 
 def _short_json(value: Any) -> str:
@@ -132,30 +162,39 @@ def _short_json(value: Any) -> str:
 def decode_line(
     line: bytes, lineno: int, *, bot: str = "?", seat: int | None = None, turn_id: int | None = None
 ) -> Any:
-    """Decode one bot line, or raise :class:`BotMalformed` saying exactly why."""
+    """Decode one bot line, or raise :class:`BotMalformed` saying exactly why
+    (its ``detail``) and what (its ``problem``)."""
     try:
         return BOT_DECODER.decode(line)
     except msgspec.ValidationError as exc:
-        detail = schema_detail(lineno, str(exc), line)
+        detail, problem = schema_problem(lineno, str(exc), line)
     except msgspec.DecodeError:
-        detail = malformed_detail(line, lineno)
+        detail, problem = malformed_problem(line, lineno)
     except RecursionError:
         # msgspec recurses into nested values it skips: a few KiB of {"a":{"a":... would escape
         detail = (
             f"line {lineno} nests JSON objects or arrays too deeply ({_show(line)}) - a message is one flat JSON object"
         )
-    raise BotMalformed(detail, bot=bot, seat=seat, turn_id=turn_id)
+        problem = Problem("too_deep")
+    raise BotMalformed(detail, bot=bot, seat=seat, turn_id=turn_id, problem=problem)
 
 
 def malformed_detail(line: bytes, lineno: int) -> str:
     """Why ``line`` is not JSON at all (invalid UTF-8 or a JSON syntax error)."""
+    return malformed_problem(line, lineno)[0]
+
+
+def malformed_problem(line: bytes, lineno: int) -> tuple[str, Problem]:
+    """Why ``line`` is not JSON at all, as a detail and a :class:`Problem`
+    (``not_utf8``, ``empty`` or ``not_json``)."""
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
         return (
             f"line {lineno} is not valid UTF-8 (byte 0x{line[exc.start]:02x} at offset {exc.start}): "
-            f"{_show(line)} - the protocol is UTF-8 JSON"
+            f"{_show(line)} - the protocol is UTF-8 JSON",
+            Problem("not_utf8"),
         )
     if not text.strip():
-        return f"line {lineno} is empty - every line on stdout must be one JSON message"
-    return f"line {lineno} is not JSON: {_show(line)} - write debug output to stderr"
+        return f"line {lineno} is empty - every line on stdout must be one JSON message", Problem("empty")
+    return f"line {lineno} is not JSON: {_show(line)} - write debug output to stderr", Problem("not_json")

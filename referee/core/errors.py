@@ -9,22 +9,67 @@ start-up failures (no seat yet).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
+
+import msgspec
+
+#: what is wrong with a refused line or reply (:class:`Problem`)
+ProblemKind = Literal[
+    "field_type",  # a field has the wrong JSON type: ``field``, ``expected``, ``got`` (None when not known)
+    "missing_field",  # ``field`` (a dotted path for a nested one) is required
+    "invalid_value",  # ``field`` has a value its type does not allow: ``got`` (as msgspec shows it)
+    "unknown_type",  # ``"type"`` names no message a bot sends: ``got`` (as msgspec shows it)
+    "type_key",  # ``"type"`` is not a string, or appears more than once
+    "not_utf8",
+    "empty",
+    "too_long",  # longer than the line limit
+    "too_deep",  # JSON nested too deeply
+    "not_json",
+    "not_object",  # JSON but not one object: ``expected``, ``got`` (JSON type names)
+    "wrong_reply",  # a reply of another type than the decision's: ``expected`` (the decide), ``got``
+    "illegal",  # a reply of the right type that the rules do not allow now
+    "other",
+]
+
+
+class Problem(msgspec.Struct, frozen=True):
+    """What is wrong with a refused line or reply, for a program to act on
+    (check-bot's fixes): ``kind`` and, when the kind has them, the ``field``
+    (its dotted path), the ``expected`` JSON type or value and what it ``got``.
+    Worded in the same place as the error's ``detail`` (:mod:`referee.core.decode`,
+    the machine), so the two never disagree. In memory only: logs and the
+    ledger keep the detail."""
+
+    kind: ProblemKind
+    field: str | None = None
+    expected: str | None = None
+    got: str | None = None
 
 
 class BotError(Exception):
     """Something a bot did wrong. ``detail`` is the text sent to the bot in an
-    ``error`` message; ``str(exc)`` adds the bot's name and seat."""
+    ``error`` message; ``str(exc)`` adds the bot's name and seat. ``problem``:
+    the structured :class:`Problem` of a malformed or illegal reply (None when
+    not known, and for the other faults)."""
 
     fault: str = "crash"
     #: for a failed ``hello``: the dead :class:`BotSession` (set by ``BotSession.start``)
     session: Any = None
 
-    def __init__(self, detail: str, *, bot: str = "?", seat: int | None = None, turn_id: int | None = None) -> None:
+    def __init__(
+        self,
+        detail: str,
+        *,
+        bot: str = "?",
+        seat: int | None = None,
+        turn_id: int | None = None,
+        problem: Problem | None = None,
+    ) -> None:
         self.detail = detail
         self.bot = bot
         self.seat = seat
         self.turn_id = turn_id
+        self.problem = problem
         where = f"bot {bot!r}" + (f" (seat {seat})" if seat is not None else "")
         super().__init__(f"{where}: {self.fault}: {detail}")
 
@@ -92,6 +137,14 @@ PUBLIC_FAULT_DETAIL = {
     "illegal": "the bot chose an action the rules do not allow",
     "stale": "the bot answered with a stale or unknown turn id",
 }
+
+
+def wrong_reply(turn_id: int | None, want: str, got: str) -> tuple[str, Problem]:
+    """The detail and problem of a reply of type ``got`` to a turn that asks for ``want``."""
+    return (
+        f"turn {turn_id} asks for a `{want}` reply, got `{got}`",
+        Problem("wrong_reply", expected=want, got=got),
+    )
 
 
 def retry_note(left: int) -> str:

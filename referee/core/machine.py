@@ -70,8 +70,10 @@ from .errors import (
     BotMalformed,
     BotStale,
     BotTimeout,
+    Problem,
     public_fault_detail,
     retry_note,
+    wrong_reply,
 )
 from .records import LOG_KIND, LOG_VERSION
 from .spec import ClockSpec, FaultPolicy, FaultRecord, GameResult, GameSpec, ThinkStats
@@ -622,17 +624,19 @@ class HandMachine:
                     turn_id=tid,
                 )
             elif type(msg) is not REPLY_FOR_DECISION[wait.decide]:
-                err = BotIllegal(
-                    f"line {n}: turn {tid} asks for a `{wait.decide}` reply, got `{_tag(msg)}`",
-                    bot=seat.name,
-                    seat=seat.index,
-                    turn_id=tid,
-                )
+                detail, problem = wrong_reply(tid, wait.decide, _tag(msg))
+                err = BotIllegal(f"line {n}: {detail}", bot=seat.name, seat=seat.index, turn_id=tid, problem=problem)
             else:
                 try:
                     result = self._check(seat.hs, msg) if self._simul is not None else self.state.apply(seat.hs, msg)
                 except IllegalAction as exc:
-                    err = BotIllegal(f"line {n}: turn {tid}: {exc.reason}", bot=seat.name, seat=seat.index, turn_id=tid)
+                    err = BotIllegal(
+                        f"line {n}: turn {tid}: {exc.reason}",
+                        bot=seat.name,
+                        seat=seat.index,
+                        turn_id=tid,
+                        problem=Problem("illegal"),
+                    )
                 except Exception as exc:
                     self._end_hand_failed(exc)
                     return None
@@ -703,7 +707,8 @@ class HandMachine:
         log = self.log
         if log is not None and self.canonical:  # (version 1 logs did not record a line too long)
             self._record(seat, lambda: log.inbound(seat.index, head, ms, False, lineno, True))
-        return self._refused(seat, wait, BotMalformed(detail, bot=seat.name, seat=seat.index, turn_id=wait.turn_id), ms)
+        err = BotMalformed(detail, bot=seat.name, seat=seat.index, turn_id=wait.turn_id, problem=Problem("too_long"))
+        return self._refused(seat, wait, err, ms)
 
     def write_failed(self, seat_index: int, fault: str, detail: str) -> None:
         """A write to ``seat_index`` failed: its stdin is closed (``fault``
@@ -819,6 +824,7 @@ class HandMachine:
         """Record ``err`` as ``seat``'s fault: the record, the write of its ``error``
         (``lines``), the public ``fault`` event to the table."""
         rec = FaultRecord(seat.index, seat.name, err.fault, err.detail, err.turn_id, self.gid)  # type: ignore[arg-type]
+        rec.with_problem(err.problem)
         self.faults.append(rec)
         seat.faulted = True
         if self.log is not None:

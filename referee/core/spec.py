@@ -19,10 +19,12 @@ code that builds a shape directly calls ``validate()``, which raises
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 from msgspec import Meta
+
+from .errors import Problem
 
 __all__ = [
     "ClockSpec",
@@ -145,12 +147,16 @@ class FaultPolicy(msgspec.Struct, kw_only=True):
         return out
 
 
-class FaultRecord(msgspec.Struct):
+class FaultRecord(msgspec.Struct, dict=True):
     """One fault: ``seat`` (match seat), ``bot``, ``fault`` (the protocol's
     name), ``detail`` (what the bot is told), ``decision_id`` (the turn it
     answered, if any; ``id`` on the wire) and ``game_id`` (the hand's protocol
     game id; ``game`` on the wire). The log's ``fault`` record and the
-    ledger's faults use this shape."""
+    ledger's faults use this shape. ``problem``: the structured
+    :class:`~referee.core.errors.Problem` of a malformed or illegal reply, for
+    a program to act on without reading ``detail``; in memory only (not a
+    field: never encoded, not compared; None when read back from a log), set
+    by :meth:`with_problem`."""
 
     seat: int
     bot: str
@@ -158,6 +164,12 @@ class FaultRecord(msgspec.Struct):
     detail: str
     decision_id: int | None = msgspec.field(default=None, name="id")
     game_id: str | None = msgspec.field(default=None, name="game")
+    problem: ClassVar[Problem | None] = None
+
+    def with_problem(self, problem: Problem | None) -> "FaultRecord":
+        """This record, with its in-memory :attr:`problem` set (returns self)."""
+        setattr(self, "problem", problem)  # an instance attribute (dict=True), not a field
+        return self
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -19,7 +19,7 @@ from typing import Any
 import trio
 
 from protocol.messages import ENCODER, PROTOCOL_VERSION, BotHello
-from referee.core.errors import BotCrashed, BotError, BotMalformed, BotRefused, BotTimeout
+from referee.core.errors import BotCrashed, BotError, BotMalformed, BotRefused, BotTimeout, Problem
 
 from .framing import LineTooLong, StreamClosed, decode_line
 from .process import STDERR_TAIL, BotProcess, close_pipes, kill_group
@@ -106,13 +106,15 @@ class BotSession(BotProcess):
                     f"exited ({status}) before answering hello{self.stderr_hint()}", bot=self.name
                 ) from None
             except LineTooLong as exc:
-                raise BotMalformed(f"hello: {exc}", bot=self.name) from None
+                raise BotMalformed(f"hello: {exc}", bot=self.name, problem=Problem("too_long")) from None
         if scope.cancelled_caught:
             raise BotTimeout(f"no hello within the startup limit of {startup_ms} ms{self.stderr_hint()}", bot=self.name)
         msg = decode_line(line, self.reader.lineno, bot=self.name)
         if not isinstance(msg, BotHello):
             raise BotMalformed(
-                f"line {self.reader.lineno}: expected a hello reply, got {type(msg).__name__}", bot=self.name
+                f"line {self.reader.lineno}: expected a hello reply, got {type(msg).__name__}",
+                bot=self.name,
+                problem=Problem("wrong_reply", expected="hello", got=type(msg).__name__),
             )
         if msg.protocol != PROTOCOL_VERSION:
             detail = (

@@ -29,6 +29,16 @@ CASES = [
     ("wrongtype_bot.py", "illegal", "asks for a `ask` reply, got `take`", 2000),
     ("staleid_bot.py", "stale", "is not the current turn's id", 2000),
 ]
+#: the structured problem (``FaultRecord.problem``) of each case's fault (None: not a malformed or illegal reply)
+PROBLEMS = {
+    "nonjson_bot.py": "not_json",
+    "badutf8_bot.py": "not_utf8",
+    "longline_bot.py": "too_long",
+    "wrongshape_bot.py": "field_type",
+    "unknowntype_bot.py": "unknown_type",
+    "illegal_bot.py": "illegal",
+    "wrongtype_bot.py": "wrong_reply",
+}
 
 
 async def _play_tracked(specs: list[BotSpec], *, seed: int, log_dir: Path, clock: ClockSpec) -> Any:
@@ -69,6 +79,8 @@ async def test_fault_is_recorded_game_finishes_and_replays(tmp_path, script, fau
     faults = [f for f in result.faults if f.seat == 0]
     assert faults and faults[0].fault == fault, result.faults
     assert fragment in faults[0].detail
+    problem = faults[0].problem
+    assert (problem.kind if problem is not None else None) == PROBLEMS.get(script), problem
     assert "bot" not in [f.bot for f in result.faults if f.seat != 0]
     assert result.forfeits == [0] and result.win_shares[0] == 0.0
     assert abs(sum(result.win_shares) - 1.0) < 1e-9
