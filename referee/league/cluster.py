@@ -20,11 +20,13 @@ sets of one table, so session reuse still pays):
   with that worker's address.
 * :class:`DaskExecutor` is the :class:`~referee.league.work.Executor`: one
   Dask task per unit (:func:`_play_unit`, on the worker: ``trio.run`` of the
-  :class:`~referee.league.local.LocalExecutor` into a temporary folder). Each
-  finished game is sent back at once as a Dask event (topic per run: the
-  game's :class:`~referee.league.work.GameDone` with its log, zstandard
-  compressed on the wire), handed from the client's thread into trio
-  (``run_sync_soon`` into a memory channel) and committed by the runner in
+  :class:`~referee.league.local.LocalExecutor` into a temporary folder). The
+  finished games are sent back as Dask events (topic per run: each game's
+  :class:`~referee.league.work.GameDone` with its log, zstandard compressed
+  on the wire; the games that end within :data:`BATCH_S` in one event),
+  queued by the client's thread and handed into trio with one wake-up for
+  all queued (``run_sync_soon``, then a memory channel per unit); each game is
+  committed by the runner in
   its own transaction. The task's return value repeats every game: games
   whose event was not seen are delivered from it when the unit ends, so none
   is lost; the executor delivers each game id once (dask replays a unit whose
