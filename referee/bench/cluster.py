@@ -13,7 +13,11 @@ Three figures (docs/PERFORMANCE.md, "Cluster"):
 * **coordinator CPU per committed game**, end to end: the CPU time of the
   coordinator process (the ``referee run`` process: its trio thread and the
   Dask client's thread; the workers are other processes) during the play of
-  the 2-worker run, divided by the games it committed.
+  the 2-worker run, divided by the games it committed; and at **steady
+  state**: from the first committed game to the last, over the games in
+  between (without the connection, the preflight on the workers, the first
+  submissions and the shutdown), split by thread (``MainThread``: trio and the
+  commit path; ``IO``: the Dask client's event loop).
 * **commit path CPU per game**: ``--commits`` synthetic finished games (a real
   game's result and log, under new game ids) pushed through the path a game
   from a worker takes on the coordinator: decode the worker's record, unpack
@@ -47,9 +51,14 @@ TARGET_COMMIT_MS = 0.5
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--games", type=positive_int, default=320, help="games in the night (default 320)")
+    p.add_argument("--games", type=positive_int, default=640, help="games in the night (default 640)")
     p.add_argument(
         "--commits", type=positive_int, default=2000, help="synthetic games through the commit path (default 2000)"
+    )
+    p.add_argument(
+        "--profile",
+        metavar="PREFIX",
+        help="write a cProfile of the coordinator's trio thread in each cluster run to PREFIX-1.prof, PREFIX-2.prof",
     )
     p.add_argument(
         "--bot", default=str(_BOT), help="bot script run with this Python (default: sample_bots/random_bot.py)"
@@ -65,13 +74,45 @@ def _config(games: int, bot: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _thread_cpu() -> dict[str, float]:
+    """CPU seconds (user + system) of each thread of this process, summed by thread name (Linux)."""
+    import threading
+
+    names = {t.native_id: t.name.split(" ")[0].split("(")[0].rstrip("-_0123456789") for t in threading.enumerate()}
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[str, float] = {}
+    with contextlib.suppress(OSError):
+        for tid in os.listdir("/proc/self/task"):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                stat = Path(f"/proc/self/task/{tid}/stat").read_text()
+                name = names.get(int(tid)) or "other"
+                fields = stat[stat.rindex(")") + 2 :].split()
+                out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
 def _child(spec_json: str) -> None:
-    """Play the night in this (child) process; print its figures as JSON."""
+    """Play the night in this (child) process; print its figures as JSON.
+
+    Steady state: the coordinator's CPU from the first committed game to the
+    last one, over the games in between (no connection, preflight, first unit
+    submission or shutdown), and split by thread (the trio thread is
+    ``MainThread``; the Dask client's event loop is another thread)."""
     from referee.league.config import load_config
     from referee.league.outdir import open_ledger
     from referee.league.runner import play
 
     spec = json.loads(spec_json)
+    marks: list[tuple[float, dict[str, float]]] = []
+    seen = [0]
+
+    def hook(stats: Any, _tally: Any) -> None:
+        if stats.played == seen[0]:
+            return  # the first progress line, before any game
+        seen[0] = stats.played
+        if stats.played == 1 or stats.played == stats.total - stats.done_before:
+            marks.append((time.process_time(), _thread_cpu()))
+
     with tempfile.TemporaryDirectory(prefix="referee-bench-") as tmp:
         cfg = Path(tmp) / "bench.toml"
         cfg.write_text(_config(spec["games"], spec["bot"]))
@@ -81,15 +122,33 @@ def _child(spec_json: str) -> None:
             from referee.league.cluster import Cluster
 
             cluster = Cluster.connect(spec["address"])
+        profile = None
+        if spec.get("profile"):
+            import cProfile
+
+            profile = cProfile.Profile()
         try:
             with open_ledger(league) as ledger:
                 c0, t0 = time.process_time(), time.perf_counter()
-                play(league, ledger, cluster=cluster)
+                if profile is not None:
+                    profile.enable()
+                play(league, ledger, cluster=cluster, hook=hook)
+                if profile is not None:
+                    profile.disable()
                 dt, cpu = time.perf_counter() - t0, time.process_time() - c0
                 played = ledger.count()
         finally:
             if cluster is not None:
                 cluster.close()
+    if profile is not None:
+        profile.dump_stats(spec["profile"])
+    steady = None
+    threads: dict[str, float] = {}
+    if len(marks) == 2 and played > 1:
+        (a, ta), (b, tb) = marks
+        steady = (b - a) * 1000.0 / (played - 1)
+        threads = {k: round((v - ta.get(k, 0.0)) * 1000.0 / (played - 1), 3) for k, v in tb.items()}
+        threads = {k: v for k, v in threads.items() if v > 0}
     print(
         json.dumps(
             {
@@ -98,6 +157,8 @@ def _child(spec_json: str) -> None:
                 "seconds": dt,
                 "games_per_s": played / dt if dt else 0.0,
                 "coordinator_cpu_ms_per_game": cpu * 1000.0 / played if played else 0.0,
+                "steady_cpu_ms_per_game": steady,
+                "steady_threads_ms_per_game": threads,
             }
         )
     )
@@ -111,7 +172,7 @@ def _env() -> dict[str, str]:
     }
 
 
-def _measure(games: int, workers: int, bot: str) -> dict[str, Any]:
+def _measure(games: int, workers: int, bot: str, profile: str | None = None) -> dict[str, Any]:
     """One night in a child process: locally (``workers`` 0) or on a fresh
     scheduler with ``workers`` worker processes (started and killed here)."""
     import socket
@@ -166,7 +227,7 @@ def _measure(games: int, workers: int, bot: str) -> dict[str, Any]:
             with Client(address, timeout=30, set_as_default=False) as c:  # type: ignore[no-untyped-call]
                 c.wait_for_workers(workers, timeout=60)
         startup = time.perf_counter() - t0
-        result = _child_run(games, workers, address, bot, env)
+        result = _child_run(games, workers, address, bot, env, profile)
     finally:
         for p in procs:
             with contextlib.suppress(ProcessLookupError):
@@ -177,8 +238,10 @@ def _measure(games: int, workers: int, bot: str) -> dict[str, Any]:
     return result
 
 
-def _child_run(games: int, workers: int, address: str | None, bot: str, env: dict[str, str]) -> dict[str, Any]:
-    spec = json.dumps({"games": games, "workers": workers, "address": address, "bot": bot})
+def _child_run(
+    games: int, workers: int, address: str | None, bot: str, env: dict[str, str], profile: str | None = None
+) -> dict[str, Any]:
+    spec = json.dumps({"games": games, "workers": workers, "address": address, "bot": bot, "profile": profile})
     proc = subprocess.run(
         [sys.executable, "-c", "import sys; from referee.bench.cluster import _child; _child(sys.argv[1])", spec],
         check=False,
@@ -267,9 +330,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         from referee.errors import UserError
 
         raise UserError("bench cluster needs the `cluster` extra: pip install 'card-referee[cluster]'") from None
+
+    def prof(workers: int) -> str | None:
+        return f"{args.profile}-{workers}.prof" if args.profile else None
+
     local = _measure(args.games, 0, args.bot)
-    one = _measure(args.games, 1, args.bot)
-    two = _measure(args.games, 2, args.bot)
+    one = _measure(args.games, 1, args.bot, prof(1))
+    two = _measure(args.games, 2, args.bot, prof(2))
     commit = _commit_path(args.commits, args.bot)
     return {
         "cpus": os.cpu_count(),
@@ -278,6 +345,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "workers_1": one,
         "workers_2": two,
         "coordinator_cpu_ms_per_game": round(two["coordinator_cpu_ms_per_game"], 3),
+        "coordinator_steady_cpu_ms_per_game": None
+        if two["steady_cpu_ms_per_game"] is None
+        else round(two["steady_cpu_ms_per_game"], 3),
         "commit_path": commit,
         "target_commit_ms": TARGET_COMMIT_MS,
     }
@@ -289,9 +359,13 @@ def print_result(r: dict[str, Any]) -> None:
     for label, key in (("local runner", "local"), ("1 worker    ", "workers_1"), ("2 workers   ", "workers_2")):
         m = r[key]
         start = f", cluster start {m['startup_s']:.1f} s" if m["workers"] else ""
+        steady = ""
+        if m["workers"] and m.get("steady_cpu_ms_per_game") is not None:
+            split = ", ".join(f"{k} {v:.2f}" for k, v in sorted(m["steady_threads_ms_per_game"].items()))
+            steady = f"; steady state {m['steady_cpu_ms_per_game']:.2f} ms/game: {split}"
         print(
             f"  {label}: {m['games_per_s']:7.1f} games/s  ({m['games']} games in {m['seconds']:.1f} s{start}; "
-            f"coordinator CPU {m['coordinator_cpu_ms_per_game']:.2f} ms/game)"
+            f"coordinator CPU {m['coordinator_cpu_ms_per_game']:.2f} ms/game{steady})"
         )
     c = r["commit_path"]
     ok = "meets" if c["cpu_ms_per_game"] <= r["target_commit_ms"] else "ABOVE"

@@ -20,11 +20,13 @@ sets of one table, so session reuse still pays):
   with that worker's address.
 * :class:`DaskExecutor` is the :class:`~referee.league.work.Executor`: one
   Dask task per unit (:func:`_play_unit`, on the worker: ``trio.run`` of the
-  :class:`~referee.league.local.LocalExecutor` into a temporary folder). Each
-  finished game is sent back at once as a Dask event (topic per run: the
-  game's :class:`~referee.league.work.GameDone` with its log, zstandard
-  compressed on the wire), handed from the client's thread into trio
-  (``run_sync_soon`` into a memory channel) and committed by the runner in
+  :class:`~referee.league.local.LocalExecutor` into a temporary folder). The
+  finished games are sent back as Dask events (topic per run: each game's
+  :class:`~referee.league.work.GameDone` with its log, zstandard compressed
+  on the wire; the games that end within :data:`BATCH_S` in one event),
+  queued by the client's thread and handed into trio with one wake-up for
+  all queued (``run_sync_soon``, then a memory channel per unit); each game is
+  committed by the runner in
   its own transaction. The task's return value repeats every game: games
   whose event was not seen are delivered from it when the unit ends, so none
   is lost; the executor delivers each game id once (dask replays a unit whose
@@ -51,6 +53,7 @@ import pickle
 import shutil
 import tempfile
 import uuid
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field, replace
@@ -72,6 +75,12 @@ if TYPE_CHECKING:
 CONNECT_TIMEOUT_S = 10.0
 #: how often a worker task checks whether the scheduler has cancelled it
 WATCH_S = 0.05
+#: a worker sends the games that finished within this many seconds in one event (each still
+#: committed in its own transaction): fewer messages for the coordinator's Dask client to decode
+#: and fewer hand-overs into its trio thread, at a delay of at most this much
+BATCH_S = 0.1
+#: and at most this many games in one event
+BATCH_GAMES = 64
 #: at most this many deal sets (every seat rotation of a deal) in one unit of work: large, since
 #: games stream back as they end and a unit's bot processes are reused for all its games (a
 #: Python bot costs ~0.1 s of CPU to start); a worker that dies replays at most this much
@@ -365,6 +374,8 @@ class DaskExecutor:
     _abandoned: list[Any] = field(default_factory=list)
     _token: trio.lowlevel.TrioToken | None = None
     _count: int = 0
+    _inbox: deque[Any] = field(default_factory=deque)
+    _unzstd: zstandard.ZstdDecompressor = field(default_factory=zstandard.ZstdDecompressor)
 
     def subscribe(self) -> None:
         self._token = trio.lowlevel.current_trio_token()
@@ -379,9 +390,12 @@ class DaskExecutor:
                 self.client.cancel(futures, force=True)  # type: ignore[no-untyped-call]
             self.client.unsubscribe_topic(self.setup.topic)  # type: ignore[no-untyped-call]
 
-    # called in the client's event-loop thread
+    # called in the client's event-loop thread: events are queued, and trio is woken once for all
+    # that arrive before it runs (one wake-up, not one per event)
     def _on_event(self, event: tuple[float, Any]) -> None:
-        self._soon(self._route, event[1])
+        self._inbox.append(event[1])
+        if len(self._inbox) == 1:
+            self._soon(self._drain)
 
     def _soon(self, fn: Callable[..., None], *args: Any) -> None:
         token = self._token
@@ -393,10 +407,14 @@ class DaskExecutor:
             pass
 
     # called in trio
-    def _route(self, msg: Any) -> None:
-        p = self._pending.get(msg.get("unit", "")) if isinstance(msg, dict) else None
-        if p is not None:
-            p.send.send_nowait(msg)
+    def _drain(self) -> None:
+        inbox = self._inbox
+        while inbox:
+            msg = inbox[0]
+            p = self._pending.get(msg.get("unit", "")) if isinstance(msg, dict) else None
+            if p is not None:
+                p.send.send_nowait(msg)
+            inbox.popleft()  # after: an event queued meanwhile finds the inbox not empty and wakes no one
 
     def _end(self, key: str) -> None:
         p = self._pending.get(key)
@@ -415,7 +433,8 @@ class DaskExecutor:
             async for msg in recv:
                 if msg is None:
                     break
-                self._deliver(p, str(msg["game"]), msg["done"], deliver)
+                for game_id, blob in msg["games"]:
+                    self._deliver(p, str(game_id), blob, deliver)
             if p.remaining:  # games whose event did not come: from the unit's result
                 results: list[tuple[str, bytes]] = await _outcome(self.client, p.future)
                 for game_id, blob in results:
@@ -436,7 +455,7 @@ class DaskExecutor:
             return  # a replay (its unit rescheduled) or a repeat: recorded once only
         done: GameDone = pickle.loads(blob)
         if done.log is not None:
-            done = replace(done, log=zstandard.ZstdDecompressor().decompress(done.log))
+            done = replace(done, log=self._unzstd.decompress(done.log))
         p.remaining.discard(game_id)
         self._delivered.add(game_id)
         deliver(done)
@@ -537,8 +556,10 @@ def _check_on_worker(setup: WorkerSetup, entrants: list[Any], max_line: int) -> 
 
 
 def _play_unit(unit: Unit, setup: WorkerSetup) -> list[tuple[str, bytes]]:
-    """Play one unit on this worker (a Dask task); every finished game is sent
-    as an event at once, and all of them are returned at the end."""
+    """Play one unit on this worker (a Dask task); the finished games are sent
+    as events (those that end within :data:`BATCH_S` of each other in one), and
+    all of them are returned at the end (kept on the worker: the coordinator
+    fetches the result only if some game's event never reached it)."""
     from distributed import get_worker
     from distributed.worker import thread_state  # type: ignore[attr-defined]
 
@@ -547,7 +568,13 @@ def _play_unit(unit: Unit, setup: WorkerSetup) -> list[tuple[str, bytes]]:
     _ensure_ready(setup)
     tmp = Path(tempfile.mkdtemp(prefix="referee-unit-"))
     out: list[tuple[str, bytes]] = []
+    batch: list[tuple[str, bytes]] = []
     zc = zstandard.ZstdCompressor(level=3)
+
+    def flush() -> None:
+        if batch:
+            worker.log_event(setup.topic, {"unit": key, "games": list(batch)})
+            batch.clear()
 
     def deliver(done: GameDone) -> None:
         path = Path(done.result.log_path) if done.result.log_path else None
@@ -557,10 +584,15 @@ def _play_unit(unit: Unit, setup: WorkerSetup) -> list[tuple[str, bytes]]:
             path.unlink()
         blob = pickle.dumps(GameDone(done.game_id, done.result, done.wall_ms, data), protocol=pickle.HIGHEST_PROTOCOL)
         out.append((done.game_id, blob))
-        worker.log_event(setup.topic, {"unit": key, "game": done.game_id, "done": blob})
+        batch.append((done.game_id, blob))
+        if len(batch) >= BATCH_GAMES:
+            flush()
 
     try:
-        trio.run(_play_watched, unit, tmp, deliver, lambda: _released(worker, key))
+        try:
+            trio.run(_play_watched, unit, tmp, deliver, flush, lambda: _released(worker, key))
+        finally:
+            flush()  # before the task ends: the coordinator sees these games before the unit's end
     except UserError as exc:
         raise UserError(f"worker {worker.address}: {exc}") from None
     except BaseExceptionGroup as eg:
@@ -583,7 +615,9 @@ def _released(worker: Any, key: str) -> bool:
     return ts is None or ts.state in ("cancelled", "released", "forgotten")
 
 
-async def _play_watched(unit: Unit, tmp: Path, deliver: Deliver, released: Callable[[], bool]) -> None:
+async def _play_watched(
+    unit: Unit, tmp: Path, deliver: Deliver, flush: Callable[[], None], released: Callable[[], bool]
+) -> None:
     from referee.league.local import LocalExecutor
 
     async with trio.open_nursery() as nursery:
@@ -593,7 +627,13 @@ async def _play_watched(unit: Unit, tmp: Path, deliver: Deliver, released: Calla
                 await trio.sleep(WATCH_S)
             nursery.cancel_scope.cancel()
 
+        async def send() -> None:
+            while True:
+                await trio.sleep(BATCH_S)
+                flush()
+
         nursery.start_soon(watch)
+        nursery.start_soon(send)
         dead = await _given_up_sessions(unit, nursery)
         await LocalExecutor(tmp, dead).play(unit, deliver)
         nursery.cancel_scope.cancel()
