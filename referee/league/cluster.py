@@ -67,6 +67,7 @@ import referee
 from referee.errors import UserError
 from referee.league.config import League
 from referee.league.work import Deliver, GameDone, Unit, UnitMaker
+from referee.runtime.gamelog import is_zstd
 
 if TYPE_CHECKING:
     from distributed import Client, Future, LocalCluster
@@ -454,7 +455,8 @@ class DaskExecutor:
         if game_id not in p.remaining or game_id in self._delivered:
             return  # a replay (its unit rescheduled) or a repeat: recorded once only
         done: GameDone = pickle.loads(blob)
-        if done.log is not None:
+        if done.log is not None and not p.unit.compress:
+            # a plain log, compressed for the wire; a compressed night's log is written as it came
             done = replace(done, log=self._unzstd.decompress(done.log))
         p.remaining.discard(game_id)
         self._delivered.add(game_id)
@@ -580,7 +582,8 @@ def _play_unit(unit: Unit, setup: WorkerSetup) -> list[tuple[str, bytes]]:
         path = Path(done.result.log_path) if done.result.log_path else None
         data = None
         if path is not None:
-            data = zc.compress(path.read_bytes())
+            raw = path.read_bytes()
+            data = raw if is_zstd(raw) else zc.compress(raw)  # on the wire always zstandard, compressed once
             path.unlink()
         blob = pickle.dumps(GameDone(done.game_id, done.result, done.wall_ms, data), protocol=pickle.HIGHEST_PROTOCOL)
         out.append((done.game_id, blob))
