@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from referee.commands import seed_value
+from referee.commands.play import add_limit_options
 from referee.errors import UserError, user_facing
 
 if TYPE_CHECKING:
@@ -107,28 +108,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="N",
         help="deal pairs played at once, each at its own table with its own bot processes (default 1)",
     )
-    p.add_argument("--move-ms", type=int, default=1000, help="limit per decision in ms (default 1000)")
-    p.add_argument("--bank-ms", type=int, help="optional time bank per game in ms")
-    p.add_argument("--startup-ms", type=int, default=10000, help="limit for the hello handshake (default 10000)")
-    p.add_argument(
-        "--clock",
-        choices=("wall", "cpu"),
-        default="wall",
-        help="wall: elapsed time; cpu: the bot's own CPU time with a wall ceiling of 3 x move-ms",
-    )
-    p.add_argument(
-        "--grace-ms",
-        type=int,
-        default=500,
-        help="shutdown grace: a bot still running this many ms after `bye` is killed (default 500)",
-    )
-    p.add_argument("--retries", type=int, default=0, help="extra tries for illegal/malformed replies (default 0)")
-    p.add_argument("--max-line", type=int, default=65536, help="longest reply line in bytes (default 65536)")
-    p.add_argument(
-        "--max-decisions",
-        type=int,
-        metavar="N",
-        help="abort a hand still running after N decisions (its deal pair is dropped; default: as referee play)",
+    add_limit_options(
+        p,
+        grace_help="shutdown grace: a bot still running this many ms after `bye` is killed (default 500)",
+        max_decisions_help="abort a hand still running after N decisions (its deal pair is dropped; default: as "
+        "referee play)",
     )
     p.add_argument("--log", metavar="DIR", help="keep every game's log in DIR (default: no logs)")
     p.add_argument("--json", metavar="FILE", help="write the JSON summary to FILE instead of stdout")

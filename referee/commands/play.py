@@ -59,29 +59,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="several hands: fixed:N or race:TARGET (ask variants); a tie for the best total is broken "
         "by extra hands among the tied seats, at most 50 hands in all (or N, if more)",
     )
-    p.add_argument("--move-ms", type=int, default=1000, help="limit per decision in ms (default 1000)")
-    p.add_argument("--bank-ms", type=int, help="optional time bank per game in ms")
-    p.add_argument("--startup-ms", type=int, default=10000, help="limit for the hello handshake (default 10000)")
-    p.add_argument(
-        "--clock",
-        choices=("wall", "cpu"),
-        default="wall",
-        help="wall: elapsed time; cpu: the bot's own CPU time with a wall ceiling of 3 x move-ms",
-    )
-    p.add_argument(
-        "--grace-ms",
-        type=int,
-        default=500,
-        help="shutdown grace: after the last game each bot gets `bye` and its stdin is closed; a bot "
+    add_limit_options(
+        p,
+        grace_help="shutdown grace: after the last game each bot gets `bye` and its stdin is closed; a bot "
         "still running after this many ms is killed with its whole process group (default 500)",
-    )
-    p.add_argument("--retries", type=int, default=0, help="extra tries for illegal/malformed replies (default 0)")
-    p.add_argument("--max-line", type=int, default=65536, help="longest reply line in bytes (default 65536)")
-    p.add_argument(
-        "--max-decisions",
-        type=int,
-        metavar="N",
-        help="abort a hand still running after N decisions (default: 5000, or 10 per card and seat "
+        max_decisions_help="abort a hand still running after N decisions (default: 5000, or 10 per card and seat "
         "for a big custom deck)",
     )
     p.add_argument(
@@ -281,6 +263,23 @@ def _cards(args: argparse.Namespace, rules: Rules, players: int) -> tuple[Deal |
     if seed is None and deal is None:
         seed = int.from_bytes(os.urandom(4), "big")
     return deal, seed
+
+
+def add_limit_options(p: argparse.ArgumentParser, *, grace_help: str, max_decisions_help: str) -> None:
+    """The clock and fault options :func:`_limits` reads (``referee play`` and ``referee duel``)."""
+    p.add_argument("--move-ms", type=int, default=1000, help="limit per decision in ms (default 1000)")
+    p.add_argument("--bank-ms", type=int, help="optional time bank per game in ms")
+    p.add_argument("--startup-ms", type=int, default=10000, help="limit for the hello handshake (default 10000)")
+    p.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="wall: elapsed time; cpu: the bot's own CPU time with a wall ceiling of 3 x move-ms",
+    )
+    p.add_argument("--grace-ms", type=int, default=500, help=grace_help)
+    p.add_argument("--retries", type=int, default=0, help="extra tries for illegal/malformed replies (default 0)")
+    p.add_argument("--max-line", type=int, default=65536, help="longest reply line in bytes (default 65536)")
+    p.add_argument("--max-decisions", type=int, metavar="N", help=max_decisions_help)
 
 
 def _limits(args: argparse.Namespace, rules: Rules, players: int) -> tuple[ClockSpec, FaultPolicy]:
