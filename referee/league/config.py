@@ -1078,17 +1078,14 @@ def _schedule_sizes(
         if not sizes:
             raise err(where, why.format(s=lo, s1=lo - 1) + f"; '{v.name}' needs at least {lo} players: add bots")
         return sizes
-    raw = [v.sizes] if isinstance(v.sizes, int) else list(v.sizes)
-    if not raw:
-        raise err(f"{where}.sizes", "is empty; give one table size or a list")
-    for s in raw:
-        if not lo <= s <= hi:
-            raise err(f"{where}.sizes", f"table size {s} is outside {v.name}'s {lo}..{hi} players")
-        if s > most:
-            raise err(f"{where}.sizes", why.format(s=s, s1=s - 1) + f"; use tables of at most {most} seats or add bots")
-    if len(set(raw)) != len(raw):
-        raise err(f"{where}.sizes", "lists a table size twice")
-    return tuple(sorted(raw))
+    return _given_sizes(
+        v,
+        lo,
+        hi,
+        where,
+        err,
+        lambda s: why.format(s=s, s1=s - 1) + f"; use tables of at most {most} seats or add bots" if s > most else None,
+    )
 
 
 def _check_gauntlet_field(v: VariantConfig, sched: _Sched, size: int, nbots: int, where: str, err: ErrorAt) -> None:
@@ -1137,18 +1134,37 @@ def _sizes(v: VariantConfig, rules: Any, nbots: int, fill: str, where: str, err:
                 'add bots or set fill = "repeat" to seat several instances of the same bots',
             )
         return sizes
-    raw = [v.sizes] if isinstance(v.sizes, int) else list(v.sizes)
+    return _given_sizes(
+        v,
+        lo,
+        hi,
+        where,
+        err,
+        lambda s: (
+            (
+                f"table size {s} needs {s} bots but the config has {nbots}; "
+                'set fill = "repeat" (top level) to seat several instances of the same bots'
+            )
+            if s > nbots and fill != "repeat"
+            else None
+        ),
+    )
+
+
+def _given_sizes(
+    v: VariantConfig, lo: int, hi: int, where: str, err: ErrorAt, too_big: Callable[[int], str | None]
+) -> tuple[int, ...]:
+    """A variant's ``sizes`` as given (one size or a list), checked: not empty, within the rules'
+    ``lo..hi``, each seatable (``too_big(s)``: why size ``s`` cannot be seated, or None), none twice."""
+    raw = [v.sizes] if isinstance(v.sizes, int) else list(v.sizes or ())
     if not raw:
         raise err(f"{where}.sizes", "is empty; give one table size or a list")
     for s in raw:
         if not lo <= s <= hi:
             raise err(f"{where}.sizes", f"table size {s} is outside {v.name}'s {lo}..{hi} players")
-        if s > nbots and fill != "repeat":
-            raise err(
-                f"{where}.sizes",
-                f"table size {s} needs {s} bots but the config has {nbots}; "
-                'set fill = "repeat" (top level) to seat several instances of the same bots',
-            )
+        why = too_big(s)
+        if why is not None:
+            raise err(f"{where}.sizes", why)
     if len(set(raw)) != len(raw):
         raise err(f"{where}.sizes", "lists a table size twice")
     return tuple(sorted(raw))
