@@ -28,6 +28,7 @@ from typing import Any
 import trio
 
 from .limits import ResourceLimits
+from .process import TailBuffer
 from .sandbox import plan_spawn
 from .session import close_pipes, kill_group
 from .spec import BotSpec
@@ -107,23 +108,14 @@ async def run_build(
         raise BuildStartError(exc.strerror or str(exc)) from None
     except subprocess.SubprocessError as exc:
         raise BuildStartError(str(exc)) from None
-    output = bytearray()
+    output = TailBuffer(OUTPUT_TAIL)
     drained = trio.Event()
 
     async def drain() -> None:
         stream = proc.stdout
         assert stream is not None
         try:
-            while True:
-                try:
-                    data = await stream.receive_some(65536)
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    break
-                if not data:
-                    break
-                output.extend(data)
-                if len(output) > OUTPUT_TAIL:
-                    del output[: len(output) - OUTPUT_TAIL]
+            await output.read_from(stream)
         finally:
             drained.set()
 
@@ -158,7 +150,7 @@ async def run_build(
     rc = None if timed_out else proc.returncode
     return BuildResult(
         returncode=rc,
-        output=output.decode("utf-8", "replace"),
+        output=output.data.decode("utf-8", "replace"),
         seconds=time.monotonic() - t0,
         timed_out=timed_out,
         sandbox=plan.sandbox_info(),

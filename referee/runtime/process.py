@@ -41,6 +41,34 @@ from .spec import BotSpec
 STDERR_TAIL = 65536
 
 
+class TailBuffer:
+    """The last ``cap`` bytes read from a stream (``data``) and how many bytes
+    before them were dropped (``dropped``): a bot's stderr, a build's output."""
+
+    __slots__ = ("cap", "data", "dropped")
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.data = bytearray()
+        self.dropped = 0
+
+    async def read_from(self, stream: trio.abc.ReceiveStream) -> None:
+        """Read ``stream`` to its end (or until it breaks or is closed); on
+        cancellation what was read so far stays."""
+        while True:
+            try:
+                chunk = await stream.receive_some(65536)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                return
+            if not chunk:
+                return
+            self.data += chunk
+            over = len(self.data) - self.cap
+            if over > 0:
+                self.dropped += over
+                del self.data[:over]
+
+
 class ProcState(enum.Enum):
     """Where a bot process stands; the properties of :class:`BotProcess` read it."""
 
@@ -74,8 +102,7 @@ class BotProcess:
         self.reader = LineReader(process.stdout, max_line)
         self._stdin = cast(trio.lowlevel.FdStream, process.stdin)  # a pipe: an FdStream on POSIX
         self._plan = plan
-        self._stderr = bytearray()
-        self._stderr_dropped = 0  # bytes of stderr discarded from the front of the ring
+        self._stderr = TailBuffer(STDERR_TAIL)
         self._stderr_scope: trio.CancelScope | None = None
         self._stderr_done = trio.Event()
 
@@ -169,21 +196,10 @@ class BotProcess:
     async def _drain_stderr(self) -> None:
         stream = self.process.stderr
         assert stream is not None
-        buf = self._stderr
         try:
             with trio.CancelScope() as scope:
                 self._stderr_scope = scope
-                while True:
-                    try:
-                        data = await stream.receive_some(65536)
-                    except (trio.BrokenResourceError, trio.ClosedResourceError):
-                        break
-                    if not data:
-                        break
-                    buf += data
-                    if len(buf) > STDERR_TAIL:
-                        self._stderr_dropped += len(buf) - STDERR_TAIL
-                        del buf[: len(buf) - STDERR_TAIL]
+                await self._stderr.read_from(stream)
         finally:
             self._stderr_done.set()
 
@@ -198,13 +214,13 @@ class BotProcess:
         line ``[... N earlier bytes dropped ...]``: the marker takes its place
         within the 64 KiB, N counts every byte not shown, and the text after it
         never starts inside a UTF-8 character."""
-        buf = self._stderr
-        if not self._stderr_dropped:
+        buf, dropped = self._stderr.data, self._stderr.dropped
+        if not dropped:
             return buf.decode("utf-8", "replace")
         cut = 0
         marker = ""
         for _ in range(4):  # the marker's length depends on N, and N on the cut: settles in two rounds
-            marker = f"[... {self._stderr_dropped + cut} earlier bytes dropped ...]\n"
+            marker = f"[... {dropped + cut} earlier bytes dropped ...]\n"
             new_cut = len(marker)
             while new_cut < len(buf) and new_cut - len(marker) < 3 and buf[new_cut] & 0xC0 == 0x80:
                 new_cut += 1  # a UTF-8 continuation byte: start at the next whole character
