@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import math
 import re
-import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -56,7 +55,7 @@ from referee.league.config import League, Variant, load_config, normalize_stored
 from referee.league.ledger import GameRow, Ledger, config_text
 from referee.league.local import LocalExecutor
 from referee.league.outdir import write_outputs
-from referee.league.preflight import prepare
+from referee.league.preflight import prepare, to_stderr
 from referee.league.roster import EPOCHS_META, WITHDRAWN_META, reconcile, stored_withdrawn
 from referee.league.runner import RunStats, _Batch, _Committer, _drive
 from referee.league.standings import Tally
@@ -68,10 +67,6 @@ _LADDER_RE = re.compile(r"-(\d+)p-L(\d+)-d\d+-r\d+$")
 
 #: what the ladder says (one line each): warnings and what happens
 Say = Callable[[str], None]
-
-
-def _to_stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 @dataclass
@@ -343,7 +338,7 @@ def open_ladder(
     out: str | None = None,
     keep_withdrawn: bool = False,
     concurrency: int | None = None,
-    say: Say = _to_stderr,
+    say: Say = to_stderr,
 ) -> Ladder:
     """Load the config, open (or create) its output directory as ``referee
     run`` does (:func:`referee.league.outdir.open_night`: a config that adds or

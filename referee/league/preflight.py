@@ -38,7 +38,8 @@ from referee.runtime import BotSession
 from referee.runtime.limits import LimitsError, parse_limits
 
 
-def _to_stderr(line: str) -> None:
+def to_stderr(line: str) -> None:
+    """Say one line to the person running the command (the default ``say`` of the league's steps)."""
     print(line, file=sys.stderr)
 
 
@@ -46,7 +47,7 @@ async def prepare(
     league: League,
     maker: UnitMaker,
     slots: int,
-    say: Callable[[str], None] = _to_stderr,
+    say: Callable[[str], None] = to_stderr,
     hellos: dict[int, dict[str, Any]] | None = None,
 ) -> dict[int, BotSession]:
     """Warn about memory, run the builds and the start check for a run of

@@ -36,7 +36,6 @@ from __future__ import annotations
 import math
 import os
 import sqlite3
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -49,17 +48,13 @@ from referee.league import schedule as sched
 from referee.league.config import League
 from referee.league.ledger import BotInfo, GameRow, Ledger
 from referee.league.local import LocalExecutor
-from referee.league.preflight import prepare
+from referee.league.preflight import prepare, to_stderr
 from referee.league.standings import Tally
 from referee.league.work import Executor, GameDone, Unit, UnitMaker
 from referee.runtime.gamelog import is_zstd, log_name
 
 if TYPE_CHECKING:
     from referee.league.cluster import Cluster
-
-
-def _to_stderr(line: str) -> None:
-    print(line, file=sys.stderr)
 
 
 # --------------------------------------------------------------------------
@@ -310,7 +305,7 @@ async def run_league(
         await _drive(batches, executor, committer, slots)
 
     if cluster is not None:
-        given_up_ids = await cluster.prepare(league, maker, _to_stderr)
+        given_up_ids = await cluster.prepare(league, maker, to_stderr)
         ledger.commit_staged()
         async with cluster.executor(league) as remote:
             await drive(remote, concurrency or cluster.slots, given_up_ids, remote.unit_deals)
