@@ -89,16 +89,8 @@ async def run_build(
     t0 = time.monotonic()
     try:
         try:
-            proc = await trio.lowlevel.open_process(
-                plan.argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                cwd=plan.cwd,
-                env=plan.env,
-                preexec_fn=plan.preexec,
-                start_new_session=True,
-                pass_fds=plan.pass_fds,
+            proc: trio.Process = await plan.open(
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
             )
         except BaseException:
             with trio.CancelScope(shield=True):

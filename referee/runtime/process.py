@@ -306,17 +306,8 @@ async def _open(spec: BotSpec, plan: SpawnPlan) -> trio.Process:
     argv = plan.argv
     try:
         try:
-            return await trio.lowlevel.open_process(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=plan.cwd,
-                env=plan.env,
-                start_new_session=True,
-                preexec_fn=plan.preexec,
-                pass_fds=plan.pass_fds,
-            )
+            proc: trio.Process = await plan.open(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            return proc
         except BaseException:
             plan.cleanup()
             raise

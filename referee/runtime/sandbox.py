@@ -863,6 +863,24 @@ class SpawnPlan:
     _report_fd: int | None = None
 
     # -- while the bot runs -----------------------------------------------------
+    async def open(self, *, stdin: int, stdout: int, stderr: int) -> Any:
+        """``trio.lowlevel.open_process`` of this plan (its argv, cwd, environment,
+        pre-exec step and passed fds, in a new session): the one place a bot or a
+        build is started. Returns the ``trio.Process``; ``OSError`` as ``open_process``."""
+        import trio
+
+        return await trio.lowlevel.open_process(
+            self.argv,
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            cwd=self.cwd,
+            env=self.env,
+            start_new_session=True,
+            preexec_fn=self.preexec,
+            pass_fds=self.pass_fds,
+        )
+
     def cpu_seconds(self, pid: int) -> float | None:
         """CPU seconds used so far by the bot started with this plan (``pid``:
         the process the runtime started): from its control group - every
