@@ -84,6 +84,11 @@ class _Driver:
         self.drains: dict[int, tuple[trio.CancelScope, trio.Event, float]] = {}
         self.partial: dict[int, memoryview] = {}
         self._broken: set[int] = set()  # seats whose stdin the fast write path found closed
+        # cpu clocks: each such seat's CPU reading taken just before the referee's latest write to it, so
+        # that a decision's CPU time counts from the moment its turn was written, however late the
+        # referee gets to wait for the reply (on a loaded machine the bot may think before it does)
+        self._cpu_seats = frozenset(i for i in range(spec.players) if spec.clock_for(i).mode == "cpu")
+        self._cpu_sent: dict[int, float | None] = {}
         # the hand's reply-deadline scope: its armed deadline and the sequential wait it guards
         self._scope: trio.CancelScope | None = None
         self._armed = math.inf
@@ -211,9 +216,12 @@ class _Driver:
         if self.partial:
             return False
         bots = self.bots
+        cpu_seats = self._cpu_seats
         while m.writes:  # written() may hand out more (the next hand)
             writes = m.writes
             for i, (seat, data, timeout_s) in enumerate(writes):
+                if cpu_seats and seat in cpu_seats:
+                    self._cpu_sent[seat] = bots[seat].cpu_seconds()
                 try:
                     sent = bots[seat].try_send(data)
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -249,6 +257,8 @@ class _Driver:
                 if seat in self.partial:  # an earlier write to it is still unfinished: keep the order
                     self.partial[seat] = memoryview(bytes(self.partial[seat]) + data)
                     continue
+                if seat in self._cpu_seats:
+                    self._cpu_sent[seat] = bot.cpu_seconds()
                 try:
                     sent = bot.try_send(data)
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -358,7 +368,11 @@ class _Driver:
         cpu_mode = clock.mode == "cpu"
         wall_limit = (clock.ceiling_ms() if cpu_mode else w.limit_ms) / 1000
         deadline = t0 + wall_limit
-        started = bot.cpu_seconds() if cpu_mode else None
+        started = None
+        if cpu_mode:  # from the write of the turn (a resumed wait: from now, as before a retry)
+            started = self._cpu_sent.pop(seat, None) if not resumed else None
+            if started is None:
+                started = bot.cpu_seconds()
         if started is None:  # wall clock (or the machine cannot tell CPU time: wall time then)
             cpu_mode = False
             deadline = t0 + w.limit_ms / 1000
