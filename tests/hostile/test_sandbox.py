@@ -91,7 +91,7 @@ async def test_file_size_limit_and_named_cwd() -> None:
     report, _ = await introspect(ResourceLimits(file_size=1 * MiB, temp_workdir=False, writable=True))
     assert report["cwd"] == str(ZOO)
     assert report["wrote"] != 2 << 20 and "too large" in str(report["wrote"]).lower(), report["wrote"]
-    big = ZOO / "big.bin"
+    big = ZOO / report["big"]
     assert big.stat().st_size <= 1 * MiB
     big.unlink()
 
@@ -103,14 +103,14 @@ async def test_bwrap_mounts_the_bot_folder_read_only_unless_writable() -> None:
     report, _ = await introspect(ResourceLimits(isolation="bwrap", temp_workdir=False))
     assert report["cwd"] == str(ZOO)
     assert "Read-only file system" in str(report["wrote"]), report["wrote"]
-    assert not (ZOO / "big.bin").exists()
+    assert not (ZOO / report["big"]).exists()
 
 
 async def test_sandbox_off_runs_the_command_as_given(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REFEREE_TEST_SECRET", "s3cret")
     report, _ = await introspect(ResourceLimits(sandbox=False, file_size=4 * MiB), env=dict(os.environ))
     assert report["cwd"] == str(ZOO) and "REFEREE_TEST_SECRET" in report["env"] and report["pid"] != 1
-    (ZOO / "big.bin").unlink()
+    (ZOO / report["big"]).unlink()
 
 
 async def test_network_false_cuts_the_network() -> None:

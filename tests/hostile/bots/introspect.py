@@ -25,10 +25,12 @@ report = {
     "core": resource.getrlimit(resource.RLIMIT_CORE),
     "umask": os.umask(0o077),
 }
+# a file named after the zoo tag, so tests running side by side never see each other's file
+report["big"] = big = f"big-{sys.argv[1]}.bin"
 try:
-    with open("big.bin", "wb") as f:
+    with open(big, "wb") as f:
         f.write(b"\0" * (2 << 20))
-    report["wrote"] = os.path.getsize("big.bin")
+    report["wrote"] = os.path.getsize(big)
 except OSError as exc:
     report["wrote"] = f"{type(exc).__name__}: {exc.strerror}"
 port = int(arg(1, "0"))
