@@ -80,7 +80,9 @@ class LeagueState:
             )
         db = self._db()
         try:
-            check_db(db, self.path, create=False)  # a damaged ledger: one error before serving anything
+            # a damaged ledger: one error before serving anything; an empty one is a night whose
+            # run has just created the file and not yet its tables (the page waits for them)
+            check_db(db, self.path, create=True)
         finally:
             db.close()
         self._lock = threading.Lock()
@@ -120,6 +122,8 @@ class LeagueState:
         with self._lock:
             db = self._db()
             try:
+                if not db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'games'").fetchone():
+                    return self._starting()  # the run is creating its ledger
                 name_row = db.execute("SELECT value FROM meta WHERE key = 'league'").fetchone()
                 league = name_row[0] if name_row else self.out.name
                 planned, per_planned = self._plan(db)
@@ -188,6 +192,23 @@ class LeagueState:
                 "top": self._tally.top(20),
                 "recent": list(reversed(self._recent)),
             }
+
+    def _starting(self) -> dict[str, Any]:
+        """The status of a night whose ledger has no tables yet."""
+        return {
+            "league": self.out.name,
+            "out": str(self.out),
+            "running": _lock_held(self.out / ".lock"),
+            "planned": None,
+            "done": 0,
+            "complete": False,
+            **self._counts,
+            "games_per_s": 0.0,
+            "updated": time.time(),
+            "variants": {},
+            "top": [],
+            "recent": [],
+        }
 
     _last_finished = 0.0
 

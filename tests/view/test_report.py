@@ -348,3 +348,31 @@ def test_serve_shows_a_running_night(
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_serve_waits_for_a_ledger_the_run_is_still_creating(tmp_path: Path) -> None:
+    """``referee run`` creates ledger.sqlite before its tables: the live server
+    started in between serves a night that has not begun, and then follows it."""
+    import json
+    import urllib.request
+
+    from referee.league.ledger import Ledger
+    from referee.view.serve import make_server
+
+    out = tmp_path / "out"
+    out.mkdir()
+    sqlite3.connect(out / "ledger.sqlite").close()  # the file, no tables yet
+    server = make_server(out, port=0)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/api/status"
+    try:
+        with urllib.request.urlopen(url) as r:
+            status = json.loads(r.read())
+        assert (status["done"], status["planned"], status["complete"], status["top"]) == (0, None, False, [])
+        Ledger(out / "ledger.sqlite").db.close()  # the run goes on: the tables exist now
+        with urllib.request.urlopen(url) as r:
+            assert json.loads(r.read())["done"] == 0
+    finally:
+        server.shutdown()
+        server.server_close()
