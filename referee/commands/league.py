@@ -118,6 +118,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="SECONDS",
         help="with --cluster: how long to try to reach the scheduler and wait for a first worker (default 10)",
     )
+    p.add_argument(
+        "--send-logs",
+        action="store_true",
+        help="with --cluster/--workers: every worker sends its games' logs to this process, even one that "
+        "could write them into the output folder itself (a shared file system; the default there)",
+    )
     p.add_argument("--keep-withdrawn", action="store_true", help=KEEP_HELP_TEXT)
     p.set_defaults(func=cmd_run)
 
@@ -497,6 +503,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UserError("--concurrency must be at least 1")
     if args.workers is not None and args.workers < 1:
         raise UserError("--workers must be at least 1")
+    if args.send_logs and args.cluster is None and args.workers is None:
+        raise UserError("--send-logs is for a night on a cluster: give --cluster ADDRESS or --workers N with it")
     if args.new_out:
         fresh = with_new_out(league)
         if fresh is not league:
@@ -538,6 +546,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.quiet:
         _print_standings(st, written[0].notes)
         print(_run_summary(league, stats, st))
+        if cluster is not None and stats.logs_in_place + stats.logs_sent:
+            print(
+                f"logs: {stats.logs_in_place} written into {league.out} by the workers, "
+                f"{stats.logs_sent} sent to this machine"
+            )
         print(written[0].text())
     return 0
 
@@ -554,9 +567,9 @@ def _cluster(args: argparse.Namespace) -> Iterator[Cluster | None]:
         timeout = args.cluster_timeout if args.cluster_timeout is not None else CONNECT_TIMEOUT_S
         if not timeout > 0:
             raise UserError("--cluster-timeout must be a positive number of seconds")
-        cluster = Cluster.connect(args.cluster, timeout)
+        cluster = Cluster.connect(args.cluster, timeout, send_logs=args.send_logs)
     else:
-        cluster = Cluster.start_local(args.workers)
+        cluster = Cluster.start_local(args.workers, send_logs=args.send_logs)
     try:
         yield cluster
     finally:

@@ -20,10 +20,13 @@ sets of one table, so session reuse still pays):
   with that worker's address.
 * :class:`DaskExecutor` is the :class:`~referee.league.work.Executor`: one
   Dask task per unit (:func:`_play_unit`, on the worker: ``trio.run`` of the
-  :class:`~referee.league.local.LocalExecutor` into a temporary folder). The
-  finished games are sent back as Dask events (topic per run: each game's
-  :class:`~referee.league.work.GameDone` with its log, zstandard compressed
-  on the wire; the games that end within :data:`BATCH_S` in one event),
+  :class:`~referee.league.local.LocalExecutor` into the run's folder in
+  ``OUT/.incoming`` when the worker sees it at the same path, else into a
+  temporary folder). The finished games are sent back as Dask events (topic
+  per run: each game's :class:`~referee.league.work.GameDone`, with its log
+  zstandard compressed unless it was written into the incoming folder, which
+  the executor then renames into ``OUT/games``; the games that end within
+  :data:`BATCH_S` in one event),
   queued by the client's thread and handed into trio with one wake-up for
   all queued (``run_sync_soon``, then a memory channel per unit); each game is
   committed by the runner in
@@ -60,6 +63,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
+import msgspec
 import trio
 import zstandard
 
@@ -123,15 +127,23 @@ class Cluster:
     :meth:`connect` or :meth:`start_local`, then :meth:`close` (or ``with``)."""
 
     def __init__(
-        self, client: Client, where: str, local: LocalCluster | None = None, scratch: str | None = None
+        self,
+        client: Client,
+        where: str,
+        local: LocalCluster | None = None,
+        scratch: str | None = None,
+        *,
+        send_logs: bool = False,
     ) -> None:
         self.client = client
         self.where = where
         self.local = local
+        #: workers send every log over the network, even those that can write into the output folder
+        self.send_logs = send_logs
         self._scratch = scratch
 
     @classmethod
-    def connect(cls, address: str, timeout: float = CONNECT_TIMEOUT_S) -> Cluster:
+    def connect(cls, address: str, timeout: float = CONNECT_TIMEOUT_S, *, send_logs: bool = False) -> Cluster:
         """Connect to the scheduler at ``address`` (``tcp://HOST:PORT``; a bare
         ``HOST:PORT`` is taken as tcp) and wait for a first worker. Raises
         :class:`UserError` if it cannot be reached or has no worker within ``timeout``."""
@@ -154,7 +166,7 @@ class Cluster:
                 f"({text}); start one with `dask scheduler` (and workers with "
                 "`dask worker ADDRESS`), or check the address"
             ) from None
-        self = cls(client, addr)
+        self = cls(client, addr, send_logs=send_logs)
         try:
             client.wait_for_workers(1, timeout=timeout)
         except Exception:  # noqa: BLE001 - a timeout, or the scheduler gone meanwhile
@@ -166,7 +178,7 @@ class Cluster:
         return self
 
     @classmethod
-    def start_local(cls, n_workers: int) -> Cluster:
+    def start_local(cls, n_workers: int, *, send_logs: bool = False) -> Cluster:
         """A local cluster of ``n_workers`` worker processes, one thread each,
         their scratch space in a temporary folder, no dashboard."""
         distributed = _import_distributed()
@@ -186,7 +198,8 @@ class Cluster:
         except Exception as exc:  # noqa: BLE001 - whatever stops dask from starting
             shutil.rmtree(scratch, ignore_errors=True)
             raise UserError(f"--workers {n_workers}: the local Dask cluster did not start ({exc})") from None
-        return cls(client, f"{n_workers} local worker{'s' if n_workers != 1 else ''}", local, scratch)
+        where = f"{n_workers} local worker{'s' if n_workers != 1 else ''}"
+        return cls(client, where, local, scratch, send_logs=send_logs)
 
     def __enter__(self) -> Self:
         return self
@@ -311,13 +324,28 @@ class Cluster:
     @asynccontextmanager
     async def executor(self, league: League) -> AsyncIterator[DaskExecutor]:
         """A :class:`DaskExecutor` for one run; on the way out (also on error
-        and cancellation) every unit still on the cluster is cancelled."""
-        ex = DaskExecutor(self.client, _setup(league, uuid.uuid4().hex[:12]))
+        and cancellation) every unit still on the cluster is cancelled.
+
+        Unless :attr:`send_logs`, the run gets a folder ``OUT/.incoming/<run>``
+        (those of earlier runs, killed before they removed theirs, are removed:
+        the caller holds the night's lock): a worker that sees it at the same
+        path (a shared file system, or this machine) writes its games' logs
+        there, and the executor renames each into ``OUT/games`` as its game is
+        committed; the others send their logs over the network. The folder is
+        removed on the way out."""
+        run = uuid.uuid4().hex[:12]
+        incoming = None if self.send_logs else _incoming_folder(league.out, run)
+        games = os.path.join(os.path.abspath(league.out), "games")
+        ex = DaskExecutor(self.client, _setup(league, run, incoming), games)
         ex.subscribe()
         try:
             yield ex
         finally:
             ex.close()
+            if incoming is not None:
+                shutil.rmtree(incoming, ignore_errors=True)
+                with suppress(OSError):
+                    os.rmdir(os.path.dirname(incoming))  # .incoming itself, when no other run's is left
 
 
 # --------------------------------------------------------------------------
@@ -338,18 +366,46 @@ class _Pending:
 @dataclass(frozen=True, slots=True)
 class WorkerSetup:
     """What a worker process needs before it plays a run's units (picklable):
-    the run's id (also its event topic) and the paths hidden from bots."""
+    the run's id (also its event topic), the paths hidden from bots, and the
+    run's folder in the output folder for logs written in place (None: send
+    every log; see :meth:`Cluster.executor`)."""
 
     run: str
     secret: tuple[str, ...]
     bot_folders: tuple[str, ...]
+    incoming: str | None = None
 
     @property
     def topic(self) -> str:
         return f"referee-games-{self.run}"
 
 
-def _setup(league: League, run: str) -> WorkerSetup:
+#: the folder in OUT where workers that can write into it leave their logs for the coordinator
+INCOMING = ".incoming"
+
+
+def _incoming_folder(out: Path, run: str) -> str | None:
+    """Make ``OUT/.incoming/<run>`` (private to this user), first removing what
+    earlier runs left there; its absolute path, or None if it cannot be made
+    (the workers then send their logs)."""
+    base = os.path.join(os.path.abspath(out), INCOMING)
+    with suppress(OSError):
+        for entry in os.scandir(base):
+            shutil.rmtree(entry.path, ignore_errors=True)
+    folder = os.path.join(base, run)
+    try:
+        os.makedirs(folder, mode=0o700)
+    except OSError:
+        return None
+    return folder
+
+
+def _unit_prefix(key: str) -> str:
+    """The name prefix of a unit's folders in the run's incoming folder (one per attempt)."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in key) + "-"
+
+
+def _setup(league: League, run: str, incoming: str | None = None) -> WorkerSetup:
     from referee.runtime.limits import LimitsError, parse_limits
     from referee.runtime.sandbox import bot_folders
 
@@ -360,7 +416,7 @@ def _setup(league: League, run: str) -> WorkerSetup:
         except LimitsError as exc:
             raise UserError(f"bots[{i}].limits: {exc}") from None
         folders.extend(bot_folders(bot.command, bot.cwd, named_cwd=not lim.temp_workdir))
-    return WorkerSetup(run, (str(league.out), str(league.path)), tuple(folders))
+    return WorkerSetup(run, (str(league.out), str(league.path)), tuple(folders), incoming)
 
 
 @dataclass
@@ -369,7 +425,12 @@ class DaskExecutor:
 
     client: Client
     setup: WorkerSetup
+    #: the night's log folder (``OUT/games``), where logs written in place are moved
+    games: str = ""
     unit_deals: int = UNIT_DEALS
+    #: logs delivered so far: written in place by a worker and moved, and sent over the network
+    moved: int = 0
+    sent: int = 0
     _pending: dict[str, _Pending] = field(default_factory=dict)
     _delivered: set[str] = field(default_factory=set)
     _abandoned: list[Any] = field(default_factory=list)
@@ -448,19 +509,55 @@ class DaskExecutor:
             raise
         finally:
             del self._pending[key]
+            if self.setup.incoming is not None:
+                self._clear(key)
         with suppress(Exception):
             p.future.release()
+
+    def _clear(self, key: str) -> None:
+        """Remove the unit's folders in the incoming folder: empty, or holding the
+        logs of replayed games that were recorded from an earlier attempt."""
+        prefix = _unit_prefix(key)
+        with suppress(OSError):
+            for entry in os.scandir(self.setup.incoming or ""):
+                if entry.name.startswith(prefix):
+                    shutil.rmtree(entry.path, ignore_errors=True)
 
     def _deliver(self, p: _Pending, game_id: str, blob: bytes, deliver: Deliver) -> None:
         if game_id not in p.remaining or game_id in self._delivered:
             return  # a replay (its unit rescheduled) or a repeat: recorded once only
         done: GameDone = pickle.loads(blob)
+        if done.log is None:
+            done = self._move_in(done)
+        else:
+            self.sent += 1
         if done.log is not None and not p.unit.compress:
             # a plain log, compressed for the wire; a compressed night's log is written as it came
             done = replace(done, log=self._unzstd.decompress(done.log))
         p.remaining.discard(game_id)
         self._delivered.add(game_id)
         deliver(done)
+
+    def _move_in(self, done: GameDone) -> GameDone:
+        """A game whose worker wrote its log into the run's incoming folder: the
+        log renamed into ``OUT/games`` (before its row is committed)."""
+        src = done.result.log_path
+        if src is None:
+            return done  # a game without a log
+        folder = self.setup.incoming
+        if folder is None or os.path.dirname(os.path.dirname(src)) != folder:
+            raise RuntimeError(f"{done.game_id}: a worker left its log outside the run's folder: {src}")
+        dst = os.path.join(self.games, os.path.basename(src))
+        try:
+            os.replace(src, dst)
+        except OSError as exc:
+            raise UserError(
+                f"{self.games}: cannot move the log of {done.game_id} there from {src}: {exc.strerror or exc} "
+                "(a worker running as another user? run the workers as this user, or pass --send-logs); "
+                "the games recorded so far are safe: run again to resume"
+            ) from None
+        self.moved += 1
+        return replace(done, result=msgspec.structs.replace(done.result, log_path=dst))
 
 
 async def _wait(fut: Future[Any]) -> None:
@@ -568,7 +665,8 @@ def _play_unit(unit: Unit, setup: WorkerSetup) -> list[tuple[str, bytes]]:
     worker = get_worker()
     key = thread_state.key
     _ensure_ready(setup)
-    tmp = Path(tempfile.mkdtemp(prefix="referee-unit-"))
+    in_place = _in_place_folder(setup, key)  # logs written where the coordinator takes them
+    tmp = in_place or Path(tempfile.mkdtemp(prefix="referee-unit-"))
     out: list[tuple[str, bytes]] = []
     batch: list[tuple[str, bytes]] = []
     zc = zstandard.ZstdCompressor(level=3)
@@ -581,7 +679,7 @@ def _play_unit(unit: Unit, setup: WorkerSetup) -> list[tuple[str, bytes]]:
     def deliver(done: GameDone) -> None:
         path = Path(done.result.log_path) if done.result.log_path else None
         data = None
-        if path is not None:
+        if path is not None and in_place is None:
             raw = path.read_bytes()
             data = raw if is_zstd(raw) else zc.compress(raw)  # on the wire always zstandard, compressed once
             path.unlink()
@@ -606,8 +704,21 @@ def _play_unit(unit: Unit, setup: WorkerSetup) -> list[tuple[str, bytes]]:
             raise UserError(f"worker {worker.address}: {found}") from None
         raise
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if in_place is None:
+            shutil.rmtree(tmp, ignore_errors=True)  # (the coordinator clears the incoming folder)
     return out
+
+
+def _in_place_folder(setup: WorkerSetup, key: str) -> Path | None:
+    """A new folder for this attempt at the unit in the run's incoming folder,
+    if this worker sees that folder at the coordinator's path and can write in
+    it; else None (the logs are sent)."""
+    if setup.incoming is None or not os.path.isdir(setup.incoming):
+        return None
+    try:
+        return Path(tempfile.mkdtemp(prefix=_unit_prefix(key), dir=setup.incoming))
+    except OSError:
+        return None
 
 
 def _released(worker: Any, key: str) -> bool:

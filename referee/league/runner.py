@@ -69,6 +69,9 @@ class RunStats:
     faults: int = 0
     started: float = field(default_factory=time.monotonic)
     concurrency: int = 0  # tables played at once (set when play starts)
+    #: on a cluster: the logs the workers wrote into the output folder, and those they sent
+    logs_in_place: int = 0
+    logs_sent: int = 0
 
     @property
     def done(self) -> int:
@@ -308,7 +311,10 @@ async def run_league(
         given_up_ids = await cluster.prepare(league, maker, to_stderr)
         ledger.commit_staged()
         async with cluster.executor(league) as remote:
-            await drive(remote, concurrency or cluster.slots, given_up_ids, remote.unit_deals)
+            try:
+                await drive(remote, concurrency or cluster.slots, given_up_ids, remote.unit_deals)
+            finally:
+                stats.logs_in_place, stats.logs_sent = remote.moved, remote.sent
         return stats
     slots = concurrency or league.concurrency
     hellos: dict[int, dict[str, Any]] = {}

@@ -154,6 +154,7 @@ def _check_complete(cfg: Path, out: Path) -> None:
     planned = _planned(cfg)
     assert sorted(_rows(out)) == planned  # every planned game exactly once
     assert sorted(p.name for p in (out / "games").glob("*.jsonl*")) == [f"{g}.jsonl.zst" for g in planned]
+    assert not (out / ".incoming").exists(), "the workers' logs were all moved in, and their folder removed"
 
 
 def _start(cfg: Path, *args: str) -> subprocess.Popen[str]:
@@ -185,8 +186,51 @@ def test_a_night_on_the_cluster_equals_the_local_night_game_by_game(tmp_path: Pa
     assert "playing on tcp://127.0.0.1" in remote.stderr and "2 workers" in remote.stderr
     _check_complete(cfg, tmp_path / "out")
     assert _rows(tmp_path / "out") == _rows(tmp_path / "local")
+    # the workers see the output folder (this machine): they wrote the logs into it themselves
+    n = len(_planned(cfg))
+    assert f"logs: {n} written into {tmp_path / 'out'} by the workers, 0 sent to this machine" in remote.stdout
     replay = referee("replay", str(next((tmp_path / "out" / "games").glob("*.jsonl*"))))
     assert replay.returncode == 0, replay.stdout + replay.stderr
+
+
+def test_send_logs_sends_every_log_and_the_night_is_the_same(tmp_path: Path, cluster: DaskCluster) -> None:
+    """``--send-logs``: the logs come over the network (as from workers that
+    cannot see the output folder); the night is the same game by game."""
+    cluster.ensure(2)
+    cfg = _config(tmp_path, "sl-" + uuid.uuid4().hex[:8], deals=2, chickens=False)
+    local = referee("run", str(cfg), "--quiet", "--out", str(tmp_path / "local"))
+    assert local.returncode == 0, local.stderr
+    remote = referee("run", str(cfg), "--cluster", cluster.address, "--send-logs", "--progress-every", "0")
+    assert remote.returncode == 0, remote.stderr
+    n = len(_planned(cfg))
+    assert f"logs: 0 written into {tmp_path / 'out'} by the workers, {n} sent to this machine" in remote.stdout
+    _check_complete(cfg, tmp_path / "out")
+    assert _rows(tmp_path / "out") == _rows(tmp_path / "local")
+    verify = referee("verify", str(tmp_path / "out"))
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+def test_a_worker_writes_logs_in_place_only_where_it_sees_the_runs_folder(tmp_path: Path) -> None:
+    from referee.league.cluster import WorkerSetup, _in_place_folder, _incoming_folder, _unit_prefix
+
+    out = tmp_path / "out"
+    (out / ".incoming" / "old-run" / "unit-x").mkdir(parents=True)  # left by a coordinator killed earlier
+    folder = _incoming_folder(out, "run1")
+    assert folder == str(out / ".incoming" / "run1") and os.listdir(out / ".incoming") == ["run1"]
+    assert os.stat(folder).st_mode & 0o777 == 0o700
+    key = "referee-unit-run1-3-kwartet/3p t0000"
+    mine = _in_place_folder(WorkerSetup("run1", (), (), folder), key)
+    assert mine is not None and mine.parent == Path(folder) and mine.name.startswith(_unit_prefix(key))
+    assert "/" not in _unit_prefix(key) and " " not in _unit_prefix(key)
+    # a worker on a machine without that folder (no shared file system), or a night with --send-logs
+    assert _in_place_folder(WorkerSetup("run1", (), (), str(tmp_path / "elsewhere" / "run1")), key) is None
+    assert _in_place_folder(WorkerSetup("run1", (), (), None), key) is None
+
+
+def test_send_logs_needs_a_cluster(tmp_path: Path) -> None:
+    res = referee("run", str(_config(tmp_path, "x")), "--send-logs")
+    assert res.returncode == 2 and res.stderr.startswith("error: --send-logs"), res.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_worker_killed_mid_unit_still_gives_every_game_once(tmp_path: Path, cluster: DaskCluster) -> None:
