@@ -135,10 +135,30 @@ def _kill_referee_and_count(
         env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
     )
     try:
+        try:
+            with open(f"/proc/{proc.pid}/cmdline", "rb") as f:
+                own = f.read()
+        except OSError:
+            own = b""
+
+        def bot() -> list[int]:
+            """The tagged processes but the referee's own: its command line names the bot's
+            command (and so the tag), as does each of its forks until it runs exec."""
+            found = []
+            for pid in survivors(tag):
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as f:
+                        if f.read() == own:
+                            continue
+                except OSError:
+                    continue
+                found.append(pid)
+            return found
+
         deadline = time.monotonic() + 30
-        while len(survivors(tag)) < 3 and time.monotonic() < deadline:  # the bot and its two children
+        while len(bot()) < 3 and time.monotonic() < deadline:  # the bot and its two children
             time.sleep(0.05)
-        assert len(survivors(tag)) >= 3, proc.stderr.read().decode() if proc.poll() is not None else "not started"
+        assert len(bot()) >= 3, proc.stderr.read().decode() if proc.poll() is not None else "not started"
         time.sleep(2.0)  # its SIGSTOP, the SIGCONT of its child, hello, a slow first turn
         assert proc.poll() is None, "the referee should still be playing"
     finally:
