@@ -711,13 +711,15 @@ def _play_unit(unit: Unit, setup: WorkerSetup) -> list[tuple[str, bytes]]:
 
 def _in_place_folder(setup: WorkerSetup, key: str) -> Path | None:
     """A new folder for this attempt at the unit in the run's incoming folder,
-    if this worker sees that folder at the coordinator's path and can write in
-    it; else None (the logs are sent)."""
-    if setup.incoming is None or not os.path.isdir(setup.incoming):
+    if this worker sees that folder at the coordinator's path, runs as the user
+    who owns it and can write in it; else None (the logs are sent)."""
+    if setup.incoming is None:
         return None
     try:
+        if os.stat(setup.incoming).st_uid != os.geteuid():
+            return None  # another user's (say, this worker runs as root): it could not move our files
         return Path(tempfile.mkdtemp(prefix=_unit_prefix(key), dir=setup.incoming))
-    except OSError:
+    except OSError:  # not here (no shared file system), or not writable
         return None
 
 

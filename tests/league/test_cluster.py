@@ -227,6 +227,19 @@ def test_a_worker_writes_logs_in_place_only_where_it_sees_the_runs_folder(tmp_pa
     assert _in_place_folder(WorkerSetup("run1", (), (), None), key) is None
 
 
+def test_a_worker_running_as_another_user_sends_its_logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker that is not the folder's owner (say, root, for a coordinator run by
+    a user) would leave files the coordinator cannot move: it sends its logs."""
+    from referee.league.cluster import WorkerSetup, _in_place_folder, _incoming_folder
+
+    folder = _incoming_folder(tmp_path / "out", "run2")
+    assert folder is not None
+    uid = os.geteuid()
+    monkeypatch.setattr(os, "geteuid", lambda: uid + 1)
+    assert _in_place_folder(WorkerSetup("run2", (), (), folder), "referee-unit-run2-1-t") is None
+    assert os.listdir(folder) == []
+
+
 def test_send_logs_needs_a_cluster(tmp_path: Path) -> None:
     res = referee("run", str(_config(tmp_path, "x")), "--send-logs")
     assert res.returncode == 2 and res.stderr.startswith("error: --send-logs"), res.stderr
