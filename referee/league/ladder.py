@@ -244,7 +244,7 @@ class Ladder:
                 growth = reconcile(new, stored, withdrawn, self.league.out, epochs)
                 league, meta, lines = growth.league, growth.meta, growth.lines()
             maker = UnitMaker(league)
-            given_up = await prepare(league, maker, self.slots, say=self.say) if meta else self.given_up
+            given_up = await self._check_new(league, maker) if meta else self.given_up
         except UserError as exc:
             text = str(exc)
             if text != self.warned:
@@ -262,6 +262,22 @@ class Ladder:
             self._load_ledger()
         for line in lines:
             self.say(line)
+
+    async def _check_new(self, league: League, maker: UnitMaker) -> dict[int, BotSession]:
+        """The builds and start check of the bots of ``league`` that the ladder has
+        not checked yet (new, or changed); the bots given up so far stay given up."""
+        before = {bot.name: (bot, i) for i, bot in enumerate(self.league.bots)}
+        kept: dict[int, BotSession] = {}
+        new: set[int] = set()
+        for i, bot in enumerate(league.bots):
+            old = before.get(bot.name)
+            if old is None or old[0] != bot:
+                new.add(i)
+            elif old[1] in self.given_up:
+                kept[i] = self.given_up[old[1]]
+        if not new:
+            return kept
+        return {**kept, **await prepare(league, maker, self.slots, say=self.say, only=new)}
 
     async def play_table(self, hook: Callable[[LadderTable], None] | None = None) -> LadderTable:
         """Choose (or resume) one table and play what is left of it."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import msgspec
@@ -49,18 +49,20 @@ async def prepare(
     slots: int,
     say: Callable[[str], None] = to_stderr,
     hellos: dict[int, dict[str, Any]] | None = None,
+    only: Collection[int] | None = None,
 ) -> dict[int, BotSession]:
     """Warn about memory, run the builds and the start check for a run of
     ``slots`` tables at once (see the module docstring); ``say`` gets each
     ``warning:`` line and the ``error:`` line of every failing bot but the last
     (whose message the raised error carries). Returns the bots given up (``broken_bot = "forfeit"``) with
     their dead sessions, by bot index; raises :class:`UserError` to stop the run. ``hellos``, when
-    given, receives each passing bot's ``hello`` (as plain data) by bot index."""
+    given, receives each passing bot's ``hello`` (as plain data) by bot index. ``only``: the bot
+    indices to build and check (the others passed before: a ladder's config that gained bots)."""
     warning = memory_warning(league, slots)
     if warning:
         say(warning)
-    await run_builds(league)
-    entrants = [maker.entrant(i) for i in range(len(league.bots))]
+    await run_builds(league, only=only)
+    entrants = [maker.entrant(i) for i in range(len(league.bots)) if only is None or i in only]
     _, failures = await start_check(entrants, max_line=league.faults.max_line, limit=max(8, slots), hellos=hellos)
     if not failures:
         return {}
@@ -76,7 +78,7 @@ async def prepare(
         )
         raise UserError(
             f"{stop[-1]}\n"
-            f"{len(stop)} of {len(league.bots)} bots failed the start check before the first game; "
+            f"{len(stop)} of {len(entrants)} bots failed the start check before the first game; "
             f"nothing was played or recorded: fix the config and run the same command again{hint}"
         )
     for f in failures:
@@ -84,14 +86,15 @@ async def prepare(
     return {f.index: f.dead for f in failures if f.dead is not None}  # every one of them: none stopped the run
 
 
-async def run_builds(league: League, *, build: bool = True) -> None:
+async def run_builds(league: League, *, build: bool = True, only: Collection[int] | None = None) -> None:
     """Run every bot's ``build`` command once, in its working directory, inside
     the bot's sandbox (``referee.runtime.build``: the bot's limits, its folder
     writable, no network unless ``build_network``, at most ``build_seconds``;
     nothing it starts survives it). From here on the league's output folder and
     config, and each bot's folder from the other bots, are hidden from every bot
     in bubblewrap (``referee.runtime.sandbox.protect_paths``). With ``build``
-    False only the paths are protected (a cluster worker whose host has built).
+    False only the paths are protected (a cluster worker whose host has built);
+    with ``only``, only those bots (by index) are built.
 
     Raises :class:`UserError` with the tail of the build's output if it fails,
     times out or cannot start. Cancellation kills the build.
@@ -113,8 +116,8 @@ async def run_builds(league: League, *, build: bool = True) -> None:
             for f in bot_folders(bot.command, bot.cwd, named_cwd=not lim.temp_workdir)
         ],
     )
-    for bot, lim in zip(league.bots, limits):
-        if bot.build is None or not build:
+    for i, (bot, lim) in enumerate(zip(league.bots, limits)):
+        if bot.build is None or not build or (only is not None and i not in only):
             continue
         env = bot.env
         if env and not (lim.sandbox and lim.clean_env):

@@ -39,7 +39,19 @@ def _ids(out: Path) -> list[str]:
         return [r.game_id for r in ledger.rows()]
 
 
-def test_ladder_plays_tables_and_takes_in_a_bot_added_between_them(tmp_path: Path, capsys) -> None:
+def test_ladder_plays_tables_and_takes_in_a_bot_added_between_them(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from referee.league import preflight
+
+    checked: list[list[str]] = []
+    real_check = preflight.start_check
+
+    async def start_check(entrants, **kw):  # the real start check, its bots noted
+        checked.append([e.bot.name for e in entrants])
+        return await real_check(entrants, **kw)
+
+    monkeypatch.setattr(preflight, "start_check", start_check)
     cfg = _config(tmp_path / "ladder.toml", ["a", "b", "c"])
     assert main(["run", str(cfg), "--quiet"]) == 0  # a planned night first: the ladder goes on from it
     out = tmp_path / "out"
@@ -56,6 +68,8 @@ def test_ladder_plays_tables_and_takes_in_a_bot_added_between_them(tmp_path: Pat
         play_ladder(ladder, tables=2, after=after)
     err = capsys.readouterr().err
     assert "1 bot added: 9 new games (d)" in err
+    # the run and the ladder's start check every bot; the new config's, only the new one
+    assert checked == [["a", "b", "c"], ["a", "b", "c"], ["d"]]
     assert tables[0] == ("kwartet-3p-L000000", ["a", "b", "c"], 6)
     assert tables[1][0] == "kwartet-3p-L000001" and "d" in tables[1][1] and tables[1][2] == 9
     ids = _ids(out)
