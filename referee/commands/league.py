@@ -478,9 +478,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise UserError("--jobs must be at least 1")
     with _open_existing(args.out) as ledger:
-        st = from_ledger(ledger, keep_withdrawn=args.keep_withdrawn)
+        rows = list(ledger.rows())  # read once, for the standings and the report
+        st = from_ledger(ledger, keep_withdrawn=args.keep_withdrawn, rows=rows)
         missing = missing_logs_warning(ledger, Path(args.out))
-        res = write_report(Path(args.out), st, ledger, viewers=not args.no_viewers, jobs=args.jobs)
+        res = write_report(Path(args.out), st, ledger, viewers=not args.no_viewers, jobs=args.jobs, rows=rows)
     print(res.text())
     if missing:
         print(missing, file=sys.stderr)

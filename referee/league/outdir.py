@@ -200,8 +200,9 @@ def write_outputs(
     from referee.league.report import write_report
     from referee.league.standings import from_ledger
 
-    st = from_ledger(ledger, name, keep_withdrawn=keep_withdrawn)
-    res = write_report(out, st, ledger, viewer_limit=viewer_limit)
+    rows = list(ledger.rows())  # read once, for the standings and the report
+    st = from_ledger(ledger, name, keep_withdrawn=keep_withdrawn, rows=rows)
+    res = write_report(out, st, ledger, viewer_limit=viewer_limit, rows=rows)
     if result is not None:
         result.append(res)
     return st

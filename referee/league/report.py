@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.errors import UserError
-from referee.league.ledger import Ledger
+from referee.league.ledger import GameRow, Ledger
 from referee.league.outdir import write_atomic
 
 #: the most viewer pages ``referee run`` writes at its end (``referee report`` writes them all)
@@ -70,10 +70,12 @@ def write_report(
     viewer_limit: int | None = None,
     viewers: bool = True,
     jobs: int | None = None,
+    rows: list[GameRow] | None = None,
 ) -> ReportResult:
     """Write the report of the night in ``out_dir`` (see the module docstring) from its standings
     ``st``; ``ledger``: the open ledger (else it is opened read-only here). ``viewer_limit``: write
-    at most that many viewer pages (None: all); ``viewers=False``: none."""
+    at most that many viewer pages (None: all); ``viewers=False``: none. ``rows``: the ledger's
+    rows in game-id order, when the caller has read them already."""
     from referee.league.standings import write_files
     from referee.league.summary import notes as night_notes
     from referee.league.summary import summarize
@@ -85,7 +87,8 @@ def write_report(
     own = ledger is None
     led = Ledger.in_dir(out, create=False) if ledger is None else ledger
     try:
-        rows = list(led.rows())
+        if rows is None:
+            rows = list(led.rows())
         summary = summarize(out, led, rows)
     finally:
         if own:

@@ -287,8 +287,11 @@ def compute(rows: Iterable[GameRow], league: str = "") -> dict[str, Any]:
     return tally.result()
 
 
-def from_ledger(ledger: Any, league: str = "", *, keep_withdrawn: bool = False) -> dict[str, Any]:
-    """Standings from an open :class:`~referee.league.ledger.Ledger` (rows come in game-id order).
+def from_ledger(
+    ledger: Any, league: str = "", *, keep_withdrawn: bool = False, rows: Iterable[Any] | None = None
+) -> dict[str, Any]:
+    """Standings from an open :class:`~referee.league.ledger.Ledger` (rows come in game-id order;
+    ``rows``: its rows, already read, e.g. for the report too).
 
     Withdrawn bots (the ledger's meta ``withdrawn``, :mod:`referee.league.roster`):
     every game one of them sat in is left out, for every bot at its table,
@@ -301,7 +304,7 @@ def from_ledger(ledger: Any, league: str = "", *, keep_withdrawn: bool = False) 
     tally = Tally(league or (ledger.get_meta("league") or ""))
     gone = stored_withdrawn(ledger.get_meta(WITHDRAWN_META))
     sat = dict.fromkeys(gone, 0)
-    for row in ledger.rows():
+    for row in ledger.rows() if rows is None else rows:
         present = [b for b in gone if b in row.bots]
         for b in present:
             sat[b] += 1
