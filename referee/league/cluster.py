@@ -70,6 +70,7 @@ import zstandard
 import referee
 from referee.errors import UserError
 from referee.league.config import League
+from referee.league.outdir import INCOMING
 from referee.league.work import Deliver, GameDone, Unit, UnitMaker
 from referee.runtime.gamelog import is_zstd
 
@@ -378,10 +379,6 @@ class WorkerSetup:
     @property
     def topic(self) -> str:
         return f"referee-games-{self.run}"
-
-
-#: the folder in OUT where workers that can write into it leave their logs for the coordinator
-INCOMING = ".incoming"
 
 
 def _incoming_folder(out: Path, run: str) -> str | None:

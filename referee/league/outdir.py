@@ -32,6 +32,10 @@ from referee.league.shards import format_shards
 
 #: the ledger meta key saying how game ids number tables (:data:`referee.league.schedule.IDS`)
 IDS_META = "ids"
+#: the folder in OUT where cluster workers that can write into it leave their logs for the
+#: coordinator (:meth:`referee.league.cluster.Cluster.executor`); what a killed run left there
+#: is removed by the next run, local or not
+INCOMING = ".incoming"
 
 
 def new_out_dir(out: Path) -> Path:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -48,6 +49,7 @@ from referee.league import schedule as sched
 from referee.league.config import League
 from referee.league.ledger import BotInfo, GameRow, Ledger
 from referee.league.local import LocalExecutor
+from referee.league.outdir import INCOMING
 from referee.league.preflight import prepare, to_stderr
 from referee.league.standings import Tally
 from referee.league.work import Executor, GameDone, Unit, UnitMaker
@@ -317,6 +319,7 @@ async def run_league(
                 stats.logs_in_place, stats.logs_sent = remote.moved, remote.sent
         return stats
     slots = concurrency or league.concurrency
+    shutil.rmtree(os.path.join(league.out, INCOMING), ignore_errors=True)  # a killed cluster run's leftovers
     hellos: dict[int, dict[str, Any]] = {}
     given_up = await prepare(league, maker, slots, hellos=hellos)
     ledger.stage_meta(

@@ -240,6 +240,16 @@ def test_a_worker_running_as_another_user_sends_its_logs(tmp_path: Path, monkeyp
     assert os.listdir(folder) == []
 
 
+def test_a_local_rerun_removes_what_a_killed_cluster_run_left(tmp_path: Path) -> None:
+    cfg = _config(tmp_path, "lr-" + uuid.uuid4().hex[:8], deals=1, chickens=False)
+    left = tmp_path / "out" / ".incoming" / "run0" / "unit-1"
+    left.mkdir(parents=True)
+    (left / "kwartet-3p-t0000-d000-r0.jsonl.zst").write_bytes(b"a log never moved in")
+    res = referee("run", str(cfg), "--quiet")
+    assert res.returncode == 0, res.stderr
+    _check_complete(cfg, tmp_path / "out")
+
+
 def test_send_logs_needs_a_cluster(tmp_path: Path) -> None:
     res = referee("run", str(_config(tmp_path, "x")), "--send-logs")
     assert res.returncode == 2 and res.stderr.startswith("error: --send-logs"), res.stderr
