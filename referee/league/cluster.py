@@ -542,7 +542,8 @@ class DaskExecutor:
         if src is None:
             return done  # a game without a log
         folder = self.setup.incoming
-        if folder is None or os.path.dirname(os.path.dirname(src)) != folder:
+        where = os.path.dirname(os.path.dirname(src))
+        if folder is None or (where != folder and os.path.realpath(where) != os.path.realpath(folder)):
             raise RuntimeError(f"{done.game_id}: a worker left its log outside the run's folder: {src}")
         dst = os.path.join(self.games, os.path.basename(src))
         try:
