@@ -238,9 +238,17 @@ class Cluster:
 
     # -- preflight --------------------------------------------------------
 
-    async def prepare(self, league: League, maker: UnitMaker, say: Callable[[str], None]) -> frozenset[int]:
+    async def prepare(
+        self,
+        league: League,
+        maker: UnitMaker,
+        say: Callable[[str], None],
+        hellos: dict[int, dict[str, Any]] | None = None,
+    ) -> frozenset[int]:
         """Builds once per worker host, then the start check on every worker
-        (see the module docstring). Returns the bots given up (``broken_bot =
+        (see the module docstring); ``hellos``, when given, receives each bot's
+        ``hello`` (as plain data, from the first worker in address order where it
+        passed), by bot index. Returns the bots given up (``broken_bot =
         "forfeit"``: a bot whose process ran but failed its hello on some
         worker is given up everywhere, so every game is played alike); raises
         :class:`UserError` to stop the run, with one line per failure
@@ -286,6 +294,9 @@ class Cluster:
                     f"worker {r.address}: runs referee {r.version}, this coordinator {referee.__version__}; "
                     "install the same version on every worker"
                 )
+            if hellos is not None:
+                for i, hello in r.hellos.items():
+                    hellos.setdefault(i, hello)
         failures = sorted(((f, r.address) for r in reports for f in r.failures), key=lambda x: (x[0][0], x[1]))
         if not failures:
             return frozenset()
@@ -641,6 +652,7 @@ class _CheckReport:
     address: str
     version: str
     failures: list[tuple[int, str, bool]]  # bot index, message, whether its process ran
+    hellos: dict[int, dict[str, Any]] = field(default_factory=dict)  # the passing bots' hello, by index
 
 
 def _check_on_worker(setup: WorkerSetup, entrants: list[Any], max_line: int) -> _CheckReport:
@@ -648,8 +660,11 @@ def _check_on_worker(setup: WorkerSetup, entrants: list[Any], max_line: int) -> 
     from referee.league.preflight import start_check
 
     _ensure_ready(setup)
-    _, failures = trio.run(lambda: start_check(entrants, max_line=max_line, limit=8))
-    return _CheckReport(_address(), referee.__version__, [(f.index, str(f), f.dead is not None) for f in failures])
+    hellos: dict[int, dict[str, Any]] = {}
+    _, failures = trio.run(lambda: start_check(entrants, max_line=max_line, limit=8, hellos=hellos))
+    return _CheckReport(
+        _address(), referee.__version__, [(f.index, str(f), f.dead is not None) for f in failures], hellos
+    )
 
 
 def _play_unit(unit: Unit, setup: WorkerSetup) -> list[tuple[str, bytes]]:

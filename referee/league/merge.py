@@ -44,7 +44,7 @@ from typing import Any, NamedTuple
 from referee.errors import UserError
 from referee.league import schedule as sched
 from referee.league.config import SECRET, League, describe_diff, from_canonical, normalize_stored
-from referee.league.ledger import LEDGER_NAME, GameRow, Ledger, MergedMeta, config_text, run_lock_held
+from referee.league.ledger import LEDGER_NAME, BotInfo, GameRow, Ledger, MergedMeta, config_text, run_lock_held
 from referee.league.outdir import private, write_outputs
 from referee.league.report import RUN_VIEWER_LIMIT
 from referee.league.secret import META_KEY as SECRET_KEY
@@ -365,6 +365,19 @@ def _check_target(into: Path, config: dict[str, Any], n: int, found: list[_Found
         return _Prior(frozenset(held_shards) if kind == "merged" else frozenset(), check.get_meta("league"))
 
 
+def _bots_meta(ledgers: list[Ledger]) -> str | None:
+    """The meta ``bots`` of the merged night: every bot the ledgers' own meta
+    ``bots`` name (in the order they first appear), each with the first ``hello``
+    recorded for it; None when none of them has one."""
+    found: dict[str, BotInfo] = {}
+    for led in ledgers:
+        for info in BotInfo.parse(led.get_meta("bots")) or []:
+            have = found.get(info.name)
+            if have is None or (have.hello is None and info.hello is not None):
+                found[info.name] = info
+    return BotInfo.text(list(found.values())) if found else None
+
+
 def _write(
     into: Path, opened: list[_Input], league: League, found: list[_Found], prior: _Prior, shard_of_row: _ShardOf
 ) -> MergeResult:
@@ -392,6 +405,9 @@ def _write(
         seeds = [inp.secret_seed for inp in opened if inp.secret_seed is not None]
         if seeds:
             meta[SECRET_KEY] = str(seeds[0])
+        bots = _bots_meta([ledger, *(inp.ledger for inp in opened)])
+        if bots is not None:
+            meta["bots"] = bots
         ledger.record_many(new_rows, meta)
         st = write_outputs(into, ledger, name, viewer_limit=RUN_VIEWER_LIMIT)
     return MergeResult(

@@ -244,6 +244,12 @@ def _planned_done(league: League, ledger: Ledger, done: set[str]) -> int:
     return sum(1 for row in ledger.rows() if row.game_id in planned and not gone.intersection(row.bots))
 
 
+def _stage_bots(ledger: Ledger, league: League, hellos: dict[int, dict[str, Any]]) -> None:
+    """Stage the meta ``bots``: every bot's name, command and start-check ``hello``."""
+    infos = [BotInfo(name=b.name, command=b.command, hello=hellos.get(i)) for i, b in enumerate(league.bots)]
+    ledger.stage_meta({"bots": BotInfo.text(infos)})
+
+
 async def _drive(batches: Iterator[_Batch], executor: Executor, committer: _Committer, slots: int) -> None:
     """Play the batches' units, at most ``slots`` at once, committing every game as it is delivered."""
     limiter = trio.CapacityLimiter(slots)
@@ -309,8 +315,10 @@ async def run_league(
             hook(stats, tally)  # the first progress line: the night starts
         await _drive(batches, executor, committer, slots)
 
+    hellos: dict[int, dict[str, Any]] = {}
     if cluster is not None:
-        given_up_ids = await cluster.prepare(league, maker, to_stderr)
+        given_up_ids = await cluster.prepare(league, maker, to_stderr, hellos=hellos)
+        _stage_bots(ledger, league, hellos)
         ledger.commit_staged()
         async with cluster.executor(league) as remote:
             try:
@@ -320,15 +328,8 @@ async def run_league(
         return stats
     slots = concurrency or league.concurrency
     shutil.rmtree(os.path.join(league.out, INCOMING), ignore_errors=True)  # a killed cluster run's leftovers
-    hellos: dict[int, dict[str, Any]] = {}
     given_up = await prepare(league, maker, slots, hellos=hellos)
-    ledger.stage_meta(
-        {
-            "bots": BotInfo.text(
-                [BotInfo(name=b.name, command=b.command, hello=hellos.get(i)) for i, b in enumerate(league.bots)]
-            )
-        }
-    )
+    _stage_bots(ledger, league, hellos)
     ledger.commit_staged()
     if executor is None:
         executor = LocalExecutor(league.out / "games", given_up)

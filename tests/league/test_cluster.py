@@ -20,7 +20,7 @@ pytest.importorskip("distributed")
 
 from referee.league import schedule as sched
 from referee.league.config import load_config
-from referee.league.ledger import Ledger
+from referee.league.ledger import BotInfo, Ledger
 
 from .conftest import REFEREE, REPO, bot_processes, referee
 
@@ -186,6 +186,11 @@ def test_a_night_on_the_cluster_equals_the_local_night_game_by_game(tmp_path: Pa
     assert "playing on tcp://127.0.0.1" in remote.stderr and "2 workers" in remote.stderr
     _check_complete(cfg, tmp_path / "out")
     assert _rows(tmp_path / "out") == _rows(tmp_path / "local")
+    # the bots and their hello at the start check (on the workers), as the local night has them
+    with Ledger.in_dir(tmp_path / "out", create=False) as a, Ledger.in_dir(tmp_path / "local", create=False) as b:
+        assert a.get_meta("bots") == b.get_meta("bots")
+        infos = BotInfo.parse(a.get_meta("bots")) or []
+        assert [i.name for i in infos] == ["a", "b", "c"] and all(i.hello for i in infos)
     # the workers see the output folder (this machine): they wrote the logs into it themselves
     n = len(_planned(cfg))
     assert f"logs: {n} written into {tmp_path / 'out'} by the workers, 0 sent to this machine" in remote.stdout

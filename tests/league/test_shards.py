@@ -160,6 +160,9 @@ def test_three_shards_merge_into_the_unsharded_league(
             "missing_games": 0,
         }
         assert ledger.get_meta("shard") is None
+        # the bots and the hello each answered at a shard's start check, as the whole night has them
+        with Ledger.in_dir(root / "whole", create=False) as whole_ledger:
+            assert ledger.get_meta("bots") == whole_ledger.get_meta("bots") is not None
         for row in ledger.rows():  # every log copied, the ledger points at the copy
             assert row.log_path == f"games/{row.game_id}.jsonl.zst"
             last = json.loads(read_log_bytes((merged / row.log_path).read_bytes()).splitlines()[-1])
