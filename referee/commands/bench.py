@@ -17,7 +17,7 @@ _TARGETS = {
     "schedule": ("referee.bench.schedule", "Planning a balanced night for a big field: time and peak memory."),
     "cluster": (
         "referee.bench.cluster",
-        "The local runner vs 1 and 2 local Dask workers, and the coordinator's CPU per game.",
+        "The local runner vs 1 and 2 local Dask workers (and 2 with --send-logs), and the coordinator's CPU per game.",
     ),
 }
 
