@@ -4,7 +4,9 @@ Three figures (docs/PERFORMANCE.md, "Cluster"):
 
 * **games/s** of one night (4 bots, 4-seat games, the Python sample bot) played
   by the local runner (``referee run``), and by a Dask cluster on this
-  machine of 1 and of 2 worker processes (a ``dask scheduler`` and ``dask
+  machine of 1 and of 2 worker processes, and of 2 with ``--send-logs`` (the
+  workers here see the output folder, so by default they write the logs in
+  place; see :meth:`referee.league.cluster.Cluster.executor`) (a ``dask scheduler`` and ``dask
   worker --nthreads 1`` processes on 127.0.0.1, as ``referee run --cluster``
   uses them; ``--workers N`` would run the scheduler inside the coordinator
   and blur its CPU figure). Each run is a child process (the real runner:
@@ -20,8 +22,11 @@ Three figures (docs/PERFORMANCE.md, "Cluster"):
   commit path; ``IO``: the Dask client's event loop).
 * **commit path CPU per game**: ``--commits`` synthetic finished games (a real
   game's result and log, under new game ids) pushed through the path a game
-  from a worker takes on the coordinator: decode the worker's record, unpack
-  its zstandard log, write the log, commit the ledger row, count it. The
+  from a worker takes on the coordinator: decode the worker's record, write
+  its log (or, written in place by the worker, rename it into ``games/``),
+  commit the ledger row, count it. The nights go into ``--dir`` (default: the
+  current folder, as a night's ``--out``), whose cost of creating a file is
+  reported first: it is most of the coordinator's cost when logs are sent. The
   target is at most 0.5 ms, so that one coordinator can take 2,000 games/s
   from a large cluster.
 
