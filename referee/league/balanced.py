@@ -64,7 +64,8 @@ cut-off count the draft takes the ones that met the table least; tables fill
 in a snake draft, each pick the candidate with the fewest earlier meetings with
 the table's members (the marginal cost of the sum of squared meeting counts).
 Then a polish: swaps of two bots between two tables (every pair of tables when
-there are few, else within a round) while the sum of squared meeting counts
+there are few, else within a round, or within windows of consecutive tables when
+every round is one table) while the sum of squared meeting counts
 drops, flat swaps taken half the time (seeded) to leave plateaus, within
 :data:`POLISH_BUDGET` swaps tried, and stopping early once no spread could be
 better. Seat counts never change in the polish. The whole plan is made on first
@@ -669,15 +670,21 @@ class _GreedyBuilder:
         that lowers the cost is made, and one that keeps it equal half the time
         (seeded), which lets the search leave flat ground. Seat counts do not
         change. The tables tried together are every pair of tables when there
-        are few, else those of one round. Sweeps until three sweeps in a row
+        are few, else those of one round, or (when every round is one table)
+        windows of consecutive tables, overlapping across their seams. Sweeps until three sweeps in a row
         improve nothing, no spread could be better, or the budget is spent."""
         fixed = 1 if self.plan.kind == "gauntlet" else 0
         k = self.k
         tables = [g for groups in rounds for g in groups]
         if len(tables) ** 2 * (k - fixed) ** 2 <= POLISH_BUDGET // 2:
             blocks = [tables]
-        else:
+        elif any(len(groups) > 1 for groups in rounds):
             blocks = rounds
+        else:  # one table a round (a field that seats one table at a time): windows of consecutive
+            # tables instead, as many as two sweeps of the budget allow (rounds would allow no swap)
+            w = max(2, POLISH_BUDGET // (len(tables) * (k - fixed) ** 2))
+            blocks = [tables[i : i + w] for i in range(0, len(tables), w)]
+            blocks += [tables[i : i + w] for i in range(w // 2, len(tables), w)]  # across the seams
         meet = self.meet
         wt = [self._weight(x) for x in range(self.n)]
         rng = self.rng
