@@ -123,7 +123,8 @@ class LeagueState:
             db = self._db()
             try:
                 if not db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'games'").fetchone():
-                    return self._starting()  # the run is creating its ledger
+                    # the run is creating its ledger: a night with nothing read yet
+                    return self._answer(self.out.name, None, {}, 0.0, time.time())
                 name_row = db.execute("SELECT value FROM meta WHERE key = 'league'").fetchone()
                 league = name_row[0] if name_row else self.out.name
                 planned, per_planned = self._plan(db)
@@ -174,40 +175,29 @@ class LeagueState:
             self._rate = [(t, n) for t, n in self._rate if now - t < 30] + [(now, len(self._seen))]
             t0, n0 = self._rate[0]
             rate = (len(self._seen) - n0) / (now - t0) if now - t0 > 1 else 0.0
-            done = len(self._seen)
-            return {
-                "league": league,
-                "out": str(self.out),
-                "running": _lock_held(self.out / ".lock"),
-                "planned": planned,
-                "done": done,
-                "complete": planned is not None and done >= planned,
-                **self._counts,
-                "games_per_s": round(rate, 2),
-                "updated": now,
-                "variants": {
-                    v: {"done": self._per_variant.get(v, 0), "planned": per_planned.get(v)}
-                    for v in sorted(set(per_planned) | set(self._per_variant))
-                },
-                "top": self._tally.top(20),
-                "recent": list(reversed(self._recent)),
-            }
+            return self._answer(league, planned, per_planned, rate, now)
 
-    def _starting(self) -> dict[str, Any]:
-        """The status of a night whose ledger has no tables yet."""
+    def _answer(
+        self, league: str, planned: int | None, per_planned: dict[str, int], rate: float, now: float
+    ) -> dict[str, Any]:
+        """The status (``/api/status``) from what has been read so far."""
+        done = len(self._seen)
         return {
-            "league": self.out.name,
+            "league": league,
             "out": str(self.out),
             "running": _lock_held(self.out / ".lock"),
-            "planned": None,
-            "done": 0,
-            "complete": False,
+            "planned": planned,
+            "done": done,
+            "complete": planned is not None and done >= planned,
             **self._counts,
-            "games_per_s": 0.0,
-            "updated": time.time(),
-            "variants": {},
-            "top": [],
-            "recent": [],
+            "games_per_s": round(rate, 2),
+            "updated": now,
+            "variants": {
+                v: {"done": self._per_variant.get(v, 0), "planned": per_planned.get(v)}
+                for v in sorted(set(per_planned) | set(self._per_variant))
+            },
+            "top": self._tally.top(20) if self._tally is not None else [],
+            "recent": list(reversed(self._recent)),
         }
 
     _last_finished = 0.0
