@@ -70,7 +70,7 @@ import zstandard
 import referee
 from referee.errors import UserError
 from referee.league.config import League
-from referee.league.outdir import INCOMING
+from referee.league.outdir import INCOMING, clear_incoming
 from referee.league.work import Deliver, GameDone, Unit, UnitMaker
 from referee.runtime.gamelog import is_zstd
 
@@ -396,11 +396,8 @@ def _incoming_folder(out: Path, run: str) -> str | None:
     """Make ``OUT/.incoming/<run>`` (private to this user), first removing what
     earlier runs left there; its absolute path, or None if it cannot be made
     (the workers then send their logs)."""
-    base = os.path.join(os.path.abspath(out), INCOMING)
-    with suppress(OSError):
-        for entry in os.scandir(base):
-            shutil.rmtree(entry.path, ignore_errors=True)
-    folder = os.path.join(base, run)
+    clear_incoming(out)
+    folder = os.path.join(os.path.abspath(out), INCOMING, run)
     try:
         os.makedirs(folder, mode=0o700)
     except OSError:

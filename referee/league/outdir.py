@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,12 @@ IDS_META = "ids"
 #: coordinator (:meth:`referee.league.cluster.Cluster.executor`); what a killed run left there
 #: is removed by the next run, local or not
 INCOMING = ".incoming"
+
+
+def clear_incoming(out: Path | str) -> None:
+    """Remove ``OUT/.incoming`` and whatever a killed cluster run left in it (the
+    caller holds the night's lock, so no run of this night is using it)."""
+    shutil.rmtree(os.path.join(out, INCOMING), ignore_errors=True)
 
 
 def new_out_dir(out: Path) -> Path:

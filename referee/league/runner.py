@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -49,7 +48,7 @@ from referee.league import schedule as sched
 from referee.league.config import League
 from referee.league.ledger import BotInfo, GameRow, Ledger
 from referee.league.local import LocalExecutor
-from referee.league.outdir import INCOMING
+from referee.league.outdir import clear_incoming
 from referee.league.preflight import prepare, to_stderr
 from referee.league.standings import Tally
 from referee.league.work import Executor, GameDone, Unit, UnitMaker
@@ -327,7 +326,7 @@ async def run_league(
                 stats.logs_in_place, stats.logs_sent = remote.moved, remote.sent
         return stats
     slots = concurrency or league.concurrency
-    shutil.rmtree(os.path.join(league.out, INCOMING), ignore_errors=True)  # a killed cluster run's leftovers
+    clear_incoming(league.out)
     given_up = await prepare(league, maker, slots, hellos=hellos)
     _stage_bots(ledger, league, hellos)
     ledger.commit_staged()
