@@ -681,7 +681,8 @@ class _GreedyBuilder:
         elif any(len(groups) > 1 for groups in rounds):
             blocks = rounds
         else:  # one table a round (a field that seats one table at a time): windows of consecutive
-            # tables instead, as many as two sweeps of the budget allow (rounds would allow no swap)
+            # tables instead, as long as one sweep over both sets of windows fits the budget allows
+            # (within a round there is no second table to swap with)
             w = max(2, POLISH_BUDGET // (len(tables) * (k - fixed) ** 2))
             blocks = [tables[i : i + w] for i in range(0, len(tables), w)]
             blocks += [tables[i : i + w] for i in range(w // 2, len(tables), w)]  # across the seams
