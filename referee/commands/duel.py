@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from referee.commands import seed_value
-from referee.commands.play import add_limit_options
+from referee.commands.play import add_limit_options, add_variant_argument
 from referee.errors import UserError, user_facing
 
 if TYPE_CHECKING:
@@ -42,12 +42,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "status: 0 H1 accepted (or every game played, without --sprt), 1 H0 accepted, 2 an error, 3 MAX "
         "games played and undecided, 130 interrupted. See docs/DUEL.md.",
     )
-    p.add_argument(
-        "variant",
-        metavar="VARIANT",
-        help="a preset (happy-families, happy-families-jaques, authors, kwartet, chickens) "
-        "or a .json/.toml file defining a custom ask variant",
-    )
+    add_variant_argument(p)
     p.add_argument(
         "--bot",
         action="append",

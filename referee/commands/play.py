@@ -31,12 +31,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Play one game between bot processes, print the result table and write the game log. "
         "The number of --bot options is the table size (or use --players to repeat them).",
     )
-    p.add_argument(
-        "variant",
-        metavar="VARIANT",
-        help="a preset (happy-families, happy-families-jaques, authors, kwartet, chickens) "
-        "or a .json/.toml file defining a custom ask variant",
-    )
+    add_variant_argument(p)
     p.add_argument(
         "--bot",
         action="append",
@@ -263,6 +258,17 @@ def _cards(args: argparse.Namespace, rules: Rules, players: int) -> tuple[Deal |
     if seed is None and deal is None:
         seed = int.from_bytes(os.urandom(4), "big")
     return deal, seed
+
+
+def add_variant_argument(p: argparse.ArgumentParser) -> None:
+    """The ``VARIANT`` argument of ``play`` and ``duel``: a preset's name or a custom variant's file."""
+    from referee.rules import VARIANTS
+
+    p.add_argument(
+        "variant",
+        metavar="VARIANT",
+        help=f"a preset ({', '.join(VARIANTS)}) or a .json/.toml file defining a custom ask variant",
+    )
 
 
 def add_limit_options(p: argparse.ArgumentParser, *, grace_help: str, max_decisions_help: str) -> None:
