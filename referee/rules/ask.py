@@ -644,6 +644,7 @@ class AskGame(GameState):
         "_initial",
         "_laid_json",
         "_idle",
+        "_dealt",
     )
 
     def __init__(
@@ -718,6 +719,8 @@ class AskGame(GameState):
             "first": None,
         }
         events: list[Event] = [deal_event]
+        # with a stock the first seat may draw (and lay) before any decision: keep the dealt hands
+        self._dealt = [self.hand(s) for s in range(n)] if self._stock else None
         self._pass_to(dealer if t.first_dealer else (dealer + 1) % n, events)
         deal_event["first"] = self._turn if self._turn >= 0 else None
         self._initial = events
@@ -748,6 +751,7 @@ class AskGame(GameState):
         g._turn = self._turn
         g._idle = self._idle
         g._initial = self._initial
+        g._dealt = self._dealt
         return g
 
     def fallback_rng(self) -> Rng:
@@ -797,6 +801,10 @@ class AskGame(GameState):
             if h:
                 out += held_names[f][h]
         return out
+
+    def dealt_hand(self, seat: int) -> list[str]:
+        dealt = self._dealt
+        return list(dealt[seat]) if dealt is not None else self.hand(seat)
 
     def counts(self) -> list[int]:
         """Cards held per seat (public)."""
