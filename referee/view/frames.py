@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from referee.core.errors import public_fault_detail
+from referee.rules.ask import AskRules
 
 if TYPE_CHECKING:  # pragma: no cover
     from referee.core.machine import HandMachine
@@ -319,9 +320,15 @@ class _Frames:
                 st["hands"][s] = [c for c in st["hands"][s] if c not in members]
                 st["counts"][s] -= len(members)
                 st["laid"][s] = st["laid"][s] + [fam]
-                st["scores"][s] += 1
+                points = m.rules.family_points if isinstance(m.rules, AskRules) else 1
+                st["scores"][s] += points
                 self._emit(
-                    m, k == last, "laid", f"{self.names[s]} lays family {fam} (+1)", st, {"actor": s, "cards": members}
+                    m,
+                    k == last,
+                    "laid",
+                    f"{self.names[s]} lays family {fam} (+{points})",
+                    st,
+                    {"actor": s, "cards": members},
                 )
             elif kind == "draw":
                 s = hseats[ev["seat"]].index
