@@ -9,8 +9,9 @@ bots removed are withdrawn (:mod:`referee.league.roster`); a config that does
 not load, or changes anything else, gives one ``warning:`` line and the ladder
 goes on with the config it has.
 
-Matchmaking (after psyleague's): ratings are the standings' openskill ratings
-over every counted game in the ledger (planned games and ladder games alike).
+Matchmaking (after psyleague's): ratings are openskill ratings, updated game by
+game over every counted game in the ledger (planned games and ladder games alike;
+``Tally(online=True)``; the standings it writes come from the batch fit).
 
 1. The variant and table size: of the config's variants and sizes that the
    bots can fill, the one with the fewest ladder tables so far (the first in
@@ -185,7 +186,7 @@ class Ladder:
     def _load_ledger(self) -> None:
         """The tally (ratings) and the ladder's tables so far, from the ledger."""
         gone = set(self.league.withdrawn)
-        self.tally = Tally(self.league.name)
+        self.tally = Tally(self.league.name, online=True)
         self.ladder_rows: dict[int, list[GameRow]] = defaultdict(list)
         for row in self.ledger.rows():
             n = ladder_number(row.game_id)
