@@ -48,6 +48,8 @@ class BatchRatings:
         self.names: list[str] = []
         self._index: dict[str, int] = {}
         self.outcomes: Counter[Outcome] = Counter()
+        self._theta: list[float] = []  # the last fit (a warm start for the next: the ladder refits often)
+        self._fitted: dict[str, tuple[float, float]] | None = None
 
     def add(self, bots: Sequence[str], ranks: Sequence[int]) -> None:
         """One game: ``bots[s]`` finished at competition rank ``ranks[s]`` (1 is best)."""
@@ -59,34 +61,65 @@ class BatchRatings:
                 self.names.append(b)
             ids.append(i)
         self.outcomes[tuple(sorted(zip(ids, ranks)))] += 1
+        self._fitted = None
 
-    def fit(self, iterations: int = 50, tol: float = 1e-10) -> dict[str, tuple[float, float]]:
+    def fit(self, iterations: int = 50, tol: float = 1e-9) -> dict[str, tuple[float, float]]:
+        """``{bot: (mu, sigma)}``: the maximum of the posterior (the same for any order of the games;
+        a warm start from the previous fit changes the path, not the maximum)."""
+        if self._fitted is not None:
+            return self._fitted
         n = len(self.names)
         if n == 0:
             return {}
-        games = [(_groups(o), w) for o, w in self.outcomes.items()]
-        theta = [0.0] * n
+        games = [(_risk_sets(o), w) for o, w in self.outcomes.items()]
         prec = 1.0 / (PRIOR_SD * PRIOR_SD)
-        hess: list[list[float]] = []
+        theta = self._theta + [0.0] * (n - len(self._theta))
+        here, grad, hess = _derivatives(games, theta, n, prec)
         for _ in range(iterations):
-            grad, hess = _derivatives(games, theta, n, prec)
             step = _solve(hess, grad)
-            # a damped step keeps the (concave) posterior rising even far from its maximum
+            size = max(abs(x) for x in step)
+            # Newton's step, halved while it lowers the (concave) log posterior: one pass per try, and
+            # the pass at the accepted point gives the next step's derivatives
             t = 1.0
-            here = _log_posterior(games, theta, prec)
-            while t > 1e-6:
+            while True:
                 trial = [theta[i] + t * step[i] for i in range(n)]
-                if _log_posterior(games, trial, prec) >= here - 1e-12:
+                value, g2, h2 = _derivatives(games, trial, n, prec)
+                if value >= here - 1e-12 or t < 1e-6:
                     break
                 t /= 2
-            theta = trial
-            if max(abs(t * s) for s in step) < tol:
+            theta, here, grad, hess = trial, value, g2, h2
+            if t * size < tol:
                 break
-        _, hess = _derivatives(games, theta, n, prec)
         cov_diag = _inverse_diagonal(hess)
-        return {
+        self._theta = theta
+        self._fitted = {
             name: (MU0 + BETA * theta[i], BETA * math.sqrt(max(cov_diag[i], 0.0))) for i, name in enumerate(self.names)
         }
+        return self._fitted
+
+
+#: a game's risk sets, best group first: (the group's size, the seats at or below it)
+RiskSets = list[tuple[int, tuple[int, ...]]]
+
+
+def _risk_sets(outcome: Outcome) -> tuple[list[int], RiskSets]:
+    """The seats' bots of a game, and for each rank group (best first) its size and the bots of the
+    seats ranked with it or below it (a one-seat set tells nothing and is left out)."""
+    by_rank: dict[int, list[int]] = {}
+    for bot, rank in outcome:
+        by_rank.setdefault(rank, []).append(bot)
+    groups = [by_rank[r] for r in sorted(by_rank)]
+    if len(groups[-1]) == 1:  # a last place of its own: theta - log(exp(theta)) = 0
+        groups.pop()
+        below = list(groups and by_rank[max(by_rank)])
+    else:
+        below = []
+    sets: RiskSets = []
+    for g in reversed(groups):
+        below = g + below
+        sets.append((len(g), tuple(below)))
+    sets.reverse()
+    return [b for g in groups for b in g], sets
 
 
 def _groups(outcome: Outcome) -> list[list[int]]:
@@ -98,6 +131,7 @@ def _groups(outcome: Outcome) -> list[list[int]]:
 
 
 def _log_posterior(games: list[tuple[list[list[int]], int]], theta: list[float], prec: float) -> float:
+    """The log posterior, written out plainly from rank groups (the tests check the fit against it)."""
     total = -0.5 * prec * sum(t * t for t in theta)
     for groups, w in games:
         rest = 0.0  # sum of exp(theta) over the seats at or below the current group
@@ -110,42 +144,49 @@ def _log_posterior(games: list[tuple[list[list[int]], int]], theta: list[float],
 
 
 def _derivatives(
-    games: list[tuple[list[list[int]], int]], theta: list[float], n: int, prec: float
-) -> tuple[list[float], list[list[float]]]:
-    """The gradient of the log posterior and the negated Hessian (positive definite)."""
+    games: list[tuple[tuple[list[int], RiskSets], int]], theta: list[float], n: int, prec: float
+) -> tuple[float, list[float], list[list[float]]]:
+    """The log posterior at ``theta``, its gradient and its negated Hessian (positive definite)."""
+    value = -0.5 * prec * sum(t * t for t in theta)
     grad = [-prec * t for t in theta]
     neg_hess = [[0.0] * n for _ in range(n)]
     for i in range(n):
         neg_hess[i][i] = prec
     ex = [math.exp(t) for t in theta]
-    for groups, w in games:
-        for g in groups:
-            for b in g:
-                grad[b] += w
-        # the risk set of a group: the seats of that group and every group below it
-        risk: list[int] = []
-        for g in reversed(groups):
-            risk += g
-            total = sum(ex[b] for b in risk)
-            c = w * len(g)
-            probs = [ex[b] / total for b in risk]
-            for b, p in zip(risk, probs):
-                grad[b] -= c * p
+    log = math.log
+    for (seats, sets), w in games:
+        for b in seats:
+            grad[b] += w
+            value += w * theta[b]
+        for size, risk in sets:
+            total = 0.0
+            for b in risk:
+                total += ex[b]
+            c = w * size
+            value -= c * log(total)
+            scale = c / total
+            for b in risk:
+                cp = scale * ex[b]
+                grad[b] -= cp
                 row = neg_hess[b]
-                row[b] += c * p
-                cp = c * p
-                for b2, p2 in zip(risk, probs):
-                    row[b2] -= cp * p2
-    return grad, neg_hess
+                row[b] += cp
+                f = cp / total
+                for b2 in risk:
+                    row[b2] -= f * ex[b2]
+    return value, grad, neg_hess
 
 
 def _solve(a: list[list[float]], b: list[float]) -> list[float]:
     """``a x = b`` for a symmetric positive definite ``a`` (Cholesky)."""
-    low = _cholesky(a)
+    return _substitute(_cholesky(a), b)
+
+
+def _substitute(low: list[list[float]], b: list[float]) -> list[float]:
     n = len(b)
     y = [0.0] * n
     for i in range(n):
-        y[i] = (b[i] - sum(low[i][k] * y[k] for k in range(i))) / low[i][i]
+        row = low[i]
+        y[i] = (b[i] - sum(row[k] * y[k] for k in range(i))) / row[i]
     x = [0.0] * n
     for i in reversed(range(n)):
         x[i] = (y[i] - sum(low[k][i] * x[k] for k in range(i + 1, n))) / low[i][i]
@@ -156,18 +197,26 @@ def _cholesky(a: list[list[float]]) -> list[list[float]]:
     n = len(a)
     low = [[0.0] * n for _ in range(n)]
     for i in range(n):
+        li = low[i]
         for j in range(i + 1):
-            s = a[i][j] - sum(low[i][k] * low[j][k] for k in range(j))
-            low[i][j] = math.sqrt(max(s, 1e-300)) if i == j else s / low[j][j]
+            lj = low[j]
+            s = a[i][j] - sum(li[k] * lj[k] for k in range(j))
+            li[j] = math.sqrt(max(s, 1e-300)) if i == j else s / lj[j]
     return low
 
 
 def _inverse_diagonal(a: list[list[float]]) -> list[float]:
-    """The diagonal of ``a``'s inverse (the posterior variances)."""
+    """The diagonal of ``a``'s inverse (the posterior variances): with ``a = L L^T``,
+    ``a^-1 = L^-T L^-1``, so entry i is the squared norm of column i of ``L^-1``."""
+    low = _cholesky(a)
     n = len(a)
-    out = []
+    out = [0.0] * n
     for i in range(n):
-        e = [0.0] * n
-        e[i] = 1.0
-        out.append(_solve(a, e)[i])
+        # column i of L^-1 by forward substitution (entries above i are 0)
+        col = [0.0] * n
+        col[i] = 1.0 / low[i][i]
+        for r in range(i + 1, n):
+            lr = low[r]
+            col[r] = -sum(lr[k] * col[k] for k in range(i, r)) / lr[r]
+        out[i] = sum(c * c for c in col)
     return out

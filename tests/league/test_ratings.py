@@ -127,3 +127,17 @@ def test_standings_are_the_same_for_any_order_of_rows():
     table = results[0]["overall"]["bots"]
     assert table[0]["bot"] == "b5"
     assert all(r["ordinal"] == pytest.approx(r["mu"] - 3 * r["sigma"], abs=1e-5) for r in table)
+
+
+def test_the_posterior_variances_are_the_inverse_hessians_diagonal():
+    from referee.league.ratings import _inverse_diagonal, _solve
+
+    rng = random.Random(0)
+    n = 7
+    m = [[rng.random() for _ in range(n)] for _ in range(n)]
+    a = [[sum(m[i][k] * m[j][k] for k in range(n)) + (n if i == j else 0) for j in range(n)] for i in range(n)]
+    diag = _inverse_diagonal(a)
+    for i in range(n):
+        unit = [0.0] * n
+        unit[i] = 1.0
+        assert diag[i] == pytest.approx(_solve(a, unit)[i], rel=1e-12)
