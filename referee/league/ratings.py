@@ -109,11 +109,9 @@ def _risk_sets(outcome: Outcome) -> tuple[list[int], RiskSets]:
     for bot, rank in outcome:
         by_rank.setdefault(rank, []).append(bot)
     groups = [by_rank[r] for r in sorted(by_rank)]
-    if len(groups[-1]) == 1:  # a last place of its own: theta - log(exp(theta)) = 0
-        groups.pop()
-        below = list(groups and by_rank[max(by_rank)])
-    else:
-        below = []
+    below: list[int] = []
+    if len(groups[-1]) == 1:  # a last place of its own: theta - log(exp(theta)) = 0, no set of its own
+        below = groups.pop()
     sets: RiskSets = []
     for g in reversed(groups):
         below = g + below
