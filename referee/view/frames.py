@@ -282,6 +282,8 @@ class _Frames:
         hseats = m.hand_seats
         st = self._copy()
         last = len(events) - 1
+        polite_rules = isinstance(m.rules, AskRules) and m.rules.please
+        then = ""  # who asks next, said after the last event the ask caused (a lay, a draw)
         for k, ev in enumerate(events):
             kind = ev["kind"]
             if kind == "ask":
@@ -292,7 +294,9 @@ class _Frames:
                 st["counts"][t] -= len(cards)
                 st["counts"][s] += len(cards)
                 what = ev.get("card") or ev.get("family")
-                polite = " please" if ev.get("please") else ""
+                # "please" means something only in a politeness variant
+                please = bool(ev.get("please")) and polite_rules
+                polite = " please" if please else ""
                 if ev.get("rude"):
                     result = "rude (no please): nothing moves"
                 elif cards:
@@ -301,11 +305,13 @@ class _Frames:
                     result = "miss"
                 nxt = ev.get("next")
                 turn_to = f"; {self.names[hseats[nxt].index]} asks next" if nxt is not None else ""
+                if k != last:
+                    then, turn_to = turn_to, ""
                 extra = dict(
                     common,
                     target=t,
                     ask={"card": what} if ev.get("card") else {"family": what},
-                    please=bool(ev.get("please")),
+                    please=please,
                     hit=bool(cards),
                     rude=bool(ev.get("rude")),
                     cards=cards,
@@ -326,7 +332,7 @@ class _Frames:
                     m,
                     k == last,
                     "laid",
-                    f"{self.names[s]} lays family {fam} (+{points})",
+                    f"{self.names[s]} lays family {fam} (+{points})" + (then if k == last else ""),
                     st,
                     {"actor": s, "cards": members},
                 )
@@ -341,7 +347,7 @@ class _Frames:
                     m,
                     k == last,
                     "draw",
-                    f"{self.names[s]} draws a card from the stock",
+                    f"{self.names[s]} draws a card from the stock" + (then if k == last else ""),
                     st,
                     {"actor": s, "cards": [card] if card else None},
                 )

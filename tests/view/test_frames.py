@@ -156,3 +156,20 @@ def test_a_broken_log_is_one_user_error(tmp_path):
         frames_from_log(p)
     with pytest.raises(UserError, match="not found"):
         frames_from_log(tmp_path / "missing.jsonl")
+
+
+def test_who_asks_next_is_said_after_the_lay_an_ask_caused(logs):
+    for name in ("stock", "faults", "match"):
+        frames = frames_from_log(logs[name])["frames"]
+        for a, b in zip(frames, frames[1:]):
+            if a["kind"] == "ask" and b["kind"] in ("laid", "draw") and b.get("actor") == a.get("actor"):
+                # the ask's step does not say the turn passed before its lay (or draw) was shown
+                assert "asks next" not in a["text"], (a["text"], b["text"])
+        assert any(f["kind"] == "laid" and "asks next" in f["text"] for f in frames), name
+
+
+def test_please_is_not_shown_in_a_variant_without_politeness(logs):
+    for name in ("faults", "match", "stock"):  # kwartet, authors and a custom variant: no politeness rule
+        for f in frames_from_log(logs[name])["frames"]:
+            if f["kind"] == "ask":
+                assert " please" not in f["text"] and f["please"] is False, f

@@ -349,6 +349,9 @@ def test_chickens_game_step_by_step(probe: PageProbe, chickens_page: Any, artifa
     assert page.locator('[data-testid="event"] [data-card="queen"]').count() == 1
     page.evaluate("() => window.refereeViewer.go(12)")
     assert_shows(page, data, states, 12, view=1)
+    # the round event starts round 2 (it carries the new round's number): round 1 is what is over
+    text = page.inner_text('[data-testid="event"]')
+    assert "Round 1 is over; round 2 begins" in text, text
     shot(page, artifacts, "chickens-step-12-as-seat-1")
     probe.assert_clean(path.parent.as_uri() + "/")
 

@@ -495,7 +495,6 @@
         else if (f.ask && f.ask.family) body.push("family " + familyHTML(f.ask.family));
         var rudeTitle = "the politeness rule: an ask without please is rude; nothing moves and the turn goes to the asked seat";
         if (rules.please) body.push(f.please ? badge("please", "please") : badge("rude", "no please: rude ask", rudeTitle));
-        else if (f.please) body.push(badge("please", "please", "this variant has no politeness rule"));
         if (f.rude && !(rules.please && !f.please)) body.push(badge("rude", "rude ask", rudeTitle));
         if (f.hit === true) {
           body.push(badge("hit", "hit"));
@@ -530,7 +529,9 @@
         body.push(who(f.actor) + " takes " + asList(f.cards).map(function (c) { return cardHTML(c, "mini"); }).join(""));
         break;
       case "round":
-        body.push("Round " + esc(typeof st.round === "number" ? st.round : "") + " is over");
+        // a round event starts its round (protocol: it carries the new round's number)
+        if (typeof st.round === "number" && st.round > 1) body.push("Round " + esc(st.round - 1) + " is over; round " + esc(st.round) + " begins");
+        else body.push("Round " + esc(typeof st.round === "number" ? st.round : "") + " begins");
         extra.push(scoresHTML(st.scores));
         break;
       case "fault":
