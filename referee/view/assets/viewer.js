@@ -209,6 +209,9 @@
     return '<span class="who">' + esc(seatName(s)) + '</span> <span class="seat-no" title="seat ' + s + '">' + s + "</span>";
   }
   function canSee(s) { return view === "all" || view === s; }
+  // a hand every seat knows: in chickens every seat starts each round with the same cards and every
+  // play is revealed, so a hand is public except while it holds back a hidden play of this turn
+  function publicHand(s, st) { return D.kind === "chickens" && !(st.played && st.played[s]); }
   function turnSeats(st) { return asList(st.turn); }
 
   // ---------------------------------------------------------------- static parts
@@ -391,7 +394,7 @@
     if (hand === null || hand === undefined) {
       hhtml = '<span class="none">not in this hand</span>';
       e.hand.classList.remove("backs");
-    } else if (canSee(s)) {
+    } else if (canSee(s) || publicHand(s, st)) {
       hhtml = hand.length ? hand.map(function (c) { return cardHTML(c, moved[c] ? "moved" : ""); }).join("") : '<span class="none">no cards</span>';
       e.hand.classList.remove("backs");
     } else {
@@ -402,7 +405,7 @@
       e.hand.classList.toggle("backs", n > 0);
     }
     setHTML(e.hand, hhtml);
-    e.hand.dataset.visible = String(canSee(s));
+    e.hand.dataset.visible = String(canSee(s) || publicHand(s, st));
 
     var laid = st.laid ? st.laid[s] : null;
     if (!laid || !laid.length) setHTML(e.laid, '<span class="muted">–</span>');
