@@ -389,6 +389,9 @@ def test_shell_loads_a_game_from_its_frames_js(probe: PageProbe, tmp_path: Path,
     assert page.get_attribute('[data-testid="back"]', "href") == "../report.html"
     page.keyboard.press("End")
     assert_shows(page, data, states, len(states) - 1, view=2)
+    # places in words (the chickens game's ranks are 1, 2, 2): "#2" beside a copy named "b#2" read as one
+    places = [page.inner_text(f'[data-testid="result-{s}"] .rk') for s in range(3)]
+    assert places == ["1st", "2nd", "2nd"], places
     shot(page, artifacts, "shell-chickens-end")
     probe.assert_clean(tmp_path.as_uri() + "/")
     assert probe.requests == [

@@ -208,6 +208,12 @@
     if (s === null || s === undefined) return "";
     return '<span class="who">' + esc(seatName(s)) + '</span> <span class="seat-no" title="seat ' + s + '">' + s + "</span>";
   }
+  // a finishing place in words ("1st", "2nd", "3rd", "4th"): "#3" next to a copy's name "jb#2" read as one
+  function placeText(k) {
+    var t = k % 100;
+    var suffix = t >= 11 && t <= 13 ? "th" : ["th", "st", "nd", "rd"][k % 10] || "th";
+    return String(k) + suffix;
+  }
   function canSee(s) { return view === "all" || view === s; }
   // a hand every seat knows: in chickens every seat starts each round with the same cards and every
   // play is revealed, so a hand is public except while it holds back a hidden play of this turn
@@ -259,7 +265,7 @@
         var ff = forfeits.indexOf(s) >= 0;
         out.push('<span class="rchip' + (rank === 1 && !ff ? " win" : "") + '" data-testid="result-' + s + '" title="seat ' + s + ": " + esc(seat.bot) + " (" + hello + ")" +
           (r.win_shares ? ", win share " + num(r.win_shares[s], 3) : "") + '">' +
-          '<span class="rk">' + (rank === null || rank === undefined ? "" : "#" + rank) + "</span>" + esc(seat.bot) +
+          '<span class="rk">' + (rank === null || rank === undefined ? "" : placeText(rank)) + "</span>" + esc(seat.bot) +
           ' <span class="hl">' + hello + "</span> <b>" + num(r.scores ? r.scores[s] : null) + "</b>" +
           (ff ? ' <span class="badge fault">forfeit</span>' : "") + "</span>");
       });
