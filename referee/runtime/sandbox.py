@@ -79,7 +79,7 @@ from typing import Any, Callable
 
 from referee.errors import UserError
 
-from . import cgroups
+from . import cgroups, seccomp
 
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWUSER = 0x10000000
@@ -512,6 +512,7 @@ def _bwrap_args(
     masks: list[str],
     chdir: str,
     hostname: bool = True,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The bwrap command line up to (not including) ``--``: ``binds`` are
     ``(path, writable)`` mounted at the same path, ``masks`` are paths inside
@@ -535,6 +536,8 @@ def _bwrap_args(
         else:
             args += ["--ro-bind", "/dev/null", mask]
     args += ["--chdir", chdir]
+    if seccomp_fd is not None:  # the filter (referee.runtime.seccomp), read from this fd
+        args += ["--seccomp", str(seccomp_fd)]
     return args
 
 
@@ -860,6 +863,7 @@ class SpawnPlan:
     mounts: list[str] = field(default_factory=list)  # bwrap: the host paths mounted besides the system
     limits: Any = None
     command: list[str] | None = None  # the bot's own argv, where ``argv`` wraps it (bwrap, probe)
+    seccomp: str = "none"  # the seccomp filter the bot runs under (referee.runtime.seccomp.status)
     _report_fd: int | None = None
 
     # -- while the bot runs -----------------------------------------------------
@@ -906,8 +910,10 @@ class SpawnPlan:
             "accounting": lay.accounting if lay is not None else ("proc-group" if self.mode == "none" else "proc"),
             "memory": ("cgroup+rlimit" if lay is not None and lay.memory else "rlimit"),
             "pids": ("cgroup" if lay is not None and lay.pids else "rlimit"),
+            "cpu": lay.cpu_weight if lay is not None else "none",
             "namespaces": self.namespaces,
             "network": bool(getattr(limits, "network", True)),
+            "seccomp": self.seccomp,
         }
         if getattr(limits, "user", None) is not None and self.mode != "none":
             info["user"] = limits.user
@@ -1156,7 +1162,12 @@ def _plan_bwrap(
         plan.pass_fds = (plan._report_fd,)
         report = str(plan._report_fd)
     inner = ["/bin/sh", "-c", INNER, "sh", "1", report, *plan.argv]
-    args = _bwrap_args(path, features, network=limits.network, binds=binds, masks=masks, chdir=cwd)
+    bpf = seccomp.program()
+    plan.seccomp = seccomp.status()
+    fd = seccomp.FD if bpf is not None else None
+    if bpf is not None and plan.env is not None:
+        plan.env = seccomp.java_env(plan.env)
+    args = _bwrap_args(path, features, network=limits.network, binds=binds, masks=masks, chdir=cwd, seccomp_fd=fd)
     plan.command = list(plan.argv)
     plan.argv = [*args, "--", *inner]
     plan.cwd = None
@@ -1171,6 +1182,7 @@ def _plan_bwrap(
         bwrap=True,
         signal_codes=True,
         keep_fds=plan.pass_fds,
+        seccomp=bpf,
     )
     plan.preexec = _bwrap_preexec(child, plan.argv, plan.env)
 
@@ -1234,6 +1246,7 @@ class _Child:
     bwrap: bool = False
     signal_codes: bool = False
     keep_fds: tuple[int, ...] = ()
+    seccomp: bytes | None = None  # bwrap: the filter, passed as fd seccomp.FD
 
 
 def _set_rlimits(pairs: list[tuple[int, int]]) -> None:
@@ -1408,6 +1421,8 @@ def _bwrap_preexec(child: _Child, argv: list[str], env: dict[str, str] | None) -
         os.closerange(low, 1 << 16)
         for fd in keep:
             os.set_inheritable(fd, True)
+        if child.seccomp is not None:
+            seccomp.pass_program(child.seccomp)
         os.execve(argv[0], argv, env)
 
     return preexec
