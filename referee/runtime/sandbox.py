@@ -94,6 +94,13 @@ _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 1 << 14, 1 <<
 #: size of the private /dev/shm (and, with bwrap, /tmp) a sandboxed bot gets
 SHM_KIB = 64 * 1024
 
+#: the bot's temporary folder (HOME, TMPDIR), where the referee may mount (as root, or in
+#: "basic" with a mount namespace): a tmpfs of its own, at most this big and this many
+#: files and folders (beyond: ENOSPC), counted against its memory limit, never on the
+#: host's disk, and freed by the kernel when its last process exits (nothing to remove)
+WORKDIR_KIB = 256 * 1024
+WORKDIR_INODES = 65536
+
 #: the bot's uid and gid inside bwrap's user namespace ("nobody")
 SANDBOX_UID = 65534
 
@@ -864,6 +871,7 @@ class SpawnPlan:
     limits: Any = None
     command: list[str] | None = None  # the bot's own argv, where ``argv`` wraps it (bwrap, probe)
     seccomp: str = "none"  # the seccomp filter the bot runs under (referee.runtime.seccomp.status)
+    tmpfs: bool = False  # the temporary folder is a tmpfs of the bot's own (WORKDIR_KIB, WORKDIR_INODES)
     _report_fd: int | None = None
 
     # -- while the bot runs -----------------------------------------------------
@@ -915,6 +923,8 @@ class SpawnPlan:
             "network": bool(getattr(limits, "network", True)),
             "seccomp": self.seccomp,
         }
+        if self.workdir is not None or self.tmpfs:
+            info["workdir"] = f"tmpfs {WORKDIR_KIB // 1024} MiB, {WORKDIR_INODES} files" if self.tmpfs else "host"
         if getattr(limits, "user", None) is not None and self.mode != "none":
             info["user"] = limits.user
         return info
@@ -959,8 +969,13 @@ class SpawnPlan:
     async def release(self) -> None:
         """:meth:`cleanup`, waiting (up to 2 s, trio sleeps) for the kernel to
         finish killing the bot's processes so that its control groups can be
-        removed. Call it shielded, after the process is reaped."""
+        removed. Call it shielded, after the process is reaped. The temporary
+        folder is removed in a worker thread: a folder of 100k files (where it
+        is not a tmpfs) takes seconds, and trio's loop must not stall."""
         import trio
+
+        if self.workdir is not None:
+            await trio.to_thread.run_sync(_force_rmtree, self.workdir)
 
         cg = self.cgroup
         if cg is not None:
@@ -1162,6 +1177,7 @@ def _plan_bwrap(
         plan.pass_fds = (plan._report_fd,)
         report = str(plan._report_fd)
     inner = ["/bin/sh", "-c", INNER, "sh", "1", report, *plan.argv]
+    plan.tmpfs = bool(plan.workdir) and os.geteuid() == 0  # (mounting needs root on the host)
     bpf = seccomp.program()
     plan.seccomp = seccomp.status()
     fd = seccomp.FD if bpf is not None else None
@@ -1183,6 +1199,7 @@ def _plan_bwrap(
         signal_codes=True,
         keep_fds=plan.pass_fds,
         seccomp=bpf,
+        tmpfs=plan.tmpfs,
     )
     plan.preexec = _bwrap_preexec(child, plan.argv, plan.env)
 
@@ -1208,7 +1225,9 @@ def _plan_basic(plan: SpawnPlan, limits: Any, base: str, ids: tuple[int, int] | 
         signal_codes=plan._report_fd is not None,
         # no private /dev/shm when the bot's own files live there (it would hide them)
         private_shm=not any("/dev/shm" in a for a in (workdir, base, *plan.argv)),
+        tmpfs=bool(workdir) and bool(flags & _CLONE_NEWNS),
     )
+    plan.tmpfs = child.tmpfs
     plan.preexec = _basic_preexec(child)
     plan.namespaces = ("pid" + ("" if limits.network else "+net")) if use_ns else "none"
     if not use_ns:
@@ -1247,6 +1266,7 @@ class _Child:
     signal_codes: bool = False
     keep_fds: tuple[int, ...] = ()
     seccomp: bytes | None = None  # bwrap: the filter, passed as fd seccomp.FD
+    tmpfs: bool = False  # mount a tmpfs on the workdir (bwrap: in a mount namespace of its own)
 
 
 def _set_rlimits(pairs: list[tuple[int, int]]) -> None:
@@ -1323,6 +1343,20 @@ def _prepare(child: _Child) -> None:
         child.cgroup.create()
 
 
+def _mount_workdir(child: _Child, libc: Any, private: bool = False) -> None:
+    """In the bot's own mount namespace: a tmpfs of :data:`WORKDIR_KIB` and
+    :data:`WORKDIR_INODES` on its temporary folder (``private``: first stop
+    mounts propagating to the host). Raises ``OSError``."""
+    if private and libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        raise OSError(ctypes.get_errno(), "cannot make the bot's mounts private")
+    opts = b"size=%dk,nr_inodes=%d,mode=0700" % (WORKDIR_KIB, WORKDIR_INODES)
+    if child.ids is not None:
+        opts += b",uid=%d,gid=%d" % child.ids
+    if libc.mount(b"tmpfs", os.fsencode(child.workdir), b"tmpfs", _MS_NOSUID | _MS_NODEV, opts) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"cannot mount a tmpfs on the bot's temporary folder: {os.strerror(err)}")
+
+
 def _basic_preexec(child: _Child) -> Callable[[], None]:
     """The ``preexec_fn`` of the "basic" sandbox: runs in the forked child, before ``exec``.
 
@@ -1363,6 +1397,9 @@ def _basic_preexec(child: _Child) -> Callable[[], None]:
             # and its own small /dev/shm (tmpfs pages escape the address-space limit); best effort
             if child.private_shm and os.path.isdir("/dev/shm"):
                 libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=%dk,mode=1777" % (shm_kib,))
+            if child.tmpfs:  # in a mount namespace the watcher is not in (it removes the host's folder)
+                _unshare(_CLONE_NEWNS)
+                _mount_workdir(child, libc, private=True)
         _set_rlimits(child.pairs)
         os.umask(0o077)
         privileged = os.geteuid() == 0 or bool(flags & _CLONE_NEWUSER)
@@ -1402,6 +1439,9 @@ def _bwrap_preexec(child: _Child, argv: list[str], env: dict[str, str] | None) -
             _become_watcher(child, pid)
         if child.cgroup is not None:
             child.cgroup.join()
+        if child.tmpfs:
+            _unshare(_CLONE_NEWNS)  # bwrap binds the tmpfs from this namespace; the host never sees it
+            _mount_workdir(child, libc, private=True)
         _set_rlimits(child.pairs)
         os.umask(0o077)
         if child.ids is not None:
