@@ -28,6 +28,7 @@ import argparse
 import os
 import re
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -135,6 +136,7 @@ async def _measure(args: argparse.Namespace, mode: Literal["wall", "cpu"]) -> di
         "think_ms_max": 0.0,
         "think_ms_sum": 0.0,
     }
+    latencies: list[float] = []  # wall ms of every decision the measured seats answered themselves
 
     hog = getattr(args, "hog", 0)
     first = 1 if hog else 0  # the seats measured: all, or all but the hog's
@@ -152,7 +154,7 @@ async def _measure(args: argparse.Namespace, mode: Literal["wall", "cpu"]) -> di
                     res = await play_game(
                         GameSpec(f"load-{mode}-t{t}-g{g}", rules, 4, seed=args.seed + 1000 * t + g, clock=clock),
                         sessions,
-                        None,
+                        logs,
                     )
                 finally:
                     for s in sessions:
@@ -169,16 +171,20 @@ async def _measure(args: argparse.Namespace, mode: Literal["wall", "cpu"]) -> di
                         totals["ceiling_timeouts"] += 1  # the wall ceiling, not the CPU limit
                 elif f.fault != "stale":
                     totals["other_faults"] += 1
+            if res.log_path is not None:
+                latencies.extend(_wall_latencies(res.log_path, first))
             for st in res.think_ms[first:]:
                 totals["decisions"] += st.count
                 totals["think_ms_sum"] += st.total_ms
                 totals["think_ms_max"] = max(totals["think_ms_max"], st.max_ms)
 
     t0 = time.monotonic()
-    async with trio.open_nursery() as nursery:
-        for t in range(args.tables):
-            nursery.start_soon(table, t)
+    with tempfile.TemporaryDirectory(prefix="referee-bench-load-") as logs:
+        async with trio.open_nursery() as nursery:
+            for t in range(args.tables):
+                nursery.start_soon(table, t)
     wall_s = time.monotonic() - t0
+    latencies.sort()
     n = totals["decisions"]
     return {
         "decisions": n,
@@ -189,8 +195,30 @@ async def _measure(args: argparse.Namespace, mode: Literal["wall", "cpu"]) -> di
         "other_faults": totals["other_faults"],
         "think_ms_mean": round(totals["think_ms_sum"] / n, 1) if n else None,
         "think_ms_max": round(totals["think_ms_max"], 1),
+        # the measured seats' decision latency on the wall clock (in either clock mode), from the game logs
+        "latency_ms_median": round(latencies[len(latencies) // 2], 1) if latencies else None,
+        "latency_ms_max": round(latencies[-1], 1) if latencies else None,
         "wall_s": round(wall_s, 1),
     }
+
+
+def _wall_latencies(path: str, first: int) -> list[float]:
+    """Wall ms of each decision answered by a bot (not the fallback) at seats
+    ``first`` and up, from a game log (``wall_ms`` in cpu mode, else ``ms``)."""
+    import json
+
+    from referee.runtime.gamelog import read_log_bytes
+
+    with open(path, "rb") as f:
+        text = read_log_bytes(f.read())
+    out: list[float] = []
+    for line in text.splitlines():
+        rec = json.loads(line)
+        act = rec.get("act") if isinstance(rec, dict) else None
+        if act and not act.get("fallback") and act.get("seat", 0) >= first:
+            wall = act.get("wall_ms")
+            out.append(float(wall if wall is not None else act.get("ms", 0.0)))
+    return out
 
 
 def print_result(result: dict[str, Any]) -> None:
@@ -213,6 +241,7 @@ def print_result(result: dict[str, Any]) -> None:
         "seat-games",
         "think mean ms",
         "think max ms",
+        "latency median / max ms",
         "other faults",
         "wall s",
     ):
@@ -228,11 +257,13 @@ def print_result(result: dict[str, Any]) -> None:
             str(m["seat_games"]),
             str(m["think_ms_mean"]),
             str(m["think_ms_max"]),
+            f"{m['latency_ms_median']} / {m['latency_ms_max']}",
             str(m["other_faults"]),
             str(m["wall_s"]),
         )
     Console().print(table)
-    print("think time is the clock's measure: wall ms in wall mode, the bot's CPU ms in cpu mode")
+    print("think time is the clock's measure: wall ms in wall mode, the bot's CPU ms in cpu mode;")
+    print("latency is each answered decision's wall time (from the game logs), in both modes")
     print(f"bots' CPU weight (weights on): {result.get('cpu_weight', 'none')}")
 
 
