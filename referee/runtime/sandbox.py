@@ -1228,6 +1228,11 @@ def _plan_basic(plan: SpawnPlan, limits: Any, base: str, ids: tuple[int, int] | 
         tmpfs=bool(workdir) and bool(flags & _CLONE_NEWNS),
     )
     plan.tmpfs = child.tmpfs
+    child.seccomp = seccomp.program()
+    if child.seccomp is not None:
+        plan.seccomp = seccomp.status()
+        if plan.env is not None:
+            plan.env = seccomp.java_env(plan.env)
     plan.preexec = _basic_preexec(child)
     plan.namespaces = ("pid" + ("" if limits.network else "+net")) if use_ns else "none"
     if not use_ns:
@@ -1372,6 +1377,7 @@ def _basic_preexec(child: _Child) -> Callable[[], None]:
     shm_kib = SHM_KIB
     last_cap = _last_cap()
     flags = child.flags
+    install_filter = seccomp.installer(child.seccomp, libc) if child.seccomp is not None else None
 
     def preexec() -> None:
         _prepare(child)
@@ -1417,6 +1423,8 @@ def _basic_preexec(child: _Child) -> Callable[[], None]:
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if child.workdir:
             os.chdir(child.workdir)
+        if install_filter is not None:
+            install_filter()  # last: the calls above (mount, unshare) are among those it denies
 
     return preexec
 

@@ -7,7 +7,8 @@ referee process (:func:`program`), and given to bubblewrap as ``--seccomp FD``
 (:func:`pass_program`, in the forked child before ``exec``): bwrap installs it
 on the bot's process just before it executes the bot's command, so every
 process the bot ever starts has it (filters are inherited and cannot be
-removed).
+removed). In the "basic" sandbox the bot's process installs it itself, last
+before ``exec`` (:func:`installer`).
 
 Denied, with ``EPERM`` (the call fails, the bot carries on) unless said:
 
@@ -43,10 +44,12 @@ header says ``"seccomp": "none"``.
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import functools
 import os
 import tempfile
+from typing import Any, Callable
 
 #: fcntl commands that take, test or watch a lock, a lease or a directory
 LOCKS = {
@@ -225,3 +228,30 @@ def pass_program(data: bytes, fd: int = FD) -> None:
         os.dup2(r, fd)
         os.close(r)
     os.set_inheritable(fd, True)
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+_PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
+
+
+def installer(data: bytes, libc: Any) -> Callable[[], None]:
+    """For the "basic" sandbox: a function that installs the filter ``data``
+    on the calling process (``no_new_privs``, then ``PR_SET_SECCOMP``), to be
+    called last in the forked child before ``exec``; everything it needs is
+    made here, before the fork. It raises ``OSError``."""
+    buf = ctypes.create_string_buffer(data, len(data))
+    prog = _SockFprog(len(data) // 8, ctypes.addressof(buf))
+
+    def install() -> None:
+        _ = buf  # kept alive with the closure
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(err)}")
+        if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"prctl(PR_SET_SECCOMP): {os.strerror(err)}")
+
+    return install

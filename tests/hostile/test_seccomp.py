@@ -1,4 +1,4 @@
-"""The seccomp filter in bubblewrap: two bots that try to signal each other
+"""The seccomp filter (bubblewrap, and the basic sandbox): two bots that try to signal each other
 through file locks on a file every sandbox mounts (/etc/passwd) get EPERM,
 other calls no bot needs are denied, and ordinary programs (fork, exec) still
 run under it. (The sample bots, Python, JavaScript and C, play under it in
@@ -17,7 +17,8 @@ from .conftest import assert_no_survivors, new_tag, zoo_command
 
 CLOCK = ClockSpec(move_ms=2000, startup_ms=10000, grace_ms=200)
 BWRAP_OK, BWRAP_WHY = sandbox.bwrap_support(True)
-pytestmark = pytest.mark.skipif(not BWRAP_OK, reason=f"bubblewrap cannot run here: {BWRAP_WHY}")
+needs_bwrap = pytest.mark.skipif(not BWRAP_OK, reason=f"bubblewrap cannot run here: {BWRAP_WHY}")
+SANDBOXES = [pytest.param("bwrap", marks=needs_bwrap), "basic"]
 
 
 def test_the_filter_is_built_with_libseccomp() -> None:
@@ -25,10 +26,11 @@ def test_the_filter_is_built_with_libseccomp() -> None:
     assert seccomp.status().startswith("on")
 
 
-async def test_lock_channel_between_two_bots_is_closed() -> None:
+@pytest.mark.parametrize("kind", SANDBOXES)
+async def test_lock_channel_between_two_bots_is_closed(kind: str) -> None:
     tag = new_tag("locks")
     async with trio.open_nursery() as nursery:
-        offline = ResourceLimits(network=False)
+        offline = ResourceLimits(network=False, isolation=kind)
         sender = await BotSession.start(
             BotSpec("sender", zoo_command("lockchannel", tag, "send"), limits=offline), CLOCK, nursery
         )
@@ -46,10 +48,12 @@ async def test_lock_channel_between_two_bots_is_closed() -> None:
     await assert_no_survivors(tag)
 
 
-async def test_other_calls_are_denied_and_programs_still_run() -> None:
+@pytest.mark.parametrize("kind", SANDBOXES)
+async def test_other_calls_are_denied_and_programs_still_run(kind: str) -> None:
     tag = new_tag("syscalls")
+    spec = BotSpec("syscalls", zoo_command("syscalls", tag), limits=ResourceLimits(isolation=kind))
     async with trio.open_nursery() as nursery:
-        bot = await BotSession.start(BotSpec("syscalls", zoo_command("syscalls", tag)), CLOCK, nursery)
+        bot = await BotSession.start(spec, CLOCK, nursery)
         report = json.loads(bot.hello.version)
         await bot.close()
         nursery.cancel_scope.cancel()
