@@ -47,6 +47,12 @@ the referee make them, every bot gets its own (CPU accounting, the memory
 limit counting page cache and shared memory, the process limit); the bot's
 first process joins before ``exec``.
 
+**Seccomp** (:mod:`referee.runtime.seccomp`): in "bwrap" and "basic" the bot
+runs under a filter denying file locks and the calls no bot needs. **The
+temporary folder**: where the bot's process may mount (root, or "basic" with a
+mount namespace), a bounded tmpfs of its own (:data:`WORKDIR_KIB`,
+:data:`WORKDIR_INODES`); a host folder is removed off trio's loop.
+
 Errors: :func:`plan_spawn` raises ``UserError`` for impossible requests
 (``sandbox = "bwrap"`` or ``require_sandbox`` where bwrap cannot run, network
 isolation unavailable, an unknown user, another user without root). The
@@ -1270,7 +1276,7 @@ class _Child:
     bwrap: bool = False
     signal_codes: bool = False
     keep_fds: tuple[int, ...] = ()
-    seccomp: bytes | None = None  # bwrap: the filter, passed as fd seccomp.FD
+    seccomp: bytes | None = None  # the filter: bwrap reads it from fd seccomp.FD; basic installs it before exec
     tmpfs: bool = False  # mount a tmpfs on the workdir (bwrap: in a mount namespace of its own)
 
 
