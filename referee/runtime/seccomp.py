@@ -160,6 +160,13 @@ def program() -> bytes | None:
     """The filter as a BPF program (built once per process), or None where
     libseccomp or its Python bindings are missing (:func:`status` says why)."""
     try:
+        with open("/proc/self/status") as f:
+            if "Seccomp:" not in f.read():  # (the line exists where the kernel has seccomp)
+                _status.append("none (this kernel has no seccomp)")
+                return None
+    except OSError:
+        pass  # no /proc here: let libseccomp tell
+    try:
         import pyseccomp as sc
     except (ImportError, OSError) as exc:  # the bindings, or libseccomp.so.2 under them
         _status.append(f"none (libseccomp unavailable: {exc})")
