@@ -47,6 +47,12 @@ the referee make them, every bot gets its own (CPU accounting, the memory
 limit counting page cache and shared memory, the process limit); the bot's
 first process joins before ``exec``.
 
+**Seccomp** (:mod:`referee.runtime.seccomp`): in "bwrap" and "basic" the bot
+runs under a filter denying file locks and the calls no bot needs. **The
+temporary folder**: where the bot's process may mount (root, or "basic" with a
+mount namespace), a bounded tmpfs of its own (:data:`WORKDIR_KIB`,
+:data:`WORKDIR_INODES`); a host folder is removed off trio's loop.
+
 Errors: :func:`plan_spawn` raises ``UserError`` for impossible requests
 (``sandbox = "bwrap"`` or ``require_sandbox`` where bwrap cannot run, network
 isolation unavailable, an unknown user, another user without root). The
@@ -79,7 +85,7 @@ from typing import Any, Callable
 
 from referee.errors import UserError
 
-from . import cgroups
+from . import cgroups, seccomp
 
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWUSER = 0x10000000
@@ -93,6 +99,13 @@ _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 1 << 14, 1 <<
 
 #: size of the private /dev/shm (and, with bwrap, /tmp) a sandboxed bot gets
 SHM_KIB = 64 * 1024
+
+#: the bot's temporary folder (HOME, TMPDIR), where the referee may mount (as root, or in
+#: "basic" with a mount namespace): a tmpfs of its own, at most this big and this many
+#: files and folders (beyond: ENOSPC), counted against its memory limit, never on the
+#: host's disk, and freed by the kernel when its last process exits (nothing to remove)
+WORKDIR_KIB = 256 * 1024
+WORKDIR_INODES = 65536
 
 #: the bot's uid and gid inside bwrap's user namespace ("nobody")
 SANDBOX_UID = 65534
@@ -512,6 +525,7 @@ def _bwrap_args(
     masks: list[str],
     chdir: str,
     hostname: bool = True,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The bwrap command line up to (not including) ``--``: ``binds`` are
     ``(path, writable)`` mounted at the same path, ``masks`` are paths inside
@@ -535,6 +549,8 @@ def _bwrap_args(
         else:
             args += ["--ro-bind", "/dev/null", mask]
     args += ["--chdir", chdir]
+    if seccomp_fd is not None:  # the filter (referee.runtime.seccomp), read from this fd
+        args += ["--seccomp", str(seccomp_fd)]
     return args
 
 
@@ -860,6 +876,8 @@ class SpawnPlan:
     mounts: list[str] = field(default_factory=list)  # bwrap: the host paths mounted besides the system
     limits: Any = None
     command: list[str] | None = None  # the bot's own argv, where ``argv`` wraps it (bwrap, probe)
+    seccomp: str = "none"  # the seccomp filter the bot runs under (referee.runtime.seccomp.status)
+    tmpfs: bool = False  # the temporary folder is a tmpfs of the bot's own (WORKDIR_KIB, WORKDIR_INODES)
     _report_fd: int | None = None
 
     # -- while the bot runs -----------------------------------------------------
@@ -906,9 +924,13 @@ class SpawnPlan:
             "accounting": lay.accounting if lay is not None else ("proc-group" if self.mode == "none" else "proc"),
             "memory": ("cgroup+rlimit" if lay is not None and lay.memory else "rlimit"),
             "pids": ("cgroup" if lay is not None and lay.pids else "rlimit"),
+            "cpu": lay.cpu_weight if lay is not None else "none",
             "namespaces": self.namespaces,
             "network": bool(getattr(limits, "network", True)),
+            "seccomp": self.seccomp,
         }
+        if self.workdir is not None or self.tmpfs:
+            info["workdir"] = f"tmpfs {WORKDIR_KIB // 1024} MiB, {WORKDIR_INODES} files" if self.tmpfs else "host"
         if getattr(limits, "user", None) is not None and self.mode != "none":
             info["user"] = limits.user
         return info
@@ -953,8 +975,13 @@ class SpawnPlan:
     async def release(self) -> None:
         """:meth:`cleanup`, waiting (up to 2 s, trio sleeps) for the kernel to
         finish killing the bot's processes so that its control groups can be
-        removed. Call it shielded, after the process is reaped."""
+        removed. Call it shielded, after the process is reaped. The temporary
+        folder is removed in a worker thread: a folder of 100k files (where it
+        is not a tmpfs) takes seconds, and trio's loop must not stall."""
         import trio
+
+        if self.workdir is not None:
+            await trio.to_thread.run_sync(_force_rmtree, self.workdir)
 
         cg = self.cgroup
         if cg is not None:
@@ -1156,7 +1183,13 @@ def _plan_bwrap(
         plan.pass_fds = (plan._report_fd,)
         report = str(plan._report_fd)
     inner = ["/bin/sh", "-c", INNER, "sh", "1", report, *plan.argv]
-    args = _bwrap_args(path, features, network=limits.network, binds=binds, masks=masks, chdir=cwd)
+    plan.tmpfs = bool(plan.workdir) and os.geteuid() == 0  # (mounting needs root on the host)
+    bpf = seccomp.program()
+    plan.seccomp = seccomp.status()
+    fd = seccomp.FD if bpf is not None else None
+    if bpf is not None and plan.env is not None:
+        plan.env = seccomp.java_env(plan.env)
+    args = _bwrap_args(path, features, network=limits.network, binds=binds, masks=masks, chdir=cwd, seccomp_fd=fd)
     plan.command = list(plan.argv)
     plan.argv = [*args, "--", *inner]
     plan.cwd = None
@@ -1171,6 +1204,8 @@ def _plan_bwrap(
         bwrap=True,
         signal_codes=True,
         keep_fds=plan.pass_fds,
+        seccomp=bpf,
+        tmpfs=plan.tmpfs,
     )
     plan.preexec = _bwrap_preexec(child, plan.argv, plan.env)
 
@@ -1196,7 +1231,14 @@ def _plan_basic(plan: SpawnPlan, limits: Any, base: str, ids: tuple[int, int] | 
         signal_codes=plan._report_fd is not None,
         # no private /dev/shm when the bot's own files live there (it would hide them)
         private_shm=not any("/dev/shm" in a for a in (workdir, base, *plan.argv)),
+        tmpfs=bool(workdir) and bool(flags & _CLONE_NEWNS),
     )
+    plan.tmpfs = child.tmpfs
+    child.seccomp = seccomp.program()
+    if child.seccomp is not None:
+        plan.seccomp = seccomp.status()
+        if plan.env is not None:
+            plan.env = seccomp.java_env(plan.env)
     plan.preexec = _basic_preexec(child)
     plan.namespaces = ("pid" + ("" if limits.network else "+net")) if use_ns else "none"
     if not use_ns:
@@ -1234,6 +1276,8 @@ class _Child:
     bwrap: bool = False
     signal_codes: bool = False
     keep_fds: tuple[int, ...] = ()
+    seccomp: bytes | None = None  # the filter: bwrap reads it from fd seccomp.FD; basic installs it before exec
+    tmpfs: bool = False  # mount a tmpfs on the workdir (bwrap: in a mount namespace of its own)
 
 
 def _set_rlimits(pairs: list[tuple[int, int]]) -> None:
@@ -1310,6 +1354,20 @@ def _prepare(child: _Child) -> None:
         child.cgroup.create()
 
 
+def _mount_workdir(child: _Child, libc: Any, private: bool = False) -> None:
+    """In the bot's own mount namespace: a tmpfs of :data:`WORKDIR_KIB` and
+    :data:`WORKDIR_INODES` on its temporary folder (``private``: first stop
+    mounts propagating to the host). Raises ``OSError``."""
+    if private and libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        raise OSError(ctypes.get_errno(), "cannot make the bot's mounts private")
+    opts = b"size=%dk,nr_inodes=%d,mode=0700" % (WORKDIR_KIB, WORKDIR_INODES)
+    if child.ids is not None:
+        opts += b",uid=%d,gid=%d" % child.ids
+    if libc.mount(b"tmpfs", os.fsencode(child.workdir), b"tmpfs", _MS_NOSUID | _MS_NODEV, opts) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"cannot mount a tmpfs on the bot's temporary folder: {os.strerror(err)}")
+
+
 def _basic_preexec(child: _Child) -> Callable[[], None]:
     """The ``preexec_fn`` of the "basic" sandbox: runs in the forked child, before ``exec``.
 
@@ -1325,6 +1383,7 @@ def _basic_preexec(child: _Child) -> Callable[[], None]:
     shm_kib = SHM_KIB
     last_cap = _last_cap()
     flags = child.flags
+    install_filter = seccomp.installer(child.seccomp, libc) if child.seccomp is not None else None
 
     def preexec() -> None:
         _prepare(child)
@@ -1350,6 +1409,9 @@ def _basic_preexec(child: _Child) -> Callable[[], None]:
             # and its own small /dev/shm (tmpfs pages escape the address-space limit); best effort
             if child.private_shm and os.path.isdir("/dev/shm"):
                 libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=%dk,mode=1777" % (shm_kib,))
+            if child.tmpfs:  # in a mount namespace the watcher is not in (it removes the host's folder)
+                _unshare(_CLONE_NEWNS)
+                _mount_workdir(child, libc, private=True)
         _set_rlimits(child.pairs)
         os.umask(0o077)
         privileged = os.geteuid() == 0 or bool(flags & _CLONE_NEWUSER)
@@ -1367,6 +1429,8 @@ def _basic_preexec(child: _Child) -> Callable[[], None]:
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if child.workdir:
             os.chdir(child.workdir)
+        if install_filter is not None:
+            install_filter()  # last: the calls above (mount, unshare) are among those it denies
 
     return preexec
 
@@ -1389,6 +1453,9 @@ def _bwrap_preexec(child: _Child, argv: list[str], env: dict[str, str] | None) -
             _become_watcher(child, pid)
         if child.cgroup is not None:
             child.cgroup.join()
+        if child.tmpfs:
+            _unshare(_CLONE_NEWNS)  # bwrap binds the tmpfs from this namespace; the host never sees it
+            _mount_workdir(child, libc, private=True)
         _set_rlimits(child.pairs)
         os.umask(0o077)
         if child.ids is not None:
@@ -1408,6 +1475,8 @@ def _bwrap_preexec(child: _Child, argv: list[str], env: dict[str, str] | None) -
         os.closerange(low, 1 << 16)
         for fd in keep:
             os.set_inheritable(fd, True)
+        if child.seccomp is not None:
+            seccomp.pass_program(child.seccomp)
         os.execve(argv[0], argv, env)
 
     return preexec
