@@ -173,29 +173,40 @@ async def start_check(
 
 
 def memory_warning(league: League, slots: int) -> str | None:
-    """A warning if ``slots`` tables of the largest size, each bot at its memory
-    limit, could need more memory than the machine has; else None."""
+    """A warning if ``slots`` tables of the largest size could need more memory
+    than the machine has, each seat at its own bot's memory limit: every table
+    seating the bots of the largest limits (the worst case; a bot may sit at
+    several tables at once, one process each); else None."""
     try:
         phys = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
         return None
     seats = max((s for v in league.variants for s in v.sizes), default=0)
-    per_bot = 0
+    limits: list[int] = []
     for b in league.bots:
         try:
             limit = parse_limits(b.limits).address_space
         except LimitsError:
             return None
         if limit is None:
-            return None  # no memory limit: nothing to multiply
-        per_bot = max(per_bot, limit)
-    need = slots * seats * per_bot
+            return None  # no memory limit: nothing to add up
+        limits.append(limit)
+    if not limits or seats <= 0:
+        return None
+    limits.sort(reverse=True)
+    top = (limits + [limits[0]] * seats)[:seats]  # fewer bots than seats (fill = "repeat"): the largest again
+    per_table = sum(top)
+    need = slots * per_table
     if phys <= 0 or need <= phys:
         return None
-    gib = 1024**3
+    gib, mib = 1024**3, 2**20
+    if len(set(top)) == 1:
+        each = f"{top[0] // mib} MiB memory limit per bot"
+    else:
+        each = f"the largest memory limits {' + '.join(str(x // mib) for x in top)} = {per_table // mib} MiB a table"
     return (
-        f"warning: {slots} tables at once x {seats} seats x {per_bot // 2**20} MiB memory limit per bot = "
-        f"{need / gib:.1f} GiB, more than this machine's {phys / gib:.1f} GiB of memory; if the bots use "
-        "their limit, the machine runs out of memory. Lower `concurrency` (or -j N) or the bots' memory "
-        "limit ([limits] memory_mb, or a bot's limits = { memory_mb = ... })"
+        f"warning: {slots} tables at once x {seats} seats, {each}: {need / gib:.1f} GiB, more than this "
+        f"machine's {phys / gib:.1f} GiB of memory; if the bots use their limit, the machine runs out of "
+        "memory. Lower `concurrency` (or -j N) or the bots' memory limit ([limits] memory_mb, or a bot's "
+        "limits = { memory_mb = ... })"
     )
