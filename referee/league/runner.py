@@ -299,6 +299,7 @@ async def run_league(
     concurrency: int | None = None,
     executor: Executor | None = None,
     cluster: Cluster | None = None,
+    rebuild: bool = False,
 ) -> RunStats:
     """Play every scheduled game missing from ``ledger``; return the run's figures.
     With ``league.shard`` set, only that shard's tables are scheduled (and
@@ -308,6 +309,7 @@ async def run_league(
     ``cluster`` (:class:`referee.league.cluster.Cluster`), the builds and the
     start check run on its workers and its :class:`~referee.league.cluster.DaskExecutor`
     plays the units (one per worker thread at once unless ``concurrency``).
+    ``rebuild``: run every bot's build, even one cached (:mod:`referee.league.buildcache`).
 
     Raises :class:`UserError` for build and start failures (see the module
     docstring); ``KeyboardInterrupt``/cancellation stop every unit promptly and
@@ -348,7 +350,7 @@ async def run_league(
         return stats
     slots = concurrency or league.concurrency
     clear_incoming(league.out)
-    given_up = await prepare(league, maker, slots, hellos=hellos)
+    given_up = await prepare(league, maker, slots, hellos=hellos, rebuild=rebuild)
     _stage_bots(ledger, league, hellos)
     ledger.commit_staged()
     if executor is None:
@@ -364,12 +366,15 @@ def play(
     hook: ProgressHook | None = None,
     concurrency: int | None = None,
     cluster: Cluster | None = None,
+    rebuild: bool = False,
 ) -> RunStats:
     """Synchronous entry: ``trio.run(run_league)``, with an exception group
     reduced to the exception a user should see (:func:`referee.errors.user_facing`:
     a ``KeyboardInterrupt`` inside it first, then a :class:`UserError`)."""
     try:
-        return trio.run(lambda: run_league(league, ledger, hook=hook, concurrency=concurrency, cluster=cluster))
+        return trio.run(
+            lambda: run_league(league, ledger, hook=hook, concurrency=concurrency, cluster=cluster, rebuild=rebuild)
+        )
     except BaseExceptionGroup as eg:
         exc = user_facing(eg)
         if exc is eg:
