@@ -17,7 +17,9 @@ So editing a source, deleting the compiled program or changing the ``build``
 command rebuilds; a resumed, grown or laddered night does not. A file the bot
 itself writes into its folder while it plays counts as a change to the
 sources (the next run rebuilds). ``--rebuild`` (:func:`referee.league.preflight.run_builds`'s
-``rebuild``) rebuilds regardless. A failed build removes the bot's record.
+``rebuild``) rebuilds regardless. A failed build removes the bot's record. A
+folder too large to hash at every run (more than :data:`MOST_FILES` files or
+:data:`MOST_BYTES` bytes) is built every time.
 
 Errors: a damaged or unreadable ``builds.json`` is read as empty (every bot is
 built again); one that cannot be written raises ``OSError``.
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Collection, Mapping
 from pathlib import Path
 
@@ -72,28 +75,45 @@ def _file_hash(path: str) -> str:
     return "sha256:" + h.hexdigest()
 
 
-def folder_state(folder: str | Path, leave_out: Collection[str | Path] = ()) -> dict[str, str]:
+#: a bot folder larger than this (files, bytes) is not hashed: its build runs every time
+MOST_FILES = 50_000
+MOST_BYTES = 4 * 1024**3
+
+
+def folder_state(folder: str | Path, leave_out: Collection[str | Path] = ()) -> dict[str, str] | None:
     """Every file under ``folder`` (path relative to it -> ``sha256:...`` of its contents,
     ``link:TARGET`` for a symbolic link, which is not followed); paths in ``leave_out``
-    (files or folders, wherever they are) are not read."""
+    (files or folders, wherever they are) are not read. None for a folder of more than
+    :data:`MOST_FILES` files or :data:`MOST_BYTES` bytes (not worth hashing at every run)."""
     root = os.path.realpath(folder)
     skip = {os.path.realpath(p) for p in leave_out}
-    state: dict[str, str] = {}
-    for top, dirs, files in os.walk(root):
+    links: dict[str, str] = {}
+    files: list[str] = []
+    size = 0
+    for top, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if os.path.join(top, d) not in skip)
-        for name in sorted(files + [d for d in dirs if os.path.islink(os.path.join(top, d))]):
+        for name in names + [d for d in dirs if os.path.islink(os.path.join(top, d))]:
             path = os.path.join(top, name)
             if path in skip:
                 continue
-            rel = os.path.relpath(path, root)
-            if os.path.islink(path):
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if stat.S_ISLNK(st.st_mode):
                 try:
-                    state[rel] = "link:" + os.readlink(path)
+                    links[path] = "link:" + os.readlink(path)
                 except OSError as exc:
-                    state[rel] = f"unreadable:{exc.errno}"
-            elif os.path.isfile(path):
-                state[rel] = _file_hash(path)
-    return state
+                    links[path] = f"unreadable:{exc.errno}"
+            elif stat.S_ISREG(st.st_mode):
+                files.append(path)
+                size += st.st_size
+            if len(files) + len(links) > MOST_FILES or size > MOST_BYTES:
+                return None
+    state = {os.path.relpath(p, root): h for p, h in links.items()}
+    for path in files:
+        state[os.path.relpath(path, root)] = _file_hash(path)
+    return dict(sorted(state.items()))
 
 
 def _digest(state: Mapping[str, str]) -> str:

@@ -150,11 +150,13 @@ async def run_builds(
     for i, (bot, lim) in enumerate(zip(league.bots, limits)):
         if bot.build is None or not build or (only is not None and i not in only):
             continue
-        before: dict[str, str] = {}
-        if cache:
-            before = buildcache.folder_state(bot.cwd, not_the_bots)
-            if not rebuild and buildcache.is_current(records.get(bot.name), bot.build, bot.env, before):
-                continue
+        before = buildcache.folder_state(bot.cwd, not_the_bots) if cache else None
+        if (
+            before is not None
+            and not rebuild
+            and buildcache.is_current(records.get(bot.name), bot.build, bot.env, before)
+        ):
+            continue
         env = bot.env
         if env and not (lim.sandbox and lim.clean_env):
             env = {**os.environ, **env}  # without the scrubbed environment, a dict would replace it all
@@ -165,9 +167,11 @@ async def run_builds(
             problem = f"bot '{bot.name}': build command {bot.build!r} could not start: {exc}"
         else:
             if result.ok:
-                if cache:
-                    after = buildcache.folder_state(bot.cwd, not_the_bots)
+                after = buildcache.folder_state(bot.cwd, not_the_bots) if before is not None else None
+                if before is not None and after is not None:
                     records[bot.name] = buildcache.record_build(bot.build, bot.env, before, after)
+                    _save_records(league, records)
+                elif records.pop(bot.name, None) is not None:
                     _save_records(league, records)
                 continue
             tail = result.tail().replace("\n", "\n    ")

@@ -77,3 +77,15 @@ def test_records_round_trip_and_a_damaged_file_reads_as_empty(tmp_path: Path) ->
     (tmp_path / "builds.json").write_text('{"builds": {"cbot": 3}}')
     assert load_records(tmp_path) == {}
     assert load_records(tmp_path / "missing") == {}
+
+
+def test_a_folder_too_large_to_hash_has_no_state(tmp_path: Path, monkeypatch) -> None:
+    import referee.league.buildcache as buildcache
+
+    folder = _folder(tmp_path)
+    assert folder_state(folder) is not None
+    monkeypatch.setattr(buildcache, "MOST_FILES", 3)  # the folder has 5 files and a link
+    assert folder_state(folder) is None
+    monkeypatch.setattr(buildcache, "MOST_FILES", 100)
+    monkeypatch.setattr(buildcache, "MOST_BYTES", 10)
+    assert folder_state(folder) is None
