@@ -136,6 +136,11 @@ class _Committer:
         """Remove the logs of games that were in flight and have no ledger row (a game stopped
         half-way leaves a log with an ``aborted`` footer; resuming plays it again)."""
         for game_id in game_ids:
+            try:
+                if self.ledger.get(game_id) is not None:
+                    continue  # recorded after all (its commit failed after the row was written)
+            except (sqlite3.Error, UserError):
+                continue  # a ledger that cannot be read: leave the logs to the next run
             for zstd in (False, True):
                 try:
                     os.unlink(os.path.join(self._games, log_name(game_id, zstd)))
