@@ -96,3 +96,25 @@ def test_a_host_night_with_broken_entries_cached_builds_and_a_page_for_every_gam
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert "bots.cbot.command: was" in res.stderr and "bots.cbot.build" not in res.stderr
     assert "so is changing a bot's `build` and `limits`" in res.stderr
+
+
+def test_broken_entries_forfeit_on_a_cluster_too(tmp_path: Path) -> None:
+    # the builds and the start check run on the workers: a failed build and a missing program forfeit
+    # there as they do here, and a worker seats the given-up bots of its units' lineups only
+    (tmp_path / "broken").mkdir()
+    cfg = tmp_path / "night.toml"
+    cfg.write_text(
+        'seed = 11\nout = "out"\n[faults]\nbroken_bot = "forfeit"\n'
+        + bots_toml(["a", "b"])
+        + '[[bots]]\nname = "broken"\ncommand = "./broken.bin"\ncwd = "broken"\nbuild = "echo oops >&2; exit 3"\n'
+        + '[[bots]]\nname = "ghost"\ncommand = ["./no-such-bot"]\n'
+        + '[[variants]]\nname = "kwartet"\nsizes = 3\n'
+    )
+    res = referee("run", str(cfg), "--quiet", "--workers", "1", timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "bot 'broken': build command" in res.stderr and "oops" in res.stderr
+    assert "bot 'ghost'" in res.stderr and "Traceback" not in res.stderr
+    rows = _rows(tmp_path / "out")
+    assert len(rows) == 12
+    check = referee("verify", str(tmp_path / "out"))
+    assert check.returncode == 0 and "verified: all 12 games" in check.stdout, check.stdout
