@@ -76,7 +76,7 @@ class Growth:
     back: tuple[str, ...] = ()
     new_games: int = 0
     meta: dict[str, str | None] = dataclasses.field(default_factory=dict)
-    #: the changed settings that change no result (:data:`SETTINGS`), as ``describe_diff`` lines
+    #: the changed settings that change no result (:data:`BOT_SETTINGS`, :data:`TOP_SETTINGS`), as diff lines
     settings: tuple[str, ...] = ()
 
     @property
