@@ -230,9 +230,14 @@ def reconcile(
         "bots": {n: new_bots[n] for n in common},
     }
     if _results_part(before) != _results_part(after):
+        refused = diff_canonical(_results_part(before), _results_part(after))
+        fine = [line for line in diff_canonical(before, after) if line not in refused]
+        also = (
+            f"  (changed too, and accepted: {'; '.join(fine[:5])}{' ...' if len(fine) > 5 else ''})\n" if fine else ""
+        )
         raise UserError(
             f"{out}: this output directory holds a league played with a different config:\n"
-            f"  {describe_diff(_results_part(before), _results_part(after))}\n"
+            f"  {describe_diff(_results_part(before), _results_part(after))}\n{also}"
             "Adding bots or removing them is accepted (the night grows, or the removed ones are withdrawn), and "
             f"so is changing {SETTINGS_TEXT}, which change no result; any other change (the lines above) is "
             "not. Restore the old config to resume it, or start afresh with --new-out (a new "

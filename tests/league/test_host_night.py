@@ -91,10 +91,12 @@ def test_a_host_night_with_broken_entries_cached_builds_and_a_page_for_every_gam
 
     # 5. a change that can change results is refused, saying what would have been accepted
     text = cfg.read_text().replace('command = "./c_bot"', 'command = "./c_bot --fast"')
-    cfg.write_text(text)
+    cfg.write_text(text.replace("build_seconds = 120", "build_seconds = 300"))
     res = referee("run", str(cfg), "--quiet")
     assert res.returncode == 2 and "Traceback" not in res.stderr
-    assert "bots.cbot.command: was" in res.stderr and "bots.cbot.build" not in res.stderr
+    refused, accepted = res.stderr.split("(changed too, and accepted: ")
+    assert "bots.cbot.command: was" in refused and "limits" not in refused
+    assert accepted.startswith("bots.cbot.limits.build_seconds: was 120, now 300)")
     assert "so is changing a bot's `build` and `limits`" in res.stderr
 
 
