@@ -5,11 +5,12 @@
   the standings (json, csv, md) and report.html into OUT and print the standings.
   ``--shard K/N`` plays only shard K of N (whole tables, see referee.league.shards).
   ``--cluster tcp://HOST:PORT`` plays on a Dask cluster, ``--workers N`` on a local one of N
-  worker processes (referee.league.cluster).
+  worker processes (referee.league.cluster). ``--rebuild`` runs every bot's build even where it is
+  cached (referee.league.buildcache).
 * ``referee plan CONFIG [--shard K/N] [--no-coverage]``: tables and games per variant and size, and the
   total; for a balanced or gauntlet schedule also its coverage figures (seats per bot, pair meetings,
   lineup positions).
-* ``referee ladder CONFIG [--tables N] [--interval S]``: play table after table (close ratings,
+* ``referee ladder CONFIG [--tables N] [--interval S] [--rebuild]``: play table after table (close ratings,
   uncertain ones first) until Ctrl-C; see referee.league.ladder.
 * ``referee merge OUT1 OUT2 ... --into DIR``: combine shard output directories into one league
   (ledger, game logs, standings, report); see referee.league.merge.
@@ -50,6 +51,11 @@ if TYPE_CHECKING:
 KEEP_HELP_TEXT = (
     "count the games of withdrawn bots (bots removed from the config of a night already "
     "played) in the standings; by default every game one of them sat in is left out"
+)
+
+REBUILD_HELP_TEXT = (
+    "run every bot's build command, even one whose folder and build command are those of its last "
+    "successful build of this night (by default that build is not run again)"
 )
 
 
@@ -125,6 +131,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "could write them into the output folder itself (a shared file system; the default there)",
     )
     p.add_argument("--keep-withdrawn", action="store_true", help=KEEP_HELP_TEXT)
+    p.add_argument("--rebuild", action="store_true", help=REBUILD_HELP_TEXT)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser(
@@ -153,6 +160,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--quiet", "-q", action="store_true", help="no line per table")
     p.add_argument("--keep-withdrawn", action="store_true", help=KEEP_HELP_TEXT)
+    p.add_argument("--rebuild", action="store_true", help=REBUILD_HELP_TEXT)
     p.set_defaults(func=cmd_ladder)
 
     p = sub.add_parser(
@@ -524,7 +532,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 print(missing_logs_warning(ledger, league.out), file=sys.stderr)
             try:
                 with _progress(args.quiet, args.progress_every) as hook:
-                    stats = play(league, ledger, hook=hook, concurrency=args.concurrency, cluster=cluster)
+                    stats = play(
+                        league, ledger, hook=hook, concurrency=args.concurrency, cluster=cluster, rebuild=args.rebuild
+                    )
             except KeyboardInterrupt:
                 print(
                     f"interrupted: {ledger.count()} games are safely recorded in {league.out}; run the same command "
@@ -719,6 +729,7 @@ def cmd_ladder(args: argparse.Namespace) -> int:
     if args.concurrency is not None and args.concurrency < 1:
         raise UserError("--concurrency must be at least 1")
     ladder = open_ladder(args.config, out=args.out, keep_withdrawn=args.keep_withdrawn, concurrency=args.concurrency)
+    ladder.rebuild = args.rebuild
     out = ladder.league.out
 
     def hook(lt: LadderTable) -> None:

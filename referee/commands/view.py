@@ -50,7 +50,11 @@ def run_view(args: argparse.Namespace) -> int:
     data = frames_from_log(log)
     out = Path(args.output) if args.output else _default_output(log)
     try:
-        out.write_text(render_viewer(data), encoding="utf-8")
+        page = render_viewer(data)
+    except (ValueError, TypeError) as exc:  # frames the page cannot show: one line, not a traceback
+        raise UserError(f"{log}: cannot make a viewer page of this game: {exc}") from None
+    try:
+        out.write_text(page, encoding="utf-8")
     except OSError as exc:
         raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
     note = "" if data["verified"] else f" (replay found a mismatch: {data['mismatch']})"

@@ -44,12 +44,14 @@ sets of one table, so session reuse still pays):
 Errors: :class:`~referee.errors.UserError` for an address that cannot be
 reached (within :data:`CONNECT_TIMEOUT_S`), a cluster without workers, a
 worker with another referee version, a failing build or start check (naming
-the worker), and for anything that stops the night on a worker (the
-message starts with the worker's address).
+the worker; under ``broken_bot = "forfeit"`` that bot forfeits instead), and
+for anything that stops the night on a worker (the message starts with the
+worker's address).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import pickle
@@ -258,6 +260,7 @@ class Cluster:
             raise UserError(f"{self.where}: the cluster has no workers left")
         run = uuid.uuid4().hex[:12]
         setup = _setup(league, run)
+        unbuilt: dict[int, str] = {}
         if any(b.build is not None for b in league.bots):
             hosts: dict[str, WorkerInfo] = {}
             for w in workers:
@@ -272,7 +275,10 @@ class Cluster:
                     pure=False,
                 )
                 (report,) = await self._gather([fut])
-                if report is not None:
+                if isinstance(report, dict):  # broken_bot = "forfeit": these bots' builds failed there
+                    for i, text in report.items():
+                        unbuilt.setdefault(i, f"worker {w.address}: {text}")
+                elif report is not None:
                     raise UserError(f"worker {w.address}: {report}")
         futs = [
             self.client.submit(
@@ -298,10 +304,14 @@ class Cluster:
                 for i, hello in r.hellos.items():
                     hellos.setdefault(i, hello)
         failures = sorted(((f, r.address) for r in reports for f in r.failures), key=lambda x: (x[0][0], x[1]))
+        failures = [(f, a) for f, a in failures if f[0] not in unbuilt]
+        for i, text in sorted(unbuilt.items()):
+            head, sep, tail = text.partition("; last lines of its output:")
+            say(f"warning: {head}; it forfeits its games (the referee's fallback plays its seats){sep}{tail}")
         if not failures:
-            return frozenset()
+            return frozenset(unbuilt)
         forfeit = league.faults.broken_bot == "forfeit"
-        stop = [(f, a) for f, a in failures if not forfeit or not f[2]]
+        stop = [(f, a) for f, a in failures if not forfeit]  # forfeit: a program missing altogether too
         if stop:
             for (_, text, _), addr in stop[:-1]:
                 say(f"error: worker {addr}: {text}")
@@ -322,7 +332,7 @@ class Cluster:
             addrs = ", ".join(a for f, a in failures if f[0] == i)
             first = next(f[1] for f, _ in failures if f[0] == i).splitlines()[0]
             say(f"warning: {first} (on {addrs}); it forfeits its games (the referee's fallback plays its seats)")
-        return frozenset(given_up)
+        return frozenset(given_up) | frozenset(unbuilt)
 
     async def _gather(self, futs: list[Future[Any]]) -> list[Any]:
         """The futures' results, waited for in trio; a worker's exception is
@@ -633,15 +643,16 @@ def _address() -> str:
         return "?"
 
 
-def _build_on_worker(league: League) -> str | None:
-    """The builds on this worker's host; the failure text, or None."""
+def _build_on_worker(league: League) -> str | dict[int, str] | None:
+    """The builds on this worker's host; the failure text, or None; under ``broken_bot =
+    "forfeit"`` the failed builds' texts by bot index (the other bots built)."""
     from referee.league.preflight import run_builds
 
     try:
-        trio.run(lambda: run_builds(league))
+        failed = trio.run(lambda: run_builds(league, give_up=league.faults.broken_bot == "forfeit"))
     except UserError as exc:
         return str(exc)
-    return None
+    return failed or None
 
 
 @dataclass(frozen=True, slots=True)
@@ -760,6 +771,8 @@ async def _play_watched(
 
         nursery.start_soon(watch)
         nursery.start_soon(send)
+        # the given-up bots of this unit's lineup (the night's others are not seated here)
+        unit = dataclasses.replace(unit, given_up=unit.given_up & {e.index for e in unit.lineup})
         dead = await _given_up_sessions(unit, nursery)
         await LocalExecutor(tmp, dead).play(unit, deliver)
         nursery.cancel_scope.cancel()
@@ -770,6 +783,7 @@ async def _given_up_sessions(unit: Unit, nursery: trio.Nursery) -> dict[int, Any
     holds the exit status and stderr), or a closed one if it starts on this
     worker (it was given up on another)."""
     from referee.league.pool import BotStartFailed, start_bot
+    from referee.runtime import BotSession
 
     dead: dict[int, Any] = {}
     for entrant in unit.lineup:
@@ -778,9 +792,8 @@ async def _given_up_sessions(unit: Unit, nursery: trio.Nursery) -> dict[int, Any
         try:
             sess = await start_bot(entrant, nursery, max_line=unit.max_line)
         except BotStartFailed as exc:
-            if exc.dead is None:
-                raise
-            dead[entrant.index] = exc.dead
+            # a program missing altogether (or a failed build's) has no process: a session that never started
+            dead[entrant.index] = exc.dead or BotSession.never_started(entrant.bot, str(exc).splitlines()[0])
             continue
         await sess.close()
         sess.death = "given up: it failed the start check on another worker"

@@ -173,6 +173,7 @@ class Ladder:
         self.given_up: dict[int, BotSession] = {}
         self.config_bytes = self._read_config()
         self.warned: str | None = None
+        self.rebuild = False  # build every bot at the start, even one whose build is cached (--rebuild)
         self.tables_played = 0
         self.games_played = 0
         self._load_ledger()
@@ -216,7 +217,7 @@ class Ladder:
 
     async def start(self) -> None:
         """The builds and start check of every bot, then the staged meta committed."""
-        self.given_up = await prepare(self.league, self.maker, self.slots, say=self.say)
+        self.given_up = await prepare(self.league, self.maker, self.slots, say=self.say, rebuild=self.rebuild)
         self.ledger.commit_staged()
 
     async def reload(self) -> None:

@@ -143,6 +143,9 @@ class _Frames:
         self.values: dict[str, int] = {}
         #: the first disagreement between the events and the engine (a bug: never expected)
         self.problem: str | None = None
+        #: faults the machine records before the first hand's start frame (a bot whose process
+        #: never started: its crash is recorded as the hand begins), shown right after that frame
+        self.early: list[FaultRecord] = []
 
     # ---------------------------------------------------------------- snapshots
     def _snapshot(self, m: HandMachine) -> dict[str, Any]:
@@ -257,6 +260,9 @@ class _Frames:
         who = ", ".join(self.names[s.index] for s in m.hand_seats)
         what = "a tie-break hand" if self.hand_no > 1 and len(m.hand_seats) < self.n else "the cards are dealt"
         self._frame(m, "start", f"hand {self.hand_no} ({m.gid}): {what}; seats {who}", snap)
+        early, self.early = self.early, []
+        for rec in early:
+            self.faulted(m, rec)
 
     def applied(
         self,
@@ -454,6 +460,9 @@ class _Frames:
         self._frame(m, kind, text, st, **extra)
 
     def faulted(self, m: HandMachine, rec: FaultRecord) -> None:
+        if not self.frames:  # before the start frame: there is no state to mark yet
+            self.early.append(rec)
+            return
         st = self._copy()
         st["faulted"] = sorted(set(st.get("faulted") or []) | {rec.seat})
         # the text says what every seat was told (the public fault event); the bot's own detail is in "fault"
