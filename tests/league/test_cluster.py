@@ -4,6 +4,7 @@ after; the coordinator is the real `referee run` command."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -12,6 +13,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -22,7 +24,7 @@ from referee.league import schedule as sched
 from referee.league.config import load_config
 from referee.league.ledger import BotInfo, Ledger
 
-from .conftest import REFEREE, REPO, bot_processes, referee
+from .conftest import LOGS_FOLDER, REFEREE, REPO, bot_processes, referee
 
 pytestmark = pytest.mark.xdist_group("dask")
 
@@ -181,9 +183,11 @@ def test_a_night_on_the_cluster_equals_the_local_night_game_by_game(tmp_path: Pa
     cfg = _config(tmp_path, "eq-" + uuid.uuid4().hex[:8])
     local = referee("run", str(cfg), "--quiet", "--out", str(tmp_path / "local"))
     assert local.returncode == 0, local.stderr
-    remote = referee("run", str(cfg), "--cluster", cluster.address, "--progress-every", "0")
+    remote = referee("run", str(cfg), "--cluster", cluster.address, "--insecure", "--progress-every", "0")
     assert remote.returncode == 0, remote.stderr
     assert "playing on tcp://127.0.0.1" in remote.stderr and "2 workers" in remote.stderr
+    warnings = [ln for ln in remote.stderr.splitlines() if ln.startswith("warning:")]
+    assert len(warnings) == 1 and "--insecure" in warnings[0] and "run code" in warnings[0], remote.stderr
     _check_complete(cfg, tmp_path / "out")
     assert _rows(tmp_path / "out") == _rows(tmp_path / "local")
     # the bots and their hello at the start check (on the workers), as the local night has them
@@ -205,7 +209,9 @@ def test_send_logs_sends_every_log_and_the_night_is_the_same(tmp_path: Path, clu
     cfg = _config(tmp_path, "sl-" + uuid.uuid4().hex[:8], deals=2, chickens=False)
     local = referee("run", str(cfg), "--quiet", "--out", str(tmp_path / "local"))
     assert local.returncode == 0, local.stderr
-    remote = referee("run", str(cfg), "--cluster", cluster.address, "--send-logs", "--progress-every", "0")
+    remote = referee(
+        "run", str(cfg), "--cluster", cluster.address, "--insecure", "--send-logs", "--progress-every", "0"
+    )
     assert remote.returncode == 0, remote.stderr
     n = len(_planned(cfg))
     assert f"logs: 0 written into {tmp_path / 'out'} by the workers, {n} sent to this machine" in remote.stdout
@@ -265,7 +271,7 @@ def test_a_worker_killed_mid_unit_still_gives_every_game_once(tmp_path: Path, cl
     cluster.ensure(2)
     tag = "kw-" + uuid.uuid4().hex[:8]
     cfg = _config(tmp_path, tag, deals=10, chickens=False)  # one table: two units of 5 deal sets, side by side
-    proc = _start(cfg, "--cluster", cluster.address)
+    proc = _start(cfg, "--cluster", cluster.address, "--insecure")
     try:
         _read_games(proc, 3)
         victim = cluster.live_workers()[0]
@@ -284,14 +290,14 @@ def test_the_coordinator_killed_then_a_rerun_resumes(tmp_path: Path, cluster: Da
     cluster.ensure(2)
     tag = "kc-" + uuid.uuid4().hex[:8]
     cfg = _config(tmp_path, tag, deals=8)
-    proc = _start(cfg, "--cluster", cluster.address)
+    proc = _start(cfg, "--cluster", cluster.address, "--insecure")
     _read_games(proc, 4)
     proc.kill()
     proc.wait()
     first = _rows(tmp_path / "out")
     assert 4 <= len(first) < len(_planned(cfg))
     _wait_until(lambda: not bot_processes(tag), "the workers to stop the dead coordinator's units")
-    again = referee("run", str(cfg), "--cluster", cluster.address, "--quiet")
+    again = referee("run", str(cfg), "--cluster", cluster.address, "--insecure", "--quiet")
     assert again.returncode == 0, again.stderr
     _check_complete(cfg, tmp_path / "out")
     rows = _rows(tmp_path / "out")
@@ -302,7 +308,7 @@ def test_ctrl_c_stops_every_unit_and_every_bot_on_the_workers(tmp_path: Path, cl
     cluster.ensure(2)
     tag = "cc-" + uuid.uuid4().hex[:8]
     cfg = _config(tmp_path, tag, deals=40, chickens=False)
-    proc = _start(cfg, "--cluster", cluster.address)
+    proc = _start(cfg, "--cluster", cluster.address, "--insecure")
     _read_games(proc, 2)
     assert bot_processes(tag)  # bots are playing on the workers
     proc.send_signal(signal.SIGINT)
@@ -330,9 +336,9 @@ def test_workers_n_starts_a_local_cluster(tmp_path: Path) -> None:
 def test_a_wrong_or_unreachable_address_is_one_error_before_anything_is_written(tmp_path: Path) -> None:
     cfg = _config(tmp_path, "wa")
     for address in (f"tcp://127.0.0.1:{_free_port()}", "no-port-here"):
-        res = referee("run", str(cfg), "--cluster", address, "--cluster-timeout", "1")
+        res = referee("run", str(cfg), "--cluster", address, "--insecure", "--cluster-timeout", "1")
         assert res.returncode == 2, res.stderr
-        lines = res.stderr.strip().splitlines()
+        lines = [ln for ln in res.stderr.strip().splitlines() if not ln.startswith("warning: --insecure")]
         assert len(lines) == 1 and lines[0].startswith("error: --cluster"), res.stderr
         assert not (tmp_path / "out").exists()
     res = referee("run", str(cfg), "--workers", "0")
@@ -347,7 +353,7 @@ def test_a_bot_failing_the_start_check_is_named_with_the_worker(tmp_path: Path, 
         f'seed = 1\nout = "out"\n{bots}[[bots]]\nname = "broken"\ncommand = ["{{python}}", "-c", "pass"]\n'
         '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
     )
-    res = referee("run", str(cfg), "--cluster", cluster.address, "--quiet")
+    res = referee("run", str(cfg), "--cluster", cluster.address, "--insecure", "--quiet")
     assert res.returncode == 2, res.stderr
     errors = [ln for ln in res.stderr.splitlines() if ln.startswith("error:")]
     assert len(errors) == 2  # the broken bot, on each worker
@@ -355,3 +361,147 @@ def test_a_bot_failing_the_start_check_is_named_with_the_worker(tmp_path: Path, 
     assert "nothing was played or recorded" in res.stderr
     with Ledger.in_dir(tmp_path / "out", create=False) as ledger:
         assert ledger.count() == 0
+
+
+# ----------------------------------------------------------------------------- security (issue 19)
+
+ATTACKER_BOT = REPO / "tests" / "bots" / "dask_attacker_bot.py"
+
+
+def test_an_unauthenticated_scheduler_needs_tls_files_or_insecure(tmp_path: Path, cluster: DaskCluster) -> None:
+    """``--cluster tcp://...`` with no TLS configuration is one ``error:`` line
+    (before anything is written); misplaced security options are one too."""
+    cluster.ensure(2)
+    cfg = _config(tmp_path, "ns")
+    env = {k: v for k, v in ENV.items() if not k.startswith("DASK_DISTRIBUTED__COMM__TLS")}
+    for args in (
+        ["--cluster", cluster.address],
+        ["--cluster", cluster.address.removeprefix("tcp://")],
+        ["--cluster", cluster.address, "--tls-ca-file", str(cfg), "--tls-cert", str(cfg)],  # tls for a tcp:// address
+        ["--cluster", cluster.address, "--tls-ca-file", str(tmp_path / "none.pem"), "--tls-cert", str(cfg)],
+        ["--cluster", cluster.address, "--tls-cert", str(cfg)],
+        ["--cluster", cluster.address, "--insecure", "--tls-cert", str(cfg)],
+        ["--cluster", cluster.address, "--dashboard", "--insecure"],
+        ["--workers", "2", "--insecure"],
+        ["--insecure"],
+    ):
+        res = subprocess.run(
+            [*REFEREE, "run", str(cfg), *args], capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path
+        )
+        assert res.returncode == 2, (args, res.stderr)
+        lines = res.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: "), (args, res.stderr)
+        assert not (tmp_path / "out").exists()
+    res = referee("run", str(cfg), "--cluster", cluster.address)
+    assert "no TLS configuration" in res.stderr and "--insecure" in res.stderr, res.stderr
+
+
+def _listening_ports(pid: int) -> set[int]:
+    """The TCP ports process ``pid`` listens on (its socket inodes matched in /proc/net/tcp)."""
+    inodes = set()
+    with suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with suppress(OSError):
+                link = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if link.startswith("socket:["):
+                    inodes.add(link[8:-1])
+    ports = set()
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for row in Path(name).read_text().splitlines()[1:]:
+            parts = row.split()
+            if parts[3] == "0A" and parts[9] in inodes:
+                ports.add(int(parts[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def _descendants(pid: int) -> list[int]:
+    parents: dict[int, int] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            with suppress(OSError, IndexError, ValueError):
+                parents[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        kids = [c for c, pp in parents.items() if pp == p]
+        out += kids
+        todo += kids
+    return out
+
+
+def test_a_bot_on_a_workers_night_cannot_reach_the_scheduler_or_the_workers(tmp_path: Path) -> None:
+    """``--workers 2`` on a secret night: a sandboxed bot with network access and
+    ``distributed`` in its interpreter is given the ports of the scheduler (in the
+    ``referee run`` process) and of every worker and nanny, and tries plain tcp://,
+    tls:// without a client certificate, tls:// with a certificate of its own and a
+    bare TLS handshake on each: every one fails, and the night plays on."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    tag = "at-" + uuid.uuid4().hex[:8]
+    bots = f'[[bots]]\nname = "attacker"\ncommand = ["{{python}}", "{ATTACKER_BOT}", "{tag}"]\n{LOGS_FOLDER}'
+    bots += "".join(f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "{SEEDED_BOT}", "{tag}"]\n' for n in "ab")
+    cfg = tmp_path / "league.toml"
+    cfg.write_text(
+        f'seed = "secret"\nout = "out"\n[clock]\nmove_ms = 5000\nstartup_ms = 60000\n{bots}'
+        '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
+    )
+    proc = _start(cfg, "--workers", "2")
+    try:
+        found: dict[str, set[int]] = {}
+
+        def ports() -> bool:
+            found["scheduler"] = _listening_ports(proc.pid)
+            found["workers"] = set().union(*(_listening_ports(p) for p in _descendants(proc.pid)))
+            return bool(found["scheduler"]) and len(found["workers"]) >= 2
+
+        _wait_until(ports, "the local cluster's ports", limit=60)
+        (logs / "PORTS.tmp").write_text(" ".join(map(str, sorted(found["scheduler"] | found["workers"]))))
+        (logs / "PORTS.tmp").rename(logs / "PORTS")
+        out, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert "playing on 2 local workers" in err
+    reports = [json.loads(p.read_text()) for p in logs.glob("attack-*.json")]
+    assert reports, "the attacker ran its attack"
+    for report in reports:
+        # it could find them (attacker's view of /proc/net/tcp), and tried every one
+        assert found["scheduler"] <= set(report["listening"]), report
+        assert {int(p) for p in report["tried"]} == found["scheduler"] | found["workers"], report
+        for port, attempts in report["tried"].items():
+            assert set(attempts) == {"tcp", "tls-no-cert", "tls-own-cert", "handshake", "http"}
+            for how, what in attempts.items():
+                assert "connected" not in what, (port, how, what)
+    rows = _rows(tmp_path / "out")  # the night played on: every game recorded, with its log
+    assert len(rows) == 3 and sorted(p.name for p in (tmp_path / "out" / "games").glob("*.jsonl*")) == [
+        f"{g}.jsonl.zst" for g in sorted(rows)
+    ]
+    assert not bot_processes(tag)
+
+
+def test_a_given_up_bot_forfeits_alike_on_the_cluster_and_here(tmp_path: Path, cluster: DaskCluster) -> None:
+    """Issue 20: ``broken_bot = "forfeit"`` with a bot that exits at start, in a
+    field where some tables do not seat it: the cluster night (whose units only
+    name the given-up bots they seat) equals the local night game by game."""
+    cluster.ensure(2)
+    tag = "gu-" + uuid.uuid4().hex[:8]
+    bots = "".join(f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "{SEEDED_BOT}", "{tag}"]\n' for n in "abc")
+    cfg = tmp_path / "league.toml"
+    cfg.write_text(
+        f'seed = 3\nout = "out"\n[faults]\nbroken_bot = "forfeit"\n{bots}'
+        '[[bots]]\nname = "broken"\ncommand = ["{python}", "-c", "pass"]\n'
+        '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
+    )
+    local = referee("run", str(cfg), "--quiet", "--out", str(tmp_path / "local"))
+    assert local.returncode == 0, local.stderr
+    remote = referee("run", str(cfg), "--cluster", cluster.address, "--insecure", "--progress-every", "0")
+    assert remote.returncode == 0, remote.stderr
+    assert "Traceback" not in remote.stderr and "'broken'" in remote.stderr and "forfeits" in remote.stderr
+    _check_complete(cfg, tmp_path / "out")
+    rows = _rows(tmp_path / "out")
+    assert rows == _rows(tmp_path / "local")
+    assert any("broken" not in r[0] for r in rows.values()) and any("broken" in r[0] for r in rows.values())
+    assert all(r[4] for r in rows.values() if "broken" in r[0])  # its seats forfeit
+    assert not bot_processes(tag)
