@@ -320,19 +320,6 @@ def test_ctrl_c_stops_every_unit_and_every_bot_on_the_workers(tmp_path: Path, cl
     assert 2 <= len(done) < len(_planned(cfg))
 
 
-def test_workers_n_starts_a_local_cluster(tmp_path: Path) -> None:
-    tag = "lw-" + uuid.uuid4().hex[:8]
-    cfg = _config(tmp_path, tag, chickens=False)
-    local = referee("run", str(cfg), "--quiet", "--out", str(tmp_path / "local"))
-    assert local.returncode == 0, local.stderr
-    res = referee("run", str(cfg), "--workers", "2", "--progress-every", "0", timeout=120)
-    assert res.returncode == 0, res.stderr
-    assert "playing on 2 local workers: 2 workers, 2 threads" in res.stderr
-    _check_complete(cfg, tmp_path / "out")
-    assert _rows(tmp_path / "out") == _rows(tmp_path / "local")
-    assert not bot_processes(tag)
-
-
 def test_a_wrong_or_unreachable_address_is_one_error_before_anything_is_written(tmp_path: Path) -> None:
     cfg = _config(tmp_path, "wa")
     for address in (f"tcp://127.0.0.1:{_free_port()}", "no-port-here"):
@@ -434,9 +421,13 @@ def test_a_bot_on_a_workers_night_cannot_reach_the_scheduler_or_the_workers(tmp_
     ``distributed`` in its interpreter is given the ports of the scheduler (in the
     ``referee run`` process) and of every worker and nanny, and tries plain tcp://,
     tls:// without a client certificate, tls:// with a certificate of its own and a
-    bare TLS handshake on each: every one fails, and the night plays on."""
+    bare TLS handshake on each, and GETs of Dask's HTTP pages: every one fails, and
+    the night plays on, equal game by game to the same night played here (the same
+    seed file)."""
     logs = tmp_path / "logs"
     logs.mkdir()
+    seed = tmp_path / "seed.txt"
+    seed.write_text("271828182845904523\n")
     tag = "at-" + uuid.uuid4().hex[:8]
     bots = f'[[bots]]\nname = "attacker"\ncommand = ["{{python}}", "{ATTACKER_BOT}", "{tag}"]\n{LOGS_FOLDER}'
     bots += "".join(f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "{SEEDED_BOT}", "{tag}"]\n' for n in "ab")
@@ -445,7 +436,12 @@ def test_a_bot_on_a_workers_night_cannot_reach_the_scheduler_or_the_workers(tmp_
         f'seed = "secret"\nout = "out"\n[clock]\nmove_ms = 5000\nstartup_ms = 60000\n{bots}'
         '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
     )
-    proc = _start(cfg, "--workers", "2")
+    (logs / "PORTS").write_text("")  # here, no cluster to attack
+    local = referee("run", str(cfg), "--quiet", "--out", str(tmp_path / "local"), "--seed-file", str(seed))
+    assert local.returncode == 0, local.stderr
+    for p in [logs / "PORTS", *logs.glob("attack-*.json")]:
+        p.unlink()
+    proc = _start(cfg, "--workers", "2", "--seed-file", str(seed))
     try:
         found: dict[str, set[int]] = {}
 
@@ -463,7 +459,7 @@ def test_a_bot_on_a_workers_night_cannot_reach_the_scheduler_or_the_workers(tmp_
             proc.kill()
             proc.wait()
     assert proc.returncode == 0, err
-    assert "playing on 2 local workers" in err
+    assert "playing on 2 local workers: 2 workers, 2 threads" in err
     reports = [json.loads(p.read_text()) for p in logs.glob("attack-*.json")]
     assert reports, "the attacker ran its attack"
     for report in reports:
@@ -475,6 +471,8 @@ def test_a_bot_on_a_workers_night_cannot_reach_the_scheduler_or_the_workers(tmp_
             for how, what in attempts.items():
                 assert "connected" not in what, (port, how, what)
     rows = _rows(tmp_path / "out")  # the night played on: every game recorded, with its log
+    assert rows == _rows(tmp_path / "local")
+    assert not (tmp_path / "out" / ".incoming").exists()
     assert len(rows) == 3 and sorted(p.name for p in (tmp_path / "out" / "games").glob("*.jsonl*")) == [
         f"{g}.jsonl.zst" for g in sorted(rows)
     ]
@@ -505,3 +503,127 @@ def test_a_given_up_bot_forfeits_alike_on_the_cluster_and_here(tmp_path: Path, c
     assert any("broken" not in r[0] for r in rows.values()) and any("broken" in r[0] for r in rows.values())
     assert all(r[4] for r in rows.values() if "broken" in r[0])  # its seats forfeit
     assert not bot_processes(tag)
+
+
+#: the certificates of docs/CLUSTER.md#security, made as it says (a CA, then one certificate per role)
+MAKE_CERTS = r"""
+set -e
+openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=referee-dask-ca" -keyout ca.key -out ca.pem
+for who in scheduler worker client; do
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=$who" -keyout $who.key -out $who.csr
+  openssl x509 -req -in $who.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 30 -out $who.pem
+done
+chmod 600 *.key
+"""
+
+
+def test_a_tls_cluster_plays_with_the_client_certificate_and_refuses_others(tmp_path: Path) -> None:
+    """A real deployment as docs/CLUSTER.md#security makes it: `dask scheduler` and
+    `dask worker` with certificates of one CA; `referee run --cluster tls://...`
+    with the client's files plays the night; a client without a certificate, or
+    with one of another CA (the referee's own options too), gets nothing."""
+    from distributed import Client
+    from distributed.security import Security
+
+    certs = tmp_path / "tls"
+    certs.mkdir(mode=0o700)
+    subprocess.run(["sh", "-c", MAKE_CERTS], cwd=certs, check=True, capture_output=True)
+    other = tmp_path / "other"
+    other.mkdir(mode=0o700)
+    subprocess.run(["sh", "-c", MAKE_CERTS], cwd=other, check=True, capture_output=True)
+    port = _free_port()
+    address = f"tls://127.0.0.1:{port}"
+
+    def tls(who: str, folder: Path = certs) -> list[str]:
+        return ["--tls-ca-file", str(folder / "ca.pem"), "--tls-cert", str(folder / f"{who}.pem"),
+                "--tls-key", str(folder / f"{who}.key")]  # fmt: skip
+
+    dask = [sys.executable, "-m", "dask"]
+    procs = [
+        subprocess.Popen(
+            [
+                *dask,
+                "scheduler",
+                "--protocol",
+                "tls",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--no-dashboard",
+                *tls("scheduler"),
+            ],  # fmt: skip
+            env=ENV,
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        ),  # fmt: skip
+    ]
+    try:
+        (tmp_path / "w").mkdir()
+        procs.append(
+            subprocess.Popen(
+                [
+                    *dask,
+                    "worker",
+                    address,
+                    "--nthreads",
+                    "1",
+                    "--no-nanny",
+                    "--host",
+                    "127.0.0.1",
+                    "--no-dashboard",
+                    "--local-directory",
+                    str(tmp_path / "w"),
+                    *tls("worker"),
+                ],  # fmt: skip
+                env=ENV,
+                cwd=tmp_path,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )  # fmt: skip
+        )
+        client_sec = Security(
+            tls_ca_file=str(certs / "ca.pem"),
+            tls_client_cert=str(certs / "client.pem"),
+            tls_client_key=str(certs / "client.key"),
+            require_encryption=True,
+        )
+        _wait_until(lambda: _free_port_taken(port), "the scheduler to listen")
+        with Client(address, timeout=30, security=client_sec, set_as_default=False) as c:
+            c.wait_for_workers(1, timeout=60)
+        cfg = _config(tmp_path, "tl-" + uuid.uuid4().hex[:8], deals=1, chickens=False)
+        res = referee("run", str(cfg), "--cluster", address, *tls("client"), "--progress-every", "0", timeout=120)
+        assert res.returncode == 0, res.stderr
+        assert f"playing on {address}: 1 worker" in res.stderr and "warning" not in res.stderr, res.stderr
+        _check_complete(cfg, tmp_path / "out")
+        # the attacker's ways in: no certificate, a certificate of another CA (the referee's options too)
+        for addr, sec in (
+            (f"tcp://127.0.0.1:{port}", None),
+            (
+                address,
+                Security(
+                    tls_ca_file=str(certs / "ca.pem"),
+                    tls_client_cert=str(other / "client.pem"),
+                    tls_client_key=str(other / "client.key"),
+                    require_encryption=True,
+                ),
+            ),  # fmt: skip
+        ):
+            with pytest.raises(Exception):  # noqa: B017 - any refusal will do; a connection would not raise
+                Client(addr, timeout=2, security=sec, set_as_default=False)
+        res = referee("run", str(cfg), "--cluster", address, *tls("client", other), "--cluster-timeout", "2")
+        assert res.returncode == 2 and res.stderr.startswith(f"error: --cluster {address}: cannot reach"), res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+
+
+def _free_port_taken(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
