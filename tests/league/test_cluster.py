@@ -599,6 +599,18 @@ def test_a_tls_cluster_plays_with_the_client_certificate_and_refuses_others(tmp_
         assert res.returncode == 0, res.stderr
         assert f"playing on {address}: 1 worker" in res.stderr and "warning" not in res.stderr, res.stderr
         _check_complete(cfg, tmp_path / "out")
+        # the same files through dask's own configuration, instead of the options
+        conf = {
+            "DASK_DISTRIBUTED__COMM__TLS__CA_FILE": str(certs / "ca.pem"),
+            "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT": str(certs / "client.pem"),
+            "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY": str(certs / "client.key"),
+        }
+        res = subprocess.run(
+            [*REFEREE, "run", str(cfg), "--cluster", address.removeprefix("tls://"), "--out", str(tmp_path / "o2")],
+            capture_output=True, text=True, timeout=120, env={**ENV, **conf},
+        )  # fmt: skip
+        assert res.returncode == 0 and f"playing on {address}" in res.stderr, res.stderr
+        assert _rows(tmp_path / "o2") == _rows(tmp_path / "out")
         # the attacker's ways in: no certificate, a certificate of another CA (the referee's options too)
         for addr, sec in (
             (f"tcp://127.0.0.1:{port}", None),
