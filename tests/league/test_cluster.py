@@ -639,3 +639,46 @@ def test_a_tls_cluster_plays_with_the_client_certificate_and_refuses_others(tmp_
 def _free_port_taken(port: int) -> bool:
     with socket.socket() as s:
         return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_tls_files_are_hidden_from_bots_and_the_local_certificate_is_no_file(tmp_path: Path) -> None:
+    """The coordinator's TLS files go into the paths every worker hides from its
+    bots (with the output folder and the config); the --workers certificate is
+    text in memory (no file to hide), for every role."""
+    from distributed.security import Security
+
+    from referee.league.cluster import _key_files, _setup, local_security
+
+    for name in ("ca.pem", "client.pem", "client.key"):
+        (tmp_path / name).write_text("x")
+    sec = Security(
+        tls_ca_file=str(tmp_path / "ca.pem"),
+        tls_client_cert=str(tmp_path / "client.pem"),
+        tls_client_key=str(tmp_path / "client.key"),
+        require_encryption=True,
+    )
+    files = _key_files(sec)
+    assert sorted(files) == sorted(str(tmp_path / n) for n in ("ca.pem", "client.pem", "client.key"))
+    league = load_config(_config(tmp_path, "kf", deals=1, chickens=False))
+    setup = _setup(league, "run1", keys=files)
+    assert set(files) | {str(league.out), str(league.path)} == set(setup.secret)
+    local = local_security()
+    assert local.require_encryption and _key_files(local) == []
+    for role in ("client", "scheduler", "worker"):
+        tls = local.get_tls_config_for_role(role)
+        assert "BEGIN CERTIFICATE" in tls["ca_file"] and "BEGIN CERTIFICATE" in tls["cert"], role
+        assert "PRIVATE KEY" in tls["key"], role
+
+
+def test_dashboard_only_when_asked(tmp_path: Path) -> None:
+    """``--dashboard`` (with --workers) needs bokeh: without it, one error line
+    and nothing written; with it, the dashboard's address on stderr."""
+    cfg = _config(tmp_path, "db-" + uuid.uuid4().hex[:8], deals=1, chickens=False)
+    res = referee("run", str(cfg), "--workers", "1", "--dashboard", "--progress-every", "0", timeout=120)
+    try:
+        import bokeh  # noqa: F401
+    except ImportError:
+        assert res.returncode == 2 and res.stderr.startswith("error: --dashboard"), res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+    else:
+        assert res.returncode == 0 and "dashboard: http://127.0.0.1:" in res.stderr, res.stderr
