@@ -4,8 +4,8 @@
   play the league (only the games missing from OUT/ledger.sqlite), then write
   the standings (json, csv, md) and report.html into OUT and print the standings.
   ``--shard K/N`` plays only shard K of N (whole tables, see referee.league.shards).
-  ``--cluster tcp://HOST:PORT`` plays on a Dask cluster, ``--workers N`` on a local one of N
-  worker processes (referee.league.cluster).
+  ``--cluster tls://HOST:PORT --tls-ca-file/--tls-cert/--tls-key`` (or ``--insecure``) plays on a
+  Dask cluster, ``--workers N`` on a local one of N worker processes, over TLS (referee.league.cluster).
 * ``referee plan CONFIG [--shard K/N] [--no-coverage]``: tables and games per variant and size, and the
   total; for a balanced or gauntlet schedule also its coverage figures (seats per bot, pair meetings,
   lineup positions).
@@ -102,8 +102,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     where.add_argument(
         "--cluster",
         metavar="ADDRESS",
-        help="play on the workers of a running Dask cluster (its scheduler's tcp://HOST:PORT); "
-        "needs the `cluster` extra (docs/CLUSTER.md)",
+        help="play on the workers of a running Dask cluster (its scheduler's tls://HOST:PORT, with "
+        "--tls-ca-file/--tls-cert/--tls-key; tcp:// only with --insecure); needs the `cluster` extra "
+        "(docs/CLUSTER.md)",
     )
     where.add_argument(
         "--workers",
