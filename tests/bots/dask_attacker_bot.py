@@ -14,9 +14,12 @@ best case, no guessing); then on every one of those ports it tries, with the
 * ``handshake``: a bare TLS handshake without a certificate, then a read;
 * ``http``: GETs of Dask's HTTP pages (cluster and worker info, logs, metrics);
 
-and, if a client connects, ``run_on_scheduler`` to read the referee's memory.
+and, if a client connects, ``run_on_scheduler`` to read the referee's memory. It
+also reads every ``*.pem`` and ``*.key`` file under its working folder and the
+folder above (a deployer who left the cluster's TLS files in a bot's folder).
 It writes what happened as JSON to ``attack-<random>.json`` in its working
-folder (``{"listening": [ports], "tried": {port: {attempt: "connected" | error}}}``)
+folder (``{"listening": [ports], "tried": {port: {attempt: "connected" | error}},
+"keys_read": [paths]}``)
 and skips the attack when such a file exists already (a later start, in a game).
 """
 
@@ -134,8 +137,23 @@ def handshake(port: int) -> str:
         return f"{type(exc).__name__}: {exc}"
 
 
+def keys_read() -> list[str]:
+    found = []
+    for top in (os.getcwd(), os.path.dirname(os.getcwd())):
+        for root, _dirs, files in os.walk(top):
+            for name in files:
+                if name.endswith((".pem", ".key")) and not name.startswith("own."):
+                    try:
+                        with open(os.path.join(root, name), "rb") as f:
+                            if f.read(64):
+                                found.append(os.path.join(root, name))
+                    except OSError:
+                        pass
+    return sorted(set(found))
+
+
 def attack() -> None:
-    report: dict = {"listening": listening(), "tried": {}}
+    report: dict = {"listening": listening(), "tried": {}, "keys_read": keys_read()}
     end = time.monotonic() + 20
     while not os.path.exists("PORTS") and time.monotonic() < end:
         time.sleep(0.05)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -463,6 +464,7 @@ def test_a_bot_on_a_workers_night_cannot_reach_the_scheduler_or_the_workers(tmp_
     reports = [json.loads(p.read_text()) for p in logs.glob("attack-*.json")]
     assert reports, "the attacker ran its attack"
     for report in reports:
+        assert report["keys_read"] == [], report
         # it could find them (attacker's view of /proc/net/tcp), and tried every one
         assert found["scheduler"] <= set(report["listening"]), report
         assert {int(p) for p in report["tried"]} == found["scheduler"] | found["workers"], report
@@ -521,20 +523,30 @@ def test_a_tls_cluster_plays_with_the_client_certificate_and_refuses_others(tmp_
     """A real deployment as docs/CLUSTER.md#security makes it: `dask scheduler` and
     `dask worker` with certificates of one CA; `referee run --cluster tls://...`
     with the client's files plays the night; a client without a certificate, or
-    with one of another CA (the referee's own options too), gets nothing."""
+    with one of another CA (the referee's own options too), gets nothing. A
+    sandboxed bot of the night, whose own folder holds the workers' and the
+    client's TLS files (a careless deployment: the attacker's best case), reads
+    none of them and cannot connect to the scheduler."""
     from distributed import Client
     from distributed.security import Security
 
-    certs = tmp_path / "tls"
-    certs.mkdir(mode=0o700)
+    logs = tmp_path / "logs"
+    certs = logs / "tls"
+    certs.mkdir(mode=0o700, parents=True)
     subprocess.run(["sh", "-c", MAKE_CERTS], cwd=certs, check=True, capture_output=True)
+    sched = tmp_path / "sched"  # the scheduler's files (and the CA's key) are on its machine, not a worker's
+    sched.mkdir(mode=0o700)
+    for name in ("scheduler.pem", "scheduler.key", "ca.key"):
+        (certs / name).rename(sched / name)
+    shutil.copy(certs / "ca.pem", sched / "ca.pem")
     other = tmp_path / "other"
     other.mkdir(mode=0o700)
     subprocess.run(["sh", "-c", MAKE_CERTS], cwd=other, check=True, capture_output=True)
     port = _free_port()
     address = f"tls://127.0.0.1:{port}"
 
-    def tls(who: str, folder: Path = certs) -> list[str]:
+    def tls(who: str, folder: Path | None = None) -> list[str]:
+        folder = folder or (sched if who == "scheduler" else certs)
         return ["--tls-ca-file", str(folder / "ca.pem"), "--tls-cert", str(folder / f"{who}.pem"),
                 "--tls-key", str(folder / f"{who}.key")]  # fmt: skip
 
@@ -594,11 +606,25 @@ def test_a_tls_cluster_plays_with_the_client_certificate_and_refuses_others(tmp_
         _wait_until(lambda: _free_port_taken(port), "the scheduler to listen")
         with Client(address, timeout=30, security=client_sec, set_as_default=False) as c:
             c.wait_for_workers(1, timeout=60)
-        cfg = _config(tmp_path, "tl-" + uuid.uuid4().hex[:8], deals=1, chickens=False)
+        tag = "tl-" + uuid.uuid4().hex[:8]
+        cfg = tmp_path / "league.toml"
+        bots = f'[[bots]]\nname = "attacker"\ncommand = ["{{python}}", "{ATTACKER_BOT}", "{tag}"]\n{LOGS_FOLDER}'
+        bots += "".join(f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "{SEEDED_BOT}", "{tag}"]\n' for n in "ab")
+        cfg.write_text(
+            f'seed = 7\nout = "out"\n[clock]\nmove_ms = 5000\nstartup_ms = 60000\n{bots}'
+            '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
+        )
+        (logs / "PORTS").write_text(str(port))
         res = referee("run", str(cfg), "--cluster", address, *tls("client"), "--progress-every", "0", timeout=120)
         assert res.returncode == 0, res.stderr
         assert f"playing on {address}: 1 worker" in res.stderr and "warning" not in res.stderr, res.stderr
         _check_complete(cfg, tmp_path / "out")
+        (report,) = [json.loads(p.read_text()) for p in logs.glob("attack-*.json")]
+        assert report["keys_read"] == [], report  # tls/ is in its folder, every file in it hidden
+        assert sorted(report["tried"]) == [str(port)], report
+        for how, what in report["tried"][str(port)].items():
+            assert "connected" not in what, (how, what)
+        assert not bot_processes(tag)
         # the same files through dask's own configuration, instead of the options
         conf = {
             "DASK_DISTRIBUTED__COMM__TLS__CA_FILE": str(certs / "ca.pem"),
