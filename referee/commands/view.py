@@ -24,9 +24,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="serve a night's report, games and a live page over HTTP",
         description="Serve the output folder of a league night on localhost: the report, the game browser, a "
         "viewer page for every game, the logs, and /live, which shows the progress and standings of a "
-        "night while `referee run` plays it in another process. Reads only; Ctrl-C stops it.",
+        "night while `referee run` plays it in another process (start it before the night: it waits). Only the "
+        "report's files, the logs and the viewer pages are served, never the ledger or anything else in OUT. "
+        "Reads only; Ctrl-C stops it.",
     )
-    s.add_argument("out", metavar="OUT", help="a league output folder (it holds ledger.sqlite)")
+    s.add_argument(
+        "out",
+        metavar="OUT",
+        help="a league output folder; it may be empty or not exist yet (the live page waits for the night)",
+    )
     s.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000; 0 = any free port)")
     s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, this machine only)")
     s.add_argument("--verbose", action="store_true", help="log every request")
