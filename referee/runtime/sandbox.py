@@ -97,7 +97,7 @@ _MS_RDONLY, _MS_REMOUNT, _MS_BIND, _MS_NOATIME, _MS_NODIRATIME, _MS_RELATIME = 1
 # the new mount API (the same numbers on every architecture)
 _SYS_OPEN_TREE, _SYS_MOVE_MOUNT, _SYS_MOUNT_SETATTR = 428, 429, 442
 _OPEN_TREE_CLONE, _AT_RECURSIVE, _AT_EMPTY_PATH, _AT_FDCWD = 1, 0x8000, 0x1000, -100
-_MOVE_MOUNT_F_EMPTY_PATH, _MOUNT_ATTR_IDMAP = 4, 0x00100000
+_MOVE_MOUNT_F_EMPTY_PATH, _MOUNT_ATTR_IDMAP, _MOUNT_ATTR_RDONLY = 4, 0x00100000, 0x1
 
 #: kernel knobs read-only in every sandbox (runc's read-only /proc paths): a bot
 #: writes no sysctl (kernel.core_pattern...), triggers no sysrq
@@ -862,24 +862,6 @@ def _covers(paths: list[str], uid: int, gid: int) -> list[tuple[str, list[str]]]
     return sorted(out.items())
 
 
-def _check_readable(paths: list[str], uid: int, gid: int, who: str) -> None:
-    """``UserError`` naming the path, uid and the remedy if ``uid`` cannot read
-    (and, for a folder, enter) one of ``paths`` itself."""
-    for p in paths:
-        try:
-            st = os.stat(p)
-        except OSError:
-            continue
-        bits = 0o5 if stat.S_ISDIR(st.st_mode) else 0o4
-        if not _can_enter(st, uid, gid, bits):
-            raise UserError(
-                f"{who}: runs as host uid {uid}, which cannot "
-                f"{'enter and read' if bits == 0o5 else 'read'} {p} (mode {stat.S_IMODE(st.st_mode):04o}, "
-                f"owner uid {st.st_uid}); make it readable for others (chmod o+r{'x' if bits == 0o5 else ''} {p}), "
-                "or set limits.user to an account that may read it"
-            )
-
-
 def _idmap_userns(owner: tuple[int, int], ids: tuple[int, int]) -> int:
     """An fd of a user namespace mapping ``owner`` (uid, gid) to ``ids``: the
     idmapping of a ``writable`` folder's mount, on which the bot (``ids``)
@@ -1111,7 +1093,7 @@ class SpawnPlan:
     uid: int | None = None  # the host uid the bot runs as (None: the referee's)
     _report_fd: int | None = None
     _uid_lock: int | None = None  # allocate_uid's lock of ``uid``
-    _idmap_fd: int | None = None  # the user namespace of a writable folder's idmapped mount
+    _idmap_fds: dict[tuple[int, int], int] = field(default_factory=dict)  # owner -> user namespace (idmaps)
 
     # -- while the bot runs -----------------------------------------------------
     async def open(self, *, stdin: int, stdout: int, stderr: int) -> Any:
@@ -1202,12 +1184,12 @@ class SpawnPlan:
                 pass
             self._report_fd = None
             self.pass_fds = ()
-        if self._idmap_fd is not None:
+        for fd in self._idmap_fds.values():
             try:
-                os.close(self._idmap_fd)
+                os.close(fd)
             except OSError:
                 pass
-            self._idmap_fd = None
+        self._idmap_fds = {}
         if self._uid_lock is not None and self.uid is not None:
             release_uid(self.uid, self._uid_lock)
             self._uid_lock = None
@@ -1349,29 +1331,43 @@ def plan_spawn(spec: Any, *, probe_leftovers: bool = False) -> SpawnPlan:
 
 def _uid_setup(
     plan: SpawnPlan, spec: Any, ids: tuple[int, int], needed: list[str], writable: str | None
-) -> tuple[list[tuple[str, list[str]]], tuple[str, int] | None]:
+) -> tuple[list[tuple[str, list[str]]], list[tuple[str, int, bool]]]:
     """What the child prepares, as root, so that the bot running as ``ids``
-    reaches the host paths it ``needed`` (:func:`_covers`; a path it cannot
-    read itself is a ``UserError`` saying so) and may write its ``writable``
-    folder (an idmapped mount of it, where the folder's owner is the bot)."""
-    who = f"bot {spec.name!r}"
-    own = [p for p in needed if p != plan.workdir and p != writable]
-    _check_readable(own, ids[0], ids[1], who)
+    reaches the host paths it ``needed`` (:func:`_covers`) and may read them
+    and write its ``writable`` folder: ``(covers, idmaps)``. A needed path the
+    bot's uid may not read itself (a bot folder of mode 0700), and the
+    writable folder, are mounted idmapped (``(path, user namespace fd,
+    writable)``): on that mount the path's owner is the bot - read-only but
+    for the writable folder, where what the bot writes belongs to the owner
+    on disk. ``UserError`` saying which path, which uid and what to do where
+    the machine cannot do that."""
     covers = _covers(needed, ids[0], ids[1])
-    idmap = None
-    if writable is not None:
-        st = os.stat(writable)
-        if st.st_uid != ids[0] or st.st_gid != ids[1]:
-            try:
-                plan._idmap_fd = _idmap_userns((st.st_uid, st.st_gid), ids)
-            except OSError as exc:
-                raise UserError(
-                    f"{who}: its writable folder {writable} belongs to uid {st.st_uid}, the bot runs as uid "
-                    f"{ids[0]}, and this machine cannot map one onto the other ({exc.strerror or exc}); "
-                    "make the folder the bot's (chown) or set limits.user to its owner"
-                ) from None
-            idmap = (writable, plan._idmap_fd)
-    return covers, idmap
+    idmaps: list[tuple[str, int, bool]] = []
+    for p in sorted({os.path.abspath(x) for x in needed}, key=lambda x: x.count("/")):
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue  # made later (its temporary folder), or not there (the bot will say so)
+        if p == plan.workdir or (st.st_uid, st.st_gid) == ids:
+            continue
+        rw = p == writable
+        bits = 0o5 if stat.S_ISDIR(st.st_mode) else 0o4
+        if not rw and _can_enter(st, ids[0], ids[1], bits):
+            continue
+        owner = (st.st_uid, st.st_gid)
+        try:
+            if owner not in plan._idmap_fds:
+                plan._idmap_fds[owner] = _idmap_userns(owner, ids)
+        except OSError as exc:
+            mode = f"mode {stat.S_IMODE(st.st_mode):04o}, owner uid {st.st_uid}"
+            raise UserError(
+                f"bot {spec.name!r} runs as host uid {ids[0]}, which may not "
+                f"{'write' if rw else 'read'} {p} ({mode}), and this machine cannot mount it idmapped for "
+                f"the bot ({exc.strerror or exc}); make it {'the bot user' if rw else 'readable for others'}'s "
+                f"(chown, or chmod o+r{'x' if bits == 0o5 else ''}), or set limits.user to its owner"
+            ) from None
+        idmaps.append((p, plan._idmap_fds[owner], rw))
+    return covers, idmaps
 
 
 def _report_file(ids: tuple[int, int] | None) -> int:
@@ -1444,9 +1440,9 @@ def _plan_bwrap(
     if plan.workdir:
         binds.append((plan.workdir, True))
     covers: list[tuple[str, list[str]]] = []
-    idmap = None
+    idmaps: list[tuple[str, int, bool]] = []
     if ids is not None:
-        covers, idmap = _uid_setup(plan, spec, ids, [p for p, _w in binds], base if rw else None)
+        covers, idmaps = _uid_setup(plan, spec, ids, [p for p, _w in binds], base if rw else None)
     masks = _masks([b for b, _ in binds], needed)
     report = ""
     if probe_leftovers:
@@ -1471,7 +1467,7 @@ def _plan_bwrap(
         keep_fds=plan.pass_fds,
         uid_lock=plan._uid_lock if plan._uid_lock is not None else -1,
         covers=covers,
-        idmap=idmap,
+        idmaps=idmaps,
     )
     plan.preexec = _bwrap_preexec(child, plan.argv, plan.env)
 
@@ -1482,7 +1478,8 @@ def _plan_basic(
     named = not limits.temp_workdir
     rw = base if limits.writable and named else None
     covers: list[tuple[str, list[str]]] = []
-    idmap = None
+    idmaps: list[tuple[str, int, bool]] = []
+    hidden: list[str] = []
     if ids is not None and os.geteuid() == 0:
         needed = own_paths(plan.argv, base, plan.env, named_cwd=named)
         sdk = sdk_folder()
@@ -1490,7 +1487,10 @@ def _plan_basic(
             needed.append(sdk)
         if plan.workdir:
             needed.append(plan.workdir)
-        covers, idmap = _uid_setup(plan, spec, ids, needed, rw)
+        covers, idmaps = _uid_setup(plan, spec, ids, needed, rw)
+        # what the bwrap sandbox would hide (the league's output and config, other bots' folders),
+        # hidden inside the idmapped folders, where the bot's uid could otherwise read it
+        hidden = _masks([p for p, _fd, _w in idmaps], needed)
     ok, how = namespace_support(limits.network)
     use_ns = ok and limits.pid_namespace
     private_proc = use_ns and private_proc_support(limits.network)
@@ -1513,7 +1513,8 @@ def _plan_basic(
         private_shm=not any("/dev/shm" in a for a in (workdir, base, *plan.argv)),
         uid_lock=plan._uid_lock if plan._uid_lock is not None else -1,
         covers=covers,
-        idmap=idmap,
+        idmaps=idmaps,
+        hidden=hidden,
         keep_writable=[p for p in (workdir, rw) if p],
     )
     plan.preexec = _basic_preexec(child)
@@ -1555,8 +1556,9 @@ class _Child:
     keep_fds: tuple[int, ...] = ()
     uid_lock: int = -1  # the flock of the bot's own uid (allocate_uid), kept by the watcher
     covers: list[tuple[str, list[str]]] = field(default_factory=list)  # see _covers
-    idmap: tuple[str, int] | None = None  # (writable folder, user namespace fd): an idmapped mount
+    idmaps: list[tuple[str, int, bool]] = field(default_factory=list)  # (path, userns fd, writable): see _uid_setup
     keep_writable: list[str] = field(default_factory=list)  # basic as root: all else is read-only
+    hidden: list[str] = field(default_factory=list)  # basic: paths covered by nothing (see _expose)
 
 
 def _set_rlimits(pairs: list[tuple[int, int]]) -> None:
@@ -1670,17 +1672,17 @@ def _syscall(number: int, *args: Any) -> int:
 def _expose(child: _Child) -> None:
     """In the child, still root, in a mount namespace of the bot's own: cover
     each folder of ``child.covers`` with a tmpfs holding only the paths the
-    bot needs from it (bind-mounted), and mount ``child.idmap``'s writable
-    folder idmapped (its owner's files are the bot's; what it writes its
-    owner's on disk)."""
+    bot needs from it (bind-mounted), and mount ``child.idmaps`` idmapped (on
+    them their owner's files are the bot's; what it writes is its owner's on
+    disk), read-only unless writable."""
     old = os.umask(0o022)
     try:
         fds = [(p, os.open(p, os.O_PATH | os.O_CLOEXEC)) for _f, paths in child.covers for p in paths]
-        tree = -1
-        if child.idmap is not None:
-            folder, userns = child.idmap
-            tree = _syscall(_SYS_OPEN_TREE, _AT_FDCWD, folder.encode(), _OPEN_TREE_CLONE | _AT_RECURSIVE | os.O_CLOEXEC)
-            attr = _MountAttr(_MOUNT_ATTR_IDMAP, 0, 0, userns)
+        trees = []
+        for path, userns, writable in child.idmaps:
+            tree = _syscall(_SYS_OPEN_TREE, _AT_FDCWD, path.encode(), _OPEN_TREE_CLONE | _AT_RECURSIVE | os.O_CLOEXEC)
+            trees.append((path, tree))
+            attr = _MountAttr(_MOUNT_ATTR_IDMAP | (0 if writable else _MOUNT_ATTR_RDONLY), 0, 0, userns)
             _syscall(
                 _SYS_MOUNT_SETATTR, tree, b"", _AT_EMPTY_PATH | _AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr)
             )
@@ -1694,9 +1696,14 @@ def _expose(child: _Child) -> None:
                 os.close(os.open(p, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644))
             _mount(f"/proc/self/fd/{fd}", p, None, _MS_BIND | _MS_REC)
             os.close(fd)
-        if child.idmap is not None:
-            _syscall(_SYS_MOVE_MOUNT, tree, b"", _AT_FDCWD, child.idmap[0].encode(), _MOVE_MOUNT_F_EMPTY_PATH)
+        for path, tree in trees:
+            _syscall(_SYS_MOVE_MOUNT, tree, b"", _AT_FDCWD, path.encode(), _MOVE_MOUNT_F_EMPTY_PATH)
             os.close(tree)
+        for path in child.hidden:
+            if os.path.isdir(path):
+                _mount("tmpfs", path, "tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "size=4k,mode=0555")
+            else:
+                _mount("/dev/null", path, None, _MS_BIND)
     finally:
         os.umask(old)
 
@@ -1841,7 +1848,7 @@ def _bwrap_preexec(child: _Child, argv: list[str], env: dict[str, str] | None) -
         if child.cgroup is not None:
             child.cgroup.join()
         _set_rlimits(child.pairs)
-        if child.covers or child.idmap is not None:
+        if child.covers or child.idmaps:
             # what bwrap (as the bot's uid) must mount but could not reach, or a writable folder
             # the bot's uid could not write: prepared in a mount namespace of the bot's own
             _unshare(_CLONE_NEWNS)
