@@ -34,8 +34,9 @@ class ResourceLimits:
     * ``address_space`` - bytes of virtual memory (RLIMIT_AS), default 2 GiB
     * ``cpu_seconds``   - CPU seconds for the whole process life, i.e. a session
       (RLIMIT_CPU; the kernel kills the bot at the limit), default 3600
-    * ``processes``     - processes/threads of the *user* (RLIMIT_NPROC; per user
-      id, not per bot, and ignored for root: see SECURITY.md), default 4096
+    * ``processes``     - processes/threads of the bot's uid (RLIMIT_NPROC: a root
+      referee gives each bot a uid of its own, so per bot; shared by the bots of
+      one ``user``; see SECURITY.md), default 4096
     * ``file_size``     - largest file the bot may write, bytes (RLIMIT_FSIZE), default 64 MiB
     * ``open_files``    - open file descriptors (RLIMIT_NOFILE), default 1024
     * ``network``       - False: run without network access (own empty network

@@ -15,8 +15,9 @@ Three sandboxes (``[limits] sandbox``, see docs/SECURITY.md):
     referee ──pipe──> watcher (python -I -S, pid W, own session; host namespaces)
                         └── bwrap (in the bot's cgroup; dies with the watcher)
                               └── bwrap's init, PID 1 of a new PID namespace
-                                    └── the bot (new user namespace, uid 65534 inside,
-                                        no capabilities, own session, own IPC/UTS/cgroup
+                                    └── the bot (new user namespace, uid 65534 inside - on the
+                                        host a uid of its own, never 0 - no capabilities,
+                                        read-only /proc/sys, own session, own IPC/UTS/cgroup
                                         [and network] namespaces, a fresh /proc, minimal
                                         /dev, tmpfs /tmp; only its own files and the
                                         system paths a runtime needs are mounted)
@@ -24,8 +25,10 @@ Three sandboxes (``[limits] sandbox``, see docs/SECURITY.md):
 * ``"basic"`` - the home-made sandbox for machines without bwrap: the watcher
   forks the bot into a new PID namespace (and network namespace for
   ``network = false``; as a non-root user also a user namespace), where it is
-  PID 1, in its own session, with a private /proc and /dev/shm and, having
-  done its mounts, no capabilities left. It sees the host's file system.
+  PID 1, in its own session, with a private /proc (its kernel knobs
+  read-only) and /dev/shm and, having done its mounts, no capabilities
+  left. It sees the host's file system - read-only, but for its own
+  folders, where the referee is root.
 * ``"none"`` - only the rlimits (trusted bots, debugging).
 
 In the first two the **watcher** is the process the runtime sees (its pid is
@@ -41,6 +44,14 @@ parent and dies with it (``PR_SET_PDEATHSIG``): killing the watcher's process
 group, as the runtime does to end a bot, ends the bot. (Why not a parent-death
 signal tied to the referee? The kernel sends it when the parent *thread*
 exits, and trio forks in a worker thread that exits after 10 s idle.)
+
+**Host uids.** A root referee never runs a bot as root: without ``user``
+every bot and build gets a host uid and gid of its own (:func:`allocate_uid`,
+``uid_base`` / ``uid_count``), so bots cannot read each other's or the
+referee's files and each has its own RLIMIT_NPROC. Before dropping to that
+uid the child (still root, in a mount namespace of the bot's own) makes
+what the bot needs reachable (:func:`_covers`, :func:`_expose`: an
+interpreter under the 0700 /root) and mounts its writable folder idmapped.
 
 **Control groups** (:mod:`referee.runtime.cgroups`): where the machine lets
 the referee make them, every bot gets its own (CPU accounting, the memory
@@ -1708,12 +1719,19 @@ def _expose(child: _Child) -> None:
         os.umask(old)
 
 
-def _proc_readonly() -> None:
-    """In the bot's mount namespace: :data:`PROC_READONLY` read-only, :data:`PROC_MASKED` hidden."""
+def _proc_readonly(strict: bool) -> None:
+    """In the bot's mount namespace: :data:`PROC_READONLY` read-only, :data:`PROC_MASKED` hidden.
+    ``strict`` (a root referee): a knob that cannot be made read-only stops the bot's start;
+    otherwise (a user namespace of a non-root referee, whose bots the kernel does not let write
+    the host's sysctls anyway) it is best effort."""
     for p in PROC_READONLY:
         if os.path.lexists(p):
-            _mount(p, p, None, _MS_BIND | _MS_REC)
-            _mount(None, p, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+            try:
+                _mount(p, p, None, _MS_BIND | _MS_REC)
+                _mount(None, p, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+            except OSError:
+                if strict:
+                    raise
     for p in PROC_MASKED:
         try:
             if os.path.isdir(p):
@@ -1804,7 +1822,7 @@ def _basic_preexec(child: _Child) -> Callable[[], None]:
             if child.private_shm and os.path.isdir("/dev/shm"):
                 libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=%dk,mode=1777" % (shm_kib,))
         if root or flags & _CLONE_NEWNS:
-            _proc_readonly()
+            _proc_readonly(strict=root)
         if root:
             _readonly_host(child.keep_writable, bool(flags & _CLONE_NEWNS) and child.private_shm)
             os.chdir(os.getcwd())  # the working directory as now mounted (a writable folder: idmapped)

@@ -185,3 +185,67 @@ def test_a_fallback_to_basic_warns_once_and_require_sandbox_refuses_it(tmp_path:
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert "require_sandbox = true" in run.stdout and "not installed" in run.stdout, run.stdout + run.stderr
     assert "warning:" not in run.stderr
+
+
+def test_the_uid_range_comes_from_the_limits_or_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from referee.errors import UserError
+    from referee.runtime.limits import LimitsError, parse_limits
+
+    monkeypatch.delenv("REFEREE_UID_BASE", raising=False)
+    monkeypatch.delenv("REFEREE_UID_COUNT", raising=False)
+    assert sandbox.uid_range(ResourceLimits()) == (sandbox.UID_BASE, sandbox.UID_COUNT)
+    assert sandbox.uid_range(parse_limits({"uid_base": 3_000_000_000, "uid_count": 10})) == (3_000_000_000, 10)
+    monkeypatch.setenv("REFEREE_UID_BASE", "100000")
+    assert sandbox.uid_range(ResourceLimits()) == (100000, sandbox.UID_COUNT)
+    assert sandbox.uid_range(ResourceLimits(uid_base=5000)) == (5000, sandbox.UID_COUNT)  # the config wins
+    for bad in ("0", "-3", "many"):
+        monkeypatch.setenv("REFEREE_UID_BASE", bad)
+        with pytest.raises(UserError, match="REFEREE_UID_BASE"):
+            sandbox.uid_range(ResourceLimits())
+    monkeypatch.delenv("REFEREE_UID_BASE")
+    with pytest.raises(UserError, match="never 0"):
+        sandbox.uid_range(ResourceLimits(uid_base=4_294_967_000, uid_count=1000))
+    for value in (0, True, "2000000000", 1.5):
+        with pytest.raises(LimitsError, match="uid_base"):
+            parse_limits({"uid_base": value})
+
+
+@root_only
+def test_uids_are_never_shared_within_a_process_or_across_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Within the process a set, across processes a flock per uid: another
+    process's uid is skipped, a full range is a clear error, a released uid
+    comes back."""
+    from referee.errors import UserError
+
+    monkeypatch.setattr(sandbox, "UID_LOCK_DIR", str(tmp_path / "locks"))
+    limits = ResourceLimits(uid_base=3_100_000_000, uid_count=3)
+    other = 3_100_000_000 + (os.getpid() * 7919) % 3  # where this process starts its search
+    (tmp_path / "locks").mkdir(mode=0o700)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, sys, time; f = open(sys.argv[1], 'w'); fcntl.flock(f, fcntl.LOCK_EX); "
+            "print('locked', flush=True); time.sleep(60)",
+            str(tmp_path / "locks" / str(other)),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        a = sandbox.allocate_uid(limits)
+        b = sandbox.allocate_uid(limits)
+        assert len({a[0], b[0], other}) == 3, (a, b, other)
+        with pytest.raises(UserError, match="all 3 bot uids"):
+            sandbox.allocate_uid(limits)
+        sandbox.release_uid(*a)
+        c = sandbox.allocate_uid(limits)
+        assert c[0] == a[0]
+        sandbox.release_uid(*b)
+        sandbox.release_uid(*c)
+    finally:
+        holder.kill()
+        holder.wait()
