@@ -109,6 +109,7 @@ _MS_RDONLY, _MS_REMOUNT, _MS_BIND, _MS_NOATIME, _MS_NODIRATIME, _MS_RELATIME = 1
 _SYS_OPEN_TREE, _SYS_MOVE_MOUNT, _SYS_MOUNT_SETATTR = 428, 429, 442
 _OPEN_TREE_CLONE, _AT_RECURSIVE, _AT_EMPTY_PATH, _AT_FDCWD = 1, 0x8000, 0x1000, -100
 _MOVE_MOUNT_F_EMPTY_PATH, _MOUNT_ATTR_IDMAP, _MOUNT_ATTR_RDONLY = 4, 0x00100000, 0x1
+_MOUNT_ATTR_NOSUID, _MOUNT_ATTR_NODEV = 0x2, 0x4
 
 #: kernel knobs read-only in every sandbox (runc's read-only /proc paths): a bot
 #: writes no sysctl (kernel.core_pattern...), triggers no sysrq
@@ -1105,6 +1106,7 @@ class SpawnPlan:
     _report_fd: int | None = None
     _uid_lock: int | None = None  # allocate_uid's lock of ``uid``
     _idmap_fds: dict[tuple[int, int], int] = field(default_factory=dict)  # owner -> user namespace (idmaps)
+    _idmapped_writable: str | None = None  # a writable folder the bot wrote as its owner: see cleanup
 
     # -- while the bot runs -----------------------------------------------------
     async def open(self, *, stdin: int, stdout: int, stderr: int) -> Any:
@@ -1201,6 +1203,9 @@ class SpawnPlan:
             except OSError:
                 pass
         self._idmap_fds = {}
+        if self._idmapped_writable is not None:
+            _strip_setid(self._idmapped_writable)
+            self._idmapped_writable = None
         if self._uid_lock is not None and self.uid is not None:
             release_uid(self.uid, self._uid_lock)
             self._uid_lock = None
@@ -1378,7 +1383,25 @@ def _uid_setup(
                 f"(chown, or chmod o+r{'x' if bits == 0o5 else ''}), or set limits.user to its owner"
             ) from None
         idmaps.append((p, plan._idmap_fds[owner], rw))
+        if rw:
+            plan._idmapped_writable = p
     return covers, idmaps
+
+
+def _strip_setid(folder: str) -> None:
+    """After a bot wrote ``folder`` through an idmapped mount - its files belong
+    to the folder's owner on disk, perhaps root - clear every setuid and setgid
+    bit it set there (the mount itself is nosuid; this is for everyone else who
+    may run a file from the folder). Never raises."""
+    for top, _dirs, files in os.walk(folder):
+        for name in files:
+            path = os.path.join(top, name)
+            try:
+                st = os.lstat(path)
+                if stat.S_ISREG(st.st_mode) and st.st_mode & (stat.S_ISUID | stat.S_ISGID):
+                    os.chmod(path, stat.S_IMODE(st.st_mode) & ~(stat.S_ISUID | stat.S_ISGID))
+            except OSError:
+                pass
 
 
 def _report_file(ids: tuple[int, int] | None) -> int:
@@ -1693,7 +1716,8 @@ def _expose(child: _Child) -> None:
         for path, userns, writable in child.idmaps:
             tree = _syscall(_SYS_OPEN_TREE, _AT_FDCWD, path.encode(), _OPEN_TREE_CLONE | _AT_RECURSIVE | os.O_CLOEXEC)
             trees.append((path, tree))
-            attr = _MountAttr(_MOUNT_ATTR_IDMAP | (0 if writable else _MOUNT_ATTR_RDONLY), 0, 0, userns)
+            flags = _MOUNT_ATTR_IDMAP | _MOUNT_ATTR_NOSUID | _MOUNT_ATTR_NODEV | (0 if writable else _MOUNT_ATTR_RDONLY)
+            attr = _MountAttr(flags, 0, 0, userns)
             _syscall(
                 _SYS_MOUNT_SETATTR, tree, b"", _AT_EMPTY_PATH | _AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr)
             )

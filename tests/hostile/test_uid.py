@@ -136,7 +136,7 @@ async def test_a_build_runs_as_a_host_uid_of_its_own_and_writes_its_folder(tmp_p
     folder.mkdir()
     tag = new_tag("build")
     script = (
-        "import os, time; open('built.txt', 'w').write('ok')\n"
+        "import os, time; open('built.txt', 'w').write('ok'); os.chmod('built.txt', 0o6755)\n"
         f"while not os.path.exists('go'): time.sleep(0.02)  # {tag}"
     )
     uids: set[int] = set()
@@ -156,6 +156,7 @@ async def test_a_build_runs_as_a_host_uid_of_its_own_and_writes_its_folder(tmp_p
     assert result.sandbox["uid"] in uids
     st = (folder / "built.txt").stat()
     assert (st.st_uid, st.st_gid) == (0, 0), "a build's files belong to its folder's owner"
+    assert st.st_mode & 0o7777 == 0o755, "a setuid/setgid file owned by root on disk would be a way up"
     assert (folder / "built.txt").read_text() == "ok"
     await assert_no_survivors(tag)
 
