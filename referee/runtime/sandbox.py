@@ -1157,8 +1157,8 @@ class SpawnPlan:
         }
         if getattr(limits, "user", None) is not None and self.mode != "none":
             info["user"] = limits.user
-        if self.uid is not None:
-            info["uid"] = self.uid
+        if self.uid is not None and getattr(limits, "user", None) is None:
+            info["uid"] = "own"  # a host uid of its own (the number differs from run to run: not logged)
         return info
 
     def leftovers(self) -> list[str] | None:
