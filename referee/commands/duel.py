@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from referee.commands import seed_value
-from referee.commands.play import add_limit_options, add_variant_argument
+from referee.commands.play import add_bot_limit_options, add_limit_options, add_variant_argument
 from referee.errors import UserError, user_facing
 
 if TYPE_CHECKING:
@@ -129,6 +129,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         max_decisions_help="abort a hand still running after N decisions (its deal pair is dropped; default: as "
         "referee play)",
     )
+    add_bot_limit_options(p)
     p.add_argument("--log", metavar="DIR", help="keep every game's log in DIR (default: no logs)")
     p.add_argument("--json", metavar="FILE", help="write the JSON summary to FILE instead of stdout")
     p.add_argument(
@@ -160,7 +161,7 @@ def build_spec(args: argparse.Namespace) -> DuelSpec:
     """The :class:`DuelSpec` of the options; raises :class:`UserError` for any bad value."""
     import dataclasses
 
-    from referee.commands.play import _limits, load_variant, parse_match
+    from referee.commands.play import _limits, bot_limits, load_variant, parse_match
     from referee.league.duel import DuelSpec, field_seats
     from referee.league.sprt import parse_sprt
     from referee.runtime import BotSpec
@@ -209,6 +210,9 @@ def build_spec(args: argparse.Namespace) -> DuelSpec:
         raise UserError("--progress-every must be a positive number of seconds")
     match = parse_match(args.match)
     clock, policy = _limits(args, rules, players)
+    limits, env = bot_limits(args)  # every bot of the duel, the field too
+    a, b = (dataclasses.replace(x, limits=limits, env=env) for x in (a, b))
+    field_bots = [dataclasses.replace(x, limits=limits, env=env) for x in field_bots]
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
     log_dir = Path(args.log) if args.log else None
     try:
