@@ -112,6 +112,11 @@ def _describe_faults(
     )
     if first.fault == "crash" and tail and "stderr" not in detail:
         detail += f"; its stderr ends: {tail.strip()[-300:]!r}"
+    if first.fault == "crash":
+        # what its output says about the cause (the memory limit, a class or module not found...)
+        from referee.runtime.runtimes import crash_fix
+
+        fix = crash_fix(first.detail, tail, fix)
     return detail, fix
 
 

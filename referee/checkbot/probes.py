@@ -101,6 +101,7 @@ class RawBot:
             command=self.proc.spec.command,
             limits=self.proc.spec.limits,
             runtime=self.runtime,
+            default_fix=None if when.startswith("before answering hello") else FIXES["crash"],
         )
 
     def stderr_tail(self) -> str:
@@ -111,9 +112,11 @@ class RawBot:
         try:
             await self.proc.send_bytes(json.dumps(msg, separators=(",", ":")).encode() + b"\n")
         except (trio.BrokenResourceError, trio.ClosedResourceError):
+            died = await self.death(f"before the referee's {msg.get('type')!r} message (it closed its stdin)")
+            if died is not None:
+                raise _ProbeFailure(*died) from None
             raise _ProbeFailure(
-                f"the bot closed its stdin (exited?) before the referee's {msg.get('type')!r} message"
-                + self._stderr_hint(),
+                f"the bot closed its stdin before the referee's {msg.get('type')!r} message" + self._stderr_hint(),
                 FIXES["crash"],
             ) from None
 
@@ -122,6 +125,7 @@ class RawBot:
         Raises :class:`_ProbeFailure` at end of output or for a line too long."""
         from referee.runtime.framing import LineTooLong, StreamClosed
 
+        closed = False
         with trio.move_on_after(timeout_s):
             try:
                 line = bytes(await self.proc.reader.read_line())
@@ -133,8 +137,13 @@ class RawBot:
                     "end every message with a newline, one message per line",
                 ) from None
             except StreamClosed:
-                self.eof = True
-                raise _ProbeFailure("the bot closed stdout (exited?)" + self._stderr_hint(), FIXES["crash"]) from None
+                self.eof = closed = True
+        if closed:
+            # outside the read's time limit: how it died is worth the wait
+            died = await self.death("before its next line (it closed its stdout)")
+            if died is not None:
+                raise _ProbeFailure(*died)
+            raise _ProbeFailure("the bot closed stdout" + self._stderr_hint(), FIXES["crash"])
         return None
 
     def _stderr_hint(self) -> str:

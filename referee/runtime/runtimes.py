@@ -364,6 +364,18 @@ def likely_cause(
     return None
 
 
+def crash_fix(detail: str, stderr: str, default: str) -> str:
+    """The fix for a bot that crashed mid-game (``detail``: the fault's, which says
+    how it ended): the cause its output or its signal shows, else ``default``."""
+    cause = likely_cause(detail, stderr)
+    if cause is not None:
+        return cause
+    for name, why in _SIGNAL_CAUSES.items():
+        if name in detail:
+            return f"{why}; {default}"
+    return default
+
+
 def explain_death(
     returncode: int | None,
     stdout: str,
@@ -373,12 +385,14 @@ def explain_death(
     command: list[str] | str | None = None,
     limits: ResourceLimits | None = None,
     runtime: str | None = None,
+    default_fix: str | None = None,
 ) -> tuple[str, str]:
     """``(detail, fix)`` for a bot that died: what it wrote on stdout and stderr
     (the last 400 characters of each), how it ended (exit status, or the
     signal by name), and a fix naming the likely cause. ``when`` completes "the
     bot exited ..."; ``command``, ``limits`` and ``runtime`` (the preset in use,
-    if any) shape the fix (the memory limit, the preset to use)."""
+    if any) shape the fix (the memory limit, the preset to use); ``default_fix``
+    is the fix when nothing points at a cause."""
     out, err = stdout.strip(), stderr.strip()
     detail = f"the bot {exit_words(returncode)} {when}"
     detail += f"; its stdout: {_shown(out)}" if out else "; it wrote nothing to stdout"
@@ -402,7 +416,7 @@ def explain_death(
     elif returncode == 126:
         fix = "status 126 is the shell's 'cannot execute': chmod +x the program, or run it through its interpreter"
     else:
-        fix = (
+        fix = default_fix or (
             "read its stdout and stderr above for the reason, and run the command by hand to see what goes "
             "wrong (a wrong path or a missing interpreter is common); a bot must keep running, answer hello "
             "and then read stdin until bye"

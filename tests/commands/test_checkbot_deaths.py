@@ -101,3 +101,21 @@ def test_the_league_start_check_names_the_same_cause(tmp_path: Path, capsys) -> 
     assert "bot 'jvm' (bots[0]) could not start" in err and "Traceback" not in err
     assert "likely cause: the runtime could not get the memory it asked for under the memory limit" in err
     assert "--memory-mb 4096" in err
+
+
+def test_a_death_during_the_probes_is_explained_too(capsys) -> None:
+    # answers hello, then dies of SIGSEGV on the next message: the probe says so, with its stderr
+    bot = (
+        "import os, signal, sys\n"
+        "sys.stdin.readline()\n"
+        'print(\'{"type":"hello","protocol":1,"name":"Segv"}\', flush=True)\n'
+        "sys.stdin.readline()\n"
+        "print('about to crash', file=sys.stderr, flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGSEGV)\n"
+    )
+    assert main(["check-bot", "--variant", "chickens", "--", PY, "-c", bot]) == 1
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if "FAIL probe: quiet until its turn" in x)
+    # (it dies while the referee writes or while it reads: either way the signal and its stderr are named)
+    assert "was killed by SIGSEGV before" in line and "about to crash" in line, out
+    assert "invalid memory access" in out
