@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Literal, Sequence
 
 import trio
 
@@ -133,11 +133,14 @@ async def _games(
     progress: Callable[[str], None],
     limits: Any = None,
     env: dict[str, str] | None = None,
+    *,
+    bank_ms: int | None = None,
+    clock_mode: Literal["wall", "cpu"] = "wall",
 ) -> None:
     from referee.core.errors import BotError
     from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, play_game, start_bots
 
-    clock = ClockSpec(move_ms=move_ms, startup_ms=startup_ms, grace_ms=grace_ms)
+    clock = ClockSpec(move_ms=move_ms, startup_ms=startup_ms, grace_ms=grace_ms, bank_ms=bank_ms, mode=clock_mode)
     spec = BotSpec(name=name, command=command, cwd=cwd, env=env, limits=limits)
     plans = []
     for v in variants:

@@ -51,6 +51,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--cwd", default=None, help="working directory to start the bot in")
     p.add_argument("--move-ms", type=int, default=1000, help="time limit per decision (default 1000)")
     p.add_argument("--startup-ms", type=int, default=10000, help="time limit for the hello reply (default 10000)")
+    p.add_argument("--bank-ms", type=int, help="the games' time bank per game in ms, as a league's (default: none)")
+    p.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="the games' clock, as a league's: wall (elapsed time) or cpu (the bot's own CPU time, with a "
+        "wall ceiling of 3 x move-ms)",
+    )
     p.add_argument(
         "--grace-ms",
         type=int,
@@ -84,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
     for opt in ("move_ms", "startup_ms", "grace_ms"):
         if getattr(args, opt) <= 0:
             raise UserError(f"--{opt.replace('_', '-')} must be a positive number of milliseconds")
+    if args.bank_ms is not None and args.bank_ms <= 0:
+        raise UserError("--bank-ms must be a positive number of milliseconds")
     limits, env = bot_limits(args)
     err = Console(stderr=True, highlight=False)
     status = err.status("check-bot: starting", spinner="dots") if err.is_terminal and not args.json else None
@@ -106,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
             limits=limits,
             env=env,
             runtime=args.runtime,
+            bank_ms=args.bank_ms,
+            clock_mode=args.clock,
         )
 
     with tempfile.TemporaryDirectory(prefix="checkbot-") as tmp:

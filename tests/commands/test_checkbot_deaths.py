@@ -119,3 +119,11 @@ def test_a_death_during_the_probes_is_explained_too(capsys) -> None:
     # (it dies while the referee writes or while it reads: either way the signal and its stderr are named)
     assert "was killed by SIGSEGV before" in line and "about to crash" in line, out
     assert "invalid memory access" in out
+
+
+def test_the_games_clock_options_of_a_league(capsys) -> None:
+    bot = str(ROOT / "starters" / "python" / "bot.py")
+    argv = ["check-bot", "--variant", "chickens", "--clock", "cpu", "--bank-ms", "30000", "--", PY, bot]
+    assert main(argv) == 0, capsys.readouterr().out
+    assert main(["check-bot", "--bank-ms", "0", "--", PY, bot]) == 2
+    assert "--bank-ms must be a positive number" in capsys.readouterr().err
