@@ -3,7 +3,9 @@ config and the commands pick them, and what a dead bot's output says about its c
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import textwrap
 from pathlib import Path
 
@@ -145,3 +147,39 @@ def test_signals_are_named_with_their_likely_cause() -> None:
 def test_a_java_class_path_relative_to_the_bot_folder_is_explained() -> None:
     _, fix = explain_death(1, "", "Error: Could not find or load main class Bot")
     assert "./classes" in fix and "temporary working directory" in fix
+
+
+# --------------------------------------------------------------------------
+# what the presets' sandbox changes let a bot see (as an attacker would look)
+
+
+async def test_a_bot_sees_only_the_named_etc_files_and_runtime_folders() -> None:
+    import json
+
+    import trio
+
+    from referee.runtime import BotSpec
+    from referee.runtime.process import BotProcess
+    from referee.runtime.sandbox import sandbox_mode
+
+    assert sandbox_mode(ResourceLimits())[0] == "bwrap", "bubblewrap must work here (apt-get install bubblewrap)"
+    spy = (
+        "import json, os\n"
+        "def can_read(p):\n"
+        "    try:\n"
+        "        open(p, 'rb').read(1); return True\n"
+        "    except OSError:\n"
+        "        return False\n"
+        "print(json.dumps({'etc': sorted(os.listdir('/etc')), 'shadow': can_read('/etc/shadow'),\n"
+        "    'mono': can_read('/etc/mono/config'), 'root': os.path.exists('/root/.ssh')}), flush=True)\n"
+    )
+    async with trio.open_nursery() as nursery:
+        proc = await BotProcess.spawn(BotSpec("spy", [sys.executable, "-c", spy], limits=ResourceLimits()), nursery)
+        async with proc:
+            with trio.fail_after(20):
+                seen = json.loads(bytes(await proc.reader.read_line()))
+    allowed = {"ld.so.cache", "alternatives", "localtime", "nsswitch.conf", "passwd", "group", "hosts"}
+    allowed |= {"resolv.conf", "gai.conf", "services", "ssl", "pki"}
+    extra = [n for n in seen["etc"] if n not in allowed and not n.startswith(("python3", "java", "mono"))]
+    assert extra == [] and seen["shadow"] is False and seen["root"] is False, seen
+    assert seen["mono"] == os.path.exists("/etc/mono/config")  # mono's library map: public configuration
