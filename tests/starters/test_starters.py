@@ -76,8 +76,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Any:
     root = tmp_path_factory.mktemp("starters-copy")
     shutil.copytree(STARTERS, root / "starters", ignore=shutil.ignore_patterns("bot", "classes", "bot.exe", ".cache"))
     done: dict[str, Path] = {}
-    old_path = os.environ.get("PATH")
-    os.environ["PATH"] = tool_path()  # the sandbox passes the referee's PATH on to the build and the bot
+    path = tool_path()
 
     def build(language: str) -> Path:
         if language in done:
@@ -87,25 +86,31 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Any:
         tools = [shlex.split(command)[0]] if command else []
         tools.append(run[0] if "/" not in run[0] else "")
         for tool in filter(None, tools):
-            if shutil.which(tool) is None:
+            if shutil.which(tool, path=path) is None:
                 pytest.fail(
                     f"the {language} starter needs `{tool}`, which is not installed: install {INSTALL[language]} "
                     "(apt-get install ...), or put it on the PATH"
                 )
         if command:
             limits = parse_limits(apply_runtime(runtime, None, {"temp_workdir": False}))
-            result = trio.run(
-                lambda: run_build(language, command, str(folder), env=runtime_env(runtime, limits, None), limits=limits)
-            )
+            old = os.environ.get("PATH")
+            os.environ["PATH"] = path  # the sandbox passes the referee's PATH on to the build
+            try:
+                result = trio.run(
+                    lambda: run_build(
+                        language, command, str(folder), env=runtime_env(runtime, limits, None), limits=limits
+                    )
+                )
+            finally:
+                if old is None:
+                    os.environ.pop("PATH", None)
+                else:
+                    os.environ["PATH"] = old
             assert result.ok, f"{language}: {command!r} failed in the build sandbox:\n{result.tail()}"
         done[language] = root
         return root
 
-    yield build
-    if old_path is None:
-        os.environ.pop("PATH", None)
-    else:
-        os.environ["PATH"] = old_path
+    return build
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
