@@ -43,7 +43,7 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Literal, Sequence
 
 import trio
 
@@ -99,9 +99,18 @@ async def check_bot(
     variants: Sequence[Any] | None = None,
     log_dir: Path | None = None,
     progress: Callable[[str], None] = lambda s: None,
+    limits: Any = None,
+    env: dict[str, str] | None = None,
+    runtime: str | None = None,
+    bank_ms: int | None = None,
+    clock_mode: Literal["wall", "cpu"] = "wall",
 ) -> Report:
     """Run every check on the bot started by ``command``; return the :class:`Report`.
 
+    ``limits`` and ``env``: the bot's :class:`~referee.runtime.limits.ResourceLimits`
+    and environment variables (None: the league's defaults); ``runtime``: the
+    language preset they came from (:mod:`referee.runtime.runtimes`), for the fixes;
+    ``bank_ms`` and ``clock_mode`` ("wall" or "cpu") the games' clock, as in a league.
     Never raises for a misbehaving bot (that is what the report is for);
     raises :class:`UserError` for a bad ``cwd`` or bad variants.
     """
@@ -120,7 +129,7 @@ async def check_bot(
         try:
             progress("handshake")
             try:
-                bot = await RawBot.open(command, cwd, nursery, name)
+                bot = await RawBot.open(command, cwd, nursery, name, limits=limits, env=env, runtime=runtime)
             except _ProbeFailure as exc:
                 report.add("handshake", False, exc.detail, exc.fix)
             else:
@@ -132,7 +141,22 @@ async def check_bot(
                 await bot.kill()
             nursery.cancel_scope.cancel()
     if report.bot_name is not None:
-        await _games(command, name, cwd, report, chosen, move_ms, startup_ms, grace_ms, log_dir, progress)
+        await _games(
+            command,
+            name,
+            cwd,
+            report,
+            chosen,
+            move_ms,
+            startup_ms,
+            grace_ms,
+            log_dir,
+            progress,
+            limits,
+            env,
+            bank_ms=bank_ms,
+            clock_mode=clock_mode,
+        )
     else:
         why = "not run until the handshake works (every other check needs a bot that answers hello)"
         for probe in PROBES:

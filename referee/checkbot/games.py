@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Literal, Sequence
 
 import trio
 
@@ -112,6 +112,11 @@ def _describe_faults(
     )
     if first.fault == "crash" and tail and "stderr" not in detail:
         detail += f"; its stderr ends: {tail.strip()[-300:]!r}"
+    if first.fault == "crash":
+        # what its output says about the cause (the memory limit, a class or module not found...)
+        from referee.runtime.runtimes import crash_fix
+
+        fix = crash_fix(first.detail, tail, fix)
     return detail, fix
 
 
@@ -126,12 +131,17 @@ async def _games(
     grace_ms: int,
     log_dir: Path | None,
     progress: Callable[[str], None],
+    limits: Any = None,
+    env: dict[str, str] | None = None,
+    *,
+    bank_ms: int | None = None,
+    clock_mode: Literal["wall", "cpu"] = "wall",
 ) -> None:
     from referee.core.errors import BotError
     from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, play_game, start_bots
 
-    clock = ClockSpec(move_ms=move_ms, startup_ms=startup_ms, grace_ms=grace_ms)
-    spec = BotSpec(name=name, command=command, cwd=cwd)
+    clock = ClockSpec(move_ms=move_ms, startup_ms=startup_ms, grace_ms=grace_ms, bank_ms=bank_ms, mode=clock_mode)
+    spec = BotSpec(name=name, command=command, cwd=cwd, env=env, limits=limits)
     plans = []
     for v in variants:
         rules = get_variant(v)

@@ -38,9 +38,11 @@ class RawBot:
     SIGKILLs the process group and reaps the process.
     """
 
-    def __init__(self, proc: Any) -> None:
+    def __init__(self, proc: Any, runtime: str | None = None) -> None:
         self.proc = proc  # referee.runtime.process.BotProcess
         self.eof = False
+        self.runtime = runtime  # the runtime preset in use (--runtime), for the fixes
+        self.seen: list[bytes] = []  # the last lines read from its stdout (what it wrote before dying)
 
     @property
     def lineno(self) -> int:
@@ -48,20 +50,59 @@ class RawBot:
 
     @classmethod
     async def open(
-        cls, command: str | list[str], cwd: str | None, nursery: trio.Nursery, name: str = "candidate"
+        cls,
+        command: str | list[str],
+        cwd: str | None,
+        nursery: trio.Nursery,
+        name: str = "candidate",
+        *,
+        limits: Any = None,
+        env: dict[str, str] | None = None,
+        runtime: str | None = None,
     ) -> "RawBot":
-        """Start the process in the same sandbox a league uses (raises
-        :class:`_ProbeFailure` if it cannot be started; its fix follows the
-        start error's ``reason``)."""
+        """Start the process in the same sandbox a league uses, with ``limits``
+        and ``env`` (:class:`~referee.runtime.BotSpec`'s; ``runtime``: the preset
+        they came from, for the fixes). Raises :class:`_ProbeFailure` if it cannot
+        be started; its fix follows the start error's ``reason``."""
         from referee.runtime import BotSpec, BotStartError
         from referee.runtime.process import BotProcess
 
+        spec = BotSpec(name=name, command=command, cwd=cwd, env=env, limits=limits)
         # probe_leftovers: the sandbox reports the processes the bot leaves behind when it exits
         try:
-            proc = await BotProcess.spawn(BotSpec(name=name, command=command, cwd=cwd), nursery, probe_leftovers=True)
+            proc = await BotProcess.spawn(spec, nursery, probe_leftovers=True)
         except BotStartError as exc:
             raise _ProbeFailure(exc.detail, _START_FIXES.get(exc.reason, "check the command")) from None
-        return cls(proc)
+        return cls(proc, runtime)
+
+    async def death(self, when: str) -> tuple[str, str] | None:
+        """``(detail, fix)`` if the bot has died (waiting up to 1 s for it to
+        exit): what it wrote on stdout (the lines read, then the rest) and
+        stderr, its exit status or signal, and the likely cause
+        (:func:`referee.runtime.runtimes.explain_death`); None while it runs."""
+        from referee.runtime.runtimes import explain_death
+
+        rc = await self.wait_exit(1.0)
+        if rc is None:
+            return None
+        if not self.eof:
+            try:
+                while await self.read_line(0.2) is not None:
+                    pass
+            except _ProbeFailure:
+                pass
+        await self.proc.stderr_settled(0.5)
+        out = b"\n".join(self.seen).decode("utf-8", "replace")
+        return explain_death(
+            rc,
+            out,
+            str(self.proc.stderr_tail()),
+            when=when,
+            command=self.proc.spec.command,
+            limits=self.proc.spec.limits,
+            runtime=self.runtime,
+            default_fix=None if when.startswith("before answering hello") else FIXES["crash"],
+        )
 
     def stderr_tail(self) -> str:
         return str(self.proc.stderr_tail()).strip()[-400:]
@@ -71,9 +112,11 @@ class RawBot:
         try:
             await self.proc.send_bytes(json.dumps(msg, separators=(",", ":")).encode() + b"\n")
         except (trio.BrokenResourceError, trio.ClosedResourceError):
+            died = await self.death(f"before the referee's {msg.get('type')!r} message (it closed its stdin)")
+            if died is not None:
+                raise _ProbeFailure(*died) from None
             raise _ProbeFailure(
-                f"the bot closed its stdin (exited?) before the referee's {msg.get('type')!r} message"
-                + self._stderr_hint(),
+                f"the bot closed its stdin before the referee's {msg.get('type')!r} message" + self._stderr_hint(),
                 FIXES["crash"],
             ) from None
 
@@ -82,17 +125,25 @@ class RawBot:
         Raises :class:`_ProbeFailure` at end of output or for a line too long."""
         from referee.runtime.framing import LineTooLong, StreamClosed
 
+        closed = False
         with trio.move_on_after(timeout_s):
             try:
-                return bytes(await self.proc.reader.read_line())
+                line = bytes(await self.proc.reader.read_line())
+                self.seen = [*self.seen[-19:], line[:2000]]
+                return line
             except LineTooLong as exc:
                 raise _ProbeFailure(
                     f"line {exc.lineno} is longer than {exc.limit} bytes",
                     "end every message with a newline, one message per line",
                 ) from None
             except StreamClosed:
-                self.eof = True
-                raise _ProbeFailure("the bot closed stdout (exited?)" + self._stderr_hint(), FIXES["crash"]) from None
+                self.eof = closed = True
+        if closed:
+            # outside the read's time limit: how it died is worth the wait
+            died = await self.death("before its next line (it closed its stdout)")
+            if died is not None:
+                raise _ProbeFailure(*died)
+            raise _ProbeFailure("the bot closed stdout" + self._stderr_hint(), FIXES["crash"])
         return None
 
     def _stderr_hint(self) -> str:
@@ -206,19 +257,11 @@ async def _handshake(bot: RawBot, report: Report, startup_s: float, name: str) -
         msg = await bot.read_message(startup_s, "hello reply")
         ms = (time.monotonic() - t0) * 1000
     except _ProbeFailure as exc:
-        rc = await bot.wait_exit(1.0)
-        if rc is None:
+        died = await bot.death("before answering hello")
+        if died is None:
             report.add("handshake", False, exc.detail, exc.fix)
         else:
-            tail = bot.stderr_tail()
-            report.add(
-                "handshake",
-                False,
-                f"the bot exited (status {rc}) before answering hello"
-                + (f"; its stderr ends: {tail[-300:]!r}" if tail else " and wrote nothing to stderr"),
-                "run the command by hand to see what goes wrong (a wrong path or a missing interpreter "
-                "is common); a bot must keep running, answer hello and then read stdin until bye",
-            )
+            report.add("handshake", False, *died)
         return False
     if msg.get("type") != "hello":
         report.add(

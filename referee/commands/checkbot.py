@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from referee.checkbot import Report, check_bot, parse_command, plural
+from referee.commands.play import add_bot_limit_options, bot_limits
 from referee.errors import UserError
 
 DESCRIPTION = """Is this bot ready for a league? check-bot starts the bot, checks the hello handshake,
@@ -33,6 +34,8 @@ EPILOG = """examples:
   referee check-bot --name js -- node sample_bots/js_bot.js
   referee check-bot -- ./c_bot
   referee check-bot -- "cd mybot && ./run.sh"     (one quoted word: run by /bin/sh)
+  referee check-bot --runtime java -- java -cp classes Bot   (the JVM sized to the memory limit)
+  referee check-bot --memory-mb 4096 --sandbox basic -- ./my_bot
 """
 
 
@@ -48,6 +51,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--cwd", default=None, help="working directory to start the bot in")
     p.add_argument("--move-ms", type=int, default=1000, help="time limit per decision (default 1000)")
     p.add_argument("--startup-ms", type=int, default=10000, help="time limit for the hello reply (default 10000)")
+    p.add_argument("--bank-ms", type=int, help="the games' time bank per game in ms, as a league's (default: none)")
+    p.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="the games' clock, as a league's: wall (elapsed time) or cpu (the bot's own CPU time, with a "
+        "wall ceiling of 3 x move-ms)",
+    )
     p.add_argument(
         "--grace-ms",
         type=int,
@@ -61,6 +72,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="NAME",
         help="check only this variant (repeatable; default: every preset and two custom variants)",
     )
+    add_bot_limit_options(p)
     p.add_argument("--log-dir", default=None, help="keep the game logs here (default: a temporary directory)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("command", nargs=argparse.REMAINDER, help="the bot's command, after --")
@@ -80,6 +92,9 @@ def run(args: argparse.Namespace) -> int:
     for opt in ("move_ms", "startup_ms", "grace_ms"):
         if getattr(args, opt) <= 0:
             raise UserError(f"--{opt.replace('_', '-')} must be a positive number of milliseconds")
+    if args.bank_ms is not None and args.bank_ms <= 0:
+        raise UserError("--bank-ms must be a positive number of milliseconds")
+    limits, env = bot_limits(args)
     err = Console(stderr=True, highlight=False)
     status = err.status("check-bot: starting", spinner="dots") if err.is_terminal and not args.json else None
 
@@ -98,6 +113,11 @@ def run(args: argparse.Namespace) -> int:
             variants=args.variant,
             log_dir=log_dir,
             progress=progress,
+            limits=limits,
+            env=env,
+            runtime=args.runtime,
+            bank_ms=args.bank_ms,
+            clock_mode=args.clock,
         )
 
     with tempfile.TemporaryDirectory(prefix="checkbot-") as tmp:

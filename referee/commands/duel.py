@@ -13,13 +13,14 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from referee.commands import seed_value
-from referee.commands.play import add_limit_options, add_variant_argument
+from referee.commands.play import add_bot_limit_options, add_limit_options, add_variant_argument
 from referee.errors import UserError, user_facing
 
 if TYPE_CHECKING:
@@ -29,6 +30,10 @@ if TYPE_CHECKING:
 #: the field's default: the sample tracker (a reasonable, deterministic-minded opponent)
 SAMPLE_TRACKER = Path(__file__).resolve().parents[2] / "sample_bots" / "tracker_bot.py"
 DEFAULT_GAMES = 1000
+#: what argparse reads as a value although it starts with "-": a word that starts as a negative number
+#: does (--sprt -10,0; --sprt -5,5,0.05,0.05; --sprt -10,x gets parse_sprt's error); no option of
+#: duel's starts with "-" and a digit
+NEGATIVE_VALUE = re.compile(r"^-\.?\d")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -42,6 +47,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "status: 0 H1 accepted (or every game played, without --sprt), 1 H0 accepted, 2 an error, 3 MAX "
         "games played and undecided, 130 interrupted. See docs/DUEL.md.",
     )
+    # a value such as "-10,0" (--sprt -10,0: negative bounds) is a value, not an option: argparse takes
+    # only plain negative numbers ("-10", "-.5") for values unless its matcher says otherwise
+    p._negative_number_matcher = NEGATIVE_VALUE
+
+    def one_line_error(message: str) -> NoReturn:
+        # an option argparse could not read: one error line saying what to type (no usage dump)
+        hint = (
+            ": give ELO0,ELO1 after it, e.g. --sprt 0,10, or --sprt -10,0 for a non-regression test"
+            if "--sprt" in message
+            else " (referee duel --help lists the options)"
+        )
+        p.exit(2, f"error: {message}{hint}\n")
+
+    p.error = one_line_error  # type: ignore[method-assign]
     add_variant_argument(p)
     p.add_argument(
         "--bot",
@@ -76,7 +95,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="ELO0,ELO1[,ALPHA,BETA]",
         help="sequential test of H0 'A is ELO0 Elo stronger than B' against H1 'ELO1 stronger' (ELO0 < "
         "ELO1), with false-positive rate ALPHA and false-negative rate BETA (default 0.05 each), "
-        "e.g. --sprt 0,20; without it, MAX games are played and the Elo is estimated",
+        "e.g. --sprt 0,20, or --sprt -10,0 for a non-regression test; without it, MAX games are played and "
+        "the Elo is estimated (after a stop, the Elo is the median-unbiased estimate of the stopped test)",
     )
     p.add_argument(
         "--model",
@@ -109,6 +129,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         max_decisions_help="abort a hand still running after N decisions (its deal pair is dropped; default: as "
         "referee play)",
     )
+    add_bot_limit_options(p)
     p.add_argument("--log", metavar="DIR", help="keep every game's log in DIR (default: no logs)")
     p.add_argument("--json", metavar="FILE", help="write the JSON summary to FILE instead of stdout")
     p.add_argument(
@@ -140,7 +161,7 @@ def build_spec(args: argparse.Namespace) -> DuelSpec:
     """The :class:`DuelSpec` of the options; raises :class:`UserError` for any bad value."""
     import dataclasses
 
-    from referee.commands.play import _limits, load_variant, parse_match
+    from referee.commands.play import _limits, bot_limits, load_variant, parse_match
     from referee.league.duel import DuelSpec, field_seats
     from referee.league.sprt import parse_sprt
     from referee.runtime import BotSpec
@@ -189,6 +210,9 @@ def build_spec(args: argparse.Namespace) -> DuelSpec:
         raise UserError("--progress-every must be a positive number of seconds")
     match = parse_match(args.match)
     clock, policy = _limits(args, rules, players)
+    limits, env = bot_limits(args)  # every bot of the duel, the field too
+    a, b = (dataclasses.replace(x, limits=limits, env=env) for x in (a, b))
+    field_bots = [dataclasses.replace(x, limits=limits, env=env) for x in field_bots]
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
     log_dir = Path(args.log) if args.log else None
     try:
@@ -329,7 +353,7 @@ def live_text(duel: Duel) -> str:
     interval, the LLR with its bounds, and the faults of A and B."""
     spec = duel.spec
     st = duel.state.stats()
-    e = duel.state.estimate()
+    elo, lo, hi, _ = duel.state.elo()
     c = st.counts
     parts = [
         f"{spec.rules.name} {spec.players}p",
@@ -337,7 +361,7 @@ def live_text(duel: Duel) -> str:
         f"pairs {st.units} [LL {c[0]} LD {c[1]} DD+WL {c[2]} WD {c[3]} WW {c[4]}]"
         + (f" {duel.state.dropped} dropped" if duel.state.dropped else ""),
         f"W-D-L {duel.wins}-{duel.draws}-{duel.losses}",
-        f"Elo {_elo(e.elo)} [{_elo(e.elo_lo)}, {_elo(e.elo_hi)}]" if e.units else "Elo -",
+        f"Elo {_elo(elo)} [{_elo(lo)}, {_elo(hi)}]" if st.units else "Elo -",
     ]
     if st.llr is not None and st.lower is not None and st.upper is not None:
         parts.append(f"LLR {st.llr:.2f} ({st.lower:.2f}, {st.upper:.2f})")

@@ -61,6 +61,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         max_decisions_help="abort a hand still running after N decisions (default: 5000, or 10 per card and seat "
         "for a big custom deck)",
     )
+    add_bot_limit_options(p)
     p.add_argument(
         "--game-id",
         help="game id: letters, digits, '.', '_', '-' (default <variant>-<players>p-<seed>, "
@@ -227,6 +228,7 @@ def _seats(args: argparse.Namespace) -> list[BotSpec]:
     if not args.bot:
         raise UserError("no bots: give one --bot NAME=COMMAND per seat")
     bots = [parse_bot(b) for b in args.bot]
+    limits, env = bot_limits(args)
     players = args.players if args.players is not None else len(bots)
     if players < len(bots):
         raise UserError(f"--players {players} but {len(bots)} --bot options were given")
@@ -235,7 +237,7 @@ def _seats(args: argparse.Namespace) -> list[BotSpec]:
     for i in range(players):
         name, command = bots[i % len(bots)]
         seen[name] = seen.get(name, 0) + 1
-        specs.append(BotSpec(name if seen[name] == 1 else f"{name}#{seen[name]}", command))
+        specs.append(BotSpec(name if seen[name] == 1 else f"{name}#{seen[name]}", command, env=env, limits=limits))
     return specs
 
 
@@ -312,6 +314,63 @@ def _limits(args: argparse.Namespace, rules: Rules, players: int) -> tuple[Clock
         max_line=args.max_line,
         max_decisions=args.max_decisions or max_decisions_for(rules, players),
     )
+
+
+def add_bot_limit_options(p: argparse.ArgumentParser) -> None:
+    """The bots' resource limit, sandbox and runtime options :func:`bot_limits` reads
+    (``referee play``, ``duel`` and ``check-bot``: the keys of a league's ``[limits]``)."""
+    from referee.runtime.limits import ISOLATIONS
+    from referee.runtime.runtimes import RUNTIMES
+
+    p.add_argument(
+        "--memory-mb",
+        type=int,
+        metavar="N",
+        help="memory limit per bot process in MiB: address space, and resident memory where control groups work "
+        "(default 2048; a league's memory_mb)",
+    )
+    p.add_argument("--cpu-seconds", type=int, metavar="N", help="CPU seconds per bot process, all games (default 3600)")
+    p.add_argument(
+        "--sandbox",
+        choices=[i for i in ISOLATIONS if i != "auto"],
+        help="bwrap (bubblewrap), basic (the referee's own) or none (only the limits: trusted bots); default: "
+        "bwrap where it works, else basic (docs/SECURITY.md)",
+    )
+    p.add_argument(
+        "--runtime",
+        metavar="NAME",
+        help=f"the bots' language runtime preset ({', '.join(RUNTIMES)}): the limits and environment it needs, "
+        'as a league bot\'s runtime = "java" (docs/WRITING-A-BOT.md, Languages)',
+    )
+
+
+def bot_limits(args: argparse.Namespace) -> tuple[Any, dict[str, str] | None]:
+    """``(ResourceLimits, env)`` of the options of :func:`add_bot_limit_options`:
+    the runtime preset's limits and variables under the options given. Raises
+    :class:`UserError` naming the option for a bad value, or a sandbox this
+    machine cannot give."""
+    from referee.runtime.limits import LimitsError, parse_limits
+    from referee.runtime.runtimes import UnknownRuntime, apply_runtime, runtime_env
+    from referee.runtime.sandbox import limits_problem
+
+    table: dict[str, Any] = {}
+    for option, key in (("memory_mb", "memory_mb"), ("cpu_seconds", "cpu_seconds"), ("sandbox", "sandbox")):
+        value = getattr(args, option, None)
+        if value is not None:
+            table[key] = value
+    try:
+        merged = apply_runtime(args.runtime, None, table)
+        limits = parse_limits(merged)
+    except UnknownRuntime as exc:
+        raise UserError(f"--runtime: {exc}") from None
+    except LimitsError as exc:
+        raise UserError(
+            f"--{(exc.key or 'limits').replace('_', '-')} {table.get(exc.key or '')!r}: {exc.message}"
+        ) from None
+    problem = limits_problem(limits)
+    if problem:
+        raise UserError(f"--sandbox {args.sandbox or 'bwrap'}: {problem}")
+    return limits, runtime_env(args.runtime, limits, None)
 
 
 def default_game_id(rules: Any, players: int, seed: int | None) -> str:

@@ -39,6 +39,8 @@ The file format (all keys optional unless marked required)::
     build = "make"           # run once before the league, in cwd, in the bot's sandbox
     clock = { move_ms = 2000 }   # per-bot clock overrides
     limits = { memory_mb = 512 } # this bot's limits, key by key on top of [limits]
+    runtime = "java"         # a language preset (referee.runtime.runtimes: python, node, java, c, cpp,
+                             # rust, go, csharp): its limits between [limits] and the bot's, its env under env
 
     [[variants]]
     name = "kwartet"         # required: a preset name, or the name of a custom variant
@@ -130,6 +132,7 @@ class BotConfig(_Cfg):
     build: str | list[str] | None = None
     clock: BotClockConfig | None = None
     limits: dict[str, Any] | None = None
+    runtime: str | None = None  # a language preset (referee.runtime.runtimes)
 
 
 class MatchConfig(_Cfg):
@@ -306,7 +309,13 @@ class League:
 
 
 def canonical_form(cfg: LeagueConfig) -> dict[str, Any]:
-    return _drop_non_result(_schedule_canonical(msgspec.to_builtins(cfg)))
+    data = _schedule_canonical(msgspec.to_builtins(cfg))
+    # a bot without a runtime preset keeps the canonical form it had before presets existed
+    data["bots"] = [
+        {k: v for k, v in b.items() if k != "runtime" or v is not None} if isinstance(b, dict) else b
+        for b in data.get("bots", [])
+    ]
+    return _drop_non_result(data)
 
 
 def _schedule_canonical(data: dict[str, Any]) -> dict[str, Any]:
@@ -842,9 +851,10 @@ def _resolve_bot(cfg: LeagueConfig, i: int, names: dict[str, int], ctx: _Resolvi
             raise err(f"{where}.cwd", f"directory {cwd} does not exist (paths are relative to the config file)")
     clock = _bot_clock(cfg, b, where, ctx)
     limits = None
+    env = dict(b.env) if b.env else None  # extra variables; the runtime's sandbox adds a minimal base
     if not ctx.schedule_only and limits_ok:
         with ctx.check():
-            limits = _check_limits(cfg.limits, b.limits, b.cwd is not None, f"{where}.limits", err)
+            limits, env = _runtime_preset(cfg, b, where, err)
     command: Any = None
     build: Any = None
     with ctx.check():
@@ -855,7 +865,7 @@ def _resolve_bot(cfg: LeagueConfig, i: int, names: dict[str, int], ctx: _Resolvi
         name=b.name,
         command=command,
         cwd=str(cwd),
-        env=dict(b.env) if b.env else None,  # extra variables; the runtime's sandbox adds a minimal base
+        env=env,
         build=build,
         clock=clock,
         limits=limits,
@@ -1226,6 +1236,23 @@ def _check_ceiling(
             f"{ceiling} is below {move_key} ({move_ms}): the wall ceiling bounds every decision, "
             f"so it must be at least the move limit (or leave it out for 3 x move_ms)",
         )
+
+
+def _runtime_preset(
+    cfg: LeagueConfig, b: BotConfig, where: str, err: ErrorAt
+) -> tuple[dict[str, Any], dict[str, str] | None]:
+    """A bot's merged limits table and its env, with its ``runtime`` preset applied
+    (``referee.runtime.runtimes``: the preset's limits between the league's and the
+    bot's, its variables under the bot's ``env``)."""
+    from referee.runtime.limits import parse_limits
+    from referee.runtime.runtimes import UnknownRuntime, apply_runtime, runtime_env
+
+    try:
+        own = apply_runtime(b.runtime, cfg.limits, b.limits)
+    except UnknownRuntime as exc:
+        raise err(f"{where}.runtime", str(exc)) from None
+    limits = _check_limits(cfg.limits, own, b.cwd is not None, f"{where}.limits", err)
+    return limits, runtime_env(b.runtime, parse_limits(limits), dict(b.env) if b.env else None)
 
 
 def _check_limits(

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
 import trio
 
@@ -53,9 +54,11 @@ async def start_bot(entrant: Entrant, nursery: trio.Nursery, *, max_line: int) -
         return await BotSession.start(spec, entrant.clock, nursery, max_line=max_line)
     except BotError as exc:
         detail = exc.detail.removeprefix("cannot start: ")
+        cause = _likely_cause(spec, exc)
         raise BotStartFailed(
             f"bot '{spec.name}' (bots[{entrant.index}]) could not start: {detail}\n"
-            f"  command: {spec.command!r}, cwd: {spec.cwd}\n"
+            + (f"  likely cause: {cause}\n" if cause else "")
+            + f"  command: {spec.command!r}, cwd: {spec.cwd}\n"
             "  (commands run in cwd, which is relative to the config file; try: referee check-bot -- COMMAND)",
             entrant.index,
             exc.session,
@@ -64,6 +67,19 @@ async def start_bot(entrant: Entrant, nursery: trio.Nursery, *, max_line: int) -
         raise BotStartFailed(
             f"bot '{spec.name}' could not start: {spec.command!r} in {spec.cwd}: {exc.strerror or exc}", entrant.index
         ) from None
+
+
+def _likely_cause(spec: Any, exc: BotError) -> str | None:
+    """What a dead bot's output says about why it failed its hello (check-bot's words,
+    :func:`referee.runtime.runtimes.likely_cause`): the error's line, the rest of what it
+    wrote on stdout before it died, and its stderr."""
+    from referee.runtime.runtimes import likely_cause
+
+    session = exc.session
+    if session is None:
+        return None
+    pending = bytes(getattr(session.reader, "_buf", b"")).decode("utf-8", "replace")  # lines read but not taken
+    return likely_cause(f"{exc.detail}\n{pending}", session.stderr_tail(), command=spec.command, limits=spec.limits)
 
 
 async def close_all(sessions: Sequence[BotSession | None]) -> None:

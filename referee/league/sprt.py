@@ -87,6 +87,29 @@ The test accepts H1 once ``LLR >= log((1 - BETA) / ALPHA)`` and H0 once
 The first crossing decides: pairs added after it still update the counts,
 the estimates and the LLR, but not the verdict (games already under way when
 the test decides may finish).
+
+The estimate after a stop
+=========================
+
+The mean score of a test that stopped at its first crossing is biased: a run
+that happened to go well early crosses the upper bound early, one that went
+badly crosses the lower bound early, and those short runs weigh as much as
+the long ones. (With ``--sprt 0,40`` on simulated pairs, the plain Elo
+averages about -9 at a true 0, and +52 at a true 40.) Once the test has decided,
+the reported Elo and its interval are therefore fishtest's: the LLR is
+modelled as a Brownian motion with drift ``mu(s) = (s - (s0 + s1) / 2)
+(s1 - s0) / v`` and variance ``(s1 - s0)^2 / v`` per unit, for a true score
+``s`` (``v``: the units' variance, plus ``(s - s_hat)^2``); the observed
+outcome is where and when the LLR left the interval (the LLR clamped to the
+bound it crossed, the time scaled to match). The probability of a *worse*
+outcome (crossing the lower bound sooner, the upper later, or the lower
+instead of the upper) falls as ``s`` rises; the Elo at which it is 1/2 is the
+median-unbiased estimate, and those at which it is 0.975 and 0.025 bound the
+95% interval (Van den Bergh, fishtest's ``sprt.analytics``; Whitehead,
+*The design and analysis of sequential clinical trials*). Far beyond both
+hypotheses the model may have no such Elo in [-1000, 1000] (the chance turns
+back up before reaching the level); that value is then the plain one. The
+plain mean is kept in the summary as ``elo_mean``.
 """
 
 from __future__ import annotations
@@ -212,7 +235,8 @@ def parse_sprt(text: str, *, model: Model = "logistic") -> Sprt:
     m = _SPRT_RE.match(text or "")
     if not m:
         raise ValueError(
-            f"--sprt {text!r}: expected ELO0,ELO1 or ELO0,ELO1,ALPHA,BETA, e.g. --sprt 0,10 or --sprt 0,10,0.05,0.05"
+            f"--sprt {text!r}: expected ELO0,ELO1 or ELO0,ELO1,ALPHA,BETA, e.g. --sprt 0,10, "
+            "--sprt -10,0 (a non-regression test) or --sprt 0,10,0.05,0.05"
         )
     elo0, elo1 = float(m[1]), float(m[2])
     if m[3] is None:
@@ -404,6 +428,152 @@ def estimate(counts: Sequence[int]) -> EloEstimate:
 
 
 # --------------------------------------------------------------------------
+# the estimate after a stop (fishtest's median-unbiased one)
+
+
+def _phi(x: float) -> float:
+    """The standard normal distribution function."""
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+def _phi_tail_ratio(z: float, e: float) -> float:
+    """``exp(e) * Phi(z)`` for a large ``e`` and a very negative ``z``, by the
+    asymptotic series of Phi (no overflow of ``exp(e)``)."""
+    return -math.exp(-(z * z) / 2.0 + e) / math.sqrt(2.0 * math.pi) * (1.0 / z - 1.0 / z**3)
+
+
+class _Walk:
+    """A Brownian motion from 0 with drift ``mu`` and variance ``var`` per unit,
+    absorbed at ``a < 0 < b`` (the SPRT's LLR bounds)."""
+
+    def __init__(self, a: float, b: float, mu: float, var: float) -> None:
+        self.a, self.b, self.mu, self.var = a, b, mu, var
+
+    def worse(self, t: float, y: float) -> float:
+        """The probability that the walk ends "left of" the point ``(t, y)``:
+        at ``a`` before time ``t``, or still inside at ``t`` below ``y``, or at
+        ``a`` later, or at ``b`` after ``t``: every outcome worse than reaching
+        ``y`` at time ``t`` (``y`` a bound: the test stopped there)."""
+        width = self.b - self.a
+        gamma = self.mu / self.var
+        if self.var * t / width**2 < 1e-2 or abs(gamma * width) > 15.0:
+            return self._siegmund(t, y)
+        return self._series(t, y)
+
+    def _series(self, t: float, y: float) -> float:
+        # the exact law: the eigenfunction expansion of the absorbed walk's density
+        width, var, mu = self.b - self.a, self.var, self.mu
+        x0, y0 = -self.a, y - self.a  # start and point, measured from the lower bound
+        gamma = mu / var
+        base = (math.pi / width) ** 2 * var / 2.0 + mu * mu / var / 2.0
+        scale = math.exp(-base * t - x0 * gamma + y0 * gamma)
+        total = 0.0
+        n = 1
+        while True:
+            level = (n * math.pi / width) ** 2 * var / 2.0 + mu * mu / var / 2.0
+            decay = math.exp(-(level - base) * t)
+            k = math.pi * n / width
+            primitive = (2.0 * width * gamma * math.sin(k * y0) - 2.0 * math.pi * n * math.cos(k * y0)) / (
+                width**2 * gamma**2 + math.pi**2 * n**2
+            )
+            total += decay * primitive * math.sin(k * x0)
+            if abs(scale * decay * primitive) <= 1e-9 or n > 10000:
+                break
+            n += 1
+        if gamma * width > 30.0:
+            lower_first = math.exp(-2.0 * gamma * x0)
+        elif abs(gamma * width) < 1e-8:
+            lower_first = (width - x0) / width
+        else:
+            lower_first = (1.0 - math.exp(2.0 * gamma * (width - x0))) / (1.0 - math.exp(2.0 * gamma * width))
+        return min(1.0, max(0.0, lower_first + scale * total))
+
+    def _siegmund(self, t: float, y: float) -> float:
+        # Siegmund's approximation, for short times or a strong drift (where the series converges slowly)
+        sd = math.sqrt(t * self.var)
+        shift = self.mu * t
+        gamma = self.mu / self.var
+        a, b = self.a, self.b
+        z = (y - shift) / sd
+        za = (-y + shift + 2.0 * a) / sd
+        zb = (y - shift - 2.0 * b) / sd
+        ta = _phi_tail_ratio(za, 2.0 * gamma * a) if gamma * a >= 5.0 else math.exp(2.0 * gamma * a) * _phi(za)
+        tb = _phi_tail_ratio(zb, 2.0 * gamma * b) if gamma * b >= 5.0 else math.exp(2.0 * gamma * b) * _phi(zb)
+        return min(1.0, max(0.0, _phi(z) + ta - tb))
+
+
+def stopped_estimate(counts: Sequence[int], test: Sprt) -> tuple[float, float, float]:
+    """The median-unbiased logistic Elo of a sequential test that has stopped,
+    with its 95% interval: ``(elo, lo, hi)`` (see the module docstring,
+    "The estimate after a stop"). ``counts`` as for :func:`llr`; each value is
+    the root nearest to the plain estimate, within [-1000, 1000] Elo, or (no
+    root there: a difference far beyond both hypotheses) the plain value."""
+    n = sum(counts)
+    if n == 0:
+        return 0.0, -math.inf, math.inf
+    k = len(counts) - 1
+    points = [i / k for i in range(k + 1)]
+    reg = [float(c) if c > 0 else REGULARIZE for c in counts]
+    total = sum(reg)
+    phat = [c / total for c in reg]
+    s_hat = sum(q * a for q, a in zip(phat, points))
+    v_hat = sum(q * (a - s_hat) ** 2 for q, a in zip(phat, points))
+    if test.model == "logistic":
+        s0, s1 = elo_to_score(test.elo0), elo_to_score(test.elo1)
+    else:
+        sigma = math.sqrt(k / 2.0 * v_hat)  # one game's standard deviation
+        s0, s1 = (0.5 + e / NELO_SCALE * sigma for e in (test.elo0, test.elo1))
+    a, b = test.lower, test.upper
+
+    def drift(s: float) -> tuple[float, float]:
+        v = v_hat + (s - s_hat) ** 2
+        return (s - (s0 + s1) / 2.0) * (s1 - s0) / v, (s1 - s0) ** 2 / v
+
+    slope = drift(s_hat)[0]
+    y, t = total * slope, total
+    if y < a:
+        y, t = a, a / slope
+    elif y > b:
+        y, t = b, b / slope
+
+    def worse(elo: float) -> float:
+        mu, var = drift(elo_to_score(elo))
+        return _Walk(a, b, mu, var).worse(t, y)
+
+    plain = estimate(counts)
+    center = max(-1000.0, min(1000.0, plain.elo))
+
+    def solve(level: float, fallback: float) -> float:
+        # the walk's chance of a worse outcome falls as the Elo rises near the data; far from it (the
+        # variance grows with (s - s_hat)^2) it turns back up, and may never reach ``level``: bracket the
+        # root nearest to the plain estimate, stepping away from it, then bisect; without a root in
+        # [-1000, 1000] (a difference far beyond both hypotheses), the plain estimate's value
+        step = 10.0
+        lo, hi = center, center
+        if worse(center) >= level:
+            while worse(hi) > level:
+                if hi >= 1000.0:
+                    return fallback
+                lo, hi, step = hi, min(1000.0, hi + step), 2.0 * step
+        else:
+            while worse(lo) < level:
+                if lo <= -1000.0:
+                    return fallback
+                lo, hi, step = max(-1000.0, lo - step), lo, 2.0 * step
+        for _ in range(60):
+            if hi - lo < 1e-6:
+                break
+            mid = (lo + hi) / 2.0
+            if worse(mid) > level:
+                lo = mid
+            else:
+                hi = mid
+        return (lo + hi) / 2.0
+
+    return solve(0.5, plain.elo), solve(1.0 - 0.025, plain.elo_lo), solve(0.025, plain.elo_hi)
+
+
+# --------------------------------------------------------------------------
 # the running state
 
 
@@ -438,6 +608,10 @@ class DuelStats(msgspec.Struct, kw_only=True):
     model: str | None = None
     verdict: str = "continue"  # "continue", "H0" or "H1"
     decided_at: int | None = None  # the number of units at the first crossing
+    #: how ``elo`` and its interval were estimated: "mean" (from the mean score), or "sprt" once the
+    #: test has decided (fishtest's median-unbiased estimate after a stop; see the module docstring)
+    elo_method: str = "mean"
+    elo_mean: float | None = None  # the plain estimate from the mean score (biased after a stop)
 
 
 class SprtState:
@@ -543,11 +717,22 @@ class SprtState:
         return self.verdict
 
     def estimate(self) -> EloEstimate:
+        """The plain estimate from the mean score (see :meth:`elo`)."""
         return estimate(self.counts)
+
+    def elo(self) -> tuple[float, float, float, str]:
+        """The Elo to report, with its 95% interval, and how it was estimated:
+        ``(elo, lo, hi, method)``; method ``"sprt"`` once the test has decided
+        (:func:`stopped_estimate`), else ``"mean"`` (:func:`estimate`)."""
+        if self.test is not None and self.verdict != "continue":
+            return (*stopped_estimate(self.counts, self.test), "sprt")
+        e = self.estimate()
+        return e.elo, e.elo_lo, e.elo_hi, "mean"
 
     def stats(self) -> DuelStats:
         """The current figures as a :class:`DuelStats`."""
         e = self.estimate()
+        elo, elo_lo, elo_hi, method = self.elo()
         t = self.test
         return DuelStats(
             units=e.units,
@@ -555,9 +740,9 @@ class SprtState:
             games_per_unit=self.games_per_unit,
             counts=list(self.counts),
             score=e.score,
-            elo=_finite(e.elo),
-            elo_lo=_finite(e.elo_lo),
-            elo_hi=_finite(e.elo_hi),
+            elo=_finite(elo),
+            elo_lo=_finite(elo_lo),
+            elo_hi=_finite(elo_hi),
             nelo=_finite(e.nelo),
             nelo_lo=_finite(e.nelo_lo),
             nelo_hi=_finite(e.nelo_hi),
@@ -572,4 +757,6 @@ class SprtState:
             model=t.model if t else None,
             verdict=self.verdict,
             decided_at=self.decided_at,
+            elo_method=method,
+            elo_mean=_finite(e.elo),
         )

@@ -518,8 +518,9 @@ _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC = ("ld.so.cache", "alternatives", "localtime", "nsswitch.conf", "passwd", "group")
 #: /etc files only a bot with network access needs (name resolution, TLS certificates)
 _ETC_NET = ("hosts", "resolv.conf", "gai.conf", "services", "ssl/certs", "pki/tls/certs")
-#: /etc folders some runtimes reach through symlinks (Debian's Python, JDKs)
-_ETC_GLOBS = ("python3", "java")
+#: /etc folders some runtimes reach through symlinks (Debian's Python, JDKs) or read (mono's dllmap config,
+#: without which it cannot load its own native library)
+_ETC_GLOBS = ("python3", "java", "mono")
 #: folders never mounted whole (a named file in them is mounted alone)
 _NEVER_WHOLE = (
     "/",

@@ -155,3 +155,74 @@ def test_ctrl_c_stops_prints_the_summary_so_far_and_leaves_no_process(tmp_path: 
     s = json.loads(out)
     assert s["result"] == "interrupted" and s["games"] >= 2 and s["log_dir"] == str(logs)
     assert not processes_with(TAG)
+
+
+@pytest.mark.parametrize("value", ["-10,0", "-10,0,0.05,0.05", "-5.5,5", "-.5,0"])
+def test_negative_sprt_bounds_parse_with_a_space(value: str) -> None:
+    from referee.cli import build_parser
+    from referee.league.sprt import parse_sprt
+
+    args = build_parser().parse_args(["duel", "kwartet", "--bot", "a=x", "--bot", "b=y", "--sprt", value])
+    assert args.sprt == value
+    assert parse_sprt(args.sprt).elo0 < 0
+
+
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        (["--sprt"], "give ELO0,ELO1 after it, e.g. --sprt 0,10, or --sprt -10,0"),
+        (
+            ["--sprt", "-10,x"],
+            "--sprt '-10,x': expected ELO0,ELO1 or ELO0,ELO1,ALPHA,BETA, e.g. --sprt 0,10, --sprt -10,0",
+        ),
+    ],
+)
+def test_a_bad_sprt_value_says_what_to_type(capsys, args: list[str], words: str) -> None:
+    try:
+        status = main(["duel", "kwartet", "--bot", "a=x", "--bot", "b=y", *args])
+    except SystemExit as exc:  # argparse's own errors end with SystemExit(2), as for every command
+        status = exc.code  # type: ignore[assignment]
+    assert status == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("error: ") and words in err and err.count("\n") == 1, err
+
+
+def test_the_docs_example_is_what_the_code_prints() -> None:
+    """docs/DUEL.md's example lines: every number follows from its pair counts as the code computes them
+    (the lines were printed by the duel the doc shows; its bots are seeded, so it plays the same games)."""
+    import re
+    from types import SimpleNamespace
+
+    from referee.commands.duel import live_text
+    from referee.league.sprt import Sprt, SprtState, estimate, llr
+    from referee.rules import get_variant
+
+    doc = (ROOT / "docs" / "DUEL.md").read_text()
+    live = next(line for line in doc.splitlines() if line.startswith("kwartet 3p  games "))
+    verdict = next(line for line in doc.splitlines() if line.startswith("H1 accepted after "))
+    m = re.search(r"pairs (\d+) \[LL (\d+) LD (\d+) DD\+WL (\d+) WD (\d+) WW (\d+)\]  W-D-L (\d+)-(\d+)-(\d+)", live)
+    assert m is not None, live
+    pairs, *counts = (int(x) for x in m.groups()[:6])
+    wins, draws, losses = (int(x) for x in m.groups()[6:])
+    assert sum(counts) == pairs and wins + draws + losses == 2 * pairs
+    assert "--sprt 0,20 --games 4000 --seed 7" in doc
+    state = SprtState(Sprt(0, 20))
+    for point, n in enumerate(counts):  # the order of the pairs changes neither the LLR nor the estimate
+        state.counts[point] += n
+    state.llr = llr(state.counts, Sprt(0, 20))
+    state.verdict, state.decided_at = state.test.verdict(state.llr), pairs  # type: ignore[union-attr]
+    assert state.verdict == "H1"
+    duel = SimpleNamespace(
+        spec=SimpleNamespace(rules=get_variant("kwartet"), players=3, max_pairs=2000),
+        state=state,
+        games=2 * pairs,
+        wins=wins,
+        draws=draws,
+        losses=losses,
+        tallies=[SimpleNamespace(fault_count=0), SimpleNamespace(fault_count=0)],
+    )
+    assert live_text(duel) == live  # type: ignore[arg-type]
+    assert f"after {pairs} pairs" in verdict and f"(LLR {state.llr:.2f} >= {state.test.upper:.2f})" in verdict  # type: ignore[union-attr]
+    plain = estimate(state.counts)
+    assert f"= {plain.score:.4f}, a plain Elo of {plain.elo:+.1f}" in doc.replace("\n", " ")
+    assert f"The Elo shown, {state.elo()[0]:+.1f}, is the" in doc.replace("\n", " ")
