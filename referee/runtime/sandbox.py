@@ -1529,6 +1529,7 @@ def _plan_bwrap(
         lifeline=lifeline_fd(),
         workdir=plan.workdir or "",
         ids=ids,
+        umask=0o022 if rw else 0o077,
         cgroup=plan.cgroup,
         bwrap=True,
         signal_codes=True,
@@ -1577,6 +1578,7 @@ def _plan_basic(
         lifeline=lifeline_fd(),
         workdir=workdir,
         ids=ids,
+        umask=0o022 if rw else 0o077,
         cgroup=plan.cgroup,
         signal_codes=plan._report_fd is not None,
         # no private /dev/shm when the bot's own files live there (it would hide them)
@@ -1637,6 +1639,9 @@ class _Child:
     covers: list[tuple[str, list[str]]] = field(default_factory=list)  # see _covers
     idmaps: list[tuple[str, int, bool]] = field(default_factory=list)  # (path, userns fd, writable): see _uid_setup
     keep_writable: list[str] = field(default_factory=list)  # basic as root: all else is read-only
+    #: 0o077, but 0o022 with a writable folder (a build): what it makes there must be readable and
+    #: executable by the bot, which runs later as another host uid
+    umask: int = 0o077
     hidden: list[str] = field(default_factory=list)  # basic: paths covered by nothing (see _expose)
 
 
@@ -1914,7 +1919,7 @@ def _basic_preexec(child: _Child) -> Callable[[], None]:
             _readonly_host(child.keep_writable, bool(flags & _CLONE_NEWNS) and child.private_shm)
             os.chdir(os.getcwd())  # the working directory as now mounted (a writable folder: idmapped)
         _set_rlimits(child.pairs)
-        os.umask(0o077)
+        os.umask(child.umask)
         privileged = os.geteuid() == 0 or bool(flags & _CLONE_NEWUSER)
         if privileged:
             _drop_capabilities(libc, last_cap)
@@ -1964,7 +1969,7 @@ def _bwrap_preexec(child: _Child, argv: list[str], env: dict[str, str] | None) -
             _unshare(_CLONE_NEWNS)
             _mount("none", "/", None, _MS_REC | _MS_PRIVATE)
             _expose(child)
-        os.umask(0o077)
+        os.umask(child.umask)
         if child.ids is not None:
             os.setgroups([])
             os.setgid(child.ids[1])
