@@ -39,8 +39,8 @@ committed, no bot process is left behind (``KeyboardInterrupt`` propagates).
 
 from __future__ import annotations
 
+import dataclasses
 import math
-import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,9 +51,10 @@ import trio
 
 from referee.errors import UserError, user_facing
 from referee.league import schedule as sched
-from referee.league.config import League, Variant, load_config, normalize_stored
+from referee.league.config import League, load_config, normalize_stored
 from referee.league.ledger import GameRow, Ledger, config_text
 from referee.league.local import LocalExecutor
+from referee.league.night import ladder_number
 from referee.league.outdir import write_outputs
 from referee.league.preflight import prepare, to_stderr
 from referee.league.roster import EPOCHS_META, WITHDRAWN_META, reconcile, stored_withdrawn
@@ -62,8 +63,6 @@ from referee.league.standings import Tally
 from referee.league.work import UnitMaker
 from referee.rules.rng import Rng, derive
 from referee.runtime import BotSession
-
-_LADDER_RE = re.compile(r"-(\d+)p-L(\d+)-d\d+-r\d+$")
 
 #: what the ladder says (one line each): warnings and what happens
 Say = Callable[[str], None]
@@ -87,12 +86,6 @@ class _Rating:
 
 # --------------------------------------------------------------------------
 # matchmaking
-
-
-def ladder_number(game_id: str) -> int | None:
-    """The ladder table number of a ladder game's id, else None."""
-    m = _LADDER_RE.search(game_id)
-    return int(m.group(2)) if m else None
 
 
 def _ratings(tally: Tally, names: list[str]) -> dict[str, _Rating]:
@@ -137,19 +130,9 @@ def choose(league: League, tally: Tally, tables_so_far: Counter[tuple[str, int]]
 
 
 def _resumable(league: League, rows: list[GameRow], number: int) -> sched.Table | None:
-    """Ladder table ``number`` rebuilt from its recorded games (the lineup from
-    one row's seating), or None if its variant or one of its bots is gone."""
-    row = rows[0]
-    variant: Variant | None = next((v for v in league.variants if v.name == row.variant), None)
-    index = {b.name: i for i, b in enumerate(league.bots)}
-    if variant is None or any(b not in index for b in row.bots):
-        return None
-    k = row.size
-    order = sched.seating_order(tuple(range(k)), row.deal)
-    lineup = [0] * k
-    for s in range(k):
-        lineup[order[(s + row.rotation) % k]] = index[row.bots[s]]
-    return sched.Table(variant=variant, size=k, index=number, lineup=tuple(lineup), ladder=True)
+    """Ladder table ``number`` rebuilt from its recorded games (:meth:`referee.league.schedule.Ladder.recorded`),
+    or None if its variant or one of its bots is gone."""
+    return sched.LADDER.recorded(league, rows[0], number)
 
 
 # --------------------------------------------------------------------------
@@ -243,6 +226,8 @@ class Ladder:
                 epochs = self.ledger.get_meta(EPOCHS_META)
                 growth = reconcile(new, stored, withdrawn, self.league.out, epochs)
                 league, meta, lines = growth.league, growth.meta, growth.lines()
+            if league.secret:  # the night's seed, not the config's word "secret"
+                league = dataclasses.replace(league, seed=self.league.seed)
             maker = UnitMaker(league)
             given_up = await self._check_new(league, maker) if meta else self.given_up
         except UserError as exc:
@@ -361,10 +346,12 @@ def open_ladder(
     removes bots is accepted), and make the :class:`Ladder`. The caller closes
     ``ladder.ledger``."""
     from referee.league.outdir import open_night
+    from referee.league.secret import settle_seed
 
     league = load_config(path, out=out)
     league, ledger, growth = open_night(league)
     try:
+        league = settle_seed(league, ledger)  # a secret night's seed: the ledger's, else drawn now (and staged)
         for line in growth.lines() if growth else []:
             say(line)
         return Ladder(Path(path), league, ledger, keep_withdrawn=keep_withdrawn, concurrency=concurrency, say=say)
