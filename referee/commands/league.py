@@ -307,7 +307,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     # a secret night's tables are drawn from its seed: before the night has begun there is no seed (and
     # none is shown after), so the plan then has its counts but no coverage figures
-    undrawn = league.seed is None and any(r.schedule != "round-robin" for r in rows)
+    undrawn = league.seed is None and any(r.drawn for r in rows)
     covs = coverages(league) if getattr(args, "coverage", True) and not undrawn else []
     if args.json:
         data = _plan_json(league, rows)
@@ -372,7 +372,7 @@ def _plan_json(league: League, rows: list[PlanRow]) -> dict[str, Any]:
                 "rotations": r.rotations,
                 "games": r.games,
                 "schedule": r.schedule,
-                **({"seats_per_bot": r.seats_per_bot} if r.schedule != "round-robin" else {}),
+                **({"seats_per_bot": r.seats_per_bot} if r.drawn else {}),
             }
             for r in rows
         ],
@@ -388,7 +388,7 @@ def _plan_table(league: League, rows: list[PlanRow]) -> Table:
     part = f", shard {shard}" if shard else ""
     seed = "secret" if league.secret else league.seed
     t = Table(title=f"{league.name}: {len(league.bots)} bots, seed {seed}{part}", title_justify="left")
-    scheduled = any(r.schedule != "round-robin" for r in rows)  # a schedule column only when it says something
+    scheduled = any(r.drawn for r in rows)  # a schedule column only when it says something
     cols = (
         ("variant", "size", "schedule", "tables", "deals", "rotations", "games")
         if scheduled

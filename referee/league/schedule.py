@@ -289,6 +289,8 @@ class ScheduleKind(Protocol):
     """
 
     name: str
+    #: whether its tables are drawn from the master seed (a plan; a round robin's are the combinations)
+    drawn: bool
 
     def count(self, nbots: int, variant: Variant, size: int, fill: str) -> int: ...
 
@@ -317,6 +319,7 @@ class RoundRobin:
     the new combinations come after the old ones."""
 
     name = "round-robin"
+    drawn = False
 
     def count(self, nbots: int, variant: Variant, size: int, fill: str) -> int:
         return lineup_count(nbots, size, fill)
@@ -358,6 +361,7 @@ class _Planned:
     bots each later epoch added (a gauntlet with them as challengers)."""
 
     name = ""
+    drawn = True
     who = "bot"
 
     def count(self, nbots: int, variant: Variant, size: int, fill: str) -> int:
@@ -636,6 +640,11 @@ class PlanRow:
     @property
     def games(self) -> int:
         return self.tables * self.deals * self.rotations
+
+    @property
+    def drawn(self) -> bool:
+        """Whether the tables are drawn from the master seed (balanced, gauntlet: a plan; not a round robin)."""
+        return KINDS[self.schedule].drawn
 
     @property
     def what(self) -> str:

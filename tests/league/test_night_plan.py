@@ -199,3 +199,63 @@ def test_verify_checks_ladder_games_against_the_ladder_records(
     assert "row not in the schedule: kwartet-3p-L000001-d000-r2: its seed is 12 in the ledger" in text
     assert "row not in the schedule: kwartet-3p-L000009-d000-r5: no ladder table" in text
     assert "FAILED: 3 problems (3 rows not in the schedule); 15 of 18 games verified; 12 of 12 planned" in text
+
+
+# --------------------------------------------------------------------------
+# the schedule kinds, directly (no bots)
+
+
+def _league(tmp_path: Path, kind: str, names: list[str], roster: list[str], grown_from: int) -> Any:
+    import dataclasses
+
+    from referee.league.config import Epoch, load_config
+
+    cfg = tmp_path / f"{kind}.toml"
+    schedule = {
+        "round-robin": "",
+        "balanced": '[schedule]\nkind = "balanced"\nseats_per_bot = 3\n',
+        "gauntlet": '[schedule]\nkind = "gauntlet"\nseats_per_bot = 3\nchallengers = ["b1", "b5"]\n',
+    }[kind]
+    bots = "".join(f'[[bots]]\nname = "{n}"\ncommand = ["python3", "bot.py"]\n' for n in names)
+    cfg.write_text(
+        f'seed = 7\nout = "out"\n{schedule}{bots}[[variants]]\nname = "kwartet"\nsizes = [3, 4]\ndeals = 2\n'
+    )
+    league = load_config(cfg)
+    epochs = (Epoch(bots=tuple(roster[:grown_from])), Epoch(bots=tuple(names), added=tuple(roster[grown_from:])))
+    return dataclasses.replace(league, roster=tuple(roster), epochs=epochs if kind != "round-robin" else ())
+
+
+@pytest.mark.parametrize("kind", ["round-robin", "balanced", "gauntlet"])
+@pytest.mark.parametrize("night", ["grown", "withdrawn"])
+def test_every_kind_plans_the_games_it_makes(tmp_path: Path, kind: str, night: str) -> None:
+    """The plan's counts are the games the schedule makes, a table made on its own is the one the
+    schedule lists, and NightPlan holds exactly the schedule's ids (a grown night, one with a bot
+    withdrawn after it grew)."""
+    from referee.league import schedule as sched
+
+    roster = [f"b{i}" for i in range(8)]
+    names = [n for n in roster if n != "b3"] if night == "withdrawn" else roster
+    league = _league(tmp_path, kind, names, roster, 5)
+    assert sched.kind_of(league.variants[0]) is sched.KINDS[kind]
+    games = list(sched.games(league))
+    assert sched.total_games(league) == len(games) > 0
+    assert len({g.game_id for g in games}) == len(games)
+    for t in sched.tables(league):
+        assert sched.table_at(league, t.variant, t.size, t.index) == t
+    withdrawn = set(league.withdrawn)
+    assert all(not withdrawn.intersection(league.bots[i].name for i in g.seats) for g in games)
+    night_plan = NightPlan(league)
+    assert night_plan.total() == len(games)
+    made = {g.game_id for g in games}
+    offsets = sched.table_offsets(league)
+    every = {
+        f"kwartet-{s}p-t{t:04d}-d{d:03d}-r{r}"
+        for s in (3, 4)
+        for t in range(offsets[("kwartet", s)][1] + 2)
+        for d in range(3)
+        for r in range(s + 1)
+    }
+    held = {i for i in every if night_plan.holds(i)}
+    assert made <= held  # the withdrawn bots' tables are held too (the games they played are the night's)
+    if not withdrawn:
+        assert held == made
