@@ -71,6 +71,14 @@ numbered after the block's earlier ones (``t<count>``, ``t<count+1>``, ...).
 So every earlier id and lineup stays, and only the new games are played. A
 table seating a withdrawn bot is left out (as in a round robin).
 
+Every kind is one class behind :class:`ScheduleKind` (:data:`KINDS`,
+:func:`kind_of`): :class:`RoundRobin`, :class:`Balanced`, :class:`Gauntlet`
+answer for one block (a variant and size) which tables it holds, epoch by
+epoch; :class:`Ladder` (:data:`LADDER`) rebuilds a ladder table from its
+records. Nothing here branches on the kind's name. What a night *in an
+output directory* holds (its stored config, epochs, withdrawn bots, shards,
+ladder tables) is :class:`referee.league.night.NightPlan`, built on these.
+
 League shards (``referee run --shard K/N``, :mod:`referee.league.shards`):
 tables are numbered globally in schedule order (``Table.number``); shard K/N
 holds the tables with ``number mod N == K - 1``. ``tables``, ``games``,
