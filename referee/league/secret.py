@@ -185,4 +185,5 @@ def _complete(ledger: Ledger, config: dict[str, object]) -> bool:
         night = NightPlan.of_ledger(ledger)  # the night as its ledger holds it: epochs, top-ups, withdrawn bots
     except UserError:
         return False
-    return night.complete(ledger.rows())  # planned games only: ladder games never reveal the seed
+    total = night.total()  # planned games only: ladder games never reveal the seed
+    return ledger.count() >= total and night.played(ledger.rows()) >= total

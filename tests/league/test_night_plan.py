@@ -146,19 +146,22 @@ def test_a_secret_night_plans_grows_and_ladders_without_a_traceback(
 def test_a_secret_ladder_from_scratch_keeps_its_seed_hidden(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cfg = _config(tmp_path / "night.toml", list("abcd"), seed='"secret"', kind="round-robin")
     out = tmp_path / "out"
-    rc, text, err = _cli(capsys, "ladder", str(cfg), "--tables", "2", "--quiet")
+    rc, text, err = _cli(capsys, "ladder", str(cfg), "--tables", "5", "--quiet")
     assert rc == 0, err
     with Ledger.in_dir(out, create=False) as ledger:
         seed = ledger.get_meta("secret_seed")
         ids = [r.game_id for r in ledger.rows()]
-    assert seed is not None and len(ids) == 6 and all("-L" in i for i in ids)
+    assert seed is not None and len(ids) == 15 and all("-L" in i for i in ids)
     s, lines = _summary(out)
     # a ladder: no planned game played, so neither INCOMPLETE nor Complete, and the seed stays secret
-    assert (s.played, s.ladder, s.complete, s.incomplete, s.seed) == (0, 6, False, False, "secret")
-    assert any(n.startswith("6 ladder games") for n in lines)
+    # (more ladder games than planned ones must not reveal it: only every planned game played does)
+    assert (s.played, s.ladder, s.complete, s.incomplete, s.seed) == (0, 15, False, False, "secret")
+    assert any(n.startswith("15 ladder games") for n in lines)
+    standings = json.loads((out / "standings.json").read_text())
+    assert standings["seed"] == "secret" and seed not in json.dumps(standings)
     page = (out / "report.html").read_text()
-    assert "0 played of 12 planned, 6 ladder games" in page and 'data-testid="complete"' not in page
-    assert "6 ladder games" in _verified(capsys, out)
+    assert "0 played of 12 planned, 15 ladder games" in page and 'data-testid="complete"' not in page
+    assert "0 of 12 planned games in the ledger, 15 ladder games" in _verified(capsys, out)
 
 
 def _sql(out: Path, statement: str) -> None:
