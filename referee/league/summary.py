@@ -15,6 +15,7 @@ version) gives ``planned = None`` ("planned: unknown") rather than an error.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -145,6 +146,8 @@ def summarize(out: Path, ledger: Ledger, rows: list[GameRow] | None = None) -> N
 
     s.seed = shown_seed(ledger)
     night = night_plan(config, ledger.get_meta, str(ledger.path))
+    if night is not None and s.merged is not None:  # a merge is measured against the whole night
+        night = dataclasses.replace(night, shards=(None,))
     if night is not None:
         s.planned, s.planned_per_variant = night.total(), night.per_variant()
     gone = set(night.league.withdrawn) if night is not None else set()
