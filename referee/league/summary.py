@@ -83,15 +83,18 @@ def plan_counts(
 
 
 def night_plan(config: dict[str, Any] | None, meta: Callable[[str], str | None], where: str) -> NightPlan | None:
-    """The ledger's :class:`~referee.league.night.NightPlan`, None when its config is absent or cannot be rebuilt."""
+    """The ledger's :class:`~referee.league.night.NightPlan` as the standings measure it (a shard's
+    ledger: that shard's games; a merge: the whole night's), None when its config is absent or
+    cannot be rebuilt."""
     if not config:
         return None
     from referee.league.night import NightPlan
 
     try:
-        return NightPlan.of(config, meta, where)
+        night = NightPlan.of(config, meta, where)
     except Exception:  # noqa: BLE001 - an unreadable config: shown as "planned: unknown", never an error
         return None
+    return dataclasses.replace(night, shards=(None,)) if meta("merged") is not None else night
 
 
 def _header_bots(out: Path, rows: list[GameRow], names: list[str]) -> list[BotInfo]:
@@ -146,8 +149,6 @@ def summarize(out: Path, ledger: Ledger, rows: list[GameRow] | None = None) -> N
 
     s.seed = shown_seed(ledger)
     night = night_plan(config, ledger.get_meta, str(ledger.path))
-    if night is not None and s.merged is not None:  # a merge is measured against the whole night
-        night = dataclasses.replace(night, shards=(None,))
     if night is not None:
         s.planned, s.planned_per_variant = night.total(), night.per_variant()
     gone = set(night.league.withdrawn) if night is not None else set()
