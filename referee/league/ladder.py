@@ -28,7 +28,13 @@ number, so a ladder is reproducible given the same ledger.
 Ladder tables are numbered from 0 across all variants (``kwartet-3p-L000007``,
 see :data:`referee.league.schedule.Table.ladder`), each with deals of its own;
 their ids never collide with planned games, so ``referee run`` and
-``referee ladder`` share an output directory. A table cut off by Ctrl-C is
+``referee ladder`` share an output directory. Ladder games are not planned
+games (:class:`referee.league.night.NightPlan` counts them apart: they never
+make a night complete nor reveal a secret seed); ``referee verify`` checks
+each against its table as the records give it
+(:meth:`referee.league.schedule.Ladder.recorded`). A secret night's ladder
+plays with the ledger's seed (drawn and stored at its first table, as
+``referee run`` does: :func:`referee.league.secret.settle_seed`). A table cut off by Ctrl-C is
 finished first when the ladder runs again (if its bots are all still in).
 
 Errors: :class:`referee.errors.UserError` (the config, the output directory,
