@@ -325,16 +325,22 @@ def _open_existing(out: str) -> Ledger:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    from referee.league.night import with_seed_of_out
     from referee.league.roster import night_of
     from referee.league.schedule import balance_warnings, coverages, plan
 
-    league = night_of(_load(args.config, args.shard))
+    league = with_seed_of_out(night_of(_load(args.config, args.shard)))
     rows = plan(league, league.shard)
     for warning in balance_warnings(league):
         print(f"warning: {warning}", file=sys.stderr)
-    covs = coverages(league) if getattr(args, "coverage", True) else []
+    # a secret night's tables are drawn from its seed: before the night has begun there is no seed (and
+    # none is shown after), so the plan then has its counts but no coverage figures
+    undrawn = league.seed is None and any(r.drawn for r in rows)
+    covs = coverages(league) if getattr(args, "coverage", True) and not undrawn else []
     if args.json:
         data = _plan_json(league, rows)
+        if undrawn:
+            data["coverage_note"] = _UNDRAWN
         if covs:
             data["coverage"] = [
                 {
@@ -355,6 +361,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(f"{c.title()}{' (the whole night)' if league.shard else ''}:")
         for line in lines:
             print(f"  {line}")
+    if undrawn:
+        print(_UNDRAWN)
     shard = league.shard
     if shard is not None and shard.n > 1:
         print(
@@ -363,6 +371,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
         )
     print(f"output directory: {league.out}")
     return 0
+
+
+_UNDRAWN = (
+    "coverage: the tables are drawn from the secret seed when the night starts (referee run); "
+    "referee plan shows who meets whom once it has begun"
+)
 
 
 def _coverage_json(cov: Any) -> dict[str, Any]:
@@ -386,7 +400,7 @@ def _plan_json(league: League, rows: list[PlanRow]) -> dict[str, Any]:
                 "rotations": r.rotations,
                 "games": r.games,
                 "schedule": r.schedule,
-                **({"seats_per_bot": r.seats_per_bot} if r.schedule != "round-robin" else {}),
+                **({"seats_per_bot": r.seats_per_bot} if r.drawn else {}),
             }
             for r in rows
         ],
@@ -402,7 +416,7 @@ def _plan_table(league: League, rows: list[PlanRow]) -> Table:
     part = f", shard {shard}" if shard else ""
     seed = "secret" if league.secret else league.seed
     t = Table(title=f"{league.name}: {len(league.bots)} bots, seed {seed}{part}", title_justify="left")
-    scheduled = any(r.schedule != "round-robin" for r in rows)  # a schedule column only when it says something
+    scheduled = any(r.drawn for r in rows)  # a schedule column only when it says something
     cols = (
         ("variant", "size", "schedule", "tables", "deals", "rotations", "games")
         if scheduled
@@ -413,15 +427,10 @@ def _plan_table(league: League, rows: list[PlanRow]) -> Table:
     blank = ("",) if scheduled else ()
     per_variant: dict[str, list[int]] = {}
     for r in rows:
-        what = (
-            r.schedule
-            if r.schedule == "round-robin"
-            else f"{r.schedule}, {r.seats_per_bot} per {'challenger' if r.schedule == 'gauntlet' else 'bot'}"
-        )
         t.add_row(
             r.variant,
             str(r.size),
-            *((what,) if scheduled else ()),
+            *((r.what,) if scheduled else ()),
             f"{r.tables:,}",
             str(r.deals),
             str(r.rotations),
@@ -878,7 +887,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         )
     counts = report.counts()
     speed = f"{report.seconds:.1f} s, {report.rate:.0f} games/s"
-    planned = f"{report.rows} of {report.planned} planned games in the ledger"
+    ladder = f", {report.ladder} ladder game{'s' * (report.ladder != 1)}" if report.ladder else ""
+    planned = f"{report.held} of {report.planned} planned games in the ledger{ladder}"
     if report.ok:
         print(f"verified: all {report.verified} games replay and match their ledger rows; {planned} ({speed})")
         return 0
@@ -904,6 +914,7 @@ def _verify_json(report: Any) -> dict[str, Any]:
         "rows": report.rows,
         "verified": report.verified,
         "planned": report.planned,
+        "ladder": report.ladder,
         "counts": report.counts(),
         "problems": [{"kind": p.kind, "game": p.game, "text": p.text} for p in report.problems],
         "in_flight": report.in_flight,

@@ -3,10 +3,15 @@
 :func:`verify` checks every game of ``OUT`` three ways:
 
 * **the ledger row against the schedule**: the game is one of the planned
-  games of the ledger's stored config (and of the shards the directory
-  holds), and its variant, table size, table, deal, rotation, seed and the
-  bot in every seat are the schedule's (for a secret night the seed is read
-  from the ledger, and never printed);
+  games of the night the ledger holds (:class:`referee.league.night.NightPlan`:
+  its stored config, the epochs and top-ups of a night that grew, the shards
+  the directory holds), and its variant, table size, table, deal, rotation,
+  seed and the bot in every seat are the schedule's (for a secret night the
+  seed is read from the ledger, and never printed). A ladder game
+  (``referee ladder`` shares the folder) is checked against its ladder table
+  as the ledger records it: the table's first game gives its variant, size
+  and seating, and every game of the table must have that seating, a deal and
+  rotation of the table, and the ladder's own deal seed;
 * **the log against itself**: the log is replayed with the rules engine
   (:func:`referee.runtime.replay.replay`, the proof of ``referee replay``):
   every message, action, fault and the footer must be what the rules give;
@@ -42,10 +47,9 @@ from typing import Any
 
 from referee.errors import UserError
 from referee.league import schedule as sched
-from referee.league.config import League, from_canonical, normalize_stored
-from referee.league.ledger import GameRow, Ledger, MergedMeta, run_lock_held
-from referee.league.secret import with_stored_seed
-from referee.league.shards import Shard, parse_shard
+from referee.league.config import League
+from referee.league.ledger import GameRow, Ledger, run_lock_held
+from referee.league.night import NightPlan, ladder_number
 from referee.runtime.gamelog import LOG_SUFFIXES
 
 #: the kinds of problem, in the order the summary names them
@@ -79,6 +83,8 @@ class AuditReport:
     rows: int = 0  # games in the ledger
     verified: int = 0  # rows whose log replays and matches them
     planned: int = 0  # games of the schedule the directory holds
+    held: int = 0  # rows of planned games (by id)
+    ladder: int = 0  # rows of ladder games (referee ladder) that match the ladder's records
     problems: list[Problem] = field(default_factory=list)
     in_flight: list[str] = field(default_factory=list)  # logs without a row while a run plays into OUT
     running: bool = False  # a run (or merge) holds the directory's lock
@@ -133,24 +139,10 @@ def missing_logs_warning(ledger: Ledger, out: Path, most: int = 3) -> str | None
 # the schedule the directory holds
 
 
-def _held_schedule(league: League, ledger: Ledger) -> dict[str, sched.ScheduledGame]:
-    """The planned games of the shards this directory holds, by game id."""
-    shard_text = ledger.get_meta("shard")
-    merged_text = ledger.get_meta("merged")
-    shards: list[Shard | None]
-    if merged_text is not None:
-        merged = MergedMeta.parse(merged_text)
-        if merged is None:
-            raise UserError(f"{ledger.path}: the ledger's merge record is damaged ({merged_text!r})")
-        shards = [Shard(k, merged.of) for k in merged.shards]
-    elif shard_text is not None:
-        try:
-            shards = [parse_shard(shard_text)]
-        except UserError:
-            raise UserError(f"{ledger.path}: the ledger's shard record is damaged ({shard_text!r})") from None
-    else:
-        shards = [None]
-    return {g.game_id: g for s in shards for g in sched.games(league, s)}
+def _unplanned(gid: str) -> str:
+    if ladder_number(gid) is not None:
+        return "no ladder table recorded in the ledger has this game (its variant, size or bots are not the night's)"
+    return "no game of the stored config's schedule has this id"
 
 
 def _schedule_diff(row: GameRow, g: sched.ScheduledGame, league: League) -> str | None:
@@ -174,6 +166,8 @@ def _schedule_diff(row: GameRow, g: sched.ScheduledGame, league: League) -> str 
     }
     for key, w in want.items():
         if have[key] != w:
+            if ladder_number(g.game_id) is not None:
+                return f"its {key} is {have[key]!r} in the ledger, but {w!r} at the ladder table its first game records"
             return f"its {key} is {have[key]!r} in the ledger, but {w!r} in the schedule of the stored config"
     return None
 
@@ -268,12 +262,16 @@ def verify(
         raise UserError(f"{out}: no such directory; give the output directory of a league run")
     report = AuditReport(out=out, running=run_lock_held(out))
     with Ledger.in_dir(out, create=False) as ledger:
-        config = normalize_stored(ledger.config())
-        if config is None:
-            raise UserError(f"{ledger.path}: the ledger stores no config (no game was ever recorded here?)")
-        league = with_stored_seed(from_canonical(config, str(out)), ledger)
-        planned = _held_schedule(league, ledger)
-        report.planned = len(planned)
+        night = NightPlan.of_ledger(ledger)
+        league = night.everyone or night.league
+        if league.secret and league.seed is None:
+            raise UserError(
+                f"{ledger.path}: the ledger of a secret night holds no seed (damaged, or no game was "
+                "ever started); restore it from a copy"
+            )
+        planned = {g.game_id: g for g in night.games()}
+        ladder = night.ladder(row for _, row, _ in ledger.each_row() if row is not None)  # damaged rows: below
+        report.planned = night.total()
         todo: list[tuple[GameRow, Path]] = []
         named: set[str] = set()
         for gid, row, damage in ledger.each_row():
@@ -285,10 +283,12 @@ def verify(
             if row.log_path:
                 named.add(log_file(out, row.log_path).name)
             g = planned.get(gid)
+            report.held += g is not None
             if g is None:
-                report.problems.append(
-                    Problem("row not in the schedule", gid, "no game of the stored config's schedule has this id")
-                )
+                g = ladder.get(gid)
+                report.ladder += g is not None
+            if g is None:
+                report.problems.append(Problem("row not in the schedule", gid, _unplanned(gid)))
                 continue
             diff = _schedule_diff(row, g, league)
             if diff is not None:

@@ -29,7 +29,13 @@ number, so a ladder is reproducible given the same ledger.
 Ladder tables are numbered from 0 across all variants (``kwartet-3p-L000007``,
 see :data:`referee.league.schedule.Table.ladder`), each with deals of its own;
 their ids never collide with planned games, so ``referee run`` and
-``referee ladder`` share an output directory. A table cut off by Ctrl-C is
+``referee ladder`` share an output directory. Ladder games are not planned
+games (:class:`referee.league.night.NightPlan` counts them apart: they never
+make a night complete nor reveal a secret seed); ``referee verify`` checks
+each against its table as the records give it
+(:meth:`referee.league.schedule.Ladder.recorded`). A secret night's ladder
+plays with the ledger's seed (drawn and stored at its first table, as
+``referee run`` does: :func:`referee.league.secret.settle_seed`). A table cut off by Ctrl-C is
 finished first when the ladder runs again (if its bots are all still in).
 
 Errors: :class:`referee.errors.UserError` (the config, the output directory,
@@ -40,8 +46,8 @@ committed, no bot process is left behind (``KeyboardInterrupt`` propagates).
 
 from __future__ import annotations
 
+import dataclasses
 import math
-import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,9 +58,10 @@ import trio
 
 from referee.errors import UserError, user_facing
 from referee.league import schedule as sched
-from referee.league.config import League, Variant, load_config, normalize_stored
+from referee.league.config import League, load_config, normalize_stored
 from referee.league.ledger import GameRow, Ledger, config_text
 from referee.league.local import LocalExecutor
+from referee.league.night import ladder_number
 from referee.league.outdir import write_outputs
 from referee.league.preflight import prepare, to_stderr
 from referee.league.roster import EPOCHS_META, WITHDRAWN_META, reconcile, stored_withdrawn
@@ -63,8 +70,6 @@ from referee.league.standings import Tally
 from referee.league.work import UnitMaker
 from referee.rules.rng import Rng, derive
 from referee.runtime import BotSession
-
-_LADDER_RE = re.compile(r"-(\d+)p-L(\d+)-d\d+-r\d+$")
 
 #: what the ladder says (one line each): warnings and what happens
 Say = Callable[[str], None]
@@ -88,12 +93,6 @@ class _Rating:
 
 # --------------------------------------------------------------------------
 # matchmaking
-
-
-def ladder_number(game_id: str) -> int | None:
-    """The ladder table number of a ladder game's id, else None."""
-    m = _LADDER_RE.search(game_id)
-    return int(m.group(2)) if m else None
 
 
 def _ratings(tally: Tally, names: list[str]) -> dict[str, _Rating]:
@@ -138,19 +137,9 @@ def choose(league: League, tally: Tally, tables_so_far: Counter[tuple[str, int]]
 
 
 def _resumable(league: League, rows: list[GameRow], number: int) -> sched.Table | None:
-    """Ladder table ``number`` rebuilt from its recorded games (the lineup from
-    one row's seating), or None if its variant or one of its bots is gone."""
-    row = rows[0]
-    variant: Variant | None = next((v for v in league.variants if v.name == row.variant), None)
-    index = {b.name: i for i, b in enumerate(league.bots)}
-    if variant is None or any(b not in index for b in row.bots):
-        return None
-    k = row.size
-    order = sched.seating_order(tuple(range(k)), row.deal)
-    lineup = [0] * k
-    for s in range(k):
-        lineup[order[(s + row.rotation) % k]] = index[row.bots[s]]
-    return sched.Table(variant=variant, size=k, index=number, lineup=tuple(lineup), ladder=True)
+    """Ladder table ``number`` rebuilt from its recorded games (:meth:`referee.league.schedule.Ladder.recorded`),
+    or None if its variant or one of its bots is gone."""
+    return sched.LADDER.recorded(league, rows[0], number)
 
 
 # --------------------------------------------------------------------------
@@ -245,6 +234,8 @@ class Ladder:
                 epochs = self.ledger.get_meta(EPOCHS_META)
                 growth = reconcile(new, stored, withdrawn, self.league.out, epochs)
                 league, meta, lines = growth.league, growth.meta, growth.lines()
+            if league.secret:  # the night's seed, not the config's word "secret"
+                league = dataclasses.replace(league, seed=self.league.seed)
             maker = UnitMaker(league)
             given_up = await self._check_new(league, maker) if meta else self.given_up
         except UserError as exc:
@@ -363,10 +354,12 @@ def open_ladder(
     removes bots is accepted), and make the :class:`Ladder`. The caller closes
     ``ladder.ledger``."""
     from referee.league.outdir import open_night
+    from referee.league.secret import settle_seed
 
     league = load_config(path, out=out)
     league, ledger, growth = open_night(league)
     try:
+        league = settle_seed(league, ledger)  # a secret night's seed: the ledger's, else drawn now (and staged)
         for line in growth.lines() if growth else []:
             say(line)
         return Ladder(Path(path), league, ledger, keep_withdrawn=keep_withdrawn, concurrency=concurrency, say=say)

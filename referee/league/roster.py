@@ -261,8 +261,10 @@ def reconcile(
     old_active = [n for n in roster_before if n not in was]
     kept = sum(1 for n in old_active if n in new_bots)
     new_games = 0
+    from referee.league.schedule import kind_of
+
     for v in league.variants:
-        if v.schedule.kind == "round-robin":
+        if not kind_of(v).drawn:  # a round robin grows by its combinations with the new bots (no top-up)
             for size in v.sizes:
                 keep = math.comb(kept, size) if size <= len(old_active) else 0
                 new_games += (math.comb(len(league.bots), size) - keep) * v.deals * size
@@ -296,7 +298,9 @@ def _check_can_change(league: League, active_before: int, out: Path) -> None:
         )
     if league.fill == "repeat":
         few = min(active_before, len(league.bots))
-        sizes = sorted({s for v in league.variants if v.schedule.kind == "round-robin" for s in v.sizes if s > few})
+        from referee.league.schedule import kind_of
+
+        sizes = sorted({s for v in league.variants if not kind_of(v).drawn for s in v.sizes if s > few})
         if sizes:
             raise UserError(
                 f'{out}: this night seats several instances of the same bots (fill = "repeat", table size '

@@ -251,13 +251,14 @@ def _open_tables(league: League, done: set[str], total: int) -> int:
 
 
 def _planned_done(league: League, ledger: Ledger, done: set[str]) -> int:
-    """How many of the ``done`` games are in the plan: not a ladder game
-    (``referee ladder``) nor one of a withdrawn bot (:mod:`referee.league.roster`)."""
-    gone = set(league.withdrawn)
-    planned = {i for i in done if not sched.is_ladder_id(i)}
-    if not gone:
-        return len(planned)
-    return sum(1 for row in ledger.rows() if row.game_id in planned and not gone.intersection(row.bots))
+    """How many of the ``done`` games are in the plan (:meth:`referee.league.night.NightPlan.played`):
+    not a ladder game (``referee ladder``) nor one of a withdrawn bot (:mod:`referee.league.roster`)."""
+    from referee.league.night import NightPlan
+
+    night = NightPlan(league, (league.shard,))
+    if not league.withdrawn:
+        return sum(1 for i in done if night.holds(i))
+    return night.played(ledger.rows())
 
 
 def _stage_bots(ledger: Ledger, league: League, hellos: dict[int, dict[str, Any]]) -> None:

@@ -71,6 +71,14 @@ numbered after the block's earlier ones (``t<count>``, ``t<count+1>``, ...).
 So every earlier id and lineup stays, and only the new games are played. A
 table seating a withdrawn bot is left out (as in a round robin).
 
+Every kind is one class behind :class:`ScheduleKind` (:data:`KINDS`,
+:func:`kind_of`): :class:`RoundRobin`, :class:`Balanced`, :class:`Gauntlet`
+answer for one block (a variant and size) which tables it holds, epoch by
+epoch; :class:`Ladder` (:data:`LADDER`) rebuilds a ladder table from its
+records. Nothing here branches on the kind's name. What a night *in an
+output directory* holds (its stored config, epochs, withdrawn bots, shards,
+ladder tables) is :class:`referee.league.night.NightPlan`, built on these.
+
 League shards (``referee run --shard K/N``, :mod:`referee.league.shards`):
 tables are numbered globally in schedule order (``Table.number``); shard K/N
 holds the tables with ``number mod N == K - 1``. ``tables``, ``games``,
@@ -86,6 +94,7 @@ import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from referee.errors import UserError
 from referee.league.balanced import Coverage, TablePlan, balanced, coverage, gauntlet
@@ -177,13 +186,9 @@ def deal_seed(master_seed: int, variant: Variant, size: int, deal: int) -> int:
 
 
 def block_count(nbots: int, variant: Variant, size: int, fill: str) -> int:
-    """The number of tables of one variant and size, arithmetically (no plan is made)."""
-    s = variant.schedule
-    if s.kind == "balanced":
-        return -(-nbots * s.seats_per_bot // size)
-    if s.kind == "gauntlet":
-        return len(s.challengers) * s.seats_per_bot
-    return lineup_count(nbots, size, fill)
+    """The number of tables of one variant and size over ``nbots`` bots that all
+    joined at the start, arithmetically (no plan is made)."""
+    return kind_of(variant).count(nbots, variant, size, fill)
 
 
 def plan_seed(master_seed: int, variant: Variant, size: int, epoch: int = 0) -> int:
@@ -233,40 +238,7 @@ def parts(league: League, variant: Variant, size: int) -> list[Part]:
     """The plans of one balanced or gauntlet block, epoch by epoch (arithmetic: no
     plan is made; empty for a round robin). See the module docstring. Raises
     :class:`UserError` when a top-up's field is too small for the table size."""
-    s = variant.schedule
-    if s.kind == "round-robin":
-        return []
-    n_per = s.seats_per_bot
-    chal = tuple(league.bots[i].name for i in s.challengers) if s.kind == "gauntlet" else ()
-    out: list[Part] = []
-    start = 0
-    for e, ep in enumerate(night_epochs(league)):
-        if not out:  # no plan at this size yet: one of the night's kind over this epoch's bots
-            if s.kind == "balanced":
-                if len(ep.bots) < size:
-                    continue
-                part = Part(e, "balanced", ep.bots, (), start, -(-len(ep.bots) * n_per // size), False)
-            else:
-                cs = tuple(ep.bots.index(c) for c in chal if c in ep.bots)  # in the order given
-                if not cs or len(ep.bots) - len(cs) < size - 1:
-                    continue
-                part = Part(e, "gauntlet", ep.bots, cs, start, len(cs) * n_per, False)
-        else:  # a top-up: the added bots are challengers against the field
-            new = tuple(n for n in ep.added if n in ep.bots)
-            if not new:
-                continue
-            field = tuple(n for n in ep.bots if n not in new and n not in chal)
-            if len(field) < size - 1:
-                raise UserError(
-                    f"{variant.name} at {size} seats: the bots added ({', '.join(new)}) are seated against the "
-                    f"field, one of them with {size - 1} field bots at each table, but the field has {len(field)}; "
-                    "add fewer bots at a time (after the others have played), or use smaller tables"
-                )
-            names = field + new
-            part = Part(e, "gauntlet", names, tuple(range(len(field), len(names))), start, len(new) * n_per, True)
-        out.append(part)
-        start += part.count
-    return out
+    return kind_of(variant).parts(league, variant, size)
 
 
 def part_plan(league: League, variant: Variant, size: int, part: Part) -> TablePlan:
@@ -299,10 +271,249 @@ def _part_lineup(
     raise IndexError(f"table {index} is not in {variant.name} at {size} seats")
 
 
+# --------------------------------------------------------------------------
+# the schedule kinds: one class each, behind one protocol
+
+
+class ScheduleKind(Protocol):
+    """What a schedule kind answers about one *block* of a night (a variant and
+    a table size): which tables it holds, epoch by epoch. One object per kind
+    (:data:`KINDS`, :func:`kind_of`); every command asks the night's blocks
+    through it (:func:`tables`, :func:`table_at`, :func:`plan`, and
+    :class:`referee.league.night.NightPlan` above them), never ``kind == ...``.
+
+    * ``count``: the tables of a block whose bots all joined at the start
+      (arithmetic);
+    * ``parts``: its plans epoch by epoch (:class:`Part`; empty for a kind
+      planned by combinations);
+    * ``total``: the tables of the block over every epoch (withdrawn bots'
+      included: the numbering);
+    * ``lineups``: the lineups of the block's tables ``ts`` (a range, e.g. one
+      shard's), ``None`` for a table that seats a withdrawn bot;
+    * ``lineup``: one table's lineup on its own (``IndexError`` outside the block);
+    * ``left``: how many of the block's ``total`` tables are played (those
+      seating a withdrawn bot are left out);
+    * ``describe``: the kind in words, for ``referee plan``.
+    """
+
+    name: str
+    #: whether its tables are drawn from the master seed (a plan; a round robin's are the combinations)
+    drawn: bool
+
+    def count(self, nbots: int, variant: Variant, size: int, fill: str) -> int: ...
+
+    def parts(self, league: League, variant: Variant, size: int) -> list[Part]: ...
+
+    def total(self, league: League, variant: Variant, size: int) -> int: ...
+
+    def lineups(
+        self, league: League, variant: Variant, size: int, ts: range
+    ) -> Iterator[tuple[int, tuple[int, ...] | None]]: ...
+
+    def lineup(self, league: League, variant: Variant, size: int, index: int) -> tuple[int, ...] | None: ...
+
+    def left(self, league: League, variant: Variant, size: int, total: int) -> int: ...
+
+    def describe(self, seats_per_bot: int) -> str: ...
+
+
+def _bot_index(league: League) -> dict[str, int]:
+    return {b.name: i for i, b in enumerate(league.bots)}
+
+
+class RoundRobin:
+    """Every combination of the bots at one table, once (colexicographic over the
+    roster; withdrawn bots' tables left out). A night that grows needs no top-up:
+    the new combinations come after the old ones."""
+
+    name = "round-robin"
+    drawn = False
+
+    def count(self, nbots: int, variant: Variant, size: int, fill: str) -> int:
+        return lineup_count(nbots, size, fill)
+
+    def parts(self, league: League, variant: Variant, size: int) -> list[Part]:
+        return []
+
+    def total(self, league: League, variant: Variant, size: int) -> int:
+        return lineup_count(len(league.slots), size, league.fill)
+
+    def lineups(
+        self, league: League, variant: Variant, size: int, ts: range
+    ) -> Iterator[tuple[int, tuple[int, ...] | None]]:
+        index = _bot_index(league)
+        slot_bot = [index.get(name) for name in league.slots]  # None: a withdrawn bot
+        for t, combo in enumerate(lineups(len(slot_bot), size, league.fill)):
+            if t in ts:
+                members = [slot_bot[c] for c in combo]
+                yield t, None if None in members else tuple(m for m in members if m is not None)
+
+    def lineup(self, league: League, variant: Variant, size: int, index: int) -> tuple[int, ...] | None:
+        combo = next(itertools.islice(lineups(len(league.slots), size, league.fill), index, None), None)
+        if combo is None or index < 0:
+            raise IndexError(f"table {index} is not in {variant.name} at {size} seats")
+        bot = _bot_index(league)
+        members = [bot.get(league.slots[c]) for c in combo]
+        return None if None in members else tuple(m for m in members if m is not None)
+
+    def left(self, league: League, variant: Variant, size: int, total: int) -> int:
+        return lineup_count(len(league.bots), size, league.fill) if league.withdrawn else total
+
+    def describe(self, seats_per_bot: int) -> str:
+        return self.name
+
+
+class _Planned:
+    """A kind whose tables come from :class:`~referee.league.balanced.TablePlan` s,
+    epoch by epoch (:class:`Part`): the night's first plan, then a top-up for the
+    bots each later epoch added (a gauntlet with them as challengers)."""
+
+    name = ""
+    drawn = True
+    who = "bot"
+
+    def count(self, nbots: int, variant: Variant, size: int, fill: str) -> int:
+        raise NotImplementedError
+
+    def first(self, league: League, variant: Variant, size: int, e: int, ep: Epoch, start: int) -> Part | None:
+        """The block's first plan, over epoch ``e``'s bots (None: they cannot seat it)."""
+        raise NotImplementedError
+
+    def challengers(self, league: League, variant: Variant) -> tuple[str, ...]:
+        return ()
+
+    def parts(self, league: League, variant: Variant, size: int) -> list[Part]:
+        n_per = variant.schedule.seats_per_bot
+        chal = self.challengers(league, variant)
+        out: list[Part] = []
+        start = 0
+        for e, ep in enumerate(night_epochs(league)):
+            if not out:  # no plan at this size yet: one of the night's kind over this epoch's bots
+                first = self.first(league, variant, size, e, ep, start)
+                if first is None:
+                    continue
+                part = first
+            else:  # a top-up: the added bots are challengers against the field
+                new = tuple(n for n in ep.added if n in ep.bots)
+                if not new:
+                    continue
+                field = tuple(n for n in ep.bots if n not in new and n not in chal)
+                if len(field) < size - 1:
+                    raise UserError(
+                        f"{variant.name} at {size} seats: the bots added ({', '.join(new)}) are seated against "
+                        f"the field, one of them with {size - 1} field bots at each table, but the field has "
+                        f"{len(field)}; add fewer bots at a time (after the others have played), or use smaller "
+                        "tables"
+                    )
+                names = field + new
+                part = Part(e, "gauntlet", names, tuple(range(len(field), len(names))), start, len(new) * n_per, True)
+            out.append(part)
+            start += part.count
+        return out
+
+    def total(self, league: League, variant: Variant, size: int) -> int:
+        return sum(p.count for p in self.parts(league, variant, size))
+
+    def lineups(
+        self, league: League, variant: Variant, size: int, ts: range
+    ) -> Iterator[tuple[int, tuple[int, ...] | None]]:
+        ps = self.parts(league, variant, size)
+        index = _bot_index(league)
+        for t in ts:
+            yield t, _part_lineup(league, variant, size, ps, t, index)
+
+    def lineup(self, league: League, variant: Variant, size: int, index: int) -> tuple[int, ...] | None:
+        if index < 0:
+            raise IndexError(f"table {index} is not in {variant.name} at {size} seats")
+        return _part_lineup(league, variant, size, self.parts(league, variant, size), index, _bot_index(league))
+
+    def left(self, league: League, variant: Variant, size: int, total: int) -> int:
+        if not league.withdrawn or league.seed is None:  # (no seed: nothing was played, so no one withdrew)
+            return total
+        return sum(1 for _, lineup in self.lineups(league, variant, size, range(total)) if lineup is not None)
+
+    def describe(self, seats_per_bot: int) -> str:
+        return f"{self.name}, {seats_per_bot} per {self.who}"
+
+
+class Balanced(_Planned):
+    """Every bot at ``seats_per_bot`` tables (a few at one more), pairs met as evenly as possible."""
+
+    name = "balanced"
+
+    def count(self, nbots: int, variant: Variant, size: int, fill: str) -> int:
+        return -(-nbots * variant.schedule.seats_per_bot // size)
+
+    def first(self, league: League, variant: Variant, size: int, e: int, ep: Epoch, start: int) -> Part | None:
+        if len(ep.bots) < size:
+            return None
+        return Part(e, "balanced", ep.bots, (), start, self.count(len(ep.bots), variant, size, league.fill), False)
+
+
+class Gauntlet(_Planned):
+    """One challenger at every table (``seats_per_bot`` tables each), the other seats from the field."""
+
+    name = "gauntlet"
+    who = "challenger"
+
+    def count(self, nbots: int, variant: Variant, size: int, fill: str) -> int:
+        return len(variant.schedule.challengers) * variant.schedule.seats_per_bot
+
+    def challengers(self, league: League, variant: Variant) -> tuple[str, ...]:
+        return tuple(league.bots[i].name for i in variant.schedule.challengers)
+
+    def first(self, league: League, variant: Variant, size: int, e: int, ep: Epoch, start: int) -> Part | None:
+        chal = self.challengers(league, variant)
+        cs = tuple(ep.bots.index(c) for c in chal if c in ep.bots)  # in the order given
+        if not cs or len(ep.bots) - len(cs) < size - 1:
+            return None
+        return Part(e, "gauntlet", ep.bots, cs, start, len(cs) * variant.schedule.seats_per_bot, False)
+
+
+#: every schedule kind of a config's ``[schedule] kind``, by name
+KINDS: dict[str, ScheduleKind] = {k.name: k for k in (RoundRobin(), Balanced(), Gauntlet())}
+
+
+def kind_of(variant: Variant) -> ScheduleKind:
+    """The schedule kind of a variant (its ``schedule.kind``)."""
+    return KINDS[variant.schedule.kind]
+
+
 def ladder_seed(master_seed: int, variant: Variant, size: int, table: int, deal: int) -> int:
     from referee.rules import derive
 
     return derive(master_seed, f"{variant.slug}:{size}p:ladder:{table}:deal:{deal}")
+
+
+class Ladder:
+    """The ladder's schedule (``referee ladder``, :mod:`referee.league.ladder`):
+    tables chosen one at a time as the night goes on, so its plan is its
+    records. Table ``n`` (``Table(ladder=True)``, key ``...-4p-L000012``) plays
+    every deal of its variant in every rotation, with deals of its own
+    (:func:`ladder_seed`); :meth:`recorded` rebuilds a table from one of its
+    recorded games, which is how the ladder resumes it and how ``referee
+    verify`` checks the rest of its games."""
+
+    name = "ladder"
+
+    def recorded(self, league: League, row: Any, number: int) -> Table | None:
+        """Ladder table ``number`` rebuilt from one of its recorded games
+        (``row``: a ledger row; the lineup from its seating), or None if its
+        variant or table size, or one of its bots, is not in ``league``."""
+        variant = next((v for v in league.variants if v.name == row.variant), None)
+        index = _bot_index(league)
+        k = row.size
+        if variant is None or len(row.bots) != k or any(b not in index for b in row.bots) or not 0 <= row.rotation < k:
+            return None
+        order = seating_order(tuple(range(k)), row.deal)
+        lineup = [0] * k
+        for s in range(k):
+            lineup[order[(s + row.rotation) % k]] = index[row.bots[s]]
+        return Table(variant=variant, size=k, index=number, lineup=tuple(lineup), ladder=True)
+
+
+#: the ladder's schedule (one object, like :data:`KINDS`)
+LADDER = Ladder()
 
 
 def _blocks(league: League) -> Iterator[tuple[Variant, int, int, int]]:
@@ -310,41 +521,25 @@ def _blocks(league: League) -> Iterator[tuple[Variant, int, int, int]]:
     for every variant and table size, in schedule order (tables counted over
     the roster, withdrawn bots' included: the numbering; a balanced or
     gauntlet block over every epoch's plan)."""
-    n = len(league.slots)
     number = 0
     for v in league.variants:
+        kind = kind_of(v)
         for size in v.sizes:
-            if v.schedule.kind == "round-robin":
-                count = block_count(n, v, size, league.fill)
-            else:
-                count = sum(p.count for p in parts(league, v, size))
+            count = kind.total(league, v, size)
             yield v, size, number, count
             number += count
 
 
 def tables(league: League, shard: Shard | None = None) -> Iterator[Table]:
-    """Every table of the league (or of one shard), in schedule order (lazily)."""
-    index = {b.name: i for i, b in enumerate(league.bots)}
-    slot_bot = [index.get(name) for name in league.slots]  # None: a withdrawn bot
-    gone = None in slot_bot
+    """Every table of the league (or of one shard), in schedule order (lazily);
+    a table seating a withdrawn bot is left out."""
     for v, size, start, count in _blocks(league):
         if shard is not None and shard.count_in(start, count) == 0:
             continue
-        if v.schedule.kind == "round-robin":  # a round robin over the roster (withdrawn bots' tables left out)
-            for t, combo in enumerate(lineups(len(slot_bot), size, league.fill)):
-                if shard is None or shard.holds(start + t):
-                    members = [slot_bot[c] for c in combo]
-                    if gone and None in members:
-                        continue  # a table of a withdrawn bot
-                    lineup = tuple(m for m in members if m is not None)
-                    yield Table(variant=v, size=size, index=t, lineup=lineup, number=start + t)
-            continue
-        ps = parts(league, v, size)
-        first, step = (0, 1) if shard is None else ((shard.k - 1 - start) % shard.n, shard.n)
-        for t in range(first, count, step):
-            planned = _part_lineup(league, v, size, ps, t, index)
-            if planned is not None:  # else a table of a withdrawn bot
-                yield Table(variant=v, size=size, index=t, lineup=planned, number=start + t)
+        ts = range(count) if shard is None else range((shard.k - 1 - start) % shard.n, count, shard.n)
+        for t, lineup in kind_of(v).lineups(league, v, size, ts):
+            if lineup is not None:  # else a table of a withdrawn bot
+                yield Table(variant=v, size=size, index=t, lineup=lineup, number=start + t)
 
 
 def table_at(league: League, variant: Variant, size: int, index: int) -> Table:
@@ -355,19 +550,9 @@ def table_at(league: League, variant: Variant, size: int, index: int) -> Table:
         if v is variant and sz == size:
             if not 0 <= index < count:
                 raise IndexError(f"table {index} is not in {variant.name} at {size} seats (0..{count - 1})")
-            if v.schedule.kind != "round-robin":
-                index_of = {b.name: i for i, b in enumerate(league.bots)}
-                found = _part_lineup(league, v, size, parts(league, v, size), index, index_of)
-                if found is None:
-                    raise IndexError(f"table {index} of {variant.name} at {size} seats seats a withdrawn bot")
-                lineup = found
-            else:
-                index_of = {b.name: i for i, b in enumerate(league.bots)}
-                combo = next(itertools.islice(lineups(len(league.slots), size, league.fill), index, None))
-                members = [index_of.get(league.slots[c]) for c in combo]
-                if None in members:
-                    raise IndexError(f"table {index} of {variant.name} at {size} seats seats a withdrawn bot")
-                lineup = tuple(m for m in members if m is not None)
+            lineup = kind_of(v).lineup(league, v, size, index)
+            if lineup is None:
+                raise IndexError(f"table {index} of {variant.name} at {size} seats seats a withdrawn bot")
             return Table(variant=v, size=size, index=index, lineup=lineup, number=start + index)
     raise IndexError(f"{variant.name} has no {size}-seat tables in this league")
 
@@ -464,22 +649,26 @@ class PlanRow:
     def games(self) -> int:
         return self.tables * self.deals * self.rotations
 
+    @property
+    def drawn(self) -> bool:
+        """Whether the tables are drawn from the master seed (balanced, gauntlet: a plan; not a round robin)."""
+        return KINDS[self.schedule].drawn
+
+    @property
+    def what(self) -> str:
+        """The schedule in words: ``"round-robin"``, ``"balanced, 6 per bot"``, ``"gauntlet, 4 per challenger"``."""
+        return KINDS[self.schedule].describe(self.seats_per_bot)
+
 
 def plan(league: League, shard: Shard | None = None) -> list[PlanRow]:
     """Table and game counts per variant and size (of one shard, if given),
-    without generating anything."""
-    withdrawn = bool(league.withdrawn)
+    without generating anything (but the lineups of a balanced or gauntlet
+    block of a night with withdrawn bots, whose tables seating them are left out)."""
     return [
         PlanRow(
             v.name,
             size,
-            (
-                lineup_count(len(league.bots), size, league.fill)
-                if withdrawn and v.schedule.kind == "round-robin"
-                else count
-            )
-            if shard is None
-            else shard.count_in(start, count),
+            kind_of(v).left(league, v, size, count) if shard is None else shard.count_in(start, count),
             v.deals,
             size,
             v.schedule.kind,

@@ -39,7 +39,7 @@ import secrets
 from pathlib import Path
 
 from referee.errors import UserError
-from referee.league.config import SECRET, League, from_canonical, normalize_stored
+from referee.league.config import SECRET, League, normalize_stored
 from referee.league.ledger import Ledger, MergedMeta
 
 #: the ledger's meta key holding a secret night's master seed (decimal text)
@@ -179,10 +179,11 @@ def _complete(ledger: Ledger, config: dict[str, object]) -> bool:
     if merged is not None:
         meta = MergedMeta.parse(merged)
         return meta is not None and meta.complete
-    from referee.league.schedule import total_games
+    from referee.league.night import NightPlan
 
     try:
-        league = from_canonical(config, str(ledger.path.parent))
+        night = NightPlan.of_ledger(ledger)  # the night as its ledger holds it: epochs, top-ups, withdrawn bots
     except UserError:
         return False
-    return ledger.count() >= total_games(league)
+    total = night.total()  # planned games only: ladder games never reveal the seed
+    return ledger.count() >= total and night.played(ledger.rows()) >= total

@@ -3,10 +3,11 @@
 :func:`summarize` reads it from an open ledger (and, for ledgers written before the meta ``bots``
 existed, from the first game log of each bot): the league's name, seed and stored config, the
 shard or merge, the referee version, every bot with its command and its ``hello`` answer, games
-planned (from the stored config's schedule) and played, per variant, stalled and aborted counts,
-and the dates of the first and last game. :func:`plan_counts` is the schedule count alone (also
-used by ``referee serve``). :func:`notes` words the incomplete/aborted/split notes that the terminal
-standings, ``standings.md`` and ``report.html`` all show.
+planned (:class:`referee.league.night.NightPlan`: the stored config, its epochs and top-ups, the
+withdrawn bots and shards) and played (planned games; ladder games counted apart), per variant,
+stalled and aborted counts, and the dates of the first and last game. :func:`plan_counts` is the
+schedule count alone (also used by ``referee serve``). :func:`notes` words the
+incomplete/aborted/split notes that the terminal standings, ``standings.md`` and ``report.html`` all show.
 
 Errors: none for a readable ledger; a stored config that cannot be rebuilt (e.g. written by another
 version) gives ``planned = None`` ("planned: unknown") rather than an error.
@@ -14,13 +15,18 @@ version) gives ``planned = None`` ("planned: unknown") rather than an error.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from referee.league.ledger import BotInfo, GameRow, Ledger, MergedMeta, run_lock_held
+
+if TYPE_CHECKING:
+    from referee.league.night import NightPlan
 
 
 @dataclass
@@ -35,7 +41,8 @@ class NightSummary:
     bots: list[BotInfo] = field(default_factory=list)
     planned: int | None = None
     planned_per_variant: dict[str, int] = field(default_factory=dict)
-    played: int = 0  # games in the ledger, aborted ones included
+    played: int = 0  # planned games in the ledger, aborted ones included (all games, if the plan is unknown)
+    ladder: int = 0  # ladder games in the ledger (referee ladder: not planned)
     played_per_variant: dict[str, int] = field(default_factory=dict)
     stalled: int = 0
     aborted: int = 0
@@ -44,8 +51,18 @@ class NightSummary:
     running: bool = False  # a `referee run` holds the directory's lock right now
 
     @property
+    def ladder_only(self) -> bool:
+        """A folder that ``referee ladder`` played into, and ``referee run`` never (no planned game yet)."""
+        return self.ladder > 0 and self.played == 0
+
+    @property
     def incomplete(self) -> bool:
-        return self.planned is not None and self.played < self.planned
+        return self.planned is not None and self.played < self.planned and not self.ladder_only
+
+    @property
+    def complete(self) -> bool:
+        """Every planned game of the night is played (the report's Complete banner)."""
+        return self.planned is not None and self.played >= self.planned
 
     @property
     def missing(self) -> int:
@@ -53,25 +70,31 @@ class NightSummary:
 
 
 def plan_counts(
-    config: dict[str, Any] | None, shard: str | None, where: str = "ledger"
+    config: dict[str, Any] | None, meta: Callable[[str], str | None], where: str = "ledger"
 ) -> tuple[int | None, dict[str, int]]:
-    """Games planned in all and per variant by a stored config (for ``shard`` ``"K/N"`` if given);
-    ``(None, {})`` when the config is absent or cannot be rebuilt."""
-    if not config:
+    """Games planned in all and per variant by a ledger's stored config and meta
+    (``meta(key)``: its epochs, withdrawn bots, shards;
+    :class:`referee.league.night.NightPlan`); ``(None, {})`` when the config is
+    absent or cannot be rebuilt."""
+    night = night_plan(config, meta, where)
+    if night is None:
         return None, {}
-    try:
-        from referee.league import schedule as sched
-        from referee.league.config import from_canonical, normalize_stored
-        from referee.league.shards import parse_shard
+    return night.total(), night.per_variant()
 
-        league = from_canonical(normalize_stored(config) or config, where)
-        plan = sched.plan(league, parse_shard(shard) if shard else None)
+
+def night_plan(config: dict[str, Any] | None, meta: Callable[[str], str | None], where: str) -> NightPlan | None:
+    """The ledger's :class:`~referee.league.night.NightPlan` as the standings measure it (a shard's
+    ledger: that shard's games; a merge: the whole night's), None when its config is absent or
+    cannot be rebuilt."""
+    if not config:
+        return None
+    from referee.league.night import NightPlan
+
+    try:
+        night = NightPlan.of(config, meta, where)
     except Exception:  # noqa: BLE001 - an unreadable config: shown as "planned: unknown", never an error
-        return None, {}
-    per: dict[str, int] = {}
-    for p in plan:
-        per[p.variant] = per.get(p.variant, 0) + p.games
-    return sum(per.values()), per
+        return None
+    return dataclasses.replace(night, shards=(None,)) if meta("merged") is not None else night
 
 
 def _header_bots(out: Path, rows: list[GameRow], names: list[str]) -> list[BotInfo]:
@@ -121,17 +144,21 @@ def summarize(out: Path, ledger: Ledger, rows: list[GameRow] | None = None) -> N
         merged=MergedMeta.parse(merged_text) if merged_text else None,
         running=run_lock_held(out),
     )
+    from referee.league.night import ladder_number
     from referee.league.secret import shown_seed
 
     s.seed = shown_seed(ledger)
-    if s.merged is not None:
-        s.planned, s.planned_per_variant = plan_counts(config, None, str(ledger.path))
-    else:
-        s.planned, s.planned_per_variant = plan_counts(config, shard, str(ledger.path))
+    night = night_plan(config, ledger.get_meta, str(ledger.path))
+    if night is not None:
+        s.planned, s.planned_per_variant = night.total(), night.per_variant()
+    gone = set(night.league.withdrawn) if night is not None else set()
     names: list[str] = []
     for row in rows:
-        s.played += 1
-        s.played_per_variant[row.variant] = s.played_per_variant.get(row.variant, 0) + 1
+        if ladder_number(row.game_id) is not None:
+            s.ladder += 1
+        elif night is None or (night.holds(row.game_id) and not gone.intersection(row.bots)):
+            s.played += 1
+            s.played_per_variant[row.variant] = s.played_per_variant.get(row.variant, 0) + 1
         s.stalled += row.reason == "stalled"
         s.aborted += row.reason == "aborted"
         if row.finished:
@@ -172,6 +199,16 @@ def notes(s: NightSummary) -> list[str]:
         )
     elif s.planned is None:
         out.append(f"{s.played} games played (the number planned is unknown: the stored config cannot be read).")
+    if s.ladder:
+        played = (
+            "no planned game of the config's schedule is played yet"
+            if s.ladder_only
+            else f"{s.played} of {s.planned} planned games played besides them"
+        )
+        out.append(
+            f"{s.ladder} ladder game{'s' * (s.ladder != 1)} (referee ladder: tables chosen as the night went on, "
+            f"not part of the planned schedule; counted in the standings); {played}."
+        )
     if s.aborted:
         out.append(
             f"{s.aborted} game{'s were' if s.aborted != 1 else ' was'} aborted (no result: not counted in "

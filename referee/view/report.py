@@ -119,7 +119,11 @@ def _header(st: Mapping[str, Any], s: NightSummary, written: float) -> str:
             else "not recorded",
         ),
         ("referee", f"card-referee {s.referee}"),
-        ("games", f"{s.played} played of {s.planned if s.planned is not None else 'unknown'} planned"),
+        (
+            "games",
+            f"{s.played} played of {s.planned if s.planned is not None else 'unknown'} planned"
+            + (f", {s.ladder} ladder games" if s.ladder else ""),
+        ),
         ("stalled", str(s.stalled)),
         ("aborted", str(s.aborted)),
     ]
@@ -158,7 +162,7 @@ def _banners(s: NightSummary, notes: Sequence[str]) -> str:
             out.append(f'<div class="banner incomplete" role="alert" data-testid="incomplete">{_e(note)}</div>')
         else:
             out.append(f'<div class="banner note" data-testid="note">{_e(note)}</div>')
-    if not s.incomplete and s.planned is not None:
+    if s.complete:
         out.insert(
             0,
             f'<div class="banner complete" data-testid="complete">Complete: all {s.planned} planned games '

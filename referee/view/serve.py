@@ -143,20 +143,20 @@ class LeagueState:
             raise UserError(f"{self.path}: cannot open the ledger to read it ({exc})") from None
 
     def _plan(self, db: sqlite3.Connection) -> tuple[int | None, dict[str, int]]:
-        """Games planned in all and per variant (from the stored config), cached per config."""
-        row = db.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()
-        text = row[0] if row else None
-        if text == self._planned[0]:
+        """Games planned in all and per variant (the night's plan: its stored config and the meta
+        that shape it, :class:`referee.league.night.NightPlan`), cached per config and meta."""
+        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        key = "\0".join(str(meta.get(k)) for k in ("config", "epochs", "withdrawn", "shard", "merged"))
+        if key == self._planned[0]:
             return self._planned[1], self._planned[2]
         from referee.league.summary import plan_counts
 
-        shard_row = db.execute("SELECT value FROM meta WHERE key = 'shard'").fetchone()
         try:
-            config = json.loads(text) if text else None
+            config = json.loads(meta["config"]) if meta.get("config") else None
         except ValueError:
             config = None
-        total, per = plan_counts(config, shard_row[0] if shard_row else None, str(self.path))
-        self._planned = (text, total, per)
+        total, per = plan_counts(config, meta.get, str(self.path))
+        self._planned = (key, total, per)
         return total, per
 
     def status(self) -> dict[str, Any]:

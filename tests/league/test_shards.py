@@ -23,6 +23,7 @@ from referee.league import schedule as sched
 from referee.league.config import load_config
 from referee.league.ledger import Ledger
 from referee.league.shards import Shard
+from referee.league.summary import summarize
 from referee.runtime.gamelog import read_log_bytes
 
 from .conftest import REFEREE, REPO
@@ -141,6 +142,9 @@ def test_three_shards_merge_into_the_unsharded_league(
     with Ledger.in_dir(merged, create=False) as ledger:
         meta = json.loads(ledger.get_meta("merged") or "")
     assert meta == {"of": 3, "shards": [1, 2], "complete": False, "missing_games": missing}
+    with Ledger.in_dir(merged, create=False) as ledger:  # the report measures a merge against the whole night
+        summary = summarize(merged, ledger)
+    assert (summary.played, summary.planned, summary.incomplete) == (24 - missing, 24, True)
     assert main(["standings", str(merged), "--json"]) == 0
     assert "is an incomplete merge (shards 1, 2 of 3" in capsys.readouterr().err
     assert main(["standings", str(root / "s1"), "--json"]) == 0
