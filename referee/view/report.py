@@ -211,6 +211,12 @@ def _legend() -> str:
     )
 
 
+def _scroll(label: str) -> str:
+    """The opening of a box that scrolls sideways on a narrow screen: focusable, so the keyboard can
+    scroll it too, and named for screen readers."""
+    return f'<div class="scroll" tabindex="0" role="region" aria-label="{_e(label)} (scrolls sideways)">'
+
+
 def _standings_table(scope: str, data: Mapping[str, Any]) -> str:
     cols = columns(scope)
     head = "".join(
@@ -223,9 +229,8 @@ def _standings_table(scope: str, data: Mapping[str, Any]) -> str:
             f'<td class="{"l" if c.key in ("bot", "faults") else ""}">{_e(cell_text(r, c.key))}</td>' for c in cols
         )
         body.append(f"<tr>{tds}</tr>")
-    return (
-        f'<div class="scroll"><table data-testid="standings-{_e(scope)}"><tr>{head}</tr>{"".join(body)}</table></div>'
-    )
+    table = f'<table data-testid="standings-{_e(scope)}"><tr>{head}</tr>{"".join(body)}</table>'
+    return f"{_scroll(f'standings: {scope}')}{table}</div>"
 
 
 def _plots(st: Mapping[str, Any], think: Mapping[str, Sequence[float]], fair: Mapping[str, float]) -> str:
@@ -287,7 +292,7 @@ def _faults(st: Mapping[str, Any], viewers: set[str]) -> str:
     parts = [f'<section id="faults"><h2>Faults <span class="muted">({len(faults)})</span></h2>']
     if faults:
         parts.append(
-            '<div class="scroll"><table data-testid="faults"><tr><th class="l">game</th><th class="l">bot</th>'
+            f'{_scroll("faults")}<table data-testid="faults"><tr><th class="l">game</th><th class="l">bot</th>'
             '<th>seat</th><th class="l">fault</th><th class="l">detail</th></tr>'
         )
         for f in faults[:FAULTS_SHOWN]:
@@ -348,9 +353,9 @@ def _browser(variants: Sequence[tuple[str, int]], bots: Sequence[str], viewer_no
         '<div class="gb-pager"><button id="gb-prev" data-testid="gb-prev" type="button">&larr; previous</button>'
         '<span id="gb-page"></span><button id="gb-next" data-testid="gb-next" type="button">next &rarr;</button>'
         '<span id="gb-count" class="muted" data-testid="gb-count"></span></div>'
-        '<div class="scroll"><table><thead><tr><th class="l">game</th><th>table</th>'
+        f'{_scroll("games")}<table><thead><tr><th class="l">game</th><th>table</th>'
         '<th class="l">seats: bot and score (winner in green, forfeits struck out)</th><th class="l">result</th>'
-        '<th class="l">faults</th><th class="l"></th></tr></thead><tbody id="gb-rows"></tbody></table></div>'
+        '<th class="l">faults</th><th class="l">links</th></tr></thead><tbody id="gb-rows"></tbody></table></div>'
         '<p id="gb-empty" class="muted" hidden>No game matches these filters.</p>'
         f'<script type="application/json" id="games-config">{data_json(cfg)}</script></section>'
     )

@@ -376,3 +376,16 @@ def test_serve_waits_for_a_ledger_the_run_is_still_creating(tmp_path: Path) -> N
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_report_has_no_axe_violation(probe: PageProbe, night: tuple[Path, str]) -> None:
+    from tests.view.axe import violations
+
+    out = night[0]
+    page = probe.page
+    for size in ({"width": 1366, "height": 800}, {"width": 390, "height": 844}):
+        page.set_viewport_size(size)
+        _open_report(probe, out)
+        found = violations(page)
+        assert not found, f"report at {size['width']} px:\n" + "\n".join(found)
+    probe.assert_clean(out.as_uri() + "/")
