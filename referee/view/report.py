@@ -130,6 +130,7 @@ def _header(st: Mapping[str, Any], s: NightSummary, written: float) -> str:
     toc = "".join(
         f'<a href="#{a}">{_e(t)}</a>'
         for a, t in (
+            ("winners", "winners"),
             ("bots", "bots"),
             ("legend", "how to read"),
             ("plots", "plots"),
@@ -175,6 +176,43 @@ def _hello_text(hello: Mapping[str, Any] | None) -> str:
     return f"{name} {version}" if version else name
 
 
+_PLACE_WORDS = {1: "1st", 2: "2nd", 3: "3rd"}
+
+
+def _podium(st: Mapping[str, Any], s: NightSummary) -> str:
+    """Who won: the first three of every scope (overall first) by the standings' sort key, with the
+    sentence on why the rating order can differ from the win share order."""
+    key = SORT_KEY
+    rows = []
+    scopes = st["scopes"]
+    order = ["overall", *[k for k in scopes if k != "overall"]] if "overall" in scopes else list(scopes)
+    for scope in order:
+        bots = [r for r in scopes[scope]["bots"] if r.get("games")]
+        if not bots:
+            continue
+        top = bots[0]
+        steps = "".join(
+            f'<li class="p{r["place"]}" data-testid="podium-{_e(scope)}-{i + 1}">'
+            f'<span class="pl">{_e(_PLACE_WORDS.get(int(r["place"]), str(r["place"])))}</span> '
+            f'<b class="name">{_e(cell_text(r, "bot"))}</b> <span class="muted">{_e(key)} '
+            f"{_e(cell_text(r, key))}, win share {_e(cell_text(r, 'win_share'))}</span></li>"
+            for i, r in enumerate(bots[:3])
+        )
+        rows.append(
+            f'<div class="podium" data-testid="podium-{_e(scope)}"><h3>{_e(scope)}: '
+            f'<span data-testid="winner-{_e(scope)}">{_e(cell_text(top, "bot"))}</span></h3><ol>{steps}</ol></div>'
+        )
+    if not rows:
+        return ""
+    head = "Leading so far (the night is not complete)" if s.incomplete else "Winners"
+    return (
+        f'<section id="winners" data-testid="winners"><h2>{_e(head)}</h2>'
+        f'<div class="podiums">{"".join(rows)}</div>'
+        f'<p class="muted" data-testid="winners-note">Placed by {_e(key)}, the standings\' sort key. '
+        f"{_e(RATING_NOTE)}</p></section>"
+    )
+
+
 def _bots(s: NightSummary) -> str:
     rows = []
     for i, b in enumerate(s.bots):
@@ -217,16 +255,26 @@ def _scroll(label: str) -> str:
     return f'<div class="scroll" tabindex="0" role="region" aria-label="{_e(label)} (scrolls sideways)">'
 
 
+#: the standings' sort key (the column every table is ordered by; see SORT_TEXT)
+SORT_KEY = "ordinal"
+_KEY_FIRST = ("place", "bot", SORT_KEY)  # shown first, so a phone shows them without scrolling
+
+
+def _cell_class(key: str) -> str:
+    return {"place": "place", "bot": "l botname", "faults": "l", SORT_KEY: "key"}.get(key, "")
+
+
 def _standings_table(scope: str, data: Mapping[str, Any]) -> str:
     cols = columns(scope)
+    cols = [c for k in _KEY_FIRST for c in cols if c.key == k] + [c for c in cols if c.key not in _KEY_FIRST]
     head = "".join(
-        f'<th class="{"l" if c.key in ("bot", "faults") else ""}"><abbr title="{_e(c.legend)}">{_e(c.head)}</abbr></th>'
+        f'<th class="{_cell_class(c.key)}" data-col="{_e(c.key)}"><abbr title="{_e(c.legend)}">{_e(c.head)}</abbr></th>'
         for c in cols
     )
     body = []
     for r in data["bots"]:
         tds = "".join(
-            f'<td class="{"l" if c.key in ("bot", "faults") else ""}">{_e(cell_text(r, c.key))}</td>' for c in cols
+            f'<td class="{_cell_class(c.key)}" data-col="{_e(c.key)}">{_e(cell_text(r, c.key))}</td>' for c in cols
         )
         body.append(f"<tr>{tds}</tr>")
     table = f'<table data-testid="standings-{_e(scope)}"><tr>{head}</tr>{"".join(body)}</table>'
@@ -249,10 +297,14 @@ def _plots(st: Mapping[str, Any], think: Mapping[str, Sequence[float]], fair: Ma
         think_time_plot(think, order=[b for b in order if b in think] + [b for b in think if b not in order]),
     ]
     names = ("rating", "win-share", "head-to-head", "think-time")
-    body = "".join(f'<figure data-testid="plot-{n}">{svg}</figure>' for n, svg in zip(names, figs, strict=True))
+    body = "".join(
+        f'<figure data-testid="plot-{n}" tabindex="0">{svg}</figure>' for n, svg in zip(names, figs, strict=True)
+    )
     return (
-        f'<section id="plots"><h2>Plots</h2><p class="muted">Hover a mark for its exact figures.</p>'
-        f'<div class="plots">{body}</div></section>'
+        f'<section id="plots"><h2>Plots</h2><p class="muted">Hover or tap a mark for its exact figures '
+        "(on a narrow screen a plot scrolls sideways).</p>"
+        f'<div class="plots">{body}</div>'
+        '<div id="plot-tip" class="plot-tip" data-testid="plot-tip" role="status" hidden></div></section>'
     )
 
 
@@ -385,7 +437,8 @@ def render_report(
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_e(title)}</title><style>{_asset('report.css')}</style></head><body>"
-        f"{_header(st, summary, written)}<main>{_banners(summary, notes)}{_bots(summary)}{_legend()}"
+        f"{_header(st, summary, written)}<main>{_banners(summary, notes)}{_podium(st, summary)}"
+        f"{_bots(summary)}{_legend()}"
         f"{_plots(st, think, fair)}{_standings(st)}{_faults(st, viewers)}{_browser(variants, bots, viewer_note)}"
         f"</main><script>{_asset('report.js')}</script></body></html>\n"
     )

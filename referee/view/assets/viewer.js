@@ -608,6 +608,20 @@
     if (!keepPlaying) pause();
     cur = Math.max(0, Math.min(last, k | 0));
     render();
+    if (!keepPlaying) saveUrl();
+  }
+
+  // the step and the seat view in the page's URL (?step=N&view=S, the game kept), so a view can be
+  // shared as a link and a reload shows the same view; while playing, only where it stops is written
+  function saveUrl() {
+    try {
+      var p = new URLSearchParams(window.location.search);
+      if (cur === 0) p.delete("step"); else p.set("step", String(cur));   // defaults are left out
+      if (view === "all") p.delete("view"); else p.set("view", String(view));
+      var hash = /^#\d+$/.test(window.location.hash) ? "" : window.location.hash;
+      var q = p.toString();
+      window.history.replaceState(null, "", window.location.pathname + (q ? "?" + q : "") + hash);
+    } catch (e) { /* a browser that refuses: the view is just not in the URL */ }
   }
   function interval() { return BASE_MS / (parseFloat(el.speed.value) || 1); }
   function schedule() {
@@ -631,10 +645,12 @@
     schedule();
   }
   function pause() {
+    var was = playing;
     playing = false;
     clearTimeout(timer);
     timer = null;
     if (el.btnPlay) setPlayButton();
+    if (was) saveUrl();
   }
   function toggle() { if (playing) pause(); else play(); }
 
@@ -671,6 +687,7 @@
       el.app.dataset.view = String(view);
       layoutSeats();
       render();
+      saveUrl();
     });
     el.filter.addEventListener("change", function () { el.log.classList.toggle("marked-only", el.filter.checked); });
     el.log.addEventListener("click", function (e) {
