@@ -331,11 +331,16 @@ def _game_link(game: str, log: str | None, viewers: set[str]) -> str:
     if game in viewers:
         from referee.view.page import viewer_href
 
-        links.append(f'<a href="{_e(viewer_href(SHELL_HREF, game))}">{_e(game)}</a>')
+        href = viewer_href(SHELL_HREF, game)
+        links.append(f'<a href="{_e(href)}">{_e(game)}</a>')
+        # the log as text a browser shows: the viewer page's text form (the .jsonl.zst would be downloaded)
+        links.append(f'<a class="muted" href="{_e(href)}&amp;text=1" title="the game as text">log</a>')
     else:
         links.append(_e(game))
-    if log:
-        links.append(f'<a class="muted" href="{_e(log)}">log</a>')
+        if log:
+            links.append(
+                f'<a class="muted" href="{_e(log)}" title="zstd -dc or referee replay reads it">log (.zst)</a>'
+            )
     return " ".join(links)
 
 

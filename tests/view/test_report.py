@@ -511,3 +511,45 @@ def test_report_view_is_in_its_url(probe: PageProbe, night: tuple[Path, str]) ->
     assert page.get_attribute('[data-testid="viewer"]', "data-frame") == "4"
     assert page.input_value('[data-testid="view-select"]') == "1"
     probe.assert_clean(out.as_uri() + "/")
+
+
+def test_log_links_show_text(probe: PageProbe, night: tuple[Path, str]) -> None:
+    """The static report's "log" link opens the game as text (the viewer page's text form), and
+    ``referee serve`` serves a log decompressed as text/plain at /log/GAME."""
+    import urllib.request
+
+    from referee.runtime.gamelog import read_log_bytes
+    from referee.view.serve import make_server
+    from tests.view.axe import violations
+
+    out = night[0]
+    page = _open_report(probe, out)
+    row = page.locator('[data-testid="game-row"]').first
+    game = row.get_attribute("data-game")
+    row.locator('[data-testid="log"]').click()
+    page.wait_for_selector(READY)
+    text = page.inner_text('[data-testid="game-text"]')
+    log = next(out / lg for g, _v, lg in _games(out) if g == game)
+    data = frames_from_log(log)
+    assert text.startswith(f"game {game} ") and "verified by replay" in text
+    for f in data["frames"]:
+        assert f"step {f['i']} [{f['kind']}] {f['text']}" in text
+    assert not violations(page)
+    page.click('[data-testid="to-table"]')
+    page.wait_for_selector('[data-testid="btn-next"]')
+    probe.assert_clean(out.as_uri() + "/")
+
+    server = make_server(out, port=0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = server.server_address[1]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/log/{game}", timeout=10) as resp:
+            assert resp.headers["Content-Type"] == "text/plain; charset=utf-8"
+            assert resp.read() == read_log_bytes(log.read_bytes())
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/log/..%2fledger.sqlite", timeout=10)
+        assert err.value.code == 404
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -96,7 +96,11 @@
     const links = el("td", { className: "links" });
     if (href) links.append(el("a", { href, text: "watch", "data-testid": "watch" }));
     else links.append(el("span", { className: "muted", text: "no viewer page", title: cfg.no_viewer_hint }));
-    if (g[9]) links.append(" ", el("a", { href: g[9], text: "log", "data-testid": "log" }));
+    // the log as text: over referee serve the log itself (/log/GAME, decompressed); from the folder the
+    // viewer page's text form (?text=1); a game without a viewer page links its .jsonl.zst (a download)
+    if (served && g[9]) links.append(" ", el("a", { href: "/log/" + encodeURIComponent(g[0]), text: "log", "data-testid": "log" }));
+    else if (g[8]) links.append(" ", el("a", { href: cfg.shell + "?game=" + encodeURIComponent(g[0]) + "&text=1", text: "log", "data-testid": "log", title: "the game as text" }));
+    else if (g[9]) links.append(" ", el("a", { href: g[9], text: "log (.zst)", "data-testid": "log", title: "zstd -dc or referee replay reads it" }));
     const cls = (g[7].length ? "has-faults" : "") + (g[0] === chosen ? " chosen" : "");
     return el("tr", { "data-game": g[0], "data-testid": "game-row", className: cls.trim() },
       el("td", { className: "l" }, href ? el("a", { href, text: g[0] }) : g[0]),
