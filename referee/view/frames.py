@@ -198,10 +198,13 @@ class _Frames:
             snap["turn"] = pending[0] if len(pending) == 1 and state.decision() == "take" else None
         return snap
 
-    def _frame(self, m: HandMachine, kind: str, text: str, state: dict[str, Any], **extra: Any) -> None:
-        state = {
-            k: _own(v) for k, v in state.items()
-        }  # the frame owns its values (the caller goes on changing its copy)
+    def _frame(
+        self, m: HandMachine, kind: str, text: str, state: dict[str, Any], owned: bool = True, **extra: Any
+    ) -> None:
+        """``owned``: ``state`` is fresh and nobody changes it afterwards (a snapshot, a ``_copy()``);
+        otherwise the frame takes its own copy (the caller goes on changing its lists)."""
+        if not owned:
+            state = {k: _own(v) for k, v in state.items()}
         patch: dict[str, Any] = {}
         if not self.frames:
             patch = {k: v for k, v in state.items()}
@@ -459,10 +462,11 @@ class _Frames:
                             f"differ from the engine's ({st[key]} vs {snap[key]})"
                         )
                         break
-            st = snap
-        elif m.playing:
+            self._frame(m, kind, text, snap, **extra)
+            return
+        if m.playing:
             st = dict(st, waiting=[], turn=st.get("turn"))
-        self._frame(m, kind, text, st, **extra)
+        self._frame(m, kind, text, st, owned=False, **extra)
 
     def faulted(self, m: HandMachine, rec: FaultRecord) -> None:
         st = self._copy()
