@@ -553,3 +553,21 @@ def test_log_links_show_text(probe: PageProbe, night: tuple[Path, str]) -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_bench_viewers_on_a_night(night: tuple[Path, str], capsys: pytest.CaptureFixture[str]) -> None:
+    """``referee bench viewers --out OUT`` writes every game's page into a folder of its own and gives
+    its figures (read, never asserted: a benchmark); the night's own pages are left as they were."""
+    import json
+
+    from referee.cli import main
+
+    out = night[0]
+    before = {p.name: p.stat().st_mtime_ns for p in (out / "games").glob("*.frames.js")}
+    assert main(["bench", "viewers", "--out", str(out), "--sample", "2", "--jobs", "1", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["pages"] == len(_games(out)) and r["failed"] == 0 and r["night"] is None
+    assert r["wall_ms_per_page"] > 0 and r["cpu_ms_per_page"] > 0 and r["sample"] == 2
+    assert {p.name: p.stat().st_mtime_ns for p in (out / "games").glob("*.frames.js")} == before
+    assert main(["bench", "viewers", "--out", str(out / "nothing-here")]) == 2  # a user error
+    assert capsys.readouterr().err.startswith("error: bench viewers:")
