@@ -21,7 +21,8 @@ def axe_source() -> str:
 def violations(page: Any) -> list[str]:
     """axe-core's violations on ``page`` as it is now, one line each (rule, impact, the first
     offending elements and axe's summary of what to fix); empty when there are none."""
-    page.add_script_tag(content=axe_source())
+    if not page.evaluate("() => typeof window.axe === 'object'"):  # once per page load
+        page.add_script_tag(content=axe_source())
     result = page.evaluate("() => axe.run(document, { resultTypes: ['violations'] })")
     out = []
     for v in result["violations"]:
