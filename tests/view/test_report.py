@@ -152,6 +152,7 @@ def test_interrupted_night_has_a_banner_and_notes(night: tuple[Path, str], tmp_p
     assert banner and "INCOMPLETE: 4 of 6 planned games played (2 missing" in banner.group(1)
     assert "1 game was aborted" in page and "no end after 9 decisions" in page
     assert 'data-testid="complete"' not in page
+    assert "<h2>Leading so far (the night is not complete)</h2>" in page and "<h2>Winners</h2>" not in page
     md = (out / "standings.md").read_text()
     assert "> **INCOMPLETE: 4 of 6 planned games played" in md and "1 game was aborted" in md
     st = referee("standings", str(out))
@@ -399,6 +400,7 @@ def test_report_says_who_won(night: tuple[Path, str]) -> None:
     out = night[0]
     text = (out / "report.html").read_text()
     st = json.loads((out / "standings.json").read_text())
+    assert "<h2>Winners</h2>" in text  # the night is complete
     winners = text.index('data-testid="winners"')
     assert winners < text.index('id="bots"'), "the winners come before the rest of the report"
     for scope, data in st["scopes"].items():
