@@ -166,6 +166,10 @@ def _open_report(probe: PageProbe, out: Path) -> Any:
     return page
 
 
+def _first_variant(page: Any) -> str:
+    return str(page.locator('[data-testid="gb-variant"] option[value="0"]').inner_text().split(" (")[0])
+
+
 def _rows(page: Any) -> list[str]:
     return page.locator('[data-testid="game-row"]').evaluate_all("(es) => es.map((e) => e.dataset.game)")
 
@@ -499,6 +503,17 @@ def test_report_view_is_in_its_url(probe: PageProbe, night: tuple[Path, str]) ->
     page.wait_for_selector('[data-testid="game-browser"][data-ready="true"]')
     assert page.input_value('[data-testid="gb-variant"]') == "all"
     assert _rows(page) == everywhere
+    # hostile or stale parameters change nothing but the view: unknown values are ignored, the game
+    # id is only ever compared as text
+    base = url.split("?")[0]
+    page.goto(base + "?variant=nope&bot=%3Cimg%20src%3Dx%3E&result=x&page=-3&game=%22%5D%3Cimg%20src%3Dx%3E")
+    page.wait_for_selector('[data-testid="game-browser"][data-ready="true"]')
+    assert page.input_value('[data-testid="gb-variant"]') == "0" and page.input_value('[data-testid="gb-bot"]') == ""
+    assert page.input_value('[data-testid="gb-result"]') == "" and page.locator("img").count() == 0
+    assert sorted(_rows(page)) == sorted(g for g, v, _l in games if v == _first_variant(page))
+    page.goto(url)
+    page.wait_for_selector('[data-testid="game-browser"][data-ready="true"]')
+    page.locator('[data-testid="game-row"] [data-testid="watch"]').first.wait_for()
     # the viewer: its step and seat view survive a reload of its URL
     page.locator('[data-testid="watch"]').first.click()
     page.wait_for_selector(READY)
