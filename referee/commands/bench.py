@@ -1,4 +1,4 @@
-"""``referee bench engine|transport|league|load|schedule|cluster``: speed benchmarks (never tests)."""
+"""``referee bench engine|transport|league|viewers|load|schedule|cluster``: speed benchmarks (never tests)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,10 @@ _TARGETS = {
     "engine": ("referee.bench.engine", "Random-vs-random games in-process: games/s and actions/s per variant."),
     "transport": ("referee.bench.transport", "Referee round trip vs raw pipe ping-pong, and referee CPU per decision."),
     "league": ("referee.bench.league", "A 4-bot league of 4-seat games: games/s in session and per-game mode."),
+    "viewers": (
+        "referee.bench.viewers",
+        "A night's viewer pages: ms per page (wall and CPU) beside the night's ms per game.",
+    ),
     "load": ("referee.bench.load", "CPU-busy bots at 2 x cores tables: false timeouts under the wall and CPU clocks."),
     "schedule": ("referee.bench.schedule", "Planning a balanced night for a big field: time and peak memory."),
     "cluster": (

@@ -26,7 +26,6 @@ false and the mismatch in ``mismatch``.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -128,6 +127,16 @@ _STATE_KEYS = (
 )
 
 
+def _own(v: Any) -> Any:
+    """A copy of a state value as JSON would give it back (lists of lists of cards, numbers,
+    booleans; tuples become lists), without encoding it: the viewer takes thousands a night."""
+    if isinstance(v, (list, tuple)):
+        return [_own(x) if isinstance(x, (list, tuple, dict)) else x for x in v]
+    if isinstance(v, dict):
+        return {str(k): _own(x) for k, x in v.items()}
+    return v
+
+
 class _Frames:
     """The machine's observer during the viewer's replay: builds the frames."""
 
@@ -192,8 +201,13 @@ class _Frames:
             snap["turn"] = pending[0] if len(pending) == 1 and state.decision() == "take" else None
         return snap
 
-    def _frame(self, m: HandMachine, kind: str, text: str, state: dict[str, Any], **extra: Any) -> None:
-        state = json.loads(json.dumps(state))  # the frame owns its values (the caller goes on changing its copy)
+    def _frame(
+        self, m: HandMachine, kind: str, text: str, state: dict[str, Any], owned: bool = True, **extra: Any
+    ) -> None:
+        """``owned``: ``state`` is fresh and nobody changes it afterwards (a snapshot, a ``_copy()``);
+        otherwise the frame takes its own copy (the caller goes on changing its lists)."""
+        if not owned:
+            state = {k: _own(v) for k, v in state.items()}
         patch: dict[str, Any] = {}
         if not self.frames:
             patch = {k: v for k, v in state.items()}
@@ -206,8 +220,8 @@ class _Frames:
                         patch["hands"] = changed
                 elif self.full.get(k) != v:
                     patch[k] = v
-        self.full = {k: (list(v) if isinstance(v, list) else v) for k, v in state.items()}
-        self.full["hands"] = [list(h) if h is not None else None for h in state["hands"]]
+        # the frame's own copy is the state shown from now on (nothing changes it in place: _copy copies)
+        self.full = state
         frame = {
             "i": len(self.frames),
             "hand": self.hand_no,
@@ -454,10 +468,11 @@ class _Frames:
                             f"differ from the engine's ({st[key]} vs {snap[key]})"
                         )
                         break
-            st = snap
-        elif m.playing:
+            self._frame(m, kind, text, snap, **extra)
+            return
+        if m.playing:
             st = dict(st, waiting=[], turn=st.get("turn"))
-        self._frame(m, kind, text, st, **extra)
+        self._frame(m, kind, text, st, owned=False, **extra)
 
     def faulted(self, m: HandMachine, rec: FaultRecord) -> None:
         if not self.frames:  # before the start frame: there is no state to mark yet

@@ -134,6 +134,7 @@ def _header(st: Mapping[str, Any], s: NightSummary, written: float) -> str:
     toc = "".join(
         f'<a href="#{a}">{_e(t)}</a>'
         for a, t in (
+            ("winners", "winners"),
             ("bots", "bots"),
             ("legend", "how to read"),
             ("plots", "plots"),
@@ -179,6 +180,43 @@ def _hello_text(hello: Mapping[str, Any] | None) -> str:
     return f"{name} {version}" if version else name
 
 
+_PLACE_WORDS = {1: "1st", 2: "2nd", 3: "3rd"}
+
+
+def _podium(st: Mapping[str, Any], s: NightSummary) -> str:
+    """Who won: the first three of every scope (overall first) by the standings' sort key, with the
+    sentence on why the rating order can differ from the win share order."""
+    key = SORT_KEY
+    rows = []
+    scopes = st["scopes"]
+    order = ["overall", *[k for k in scopes if k != "overall"]] if "overall" in scopes else list(scopes)
+    for scope in order:
+        bots = [r for r in scopes[scope]["bots"] if r.get("games")]
+        if not bots:
+            continue
+        top = bots[0]
+        steps = "".join(
+            f'<li class="p{r["place"]}" data-testid="podium-{_e(scope)}-{i + 1}">'
+            f'<span class="pl">{_e(_PLACE_WORDS.get(int(r["place"]), str(r["place"])))}</span> '
+            f'<b class="name">{_e(cell_text(r, "bot"))}</b> <span class="muted">{_e(key)} '
+            f"{_e(cell_text(r, key))}, win share {_e(cell_text(r, 'win_share'))}</span></li>"
+            for i, r in enumerate(bots[:3])
+        )
+        rows.append(
+            f'<div class="podium" data-testid="podium-{_e(scope)}"><h3>{_e(scope)}: '
+            f'<span data-testid="winner-{_e(scope)}">{_e(cell_text(top, "bot"))}</span></h3><ol>{steps}</ol></div>'
+        )
+    if not rows:
+        return ""
+    head = "Leading so far (the night is not complete)" if s.incomplete else "Winners"
+    return (
+        f'<section id="winners" data-testid="winners"><h2>{_e(head)}</h2>'
+        f'<div class="podiums">{"".join(rows)}</div>'
+        f'<p class="muted" data-testid="winners-note">Placed by {_e(key)}, the standings\' sort key. '
+        f"{_e(RATING_NOTE)}</p></section>"
+    )
+
+
 def _bots(s: NightSummary) -> str:
     rows = []
     for i, b in enumerate(s.bots):
@@ -215,21 +253,36 @@ def _legend() -> str:
     )
 
 
+def _scroll(label: str) -> str:
+    """The opening of a box that scrolls sideways on a narrow screen: focusable, so the keyboard can
+    scroll it too, and named for screen readers."""
+    return f'<div class="scroll" tabindex="0" role="region" aria-label="{_e(label)} (scrolls sideways)">'
+
+
+#: the standings' sort key (the column every table is ordered by; see SORT_TEXT)
+SORT_KEY = "ordinal"
+_KEY_FIRST = ("place", "bot", SORT_KEY)  # shown first, so a phone shows them without scrolling
+
+
+def _cell_class(key: str) -> str:
+    return {"place": "place", "bot": "l botname", "faults": "l", SORT_KEY: "key"}.get(key, "")
+
+
 def _standings_table(scope: str, data: Mapping[str, Any]) -> str:
     cols = columns(scope)
+    cols = [c for k in _KEY_FIRST for c in cols if c.key == k] + [c for c in cols if c.key not in _KEY_FIRST]
     head = "".join(
-        f'<th class="{"l" if c.key in ("bot", "faults") else ""}"><abbr title="{_e(c.legend)}">{_e(c.head)}</abbr></th>'
+        f'<th class="{_cell_class(c.key)}" data-col="{_e(c.key)}"><abbr title="{_e(c.legend)}">{_e(c.head)}</abbr></th>'
         for c in cols
     )
     body = []
     for r in data["bots"]:
         tds = "".join(
-            f'<td class="{"l" if c.key in ("bot", "faults") else ""}">{_e(cell_text(r, c.key))}</td>' for c in cols
+            f'<td class="{_cell_class(c.key)}" data-col="{_e(c.key)}">{_e(cell_text(r, c.key))}</td>' for c in cols
         )
         body.append(f"<tr>{tds}</tr>")
-    return (
-        f'<div class="scroll"><table data-testid="standings-{_e(scope)}"><tr>{head}</tr>{"".join(body)}</table></div>'
-    )
+    table = f'<table data-testid="standings-{_e(scope)}"><tr>{head}</tr>{"".join(body)}</table>'
+    return f"{_scroll(f'standings: {scope}')}{table}</div>"
 
 
 def _plots(st: Mapping[str, Any], think: Mapping[str, Sequence[float]], fair: Mapping[str, float]) -> str:
@@ -248,10 +301,14 @@ def _plots(st: Mapping[str, Any], think: Mapping[str, Sequence[float]], fair: Ma
         think_time_plot(think, order=[b for b in order if b in think] + [b for b in think if b not in order]),
     ]
     names = ("rating", "win-share", "head-to-head", "think-time")
-    body = "".join(f'<figure data-testid="plot-{n}">{svg}</figure>' for n, svg in zip(names, figs, strict=True))
+    body = "".join(
+        f'<figure data-testid="plot-{n}" tabindex="0">{svg}</figure>' for n, svg in zip(names, figs, strict=True)
+    )
     return (
-        f'<section id="plots"><h2>Plots</h2><p class="muted">Hover a mark for its exact figures.</p>'
-        f'<div class="plots">{body}</div></section>'
+        f'<section id="plots"><h2>Plots</h2><p class="muted">Hover or tap a mark for its exact figures '
+        "(on a narrow screen a plot scrolls sideways).</p>"
+        f'<div class="plots">{body}</div>'
+        '<div id="plot-tip" class="plot-tip" data-testid="plot-tip" role="status" hidden></div></section>'
     )
 
 
@@ -278,11 +335,16 @@ def _game_link(game: str, log: str | None, viewers: set[str]) -> str:
     if game in viewers:
         from referee.view.page import viewer_href
 
-        links.append(f'<a href="{_e(viewer_href(SHELL_HREF, game))}">{_e(game)}</a>')
+        href = viewer_href(SHELL_HREF, game)
+        links.append(f'<a href="{_e(href)}">{_e(game)}</a>')
+        # the log as text a browser shows: the viewer page's text form (the .jsonl.zst would be downloaded)
+        links.append(f'<a class="muted" href="{_e(href)}&amp;text=1" title="the game as text">log</a>')
     else:
         links.append(_e(game))
-    if log:
-        links.append(f'<a class="muted" href="{_e(log)}">log</a>')
+        if log:
+            links.append(
+                f'<a class="muted" href="{_e(log)}" title="zstd -dc or referee replay reads it">log (.zst)</a>'
+            )
     return " ".join(links)
 
 
@@ -291,7 +353,7 @@ def _faults(st: Mapping[str, Any], viewers: set[str]) -> str:
     parts = [f'<section id="faults"><h2>Faults <span class="muted">({len(faults)})</span></h2>']
     if faults:
         parts.append(
-            '<div class="scroll"><table data-testid="faults"><tr><th class="l">game</th><th class="l">bot</th>'
+            f'{_scroll("faults")}<table data-testid="faults"><tr><th class="l">game</th><th class="l">bot</th>'
             '<th>seat</th><th class="l">fault</th><th class="l">detail</th></tr>'
         )
         for f in faults[:FAULTS_SHOWN]:
@@ -352,9 +414,9 @@ def _browser(variants: Sequence[tuple[str, int]], bots: Sequence[str], viewer_no
         '<div class="gb-pager"><button id="gb-prev" data-testid="gb-prev" type="button">&larr; previous</button>'
         '<span id="gb-page"></span><button id="gb-next" data-testid="gb-next" type="button">next &rarr;</button>'
         '<span id="gb-count" class="muted" data-testid="gb-count"></span></div>'
-        '<div class="scroll"><table><thead><tr><th class="l">game</th><th>table</th>'
+        f'{_scroll("games")}<table><thead><tr><th class="l">game</th><th>table</th>'
         '<th class="l">seats: bot and score (winner in green, forfeits struck out)</th><th class="l">result</th>'
-        '<th class="l">faults</th><th class="l"></th></tr></thead><tbody id="gb-rows"></tbody></table></div>'
+        '<th class="l">faults</th><th class="l">links</th></tr></thead><tbody id="gb-rows"></tbody></table></div>'
         '<p id="gb-empty" class="muted" hidden>No game matches these filters.</p>'
         f'<script type="application/json" id="games-config">{data_json(cfg)}</script></section>'
     )
@@ -384,7 +446,8 @@ def render_report(
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_e(title)}</title><style>{_asset('report.css')}</style></head><body>"
-        f"{_header(st, summary, written)}<main>{_banners(summary, notes)}{_bots(summary)}{_legend()}"
+        f"{_header(st, summary, written)}<main>{_banners(summary, notes)}{_podium(st, summary)}"
+        f"{_bots(summary)}{_legend()}"
         f"{_plots(st, think, fair)}{_standings(st)}{_faults(st, viewers)}{_browser(variants, bots, viewer_note)}"
         f"</main><script>{_asset('report.js')}</script></body></html>\n"
     )

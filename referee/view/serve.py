@@ -16,7 +16,7 @@ last poll to a running tally, so a poll costs little even for a big night).
 
 ``/view/<game>`` shows a game: the report's viewer page
 (``/games/viewer.html?game=<game>``, when ``OUT/games/<game>.frames.js`` exists),
-else a page built on the spot from its log.
+else a page built on the spot from its log. ``/log/<game>`` is the game's log as text (decompressed).
 
 The server may start before the night: on a folder that does not exist yet or
 holds no ledger, ``/live`` waits (``started`` false in ``/api/status``) and
@@ -281,6 +281,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(HTTPStatus.OK, "application/json; charset=utf-8", body, no_cache=True)
             elif path.startswith("/view/"):
                 self._viewer(path[len("/view/") :])
+            elif path.startswith("/log/"):
+                self._log_text(path[len("/log/") :])
             else:
                 self._file(path)
         except UserError as exc:
@@ -351,6 +353,30 @@ class _Handler(BaseHTTPRequestHandler):
         from referee.view.frames import frames_from_log
 
         self._send(HTTPStatus.OK, "text/html; charset=utf-8", render_viewer(frames_from_log(log)).encode())
+
+    def _log_text(self, game: str) -> None:
+        """``/log/<game>``: the game's log as text (JSON Lines, decompressed), for a browser to show."""
+        games = self.server.out / "games"
+        if not game or "/" in game or game.startswith("."):
+            self._not_found(game)
+            return
+        log = next(
+            (games / f"{game}{s}" for s in (".jsonl.zst", ".jsonl", ".jsonl.gz") if (games / f"{game}{s}").is_file()),
+            None,
+        )
+        if log is None:
+            self._not_found(f"the log of game {game}")
+            return
+        from referee.runtime.gamelog import read_log_bytes
+
+        try:
+            text = read_log_bytes(log.read_bytes())
+        except ValueError as exc:
+            self._send(
+                HTTPStatus.UNPROCESSABLE_ENTITY, "text/plain; charset=utf-8", f"error: {log.name}: {exc}\n".encode()
+            )
+            return
+        self._send(HTTPStatus.OK, "text/plain; charset=utf-8", text)
 
 
 class _Server(ThreadingHTTPServer):

@@ -107,7 +107,7 @@ def test_report_header_legend_plots_and_files(night: tuple[Path, str]) -> None:
     assert kwartet and "mean score" in kwartet.group(1)
     # the four plots, inline SVG
     for plot in ("rating", "win-share", "head-to-head", "think-time"):
-        fig = re.search(rf'<figure data-testid="plot-{plot}"><svg [^>]*role="img"', page)
+        fig = re.search(rf'<figure data-testid="plot-{plot}" tabindex="0"><svg [^>]*role="img"', page)
         assert fig, plot
     assert "<script src" not in page and "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
     # the viewer pages next to the logs, one per game, and the game browser's data files
@@ -152,6 +152,7 @@ def test_interrupted_night_has_a_banner_and_notes(night: tuple[Path, str], tmp_p
     assert banner and "INCOMPLETE: 4 of 6 planned games played (2 missing" in banner.group(1)
     assert "1 game was aborted" in page and "no end after 9 decisions" in page
     assert 'data-testid="complete"' not in page
+    assert "<h2>Leading so far (the night is not complete)</h2>" in page and "<h2>Winners</h2>" not in page
     md = (out / "standings.md").read_text()
     assert "> **INCOMPLETE: 4 of 6 planned games played" in md and "1 game was aborted" in md
     st = referee("standings", str(out))
@@ -165,6 +166,10 @@ def _open_report(probe: PageProbe, out: Path) -> Any:
     return page
 
 
+def _first_variant(page: Any) -> str:
+    return str(page.locator('[data-testid="gb-variant"] option[value="0"]').inner_text().split(" (")[0])
+
+
 def _rows(page: Any) -> list[str]:
     return page.locator('[data-testid="game-row"]').evaluate_all("(es) => es.map((e) => e.dataset.game)")
 
@@ -173,7 +178,7 @@ def test_game_browser_filters(probe: PageProbe, night: tuple[Path, str], artifac
     out = night[0]
     games = _games(out)
     page = _open_report(probe, out)
-    first_variant = games and page.locator('[data-testid="gb-variant"] option').first.inner_text().split(" (")[0]
+    first_variant = games and page.locator('[data-testid="gb-variant"] option[value="0"]').inner_text().split(" (")[0]
     in_first = [g for g, v, _ in games if v == first_variant]
     assert sorted(_rows(page)) == in_first
     # every link resolves to a file that exists
@@ -376,3 +381,210 @@ def test_serve_waits_for_a_ledger_the_run_is_still_creating(tmp_path: Path) -> N
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_report_has_no_axe_violation(probe: PageProbe, night: tuple[Path, str]) -> None:
+    from tests.view.axe import violations
+
+    out = night[0]
+    page = probe.page
+    for size in ({"width": 1366, "height": 800}, {"width": 390, "height": 844}):
+        page.set_viewport_size(size)
+        _open_report(probe, out)
+        found = violations(page)
+        assert not found, f"report at {size['width']} px:\n" + "\n".join(found)
+    probe.assert_clean(out.as_uri() + "/")
+
+
+def test_report_says_who_won(night: tuple[Path, str]) -> None:
+    import json
+
+    from referee.league.standings import RATING_NOTE
+
+    out = night[0]
+    text = (out / "report.html").read_text()
+    st = json.loads((out / "standings.json").read_text())
+    assert "<h2>Winners</h2>" in text  # the night is complete
+    winners = text.index('data-testid="winners"')
+    assert winners < text.index('id="bots"'), "the winners come before the rest of the report"
+    for scope, data in st["scopes"].items():
+        bots = [r["bot"] for r in data["bots"]]  # in the standings' order: by the sort key
+        won = re.search(rf'data-testid="winner-{re.escape(scope)}">([^<]*)<', text)
+        assert won and html.unescape(won.group(1)) == bots[0], scope
+        for i, bot in enumerate(bots[:3]):
+            item = re.search(rf'data-testid="podium-{re.escape(scope)}-{i + 1}">(.*?)</li>', text)
+            assert item and f'<b class="name">{html.escape(bot)}</b>' in item.group(1), (scope, i)
+    note = re.search(r'data-testid="winners-note">([^<]*)<', text)
+    assert note and html.escape(RATING_NOTE, quote=True) in note.group(1) and "ordinal" in note.group(1)
+
+
+# the report at phone size: every standings table's place, bot and sort key in view without scrolling
+# sideways, bot names on one line, and nothing wider than the screen but the boxes that scroll
+PHONE_JS = """
+() => {
+  const vw = document.documentElement.clientWidth;
+  const lines = (e) => { const r = document.createRange(); r.selectNodeContents(e);
+    return new Set(Array.from(r.getClientRects()).map((x) => Math.round(x.top))).size; };
+  return {
+    vw, pageWidth: document.documentElement.scrollWidth,
+    keys: Array.from(document.querySelectorAll('table[data-testid^="standings-"] [data-col="ordinal"]'))
+      .map((e) => e.getBoundingClientRect().right),
+    names: Array.from(document.querySelectorAll('td.botname, .podium .name'))
+      .map((e) => [e.textContent, lines(e)]),
+  };
+}
+"""
+
+
+def test_report_on_a_phone(browser: Any, night: tuple[Path, str], artifacts: Path) -> None:
+    out = night[0]
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto((out / "report.html").as_uri())
+        page.wait_for_selector('[data-testid="game-browser"][data-ready="true"]')
+        got = page.evaluate(PHONE_JS)
+        assert got["pageWidth"] <= got["vw"], "the page itself scrolls sideways"
+        assert got["keys"] and all(right <= got["vw"] for right in got["keys"]), got
+        assert got["names"] and all(n == 1 for _, n in got["names"]), got["names"]
+        # a tap on a plot mark shows what hovering it shows (its title)
+        for plot in ("rating", "win-share"):
+            mark = page.locator(f'[data-testid="plot-{plot}"] g.mark').first
+            want = mark.locator(":scope > title").text_content()
+            mark.scroll_into_view_if_needed()
+            mark.tap()
+            tip = page.locator('[data-testid="plot-tip"]')
+            assert tip.is_visible() and tip.text_content() == want
+        page.locator("h1").tap()
+        assert not page.locator('[data-testid="plot-tip"]').is_visible()
+        page.screenshot(path=str(artifacts / "report-phone.png"), full_page=True)
+        assert not errors, errors
+    finally:
+        context.close()
+
+
+def test_report_view_is_in_its_url(probe: PageProbe, night: tuple[Path, str]) -> None:
+    out = night[0]
+    games = _games(out)
+    page = _open_report(probe, out)
+    # every variant at once
+    page.select_option('[data-testid="gb-variant"]', "all")
+    page.wait_for_selector('[data-testid="game-browser"][data-ready="true"]')
+    assert sorted(_rows(page)) == [g for g, _v, _l in games]
+    # a view: the second variant, one bot, faults only, a chosen game
+    second = page.locator('[data-testid="gb-variant"] option').nth(2).get_attribute("value")
+    page.select_option('[data-testid="gb-variant"]', second)
+    page.wait_for_selector('[data-testid="game-browser"][data-ready="true"]')
+    page.select_option('[data-testid="gb-bot"]', "cheat")
+    page.check('[data-testid="gb-faults"]')
+    rows = _rows(page)
+    assert rows
+    page.locator(f'[data-testid="game-row"][data-game="{rows[-1]}"] td').nth(2).click()
+    url = page.url
+    query = parse_qs(urlsplit(url).query)
+    assert query["bot"] == ["cheat"] and query["faults"] == ["1"] and query["game"] == [rows[-1]], url
+    # the same URL in a fresh page shows the same view
+    page.goto("about:blank")
+    page.goto(url)
+    page.wait_for_selector('[data-testid="game-browser"][data-ready="true"]')
+    assert page.input_value('[data-testid="gb-variant"]') == second
+    assert page.input_value('[data-testid="gb-bot"]') == "cheat" and page.is_checked('[data-testid="gb-faults"]')
+    assert _rows(page) == rows
+    assert page.get_attribute(f'[data-testid="game-row"][data-game="{rows[-1]}"]', "class").endswith("chosen")
+    # the all-variants choice is in the URL too
+    page.select_option('[data-testid="gb-variant"]', "all")
+    page.wait_for_selector('[data-testid="game-browser"][data-ready="true"]')
+    assert parse_qs(urlsplit(page.url).query)["variant"] == ["all"]
+    everywhere = _rows(page)  # the cheat's faulted games of every variant
+    assert set(rows) < set(everywhere)
+    page.reload()
+    page.wait_for_selector('[data-testid="game-browser"][data-ready="true"]')
+    assert page.input_value('[data-testid="gb-variant"]') == "all"
+    assert _rows(page) == everywhere
+    # hostile or stale parameters change nothing but the view: unknown values are ignored, the game
+    # id is only ever compared as text
+    base = url.split("?")[0]
+    page.goto(base + "?variant=nope&bot=%3Cimg%20src%3Dx%3E&result=x&page=-3&game=%22%5D%3Cimg%20src%3Dx%3E")
+    page.wait_for_selector('[data-testid="game-browser"][data-ready="true"]')
+    assert page.input_value('[data-testid="gb-variant"]') == "0" and page.input_value('[data-testid="gb-bot"]') == ""
+    assert page.input_value('[data-testid="gb-result"]') == "" and page.locator("img").count() == 0
+    assert sorted(_rows(page)) == sorted(g for g, v, _l in games if v == _first_variant(page))
+    page.goto(url)
+    page.wait_for_selector('[data-testid="game-browser"][data-ready="true"]')
+    page.locator('[data-testid="game-row"] [data-testid="watch"]').first.wait_for()
+    # the viewer: its step and seat view survive a reload of its URL
+    page.locator('[data-testid="watch"]').first.click()
+    page.wait_for_selector(READY)
+    page.evaluate("() => window.refereeViewer.go(4)")
+    page.select_option('[data-testid="view-select"]', "1")
+    shared = page.url
+    q = parse_qs(urlsplit(shared).query)
+    assert q["step"] == ["4"] and q["view"] == ["1"] and "game" in q, shared
+    page.goto("about:blank")
+    page.goto(shared)
+    page.wait_for_selector(READY)
+    assert page.get_attribute('[data-testid="viewer"]', "data-frame") == "4"
+    assert page.input_value('[data-testid="view-select"]') == "1"
+    probe.assert_clean(out.as_uri() + "/")
+
+
+def test_log_links_show_text(probe: PageProbe, night: tuple[Path, str]) -> None:
+    """The static report's "log" link opens the game as text (the viewer page's text form), and
+    ``referee serve`` serves a log decompressed as text/plain at /log/GAME."""
+    import urllib.request
+
+    from referee.runtime.gamelog import read_log_bytes
+    from referee.view.serve import make_server
+    from tests.view.axe import violations
+
+    out = night[0]
+    page = _open_report(probe, out)
+    row = page.locator('[data-testid="game-row"]').first
+    game = row.get_attribute("data-game")
+    row.locator('[data-testid="log"]').click()
+    page.wait_for_selector(READY)
+    text = page.inner_text('[data-testid="game-text"]')
+    log = next(out / lg for g, _v, lg in _games(out) if g == game)
+    data = frames_from_log(log)
+    assert text.startswith(f"game {game} ") and "verified by replay" in text
+    for f in data["frames"]:
+        assert f"step {f['i']} [{f['kind']}] {f['text']}" in text
+    assert not violations(page)
+    page.click('[data-testid="to-table"]')
+    page.wait_for_selector('[data-testid="btn-next"]')
+    probe.assert_clean(out.as_uri() + "/")
+
+    server = make_server(out, port=0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = server.server_address[1]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/log/{game}", timeout=10) as resp:
+            assert resp.headers["Content-Type"] == "text/plain; charset=utf-8"
+            assert resp.read() == read_log_bytes(log.read_bytes())
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/log/..%2fledger.sqlite", timeout=10)
+        assert err.value.code == 404
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_bench_viewers_on_a_night(night: tuple[Path, str], capsys: pytest.CaptureFixture[str]) -> None:
+    """``referee bench viewers --out OUT`` writes every game's page into a folder of its own and gives
+    its figures (read, never asserted: a benchmark); the night's own pages are left as they were."""
+    import json
+
+    from referee.cli import main
+
+    out = night[0]
+    before = {p.name: p.stat().st_mtime_ns for p in (out / "games").glob("*.frames.js")}
+    assert main(["bench", "viewers", "--out", str(out), "--sample", "2", "--jobs", "1", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["pages"] == len(_games(out)) and r["failed"] == 0 and r["night"] is None
+    assert r["wall_ms_per_page"] > 0 and r["cpu_ms_per_page"] > 0 and r["sample"] == 2
+    assert {p.name: p.stat().st_mtime_ns for p in (out / "games").glob("*.frames.js")} == before
+    assert main(["bench", "viewers", "--out", str(out / "nothing-here")]) == 2  # a user error
+    assert capsys.readouterr().err.startswith("error: bench viewers:")

@@ -608,6 +608,20 @@
     if (!keepPlaying) pause();
     cur = Math.max(0, Math.min(last, k | 0));
     render();
+    if (!keepPlaying) saveUrl();
+  }
+
+  // the step and the seat view in the page's URL (?step=N&view=S, the game kept), so a view can be
+  // shared as a link and a reload shows the same view; while playing, only where it stops is written
+  function saveUrl() {
+    try {
+      var p = new URLSearchParams(window.location.search);
+      if (cur === 0) p.delete("step"); else p.set("step", String(cur));   // defaults are left out
+      if (view === "all") p.delete("view"); else p.set("view", String(view));
+      var hash = /^#\d+$/.test(window.location.hash) ? "" : window.location.hash;
+      var q = p.toString();
+      window.history.replaceState(null, "", window.location.pathname + (q ? "?" + q : "") + hash);
+    } catch (e) { /* a browser that refuses: the view is just not in the URL */ }
   }
   function interval() { return BASE_MS / (parseFloat(el.speed.value) || 1); }
   function schedule() {
@@ -631,10 +645,12 @@
     schedule();
   }
   function pause() {
+    var was = playing;
     playing = false;
     clearTimeout(timer);
     timer = null;
     if (el.btnPlay) setPlayButton();
+    if (was) saveUrl();
   }
   function toggle() { if (playing) pause(); else play(); }
 
@@ -671,6 +687,7 @@
       el.app.dataset.view = String(view);
       layoutSeats();
       render();
+      saveUrl();
     });
     el.filter.addEventListener("change", function () { el.log.classList.toggle("marked-only", el.filter.checked); });
     el.log.addEventListener("click", function (e) {
@@ -699,6 +716,46 @@
     return isFinite(k) ? k : 0;
   }
 
+  // ?text=1: the game as plain text (what the report's "log" link opens: a browser shows it, where the
+  // .jsonl.zst log itself would be downloaded): the header, then one line per step, as the event log says it
+  function showText() {
+    try { buildHeader(); } catch (e) { /* the text below still says everything */ }
+    var lines = [];
+    lines.push("game " + D.game + " (" + (D.variant || "") + "), " + nSeats + " seats, seed " + D.seed +
+      (D.verified === true ? ", verified by replay" : ", NOT verified by replay" + (D.mismatch ? ": " + D.mismatch : "")));
+    D.seats.forEach(function (seat, s) { lines.push("seat " + s + ": " + seat.bot); });
+    var r = D.result || {};
+    if (r.scores) lines.push("result (" + r.reason + "): scores " + JSON.stringify(r.scores) + ", places " + JSON.stringify(r.ranks) +
+      (r.forfeits && r.forfeits.length ? ", forfeited seats " + JSON.stringify(r.forfeits) : ""));
+    lines.push("");
+    frames.forEach(function (f) {
+      var extra = f.fault ? " [fault " + f.fault.fault + ": " + (f.fault.detail || "") + "]" : "";
+      if (f.retry) extra += " [retry " + f.retry.fault + ": " + (f.retry.detail || "") + "]";
+      if (typeof f.think_ms === "number") extra += " (" + f.think_ms + " ms)";
+      lines.push("step " + f.i + " [" + f.kind + "] " + f.text + extra);
+    });
+    lines.push("", "The full log (every message the referee sent and received, JSON Lines) is " + D.game +
+      ".jsonl.zst beside this page: `zstd -dc` or `referee replay` reads it, and `referee serve` shows it as text at /log/" + D.game + ".");
+    var pre = document.createElement("pre");
+    pre.className = "game-text";
+    pre.id = "game-text";
+    pre.setAttribute("data-testid", "game-text");
+    pre.tabIndex = 0;
+    pre.textContent = lines.join("\n") + "\n";
+    var back = document.createElement("a");
+    var p = new URLSearchParams(window.location.search);
+    p.delete("text");
+    back.href = "?" + p.toString();
+    back.textContent = "show the game at the table";
+    back.setAttribute("data-testid", "to-table");
+    var box = document.createElement("main");
+    box.className = "text-main";
+    box.append(back, pre);
+    el.main.replaceWith(box);
+    el.app.dataset.ready = "true";
+    el.app.dataset.mode = "text";
+  }
+
   function start(data) {
     var problem = check(data);
     if (problem) { showError(problem); return; }
@@ -707,6 +764,7 @@
     nSeats = D.seats.length;
     last = frames.length - 1;
     deck = buildDeck();
+    if (new URLSearchParams(window.location.search).get("text") === "1") { showText(); return; }
     try {
       precompute();
       buildHeader();

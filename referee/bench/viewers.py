@@ -1,0 +1,146 @@
+"""``referee bench viewers``: what a night's viewer pages cost, beside what its games cost.
+
+Plays a small league of the sample bots (every variant, 3 and 4 seats) in a temporary folder, or
+takes an existing night's folder (``--out``), then writes every game's viewer page
+(``games/GAME.frames.js``) as ``referee run``/``referee report`` do (:func:`referee.view.viewers.write_viewers`,
+a process pool on all cores) into a fresh folder, and reports per game:
+
+* the night: wall ms per game of the league itself (only when it was played here);
+* the viewer pages: wall ms per page on all cores, and CPU ms per page (this process and its pool
+  workers), and CPU ms per page in one process (no pool) for ``--sample`` games spread over the night.
+
+Nothing here is a test: the figures depend on the machine and its load (the load average is shown).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from referee.bench import positive_int
+
+_REPO = Path(__file__).resolve().parents[2]
+_VARIANTS = ("kwartet", "happy-families", "authors", "chickens")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", default=None, help="an existing night's output folder (default: play a league here)")
+    p.add_argument("--deals", type=positive_int, default=3, help="deals per variant and table size (default 3)")
+    p.add_argument("--jobs", type=positive_int, default=None, help="viewer processes (default: all cores)")
+    p.add_argument("--sample", type=positive_int, default=60, help="games timed in one process (default 60)")
+
+
+def _config(deals: int) -> str:
+    bot = _REPO / "sample_bots" / "random_bot.py"
+    lines = ['name = "bench-viewers"', "seed = 7", 'reuse = "session"', 'out = "out"']
+    lines.append("[clock]\nmove_ms = 5000\nstartup_ms = 20000")
+    for name in "abcd":
+        lines.append(f'[[bots]]\nname = "bot-{name}"\ncommand = ["{{python}}", "{bot}"]')
+    for v in _VARIANTS:
+        sizes = "4" if v == "chickens" else "[3, 4]"
+        lines.append(f'[[variants]]\nname = "{v}"\nsizes = {sizes}\ndeals = {deals}')
+    return "\n".join(lines) + "\n"
+
+
+def _play(folder: Path, deals: int) -> tuple[Path, float, int]:
+    from referee.league.config import load_config
+    from referee.league.outdir import open_ledger
+    from referee.league.runner import play
+
+    cfg = folder / "bench.toml"
+    cfg.write_text(_config(deals), encoding="utf-8")
+    league = load_config(cfg)
+    ledger = open_ledger(league)
+    t0 = time.perf_counter()
+    play(league, ledger)
+    seconds = time.perf_counter() - t0
+    played = ledger.count()
+    ledger.close()
+    return league.out, seconds, played
+
+
+def _games(out: Path) -> list[tuple[str, str]]:
+    from referee.league.ledger import Ledger
+
+    led = Ledger.in_dir(out, create=False)
+    try:
+        return [(r.game_id, str(out / r.log_path)) for r in led.rows() if r.log_path]
+    finally:
+        led.close()
+
+
+def _cpu() -> float:
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from referee.errors import UserError
+    from referee.view.frames import frames_from_log
+    from referee.view.page import frames_js
+    from referee.view.viewers import write_viewers
+
+    with tempfile.TemporaryDirectory(prefix="referee-bench-viewers-") as tmp:
+        night: dict[str, Any] | None = None
+        if args.out is None:
+            out, seconds, played = _play(Path(tmp), args.deals)
+            night = {"games": played, "seconds": seconds, "ms_per_game": seconds * 1000 / played if played else 0.0}
+        else:
+            out = Path(args.out)
+            if not (out / "ledger.sqlite").is_file():
+                raise UserError(f"bench viewers: {out} holds no night (no ledger.sqlite)")
+        games = _games(out)
+        if not games:
+            raise UserError(f"bench viewers: {out} has no game logs")
+        target = Path(tmp) / "pages"
+        load0 = os.getloadavg()[0]
+        c0, t0 = _cpu(), time.perf_counter()
+        stats = write_viewers(target, games, jobs=args.jobs)
+        wall, cpu = time.perf_counter() - t0, _cpu() - c0
+        n = stats.written or 1
+        sample = games[:: max(1, len(games) // args.sample)][: args.sample]  # spread over the variants
+        c1 = time.process_time()
+        for _, log in sample:
+            frames_js(frames_from_log(log))
+        one = (time.process_time() - c1) * 1000 / len(sample)
+        size = sum(p.stat().st_size for p in (target / "games").glob("*.frames.js"))
+        shutil.rmtree(target, ignore_errors=True)
+    return {
+        "cpus": os.cpu_count(),
+        "jobs": args.jobs or os.cpu_count(),
+        "load_average": round(load0, 1),
+        "night": night,
+        "pages": stats.written,
+        "failed": stats.failed,
+        "first_error": stats.first_error,
+        "seconds": wall,
+        "wall_ms_per_page": wall * 1000 / n,
+        "cpu_ms_per_page": cpu * 1000 / n,
+        "one_process_cpu_ms_per_page": one,
+        "sample": len(sample),
+        "kb_per_page": size / n / 1000,
+    }
+
+
+def print_result(r: dict[str, Any]) -> None:
+    print(f"viewer pages bench: {r['cpus']} CPUs, {r['jobs']} viewer processes, load average {r['load_average']}")
+    if r["night"]:
+        g = r["night"]
+        print(
+            f"  the night     : {g['ms_per_game']:7.1f} ms per game (wall; {g['games']} games in {g['seconds']:.1f} s)"
+        )
+    print(
+        f"  viewer pages  : {r['wall_ms_per_page']:7.1f} ms per page (wall; {r['pages']} pages in {r['seconds']:.1f} s)"
+        f", {r['cpu_ms_per_page']:.1f} ms CPU per page"
+    )
+    print(f"  one process   : {r['one_process_cpu_ms_per_page']:7.1f} ms CPU per page ({r['sample']} games)")
+    print(f"  page size     : {r['kb_per_page']:7.1f} KB per page")
+    if r["failed"]:
+        print(f"  FAILED        : {r['failed']} logs could not be shown ({r['first_error']})", file=sys.stderr)
