@@ -84,7 +84,7 @@ async def run_build(
     Returns when the command has ended (or was killed at ``build_seconds``)
     and everything it started is gone."""
     lim = build_limits(limits)
-    spec = BotSpec(name=f"{name}-build", command=command, cwd=cwd, env=env, limits=lim)
+    spec = BotSpec(name=f"{name}-build", command=command, cwd=cwd, env=env, limits=lim, build=True)
     plan = plan_spawn(spec)
     t0 = time.monotonic()
     try:

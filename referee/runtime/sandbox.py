@@ -1513,8 +1513,9 @@ def _plan_bwrap(
         report = str(plan._report_fd)
     inner = ["/bin/sh", "-c", INNER, "sh", "1", report, *plan.argv]
     plan.tmpfs = bool(plan.workdir) and os.geteuid() == 0  # (mounting needs root on the host)
-    bpf = seccomp.program()
-    plan.seccomp = seccomp.status()
+    locks = bool(getattr(spec, "build", False))
+    bpf = seccomp.program(locks)
+    plan.seccomp = seccomp.status(locks)
     fd = seccomp.FD if bpf is not None else None
     if bpf is not None and plan.env is not None:
         plan.env = seccomp.java_env(plan.env)
@@ -1591,9 +1592,10 @@ def _plan_basic(
         keep_writable=[p for p in (workdir, rw) if p],
     )
     plan.tmpfs = child.tmpfs
-    child.seccomp = seccomp.program()
+    locks = bool(getattr(spec, "build", False))
+    child.seccomp = seccomp.program(locks)
     if child.seccomp is not None:
-        plan.seccomp = seccomp.status()
+        plan.seccomp = seccomp.status(locks)
         if plan.env is not None:
             plan.env = seccomp.java_env(plan.env)
     plan.preexec = _basic_preexec(child)

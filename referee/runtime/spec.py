@@ -39,6 +39,8 @@ class BotSpec:
     cwd: str | None = None
     env: dict[str, str] | None = None
     limits: ResourceLimits | None = None
+    #: a build step (referee.runtime.build), not a bot: its seccomp filter allows file locks
+    build: bool = False
 
     def argv(self) -> list[str]:
         if isinstance(self.command, str):

@@ -67,3 +67,23 @@ async def test_other_calls_are_denied_and_programs_still_run(kind: str) -> None:
     assert report.get("i386", "SIGSYS") == "SIGSYS", report
     assert report.get("x32", "SIGSYS") == "SIGSYS", report
     await assert_no_survivors(tag)
+
+
+@pytest.mark.parametrize("kind", SANDBOXES)
+async def test_a_build_may_lock_its_own_files(kind: str, tmp_path) -> None:
+    """go, cargo and gradle lock files in the bot's folder while they build: a build (at no table)
+    runs under the filter with file locks allowed; the bots themselves never are."""
+    import sys
+
+    from referee.runtime.build import run_build
+
+    script = (
+        "import fcntl\n"
+        "with open('go.mod', 'w+') as f:\n"
+        "    fcntl.flock(f, fcntl.LOCK_EX)\n"
+        "    fcntl.lockf(f, fcntl.LOCK_SH)\n"
+        "print('locked')\n"
+    )
+    result = await run_build("b", [sys.executable, "-c", script], str(tmp_path), limits=ResourceLimits(isolation=kind))
+    assert result.ok and "locked" in result.output, result.output
+    assert "file locks allowed" in seccomp.status(locks=True) and "file locks allowed" not in seccomp.status()
