@@ -45,7 +45,9 @@ class LocalExecutor:
         dead = {i: s for i, s in self.given_up.items() if i in unit.given_up}
         per_game = unit.reuse == "game"
         async with open_pool(unit.lineup, max_line=unit.max_line, given_up=dead) as pool:
-            for game in unit.games:
+            for i, game in enumerate(unit.games):
+                if i in unit.fresh:
+                    await pool.close_all()  # a session cut: fresh processes from here on
                 bots = await pool.seat(game.positions)
                 try:
                     t0 = time.monotonic()
