@@ -18,7 +18,7 @@ The file format (all keys optional unless marked required)::
                              # (referee.league.secret)
     out = "out/demo"         # output directory, relative to this file
     concurrency = 2          # tables played at once (default: number of CPU cores)
-    reuse = "session"        # "session": one process per seat for a whole table; "game": fresh per game
+    reuse = "session"        # "session": one process per seat for the deals of one rotation; "game": fresh per game
     fill = "none"            # "repeat": seat several instances of the same bots when bots < seats
 
     [clock]                  # move_ms, bank_ms, startup_ms, mode ("wall" | "cpu"), wall_ceiling_ms

@@ -15,7 +15,8 @@ start check); then the meta entries the output directory staged are committed
 * An :class:`~referee.league.work.Executor` plays each unit
   (:class:`~referee.league.local.LocalExecutor` by default: trio and bot
   processes here; ``reuse = "session"`` keeps one process per lineup position
-  for all the unit's games, ``"game"`` starts fresh ones for every game).
+  for the unit's deals of one rotation (``Unit.fresh``: no process plays a deal
+  twice), ``"game"`` starts fresh ones for every game).
 * As each game ends, the coordinator commits it: its log (already written by
   the runtime into ``OUT/games/``, or delivered as bytes and written here),
   then its ledger row in one transaction, then the progress figures and the

@@ -66,8 +66,8 @@ class Unit:
     ``clock`` and fault ``policy``; :meth:`spec` makes a game's
     :class:`~referee.runtime.GameSpec`. ``own_clocks``: the lineup's bots have
     clocks of their own, so every seat is timed by its bot's (``Entrant.clock``).
-    ``reuse``: ``"session"`` keeps each position's process for all the unit's
-    games (a dead one is restarted for the next game); ``"game"`` starts fresh
+    ``reuse``: ``"session"`` keeps each position's process for the unit's
+    games up to the next cut in ``fresh`` (a dead one is restarted for the next game); ``"game"`` starts fresh
     processes for every game. ``max_line``: the longest line a bot may write
     (also during ``hello``). ``given_up``: the bots (``Entrant.index``) that
     failed the start check under ``[faults] broken_bot = "forfeit"``; they are
