@@ -17,6 +17,7 @@ from referee.league import schedule as sched
 from referee.league.config import load_config
 from referee.league.runner import _batches
 from referee.league.work import UnitMaker, session_order
+from referee.runtime.gamelog import read_log_bytes
 
 from .conftest import REFEREE, REPO, processes_with, referee
 
@@ -103,6 +104,14 @@ def test_a_remembering_bot_does_no_better_than_its_honest_copy(make_config, tmp_
     honest = sum(share[b] for b in ("honest-a", "honest-b", "honest-c")) / 3
     # 32 games: a win share's standard error is ~0.08; the leak gave 0.75
     assert share["remembers"] < honest + 0.25, share
+    # and it never met a deal it had seen: it says so on stderr, which every game log copies
+    tails = [
+        json.loads(line)["stderr"]["tail"]
+        for log in (tmp_path / "out" / "games").glob("*.jsonl*")
+        for line in read_log_bytes(log.read_bytes()).splitlines()
+        if b'"stderr"' in line[:12]
+    ]
+    assert len(tails) == 32 * 4 and not any("rememberer: recognised" in t for t in tails)
     assert not processes_with(tag)
 
 

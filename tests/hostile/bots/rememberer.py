@@ -77,7 +77,10 @@ def _save() -> None:
 
 
 def deal_key(game_id: str) -> str:
-    """``kwartet-4p-t0003-d002-r1`` -> ``kwartet-4p-d002`` (every table plays the same deals)."""
+    """``kwartet-4p-t0003-d002-r1`` -> ``kwartet-4p-d002`` (every table plays the same deals);
+    a duel's ``PREFIX-00012-2`` -> ``PREFIX-00012`` (both games of a pair play one deal)."""
+    if re.search(r"-\d{5}-[12]$", game_id):
+        return game_id[:-2]
     return re.sub(r"-r\d+$", "", re.sub(r"-[tL]\d+-", "-", game_id))
 
 
