@@ -58,7 +58,7 @@ class LocalExecutor:
         async with open_pool(unit.lineup, max_line=unit.max_line, given_up=dead) as pool:
             for i, game in enumerate(unit.games):
                 if i in unit.fresh:
-                    await pool.close_all()  # a session cut: fresh processes from here on
+                    await pool.renew()  # a session cut: fresh processes from here on
                 bots = await pool.seat(game.positions)
                 for p, b in zip(game.positions, bots, strict=True):
                     b.log_budget = self.log_budgets.setdefault(unit.lineup[p].index, [self.log_budget])
