@@ -100,3 +100,21 @@ def test_nothing_a_bot_writes_outlives_its_process_in_a_competition(make_config,
     for place in ("/tmp", "/var/tmp", "/dev/shm", str(REMEMBERER.parent), str(REPO)):
         assert not (Path(place) / "rememberer-memory.json").exists(), place
     assert not processes_with(tag)
+
+
+def test_a_night_started_before_the_preset_resumes_with_strict_false(make_config) -> None:
+    # a night with require_sandbox = true and a fixed seed (accepted before the preset) keeps its
+    # stored config: the same config with [competition] strict = false has the same canonical form
+    from referee.league.config import canonical_form, decode_config
+
+    old = _config("seed = 4\n", head="[limits]\nrequire_sandbox = true\n")
+    with pytest.raises(Exception, match="seed: a fixed seed"):
+        load_config(make_config(old))
+    now = load_config(
+        make_config(
+            _config("seed = 4\n", head="[limits]\nrequire_sandbox = true\n[competition]\nstrict = false\n"), "now.toml"
+        )
+    )
+    assert canonical_form(decode_config(old.encode(), "old.toml")) == now.canonical()
+    strict = load_config(make_config(_config(), "strict.toml"))
+    assert strict.canonical()["competition"] == {"strict": True}  # cannot be switched off mid-night
