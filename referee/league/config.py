@@ -18,7 +18,9 @@ The file format (all keys optional unless marked required)::
                              # (referee.league.secret)
     out = "out/demo"         # output directory, relative to this file
     concurrency = 2          # tables played at once (default: number of CPU cores)
-    reuse = "session"        # "session": one process per seat for the deals of one rotation; "game": fresh per game
+    reuse = "session"        # "session": one process per seat for the deals of one rotation; "game": fresh per game;
+                             # "table": one process per seat for a whole table (faster with few deals, but a
+                             # bot that remembers sees each deal again: trusted bots only; the preset refuses it)
     fill = "none"            # "repeat": seat several instances of the same bots when bots < seats
 
     [clock]                  # move_ms, bank_ms, startup_ms, mode ("wall" | "cpu"), wall_ceiling_ms
@@ -188,7 +190,7 @@ class LeagueConfig(_Cfg):
     seed: int | Literal["secret"] = 0
     out: str | None = None
     concurrency: int | None = None
-    reuse: Literal["session", "game"] = "session"
+    reuse: Literal["session", "game", "table"] = "session"
     fill: Literal["none", "repeat"] = "none"
     clock: ClockConfig = msgspec.field(default_factory=ClockConfig)
     faults: FaultConfig = msgspec.field(default_factory=FaultConfig)
@@ -858,6 +860,14 @@ def _check_top(cfg: LeagueConfig, ctx: _Resolving) -> bool:
         if cfg.faults.max_line < 64:
             raise err("faults.max_line", "must be at least 64 (bytes)")
     if is_strict(cfg) and not ctx.schedule_only:  # (a stored config was checked when it was stored)
+        with ctx.check():
+            if cfg.reuse == "table":
+                raise err(
+                    "reuse",
+                    'reuse = "table" is refused by the competition preset ([competition] strict = true, implied '
+                    "by require_sandbox = true), which lets no bot process play the same deal twice: use "
+                    '"session" (the default) or "game"',
+                )
         with ctx.check():
             if cfg.seed != SECRET:
                 raise err(

@@ -233,7 +233,7 @@ class UnitMaker:
         )
         reuse: Literal["session", "game"] = "game" if self.league.reuse == "game" else "session"
         fresh: frozenset[int] = frozenset()
-        if reuse == "session":
+        if self.league.reuse == "session":  # ("table": the old sessions, one per position for the unit)
             games, fresh = session_order(games)
         return Unit(
             table=table.key,

@@ -42,6 +42,7 @@ def test_the_preset_turns_on_bwrap_only_no_network_no_writable_folder_and_a_secr
     ("top", "bot_keys", "key"),
     [
         ("seed = 5\n", "", "seed"),
+        ('reuse = "table"\n', "", "reuse"),
         ("", "limits = { writable = true }\n", "bots[2].limits.writable"),
         ("", 'limits = { sandbox = "basic" }\n', "bots[2].limits.sandbox"),
         ("", 'limits = { sandbox = "none" }\n', "bots[2].limits.sandbox"),

@@ -61,11 +61,15 @@ def test_a_session_plays_each_deal_at_most_once(make_config) -> None:
     ordered, cuts = session_order(list(sched.table_games(league, table)))
     assert [g.game_id[-7:] for g in ordered[:7]] == [f"d00{d}-r0" for d in range(6)] + ["d000-r1"]
     assert cuts == {6, 12}
-    # per-game mode keeps the schedule's order (every game has fresh processes anyway)
-    per_game = load_config(make_config(CONFIG.replace('out = "out"', 'out = "out"\nreuse = "game"'), "game.toml"))
-    table = next(sched.tables(per_game))
-    unit = UnitMaker(per_game).unit(table, list(sched.table_games(per_game, table)))
-    assert not unit.fresh and [g.game_id for g in unit.games] == [g.game_id for g in sched.table_games(per_game, table)]
+    # per-game mode keeps the schedule's order (every game has fresh processes anyway), and so does
+    # reuse = "table" (one process per position for the whole unit: trusted bots only)
+    for reuse, mode in (("game", "game"), ("table", "session")):
+        other = load_config(make_config(CONFIG.replace('out = "out"', f'out = "out"\nreuse = "{reuse}"'), "o.toml"))
+        table = next(sched.tables(other))
+        unit = UnitMaker(other).unit(table, list(sched.table_games(other, table)))
+        assert not unit.fresh and unit.reuse == mode
+        assert [g.game_id for g in unit.games] == [g.game_id for g in sched.table_games(other, table)]
+        assert [len(b.unit.games) for b in _batches(other, UnitMaker(other), set(), 2, frozenset())][:2] == [9, 9]
 
 
 def _shares(ledger: Path) -> dict[str, float]:
