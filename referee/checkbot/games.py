@@ -20,7 +20,7 @@ INSTANT_BOT = [sys.executable, str(ROOT / "protocol" / "sdk.py")]
 #: custom ask variants check-bot also plays (a bot must read the rules from ``start``)
 CUSTOM_VARIANTS: list[dict[str, Any]] = [
     {
-        "name": "checkbot-generations",
+        "name": "generations",
         "families": ["Ox", "Elk", "Yak", "Emu", "Gnu"],
         "members": ["I", "II", "III", "IV", "V", "VI"],
         "ask": "card",
@@ -31,7 +31,7 @@ CUSTOM_VARIANTS: list[dict[str, Any]] = [
         "players": [2, 6],
     },
     {
-        "name": "checkbot-tens",
+        "name": "tens",
         "families": ["10", "1", "2", "3", "4"],
         "members": ["a", "b", "c"],
         "ask": "family",
@@ -53,6 +53,17 @@ SELF_PLAY_FIX = (
     "until a card moves to it, so do not ask it again; ask another seat or for another card "
     "(the example bot in docs/WRITING-A-BOT.md section 1 shows how)"
 )
+
+
+def game_id(rules: Any, players: int, table: int, rotation: int = 0) -> str:
+    """A check-bot game's id, shaped like a league game's (``kwartet-4p-t0003-d000-r2``:
+    variant, table size, table, deal, rotation; :mod:`referee.league.schedule`), so a
+    bot cannot tell check-bot from a league night by its game ids. Tables are
+    numbered apart per check: the session games from 1, per-game mode from 101,
+    self-play from 201 (each game's id is unique within check-bot's log folder)."""
+    from referee.league.config import slugify
+
+    return f"{slugify(rules.name)}-{players}p-t{table:04d}-d000-r{rotation % players}"
 
 
 def _table_sizes(rules: Any) -> list[int]:
@@ -174,7 +185,11 @@ async def _games(
                     bots = list(instants[: n - 1])
                     bots.insert(seat, cand)
                     gspec = GameSpec(
-                        game_id=f"checkbot-{game_no:03d}", rules=rules, players=n, seed=1000 + game_no, clock=clock
+                        game_id=game_id(rules, n, game_no, seat),
+                        rules=rules,
+                        players=n,
+                        seed=1000 + game_no,
+                        clock=clock,
                     )
                     progress(f"{rules.name}: {n} seats, seat {seat}")
                     result = await play_game(gspec, bots, log_dir)
@@ -224,14 +239,13 @@ async def _games(
                     break
                 bots = list(instants[: n - 1])
                 bots.insert(seat, fresh)
+                gid = game_id(rules, n, 101 + k, seat)
                 result = await play_game(
-                    GameSpec(game_id=f"checkbot-fresh-{k}", rules=rules, players=n, seed=77 + k, clock=clock),
-                    bots,
-                    log_dir,
+                    GameSpec(game_id=gid, rules=rules, players=n, seed=77 + k, clock=clock), bots, log_dir
                 )
                 if any(f.seat == seat for f in result.faults):
                     detail, fix = _describe_faults(
-                        result.faults, seat, fresh.stderr_tail(), _turns_sent(log_dir, f"checkbot-fresh-{k}", seat)
+                        result.faults, seat, fresh.stderr_tail(), _turns_sent(log_dir, gid, seat)
                     )
                     problems.append((f"{rules.name}: {detail}", fix))
                 await fresh.close()
@@ -308,7 +322,7 @@ async def _self_play(
                     problems.append((f"could not start a copy of the bot: {exc}", FIXES["crash"]))
                     return
                 bots = [*copies[:k], *instants[: n - k]]
-                gid = f"checkbot-self-{len(tables) + 1:02d}"
+                gid = game_id(rules, n, 201 + len(tables))
                 tables.append(f"{rules.name} x{k}")
                 result = await play_game(
                     GameSpec(game_id=gid, rules=rules, players=n, seed=SELF_PLAY_SEED, clock=clock, policy=policy),

@@ -369,6 +369,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
             f"shard {shard} plays every {_ordinal(shard.n)} table of the schedule, starting with the "
             f"{_ordinal(shard.k)} (whole tables)"
         )
+    if league.strict:
+        from referee.league.config import COMPETITION
+
+        print("competition preset ([competition] strict = true) turns on:")
+        for line in COMPETITION:
+            print(f"  {line}")
     print(f"output directory: {league.out}")
     return 0
 
@@ -388,6 +394,8 @@ def _coverage_json(cov: Any) -> dict[str, Any]:
 
 
 def _plan_json(league: League, rows: list[PlanRow]) -> dict[str, Any]:
+    from referee.league.config import COMPETITION
+
     return {
         "league": league.name,
         "shard": str(league.shard) if league.shard else None,
@@ -406,6 +414,7 @@ def _plan_json(league: League, rows: list[PlanRow]) -> dict[str, Any]:
         ],
         "tables": sum(r.tables for r in rows),
         "games": sum(r.games for r in rows),
+        "competition": list(COMPETITION) if league.strict else None,
     }
 
 

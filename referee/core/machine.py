@@ -82,6 +82,11 @@ __all__ = ["HandMachine", "Sink", "Wait", "action_json", "share_wins"]
 
 _RETRYABLE = ("malformed", "illegal")
 _NL = b"\n"
+#: what one game logs of one seat's stale lines (a timed-out bot's late output, noise that
+#: changes nothing after the first): at most this many lines and bytes; the rest is counted
+#: (``stale_dropped`` in the seat's stderr record), so a flood cannot fill the disk
+STALE_LOG_LINES = 32
+STALE_LOG_BYTES = 32 * 1024
 #: a fault's ``error`` to the bot is written at once, waiting at most this long
 ERROR_WRITE_S = 0.5
 
@@ -181,6 +186,8 @@ class _Seat:
         "writable",
         "next_id",
         "stale_recorded",
+        "stale_logged",
+        "stale_dropped",
         "timed_out_turn",
         "wait",
         "retries",
@@ -201,6 +208,8 @@ class _Seat:
         self.writable = True
         self.next_id = first_id
         self.stale_recorded = False
+        self.stale_logged = [0, 0]  # stale lines, bytes logged
+        self.stale_dropped = [0, 0]  # stale lines, bytes not logged (over STALE_LOG_LINES/BYTES)
         self.timed_out_turn: int | None = None
         self.wait: Wait | None = None
         self.retries = 0
@@ -744,11 +753,20 @@ class HandMachine:
         """A line a seat wrote after it timed out (read by the driver until the
         end of the game; ``ms`` since that turn was written). The first is a
         ``stale`` fault (logged; the bot gets the ``error`` returned here; no
-        event to the other seats); later ones are logged and discarded."""
+        event to the other seats); later ones are logged and discarded, up to
+        :data:`STALE_LOG_LINES` lines and :data:`STALE_LOG_BYTES` bytes per seat and
+        game; those over it are only counted (the seat's stderr record says how many)."""
         seat = self.seats[seat_index]
         log = self.log
-        if log is not None:
-            self._record(seat, lambda: log.inbound(seat.index, line, ms, False, lineno))
+        logged = seat.stale_logged
+        if logged[0] >= STALE_LOG_LINES or (logged[0] and logged[1] + len(line) > STALE_LOG_BYTES):
+            seat.stale_dropped[0] += 1
+            seat.stale_dropped[1] += len(line)
+        else:
+            logged[0] += 1
+            logged[1] += len(line)
+            if log is not None:
+                self._record(seat, lambda: log.inbound(seat.index, line, ms, False, lineno))
         if seat.stale_recorded:
             return None
         seat.stale_recorded = True
@@ -1063,7 +1081,10 @@ class HandMachine:
         scores, ranks = self.scores, self.ranks
         if self.log is not None:
             for s in self.seats:
-                self.log.record({"stderr": {"seat": s.index, "bot": s.name, "tail": stderr_tails[s.index]}})
+                err: dict[str, Any] = {"seat": s.index, "bot": s.name, "tail": stderr_tails[s.index]}
+                if s.stale_dropped[0]:
+                    err["stale_dropped"] = {"lines": s.stale_dropped[0], "bytes": s.stale_dropped[1]}
+                self.log.record({"stderr": err})
             footer: dict[str, Any] = {
                 "scores": scores,
                 "ranks": ranks,

@@ -56,6 +56,7 @@ __all__ = [
     "CappedRec",
     "HandEndInfo",
     "HandEndRec",
+    "DroppedInfo",
     "StderrInfo",
     "StderrRec",
     "FooterInfo",
@@ -191,10 +192,17 @@ class HandEndRec(_S):
     hand_end: HandEndInfo
 
 
+class DroppedInfo(_S):
+    lines: int
+    bytes: int
+
+
 class StderrInfo(_S):
     seat: int
     bot: str
     tail: str
+    #: the seat's stale lines this game did not log (over the machine's STALE_LOG_LINES/BYTES)
+    stale_dropped: DroppedInfo | None = None
 
 
 class StderrRec(_S):

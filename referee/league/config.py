@@ -18,7 +18,9 @@ The file format (all keys optional unless marked required)::
                              # (referee.league.secret)
     out = "out/demo"         # output directory, relative to this file
     concurrency = 2          # tables played at once (default: number of CPU cores)
-    reuse = "session"        # "session": one process per seat for a whole table; "game": fresh per game
+    reuse = "session"        # "session": one process per seat for the deals of one rotation; "game": fresh per game;
+                             # "table": one process per seat for a whole table (faster with few deals, but a
+                             # bot that remembers sees each deal again: trusted bots only; the preset refuses it)
     fill = "none"            # "repeat": seat several instances of the same bots when bots < seats
 
     [clock]                  # move_ms, bank_ms, startup_ms, mode ("wall" | "cpu"), wall_ceiling_ms
@@ -29,6 +31,8 @@ The file format (all keys optional unless marked required)::
     [faults]                 # retries, max_line, max_decisions (default: automatic, see
                              # referee.runtime.spec.max_decisions_for), broken_bot
     [output]                 # compress = "zstd" (default: GAME.jsonl.zst) or "none" (GAME.jsonl)
+    [competition]            # strict = true (implied by [limits] require_sandbox = true): the competition
+                             # preset, everything a host needs on and what undoes it refused (COMPETITION)
 
     [[bots]]
     name = "alice"                                        # required, unique
@@ -124,6 +128,26 @@ class OutputConfig(_Cfg):
     compress: Literal["zstd", "none"] = "zstd"
 
 
+class CompetitionConfig(_Cfg):
+    #: the competition preset (:data:`COMPETITION`); None: implied by ``[limits] require_sandbox = true``
+    strict: bool | None = None
+
+
+#: what ``[competition] strict = true`` turns on (``referee plan`` prints it); the keys it
+#: refuses are in :func:`_refused_by_competition`
+COMPETITION = (
+    'every bot in bubblewrap only (require_sandbox = true; sandbox = "basic" or "none" refused; as root '
+    "each bot runs under its own uid)",
+    "no network for the bots (network = false; network = true refused)",
+    "no writable folder: a bot writes only to a fresh temporary folder and /tmp of its own process, gone "
+    "with it (writable = true refused)",
+    "memory-proof sessions: no bot process plays the same deal twice (session cuts by rotation)",
+    'a secret seed, drawn at the first run and revealed at the end (seed = "secret"; a fixed seed refused)',
+    "growth only with a fresh secret seed per epoch for the games of the bots added",
+    "CPU fairness: every bot timed and limited alike",
+)
+
+
 class BotConfig(_Cfg):
     name: str
     command: str | list[str]
@@ -169,13 +193,14 @@ class LeagueConfig(_Cfg):
     seed: int | Literal["secret"] = 0
     out: str | None = None
     concurrency: int | None = None
-    reuse: Literal["session", "game"] = "session"
+    reuse: Literal["session", "game", "table"] = "session"
     fill: Literal["none", "repeat"] = "none"
     clock: ClockConfig = msgspec.field(default_factory=ClockConfig)
     faults: FaultConfig = msgspec.field(default_factory=FaultConfig)
     output: OutputConfig = msgspec.field(default_factory=OutputConfig)
     limits: dict[str, Any] | None = None
     schedule: ScheduleConfig = msgspec.field(default_factory=ScheduleConfig)
+    competition: CompetitionConfig = msgspec.field(default_factory=CompetitionConfig)
     bots: list[BotConfig] = []
     variants: list[VariantConfig] = []
 
@@ -298,6 +323,11 @@ class League:
         return self.raw.seed == SECRET
 
     @property
+    def strict(self) -> bool:
+        """Whether the competition preset is on (:func:`is_strict`)."""
+        return is_strict(self.raw)
+
+    @property
     def compress(self) -> bool:
         """Whether game logs are written compressed (``[output] compress``)."""
         return self.raw.output.compress == "zstd"
@@ -309,13 +339,51 @@ class League:
 
 
 def canonical_form(cfg: LeagueConfig) -> dict[str, Any]:
-    data = _schedule_canonical(msgspec.to_builtins(cfg))
+    data = msgspec.to_builtins(cfg)
+    if cfg.competition.strict is not True:
+        # not given (or false): the canonical form of configs before [competition], so that a night
+        # started with require_sandbox and a fixed seed resumes with strict = false
+        data.pop("competition", None)
+    data = _schedule_canonical(data)
     # a bot without a runtime preset keeps the canonical form it had before presets existed
     data["bots"] = [
         {k: v for k, v in b.items() if k != "runtime" or v is not None} if isinstance(b, dict) else b
         for b in data.get("bots", [])
     ]
     return _drop_non_result(data)
+
+
+def is_strict(cfg: LeagueConfig) -> bool:
+    """Whether the competition preset is on: ``[competition] strict``, or when
+    that is not given, ``[limits] require_sandbox = true``."""
+    if cfg.competition.strict is not None:
+        return cfg.competition.strict
+    return (cfg.limits or {}).get("require_sandbox") is True
+
+
+#: what the competition preset refuses in a limits table: key -> (the refused values, why)
+_COMPETITION_REFUSES: dict[str, tuple[tuple[Any, ...], str]] = {
+    "sandbox": (("basic", "none", False), "runs every bot in bubblewrap only"),
+    "require_sandbox": ((False,), "runs every bot in bubblewrap only"),
+    "network": ((True,), "runs the bots without network"),
+    "writable": ((True,), "gives no bot a writable folder (what a bot writes must not outlive its process)"),
+}
+
+
+def _refused_by_competition(table: dict[str, Any] | None, where: str, err: ErrorAt) -> None:
+    """Raise ``err`` for the first key of a limits ``table`` that undoes the competition preset."""
+    for key, (values, why) in _COMPETITION_REFUSES.items():
+        if key not in (table or {}):
+            continue
+        value = (table or {})[key]
+        if any(value is v if isinstance(v, bool) else value == v for v in values):
+            shown = f'"{value}"' if isinstance(value, str) else str(value).lower()
+            raise err(
+                f"{where}.{key}",
+                f"{key} = {shown} is refused by the competition preset ([competition] strict = true, "
+                f"implied by require_sandbox = true), which {why}; remove it "
+                "(or set [competition] strict = false for a night that is no competition)",
+            )
 
 
 def _schedule_canonical(data: dict[str, Any]) -> dict[str, Any]:
@@ -683,6 +751,8 @@ def load_config(path: str | os.PathLike[str], *, out: str | None = None) -> Leag
     except OSError as exc:
         raise UserError(f"{source}: cannot read the config file: {exc.strerror}") from None
     cfg = decode_config(data, source)
+    if is_strict(cfg) and cfg.seed == 0 and "seed" not in msgspec.toml.decode(data):
+        cfg = msgspec.structs.replace(cfg, seed=SECRET)  # the competition preset's secret seed
     return resolve(cfg, p, source=source, out=out)
 
 
@@ -821,12 +891,32 @@ def _check_top(cfg: LeagueConfig, ctx: _Resolving) -> bool:
     with ctx.check():
         if cfg.faults.max_line < 64:
             raise err("faults.max_line", "must be at least 64 (bytes)")
+    if is_strict(cfg) and not ctx.schedule_only:  # (a stored config was checked when it was stored)
+        with ctx.check():
+            if cfg.reuse == "table":
+                raise err(
+                    "reuse",
+                    'reuse = "table" is refused by the competition preset ([competition] strict = true, implied '
+                    "by require_sandbox = true), which lets no bot process play the same deal twice: use "
+                    '"session" (the default) or "game"',
+                )
+        with ctx.check():
+            if cfg.seed != SECRET:
+                raise err(
+                    "seed",
+                    f"a fixed seed ({cfg.seed}) is refused by the competition preset ([competition] strict = "
+                    'true, implied by require_sandbox = true), which plays with seed = "secret" (drawn at the '
+                    "first run, revealed at the end): remove the seed",
+                )
     if ctx.schedule_only:
         return True
     limits_ok = False
     with ctx.check():
         _check_league_limits(cfg.limits, err)
         limits_ok = True
+    if is_strict(cfg):
+        with ctx.check():
+            _refused_by_competition(cfg.limits, "limits", err)
     return limits_ok
 
 
@@ -1251,16 +1341,23 @@ def _runtime_preset(
         own = apply_runtime(b.runtime, cfg.limits, b.limits)
     except UnknownRuntime as exc:
         raise err(f"{where}.runtime", str(exc)) from None
-    limits = _check_limits(cfg.limits, own, b.cwd is not None, f"{where}.limits", err)
+    limits = _check_limits(cfg.limits, own, b.cwd is not None, f"{where}.limits", err, is_strict(cfg))
     return limits, runtime_env(b.runtime, parse_limits(limits), dict(b.env) if b.env else None)
 
 
 def _check_limits(
-    league: dict[str, Any] | None, bot: dict[str, Any] | None, cwd_named: bool, where: str, err: ErrorAt
+    league: dict[str, Any] | None,
+    bot: dict[str, Any] | None,
+    cwd_named: bool,
+    where: str,
+    err: ErrorAt,
+    strict: bool = False,
 ) -> dict[str, Any]:
     """Check the league's ``[limits]`` and a bot's ``limits`` (see
     ``referee.runtime.limits.parse_limits``); return the bot's merged table
-    (a bot whose config names a ``cwd`` runs there, not in a temporary folder)."""
+    (a bot whose config names a ``cwd`` runs there, not in a temporary folder).
+    ``strict``: the competition preset, which refuses what undoes it and turns on
+    bubblewrap only, no network, no writable folder."""
     from referee.runtime.limits import LimitsError, parse_limits
     from referee.runtime.sandbox import limits_problem
 
@@ -1268,9 +1365,13 @@ def _check_limits(
         parse_limits(league)
     except LimitsError as exc:
         raise err(f"limits.{exc.key}" if exc.key else "limits", exc.message) from None
+    if strict:
+        _refused_by_competition(bot, where, err)
     merged = {**(league or {}), **(bot or {})}
     if cwd_named and "temp_workdir" not in (bot or {}):
         merged["temp_workdir"] = False
+    if strict:
+        merged.update(require_sandbox=True, network=False, writable=False)
     try:
         problem = limits_problem(parse_limits(merged))
     except LimitsError as exc:

@@ -24,9 +24,10 @@ finished above B, 1/2 level, 0 below. A pair with an aborted game has no
 result and is dropped whole (its second game is not played when the first was
 aborted).
 
-Processes: each of the ``concurrency`` tables keeps one session per lineup
-position (A, B, each field seat) in a bot pool across its games
-(:func:`referee.league.pool.open_pool`); a session that crashed or timed out is
+Processes: each of the ``concurrency`` tables keeps two sessions per lineup
+position (A, B, each field seat) in two bot pools across its games
+(:func:`referee.league.pool.open_pool`), one for the first game of every pair
+and one for the second, so no process plays a deal twice; a session that crashed or timed out is
 restarted for the next game, one that cannot restart stays dead and its seats
 forfeit (the fallback plays them, as in every game). Every process is closed
 on the way out, also on cancellation (Ctrl-C).
@@ -297,12 +298,17 @@ class Duel:
 
     async def _table(self) -> None:
         spec = self.spec
-        async with open_pool(spec.entrants(), max_line=spec.policy.max_line) as pool:
+        # one pool per game of a pair: a process plays the first (or the second) game of each
+        # pair, so it never meets a deal twice (docs/SECURITY.md, "Duplicate play that memory cannot beat")
+        async with (
+            open_pool(spec.entrants(), max_line=spec.policy.max_line) as first,
+            open_pool(spec.entrants(), max_line=spec.policy.max_line) as second,
+        ):
             while self._more():
                 index = self._next
                 self._next += 1
                 scores: list[float] = []
-                for game in spec.pair(index):
+                for pool, game in zip((first, second), spec.pair(index), strict=False):
                     try:
                         bots = await pool.seat(game.positions)
                     except (BotStartFailed, BaseExceptionGroup) as exc:  # a bot that never started at this table

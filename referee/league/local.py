@@ -25,17 +25,28 @@ from referee.league.pool import open_pool
 from referee.league.work import Deliver, GameDone, Unit
 from referee.runtime import BotSession, play_game
 
+#: the stderr bytes one bot may have copied into the game logs of a night (its tails; each
+#: game's is at most 64 KiB), then 1 KiB per game (referee.runtime.game.log_tail)
+STDERR_LOG_BUDGET = 4 * 1024 * 1024
+
 
 class LocalExecutor:
     """Plays units here; game logs go to ``log_dir``. ``given_up``: the dead
     sessions of the bots given up before the night (by ``Entrant.index``; the
     start check's, see :func:`referee.league.preflight.prepare`), seated for
     every bot a unit names in ``given_up``; a unit naming a bot without one
-    is a ``ValueError`` (a bug in the caller)."""
+    is a ``ValueError`` (a bug in the caller). ``log_budget``: the stderr bytes each bot
+    may have copied into the game logs it plays here (:func:`referee.runtime.game.log_tail`;
+    a night's, locally; a unit's on a cluster worker)."""
 
-    def __init__(self, log_dir: Path, given_up: Mapping[int, BotSession] | None = None) -> None:
+    def __init__(
+        self, log_dir: Path, given_up: Mapping[int, BotSession] | None = None, log_budget: int = STDERR_LOG_BUDGET
+    ) -> None:
         self.log_dir = log_dir
         self.given_up: Mapping[int, BotSession] = given_up or {}
+        self.log_budget = log_budget
+        #: per bot (``Entrant.index``): the stderr bytes it may still have copied into game logs
+        self.log_budgets: dict[int, list[int]] = {}
 
     async def play(self, unit: Unit, deliver: Deliver) -> None:
         """See :meth:`referee.league.work.Executor.play`."""
@@ -45,8 +56,12 @@ class LocalExecutor:
         dead = {i: s for i, s in self.given_up.items() if i in unit.given_up}
         per_game = unit.reuse == "game"
         async with open_pool(unit.lineup, max_line=unit.max_line, given_up=dead) as pool:
-            for game in unit.games:
+            for i, game in enumerate(unit.games):
+                if i in unit.fresh:
+                    await pool.renew()  # a session cut: fresh processes from here on
                 bots = await pool.seat(game.positions)
+                for p, b in zip(game.positions, bots, strict=True):
+                    b.log_budget = self.log_budgets.setdefault(unit.lineup[p].index, [self.log_budget])
                 try:
                     t0 = time.monotonic()
                     try:

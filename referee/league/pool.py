@@ -106,6 +106,8 @@ class BotPool:
         self._nursery = nursery
         self._max_line = max_line
         self._given_up = given_up
+        #: the sessions the last renew() replaced: a bot that cannot start at all keeps its old (closed) one
+        self._replaced: list[BotSession | None] = [None] * len(self.lineup)
 
     async def seat(self, positions: Sequence[int]) -> list[BotSession]:
         """The sessions for a game whose seat ``s`` is played by position
@@ -143,14 +145,27 @@ class BotPool:
             if exc.dead is not None:
                 self.sessions[j] = exc.dead  # its crash (exit status, stderr) goes in the game's fault
                 return
-            earlier = self.sessions[j]
+            earlier = self.sessions[j] or self._replaced[j]
             if earlier is None:
                 raise  # cannot start at all, nothing to seat instead
+            self.sessions[j] = earlier
             earlier.death = str(exc).split("\n")[0]  # the old dead session stands in, saying why
 
     async def close_all(self) -> None:
         """Close every session (the next :meth:`seat` starts fresh ones)."""
         await close_all(self.sessions)
+
+    async def renew(self) -> None:
+        """Replace every session by a fresh process (a session cut, see
+        :func:`referee.league.work.session_order`): the old ones are closed while
+        the new ones start, so the cut costs one start, not a close and a start.
+        Raises :class:`BotStartFailed` as :meth:`seat` does; the old sessions are
+        closed either way (shielded)."""
+        old, self.sessions = self.sessions, [None] * len(self.lineup)
+        self._replaced = old
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(close_all, old)
+            await self.seat(range(len(self.lineup)))
 
 
 @asynccontextmanager

@@ -15,7 +15,8 @@ start check); then the meta entries the output directory staged are committed
 * An :class:`~referee.league.work.Executor` plays each unit
   (:class:`~referee.league.local.LocalExecutor` by default: trio and bot
   processes here; ``reuse = "session"`` keeps one process per lineup position
-  for all the unit's games, ``"game"`` starts fresh ones for every game).
+  for the unit's deals of one rotation (``Unit.fresh``: no process plays a deal
+  twice), ``"game"`` starts fresh ones for every game).
 * As each game ends, the coordinator commits it: its log (already written by
   the runtime into ``OUT/games/``, or delivered as bytes and written here),
   then its ledger row in one transaction, then the progress figures and the
@@ -228,11 +229,16 @@ def _batches(
 ) -> Iterator[_Batch]:
     """Every table's games not in ``done``, in schedule order, split into at least
     ``shares`` contiguous units per table (lazily: one table at a time); with
-    ``max_deals``, none holds more than that many deal sets (a deal in every rotation)."""
+    ``max_deals``, none holds more than that many deal sets (a deal in every rotation).
+    In session mode a table's games are split by seat rotation first
+    (:func:`referee.league.work.session_order`), so a unit holds few rotations
+    and needs few fresh sets of processes."""
     for table in sched.tables(league, league.shard):
         todo = [g for g in sched.table_games(league, table) if g.game_id not in done]
         if not todo:
             continue
+        if league.reuse == "session":
+            todo.sort(key=lambda g: g.rotation)
         size = math.ceil(len(todo) / min(shares, len(todo)))
         if max_deals is not None:
             size = min(size, max(1, max_deals) * table.size)

@@ -105,6 +105,7 @@ def settle_seed(league: League, ledger: Ledger, seed_file: str | None = None) ->
         if ledger.count() == 0 and ledger.get_meta(META_KEY) is not None:
             ledger.stage_meta({META_KEY: None})  # an earlier secret start that played nothing
         return league
+    _refuse_growth(league, ledger)
     have = stored_seed(ledger)
     if have is None and ledger.count() > 0:
         raise UserError(
@@ -136,6 +137,32 @@ def settle_seed(league: League, ledger: Ledger, seed_file: str | None = None) ->
     if have != seed:
         ledger.stage_meta({META_KEY: str(seed)})
     return dataclasses.replace(league, seed=seed)
+
+
+def _refuse_growth(league: League, ledger: Ledger) -> None:
+    """Refuse bots added to a secret night that has games (:mod:`referee.league.roster`).
+
+    Every table of a night plays the same deals, so the games of an added bot
+    would be dealt from deals already played: their hands are in the logs and
+    viewer pages of the night's report, and once the night is complete the seed
+    itself is shown. An author who has seen them could write the added bot to
+    know every hand. (A fresh secret seed per growth epoch would need deals of
+    their own for the added bots' tables; a growth is refused instead.) Raises
+    :class:`UserError` naming the bots and what to do."""
+    if ledger.count() == 0:
+        return
+    stored = ledger.config() or {}
+    before = {b.get("name") for b in stored.get("bots") or [] if isinstance(b, dict)}
+    added = [n for n in league.slots if n not in before]
+    if not added:
+        return
+    shown = "its seed has been revealed, and " if shown_seed(ledger) not in (SECRET, None) else ""
+    raise UserError(
+        f"{ledger.path.parent}: bots added to a secret night ({', '.join(added)}) are refused: every table plays "
+        f"the same deals, and {shown}the hands of those deals are in the games already played (their logs and "
+        "the report), so an added bot could be written to know them. Play the added bots in a new night "
+        "(--new-out or --out DIR, with its own secret seed), or remove them to resume this one"
+    )
 
 
 def with_stored_seed(league: League, ledger: Ledger) -> League:

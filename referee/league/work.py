@@ -66,13 +66,16 @@ class Unit:
     ``clock`` and fault ``policy``; :meth:`spec` makes a game's
     :class:`~referee.runtime.GameSpec`. ``own_clocks``: the lineup's bots have
     clocks of their own, so every seat is timed by its bot's (``Entrant.clock``).
-    ``reuse``: ``"session"`` keeps each position's process for all the unit's
-    games (a dead one is restarted for the next game); ``"game"`` starts fresh
+    ``reuse``: ``"session"`` keeps each position's process for the unit's
+    games up to the next cut in ``fresh`` (a dead one is restarted for the next game); ``"game"`` starts fresh
     processes for every game. ``max_line``: the longest line a bot may write
     (also during ``hello``). ``given_up``: the bots of the lineup (``Entrant.index``) that
     failed the start check under ``[faults] broken_bot = "forfeit"``; they are
     never started, their seats are played by the referee's fallback.
     ``compress``: write the game logs zstandard-compressed (``GAME.jsonl.zst``).
+    ``fresh``: the indices into ``games`` before which every process of the
+    lineup is replaced by a fresh one (session mode's cuts, see
+    :func:`session_order`: no process plays the same deal twice).
     """
 
     table: str  # the table's key, e.g. "kwartet-4p-t0003"
@@ -88,6 +91,7 @@ class Unit:
     max_line: int
     given_up: frozenset[int] = frozenset()
     compress: bool = False
+    fresh: frozenset[int] = frozenset()
 
     def spec(self, game: UnitGame) -> GameSpec:
         """What the runtime plays for ``game``."""
@@ -137,6 +141,28 @@ class Executor(Protocol):
         Cancellation stops the unit at once and leaves no bot process behind.
         """
         ...
+
+
+def session_order(games: Sequence[ScheduledGame]) -> tuple[list[ScheduledGame], frozenset[int]]:
+    """The order in which one set of bot processes plays ``games`` (of one
+    table) in session mode, and where its processes are cut: the games by
+    seat rotation (stable: deal order within a rotation), and a fresh set of
+    processes wherever a game's deal (its seed) was already played by the
+    current set. So a process plays at most one rotation of each deal - it
+    never holds a hand of a deal it has seen, whatever it remembers - and
+    keeps its speed for the deals of one rotation: ``rotations`` sets of
+    processes per unit instead of one (``"game"`` mode: one per game).
+    Returns the ordered games and the indices before which processes are
+    replaced (never 0: the first game starts fresh ones anyway)."""
+    ordered = sorted(games, key=lambda g: g.rotation)
+    cuts: set[int] = set()
+    seen: set[int] = set()
+    for i, g in enumerate(ordered):
+        if g.seed in seen:
+            cuts.add(i)
+            seen.clear()
+        seen.add(g.seed)
+    return ordered, frozenset(cuts)
 
 
 class UnitMaker:
@@ -197,7 +223,8 @@ class UnitMaker:
         return found
 
     def unit(self, table: Table, games: Sequence[ScheduledGame], given_up: frozenset[int] = frozenset()) -> Unit:
-        """The unit that plays ``games`` (of ``table``, in this order)."""
+        """The unit that plays ``games`` (of ``table``): in this order in
+        ``"game"`` mode; in session mode in :func:`session_order`, with its cuts."""
         v = table.variant
         match = (
             None
@@ -205,6 +232,9 @@ class UnitMaker:
             else MatchFormat(kind=v.match.kind, hands=v.match.hands, target=v.match.target, max_hands=v.match.max_hands)
         )
         reuse: Literal["session", "game"] = "game" if self.league.reuse == "game" else "session"
+        fresh: frozenset[int] = frozenset()
+        if self.league.reuse == "session":  # ("table": the old sessions, one per position for the unit)
+            games, fresh = session_order(games)
         return Unit(
             table=table.key,
             lineup=tuple(self.entrant(i) for i in table.lineup),
@@ -219,4 +249,5 @@ class UnitMaker:
             max_line=self.league.faults.max_line,
             given_up=given_up & frozenset(table.lineup),  # only those it seats: an executor has no others
             compress=self.league.compress,
+            fresh=fresh,
         )

@@ -124,7 +124,7 @@ class _Driver:
                 nursery.cancel_scope.cancel()
             finished = True
         finally:
-            tails = [b.stderr_tail() for b in self.bots]
+            tails = [log_tail(b) for b in self.bots]
             capped = self.log.capped if self.log is not None else False
             result = m.close(
                 tails,
@@ -510,6 +510,29 @@ class _Driver:
             with trio.move_on_at(until):
                 await done.wait()
             scope.cancel()
+
+
+#: what a game log keeps of a bot's stderr once its budget (``BotSession.log_budget``) is spent
+OVER_BUDGET_TAIL = 1024
+
+
+def log_tail(bot: BotSession) -> str:
+    """The stderr tail a game log records for ``bot``: :meth:`stderr_tail`, charged to
+    its ``log_budget`` (bytes for the night, shared by its processes); once that is
+    spent, only the last :data:`OVER_BUDGET_TAIL` bytes, after a line saying so."""
+    tail = bot.stderr_tail()
+    budget = bot.log_budget
+    if budget is None:
+        return tail
+    size = len(tail.encode("utf-8", "replace"))
+    if size <= budget[0]:
+        budget[0] -= size
+        return tail
+    budget[0] = 0
+    kept = tail[-OVER_BUDGET_TAIL:]
+    return (
+        f"[... {size - len(kept)} bytes of stderr not logged: the bot's log budget for the night is spent ...]\n{kept}"
+    )
 
 
 def _utc_now() -> str:

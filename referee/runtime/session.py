@@ -52,6 +52,9 @@ class BotSession(BotProcess):
         self.hello: BotHello | None = None
         self.next_id = 1
         self.death: str | None = None
+        #: the bytes of stderr this bot may still have copied into game logs (shared by every
+        #: process of the bot in a night: its owner's per-bot budget, see play_game); None: no budget
+        self.log_budget: list[int] | None = None
 
     # -- start ---------------------------------------------------------------
     @classmethod

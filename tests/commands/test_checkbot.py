@@ -49,8 +49,8 @@ def test_samples_pass_every_check(tmp_path: Path, capsys: pytest.CaptureFixture[
             "probe: exits on bye",
             "game: kwartet",
             "game: chickens",
-            "game: checkbot-generations",
-            "game: checkbot-tens",
+            "game: generations",
+            "game: tens",
             "self-play",
             "per-game mode",
         ):

@@ -167,7 +167,7 @@ def test_a_bot_that_quits_on_an_error_is_still_blamed(capsys: pytest.CaptureFixt
 def test_debug_stdout_is_reported_as_such_not_as_stale_ids(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, "--", PY, str(BROKEN / "debug_stdout.py"))  # every variant
     assert status == 1, out
-    for check in ("game: kwartet", "game: authors", "game: chickens", "game: checkbot-tens", "per-game mode"):
+    for check in ("game: kwartet", "game: authors", "game: chickens", "game: tens", "per-game mode"):
         line, fix = entry(out, check)
         assert "is not JSON: 'thinking about turn" in line, out
         assert "send debug output to stderr" in fix

@@ -25,10 +25,11 @@ from referee.runtime.gamelog import read_log_bytes
 
 from .conftest import PYTHON, REPO, ZOO, assert_no_survivors, new_tag
 
-# the faults each hostile bot must show over its league (4 games, session mode:
-# a bot that crashed or timed out is restarted for the next game; a malformed
-# or illegal one keeps its process: the illegal bot's answers to the referee's
-# error messages then arrive as stale lines in its next game)
+# the faults each hostile bot must show over its league (8 games: 2 deals in 4 rotations,
+# session mode: a process plays the 2 deals of one rotation; a bot that crashed or timed
+# out is restarted for the next game; a malformed or illegal one keeps its process: the
+# illegal bot's answers to the referee's error messages then arrive as stale lines in its
+# next game)
 EXPECTED = {
     "silent": {"timeout"},
     "sleepy": {"timeout", "stale"},
@@ -75,7 +76,7 @@ def test_zoo_in_a_league(pair: tuple[str, str], tmp_path: Path) -> None:
     body += bot_toml("legal1", "legal", tags["legal1"]) + bot_toml("legal2", "legal", tags["legal2"])
     for name in pair:
         body += bot_toml(name, name, tags[name], ARGS.get(name, []), "{ memory_mb = 160 }" if name == "memhog" else "")
-    body += '[[variants]]\nname = "kwartet"\nsizes = 4\n'
+    body += '[[variants]]\nname = "kwartet"\nsizes = 4\ndeals = 2\n'
     cfg = tmp_path / "league.toml"
     cfg.write_text(body)
     from referee.runtime.sandbox import lifeline_fd

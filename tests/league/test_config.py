@@ -43,7 +43,7 @@ def write(tmp_path: Path, text: str) -> Path:
         ),
         (
             'reuse = "sesion"\n' + BOTS,
-            "reuse: invalid value 'sesion'; expected one of: session, game (did you mean 'session'?)",
+            "reuse: invalid value 'sesion'; expected one of: session, game, table (did you mean 'session'?)",
         ),
         ("sead = 3\n" + BOTS, "unknown key 'sead' (did you mean 'seed'?)"),
         (BOTS + '[[variants]]\nname = "kwartt"\n', "variants[0].name: unknown variant 'kwartt'"),
