@@ -53,6 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 1 failure, 2 usage/input error;
     stopped by Ctrl-C 130, by SIGTERM 143, by SIGHUP 129)."""
     received: list[int] = []
+    _quiet_late_asyncgens()
     with _stop_signals(received):
         try:
             parser = build_parser()  # imports every command: Ctrl-C may come this early
@@ -70,6 +71,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     if status == 130 and received:
         return 128 + received[0]  # the shell's code for a program ended by that signal
     return status
+
+
+def _quiet_late_asyncgens() -> None:
+    """Keep one harmless shutdown message from the user: an async generator that a stopped command
+    (Ctrl-C, SIGTERM, SIGHUP) left suspended is collected after ``trio.run`` has returned, and
+    trio's finalizer for it can then only report ``RunFinishedError`` as an unraisable traceback.
+    Nothing is left to clean up by then (every bot is closed and every game recorded inside the
+    run); every other unraisable exception is reported as before."""
+    previous = sys.unraisablehook
+    if getattr(previous, "_referee_quiet", False):
+        return
+
+    def hook(unraisable: Any) -> None:
+        exc = unraisable.exc_value
+        if type(exc).__name__ == "RunFinishedError" and type(exc).__module__.startswith("trio"):
+            return
+        previous(unraisable)
+
+    hook._referee_quiet = True  # type: ignore[attr-defined]
+    sys.unraisablehook = hook
 
 
 @contextmanager

@@ -36,3 +36,33 @@ def test_sigterm_stops_a_game_being_played_with_no_bot_left(tmp_path: Path) -> N
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert "interrupted" in err and "Traceback" not in err
     assert processes_with(tag) == []
+
+
+def test_a_late_asyncgen_finalizer_after_a_stop_prints_no_traceback(capsys) -> None:
+    """An async generator collected after trio.run returned (a command stopped by a signal) makes
+    trio's finalizer raise RunFinishedError into sys.unraisablehook: no traceback for the user;
+    any other unraisable exception is still reported."""
+    import sys as _sys
+
+    import trio
+
+    from referee import cli
+
+    class Dying:
+        def __init__(self, exc: BaseException) -> None:
+            self.exc = exc
+
+        def __del__(self) -> None:
+            raise self.exc
+
+    saved = _sys.unraisablehook
+    try:
+        _sys.unraisablehook = _sys.__unraisablehook__
+        cli._quiet_late_asyncgens()
+        cli._quiet_late_asyncgens()  # installed once
+        Dying(trio.RunFinishedError("run() has exited"))
+        assert capsys.readouterr().err == ""
+        Dying(ValueError("boom"))
+        assert "boom" in capsys.readouterr().err
+    finally:
+        _sys.unraisablehook = saved
