@@ -211,12 +211,15 @@ async def _handshake(bot: RawBot, report: Report, startup_s: float, name: str) -
             report.add("handshake", False, exc.detail, exc.fix)
         else:
             tail = bot.stderr_tail()
+            plan = getattr(bot.proc, "_plan", None)
+            unseen = plan.view_hint(str(bot.proc.stderr_tail())[-2000:]) if plan is not None else ""
             report.add(
                 "handshake",
                 False,
                 f"the bot exited (status {rc}) before answering hello"
                 + (f"; its stderr ends: {tail[-300:]!r}" if tail else " and wrote nothing to stderr"),
-                "run the command by hand to see what goes wrong (a wrong path or a missing interpreter "
+                unseen[2:]
+                or "run the command by hand to see what goes wrong (a wrong path or a missing interpreter "
                 "is common); a bot must keep running, answer hello and then read stdin until bye",
             )
         return False

@@ -100,7 +100,7 @@ async def run_builds(league: League, *, build: bool = True, only: Collection[int
     times out or cannot start. Cancellation kills the build.
     """
     from referee.runtime.build import BuildStartError, run_build
-    from referee.runtime.sandbox import bot_folders, protect_paths
+    from referee.runtime.sandbox import bot_folders, bot_view, check_view, protect_paths
 
     limits = []
     for i, bot in enumerate(league.bots):
@@ -116,6 +116,10 @@ async def run_builds(league: League, *, build: bool = True, only: Collection[int
             for f in bot_folders(bot.command, bot.cwd, named_cwd=not lim.temp_workdir)
         ],
     )
+    for bot, lim in zip(league.bots, limits):
+        # a mount that shows a protected path, a link out of its folder: refused before any build
+        if lim.sandbox and lim.isolation != "none":
+            check_view(bot.name, bot_view(bot.command, bot.cwd, None, not lim.temp_workdir, bot.data), bot.data)
     for i, (bot, lim) in enumerate(zip(league.bots, limits)):
         if bot.build is None or not build or (only is not None and i not in only):
             continue

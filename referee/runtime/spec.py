@@ -32,6 +32,9 @@ class BotSpec:
     ``env``: with the sandbox's clean environment (the default limits) these
     variables are added to a minimal base; without it None inherits the
     referee's environment and a dict replaces it (see docs/SECURITY.md).
+    ``data``: folders the bot may read besides its own (mounted read-only at
+    their resolved paths in bubblewrap; refused like any mount that shows a
+    protected path).
     """
 
     name: str
@@ -39,6 +42,7 @@ class BotSpec:
     cwd: str | None = None
     env: dict[str, str] | None = None
     limits: ResourceLimits | None = None
+    data: tuple[str, ...] = ()
 
     def argv(self) -> list[str]:
         if isinstance(self.command, str):
