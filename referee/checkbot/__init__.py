@@ -99,9 +99,11 @@ async def check_bot(
     variants: Sequence[Any] | None = None,
     log_dir: Path | None = None,
     progress: Callable[[str], None] = lambda s: None,
+    data: tuple[str, ...] = (),
 ) -> Report:
     """Run every check on the bot started by ``command``; return the :class:`Report`.
 
+    ``data``: folders the bot may read besides its own (``--data``).
     Never raises for a misbehaving bot (that is what the report is for);
     raises :class:`UserError` for a bad ``cwd`` or bad variants.
     """
@@ -120,7 +122,7 @@ async def check_bot(
         try:
             progress("handshake")
             try:
-                bot = await RawBot.open(command, cwd, nursery, name)
+                bot = await RawBot.open(command, cwd, nursery, name, data=data)
             except _ProbeFailure as exc:
                 report.add("handshake", False, exc.detail, exc.fix)
             else:
@@ -132,7 +134,7 @@ async def check_bot(
                 await bot.kill()
             nursery.cancel_scope.cancel()
     if report.bot_name is not None:
-        await _games(command, name, cwd, report, chosen, move_ms, startup_ms, grace_ms, log_dir, progress)
+        await _games(command, name, cwd, report, chosen, move_ms, startup_ms, grace_ms, log_dir, progress, data)
     else:
         why = "not run until the handshake works (every other check needs a bot that answers hello)"
         for probe in PROBES:

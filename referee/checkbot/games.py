@@ -126,12 +126,13 @@ async def _games(
     grace_ms: int,
     log_dir: Path | None,
     progress: Callable[[str], None],
+    data: tuple[str, ...] = (),
 ) -> None:
     from referee.core.errors import BotError
     from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, play_game, start_bots
 
     clock = ClockSpec(move_ms=move_ms, startup_ms=startup_ms, grace_ms=grace_ms)
-    spec = BotSpec(name=name, command=command, cwd=cwd)
+    spec = BotSpec(name=name, command=command, cwd=cwd, data=data)
     plans = []
     for v in variants:
         rules = get_variant(v)

@@ -48,7 +48,12 @@ class RawBot:
 
     @classmethod
     async def open(
-        cls, command: str | list[str], cwd: str | None, nursery: trio.Nursery, name: str = "candidate"
+        cls,
+        command: str | list[str],
+        cwd: str | None,
+        nursery: trio.Nursery,
+        name: str = "candidate",
+        data: tuple[str, ...] = (),
     ) -> "RawBot":
         """Start the process in the same sandbox a league uses (raises
         :class:`_ProbeFailure` if it cannot be started; its fix follows the
@@ -58,7 +63,8 @@ class RawBot:
 
         # probe_leftovers: the sandbox reports the processes the bot leaves behind when it exits
         try:
-            proc = await BotProcess.spawn(BotSpec(name=name, command=command, cwd=cwd), nursery, probe_leftovers=True)
+            spec = BotSpec(name=name, command=command, cwd=cwd, data=data)
+            proc = await BotProcess.spawn(spec, nursery, probe_leftovers=True)
         except BotStartError as exc:
             raise _ProbeFailure(exc.detail, _START_FIXES.get(exc.reason, "check the command")) from None
         return cls(proc)

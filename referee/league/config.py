@@ -32,9 +32,11 @@ The file format (all keys optional unless marked required)::
 
     [[bots]]
     name = "alice"                                        # required, unique
-    command = ["{python}", "sample_bots/random_bot.py"]   # required: argv list or shell string
-    cwd = ".."               # working directory, relative to this file (default: a fresh temporary
-                             # folder; relative paths in the command are resolved against this file's folder)
+    command = ["{python}", "random_bot.py"]               # required: argv list or shell string
+    cwd = "../sample_bots"   # its own folder and working directory, relative to this file (default: a fresh
+                             # temporary folder; relative paths in the command are resolved against this
+                             # file's folder, and the bot's folder is its program's)
+    data = ["../tables"]     # folders it may read besides its own (read-only; referee.runtime.sandbox)
     env = { LEVEL = "3" }    # extra environment variables (the rest of the environment is scrubbed)
     build = "make"           # run once before the league, in cwd, in the bot's sandbox
     clock = { move_ms = 2000 }   # per-bot clock overrides

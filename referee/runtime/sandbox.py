@@ -768,6 +768,8 @@ def bot_view(
     files: list[tuple[str, str]] = []  # (as named, resolved): not interpreters
     for i, word in enumerate(words):
         if i == 0:
+            if "/" in word and not os.path.isabs(word):  # ./bot, bin/bot: from its folder
+                word = os.path.join(base, word)
             path = _program_path(word, env)
             if path is not None and not os.path.isabs(path):
                 path = os.path.join(base, path)
@@ -832,8 +834,9 @@ def check_view(name: str, view: BotView, data: tuple[str, ...] = ()) -> None:
             if how:
                 raise UserError(
                     f"bot {name!r}: its sandbox would mount {m}, which {how} {p}, a path no bot may see "
-                    "(the league's output folder, ledger, config or seed); give the bot a folder of its own "
-                    "that holds none of them (cwd, or its program in that folder)"
+                    "(an output or log folder, a ledger, a config, a seed or deal file); give the bot a folder "
+                    "of its own that holds none of them (cwd, or its program in that folder), or keep them "
+                    "out of the bot's folder"
                 )
         for o in others:
             how = _overlap(m, o)
@@ -1215,7 +1218,8 @@ def plan_spawn(spec: Any, *, probe_leftovers: bool = False) -> SpawnPlan:
     data = tuple(getattr(spec, "data", ()) or ())
     env = minimal_env(spec.env, cwd) if limits.clean_env else None
     view = bot_view(spec.command, base, env, named_cwd=not limits.temp_workdir, data=data)
-    check_view(spec.name, view, data)  # a protected path, a link out of its folder: refused
+    if _exec_error(argv, base, env) is None:  # (a command that cannot run is reported as such)
+        check_view(spec.name, view, data)  # a protected path, a link out of its folder: refused
     if env is not None:
         env.setdefault("REFEREE_BOT_DIR", view.folder or cwd)
     else:
