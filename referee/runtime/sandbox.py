@@ -781,7 +781,12 @@ def bot_view(
         else:
             full = word if os.path.isabs(word) else os.path.join(base, word)
             path = full if word and os.path.exists(full) else None
-            interp = False
+            # a program in a bin/ folder after a launcher (env VAR=1 .venv/bin/python bot.py): an interpreter
+            interp = path is not None and os.path.basename(os.path.dirname(os.path.normpath(path))) in (
+                "bin",
+                "sbin",
+                "shims",
+            )
         if path is None:
             continue
         lex, real = os.path.normpath(os.path.abspath(path)), os.path.realpath(path)
@@ -850,8 +855,10 @@ def check_view(name: str, view: BotView, data: tuple[str, ...] = ()) -> None:
             (f", which {how} {p}, a path no bot may see" for p in secret if (how := _overlap(real, p))),
             next((f", which {how} {o}, another bot's folder" for o in others if (how := _overlap(real, o))), ""),
         )
+        if what:
+            raise UserError(f"bot {name!r}: {lex} (named in its command) leads by a link to {real}{what}")
         raise UserError(
-            f"bot {name!r}: {lex} (named in its command) leads by a link to {real}{what}, outside its folder "
+            f"bot {name!r}: {lex} (named in its command) leads by a link to {real}, outside its folder "
             f"{view.folder}; links out of a bot's folder are followed only into system and interpreter "
             "folders: put the file in the bot's folder, or give its folder with data = [...] / --data"
         )

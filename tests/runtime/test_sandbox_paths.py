@@ -250,3 +250,24 @@ def test_no_example_config_shows_a_bot_another_bots_folder_or_an_output_folder()
             for m in view.mounts():
                 for p in secret + sorted(folders - {view.folder}):
                     assert not _overlap(m, p), f"{path.name}: {b.name} would mount {m}, which {_overlap(m, p)} {p}"
+
+
+def test_a_link_its_build_makes_to_the_output_folder_stops_the_night_before_any_game(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Checked again at the bot's start: the build made the link after the first check."""
+    _night(tmp_path)
+    (tmp_path / "bots" / "b" / "probe.py").write_text(PROBE)
+    link = "import os; os.symlink('../../' + 'tonight', 'peek')"  # (the build's own words name no path)
+    cfg = tmp_path / "night.toml"
+    cfg.write_text(
+        f'out = "tonight"\n[[bots]]\nname = "a"\ncwd = "bots/a"\nbuild = {json.dumps(f"{PY} -c {link!r}")}\n'
+        'command = ["{python}", "probe.py", "peek"]\n'
+        '[[bots]]\nname = "b"\ncwd = "bots/b"\ncommand = ["{python}", "probe.py"]\n'
+        '[[variants]]\nname = "happy-families"\nsizes = 2\ndeals = 1\n'
+    )
+    assert main(["run", str(cfg), "--quiet"]) == 2
+    assert (tmp_path / "bots" / "a" / "peek").is_symlink()
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: bot 'a'") and f"{tmp_path / 'tonight'}, a path" in lines[0]
+    assert not list((tmp_path / "tonight").glob("games/*.jsonl*"))
