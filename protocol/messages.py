@@ -248,3 +248,39 @@ class FaultEvent(_Ev, tag="fault", kw_only=True):
 
 
 EventKind = Union[DealEvent, AskEvent, LaidEvent, DrawEvent, RevealEvent, TakeEvent, RoundEvent, FaultEvent]
+
+
+# --------------------------------------------------------------------------
+# the shapes of ``start.rules`` (the rules engines' ``to_wire()``; for the JSON Schema and the docs:
+# on the wire ``Start.rules`` stays a plain object, so a bot reads it as one; a test decodes every
+# engine's ``to_wire()`` with these, so they cannot drift)
+
+
+class _Rules(msgspec.Struct, tag_field="game", forbid_unknown_fields=True, kw_only=True):
+    name: str
+    players: tuple[int, int]
+
+
+class AskRulesWire(_Rules, tag="ask", kw_only=True):
+    """``start.rules`` of an ask game (RULES.md part A, PROTOCOL.md's rules table)."""
+
+    families: list[str]
+    members: list[str]
+    ask: Literal["card", "family"]
+    miss: Literal["asked", "next"]
+    please: bool
+    stock: int
+    first: Literal["left", "dealer"]
+    stall: int | None = None
+    family_points: int | None = None
+
+
+class ChickensRulesWire(_Rules, tag="chickens", kw_only=True):
+    """``start.rules`` of chickens: ``rounds`` is the table's size (null only in a log header)."""
+
+    rounds: int | None
+    cards: dict[str, int]
+    nobles: list[str]
+
+
+RulesWire = Union[AskRulesWire, ChickensRulesWire]

@@ -10,7 +10,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any
 
 from referee import __version__
 from referee.errors import UserError, user_facing
@@ -41,21 +44,65 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: the signals a service manager stops a program with (Slurm, Kubernetes, systemd: SIGTERM; a closed
+#: terminal or session: SIGHUP); each is taken as Ctrl-C (see :func:`_stop_signals`)
+STOP_SIGNALS = ("SIGTERM", "SIGHUP")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status (0 ok, 1 failure, 2 usage/input error)."""
+    """Run the command line; return the exit status (0 ok, 1 failure, 2 usage/input error;
+    stopped by Ctrl-C 130, by SIGTERM 143, by SIGHUP 129)."""
+    received: list[int] = []
+    with _stop_signals(received):
+        try:
+            parser = build_parser()  # imports every command: Ctrl-C may come this early
+            args = parser.parse_args(argv)
+            func = getattr(args, "func", None)
+            if func is None:
+                parser.print_help(sys.stderr)
+                return 2
+            status = int(func(args) or 0)
+        except BaseException as exc:  # sorted out by _exit_status, re-raised if unknown
+            code = _exit_status(exc)
+            if code is None:
+                raise
+            status = code
+    if status == 130 and received:
+        return 128 + received[0]  # the shell's code for a program ended by that signal
+    return status
+
+
+@contextmanager
+def _stop_signals(received: list[int]) -> Iterator[None]:
+    """While the command runs, SIGTERM and SIGHUP do what Ctrl-C does: each is handed to
+    SIGINT's handler of the moment (trio's inside ``trio.run``, which raises ``KeyboardInterrupt``
+    at a safe point and lets every command stop as on Ctrl-C: finished games recorded, bots
+    closed; Python's default outside it), and its number appended to ``received``. Off the
+    main thread (a command run from a test's thread) nothing changes."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
+        current = signal.getsignal(signal.SIGINT)
+        if not callable(current):  # SIGINT ignored or not Python's (a background job of a shell)
+            current = signal.default_int_handler
+        current(signal.SIGINT, frame)
+
+    before: dict[signal.Signals, Any] = {}
+    for name in STOP_SIGNALS:
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            before[sig] = signal.signal(sig, handler)
     try:
-        parser = build_parser()  # imports every command: Ctrl-C may come this early
-        args = parser.parse_args(argv)
-        func = getattr(args, "func", None)
-        if func is None:
-            parser.print_help(sys.stderr)
-            return 2
-        return int(func(args) or 0)
-    except BaseException as exc:  # sorted out by _exit_status, re-raised if unknown
-        status = _exit_status(exc)
-        if status is None:
-            raise
-        return status
+        yield
+    finally:
+        for sig, old in before.items():
+            signal.signal(sig, old if old is not None else signal.SIG_DFL)
 
 
 def _exit_status(exc: BaseException) -> int | None:

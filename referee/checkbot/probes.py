@@ -170,7 +170,7 @@ def _start_msg(game_id: str, rules: Any, game: Any, seat: int, n: int) -> dict[s
         "seat": seat,
         "seats": [f"checkbot-{i}" if i != seat else "you" for i in range(n)],
         "dealer": getattr(game, "dealer", 0),
-        "hand": game.hand(seat),
+        "hand": game.dealt_hand(seat),
         "clock": {"move_ms": 1000, "bank_ms": 60000},
     }
 

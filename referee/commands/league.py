@@ -4,12 +4,13 @@
   play the league (only the games missing from OUT/ledger.sqlite), then write
   the standings (json, csv, md) and report.html into OUT and print the standings.
   ``--shard K/N`` plays only shard K of N (whole tables, see referee.league.shards).
-  ``--cluster tcp://HOST:PORT`` plays on a Dask cluster, ``--workers N`` on a local one of N
-  worker processes (referee.league.cluster).
+  ``--cluster tls://HOST:PORT --tls-ca-file/--tls-cert/--tls-key`` (or ``--insecure``) plays on a
+  Dask cluster, ``--workers N`` on a local one of N worker processes, over TLS (referee.league.cluster).
+  ``--rebuild`` runs every bot's build even where it is cached (referee.league.buildcache).
 * ``referee plan CONFIG [--shard K/N] [--no-coverage]``: tables and games per variant and size, and the
   total; for a balanced or gauntlet schedule also its coverage figures (seats per bot, pair meetings,
   lineup positions).
-* ``referee ladder CONFIG [--tables N] [--interval S]``: play table after table (close ratings,
+* ``referee ladder CONFIG [--tables N] [--interval S] [--rebuild]``: play table after table (close ratings,
   uncertain ones first) until Ctrl-C; see referee.league.ladder.
 * ``referee merge OUT1 OUT2 ... --into DIR``: combine shard output directories into one league
   (ledger, game logs, standings, report); see referee.league.merge.
@@ -50,6 +51,11 @@ if TYPE_CHECKING:
 KEEP_HELP_TEXT = (
     "count the games of withdrawn bots (bots removed from the config of a night already "
     "played) in the standings; by default every game one of them sat in is left out"
+)
+
+REBUILD_HELP_TEXT = (
+    "run every bot's build command, even one whose folder and build command are those of its last "
+    "successful build of this night (by default that build is not run again)"
 )
 
 
@@ -102,8 +108,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     where.add_argument(
         "--cluster",
         metavar="ADDRESS",
-        help="play on the workers of a running Dask cluster (its scheduler's tcp://HOST:PORT); "
-        "needs the `cluster` extra (docs/CLUSTER.md)",
+        help="play on the workers of a running Dask cluster (its scheduler's tls://HOST:PORT, with "
+        "--tls-ca-file/--tls-cert/--tls-key; tcp:// only with --insecure); needs the `cluster` extra "
+        "(docs/CLUSTER.md)",
     )
     where.add_argument(
         "--workers",
@@ -124,7 +131,27 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="with --cluster/--workers: every worker sends its games' logs to this process, even one that "
         "could write them into the output folder itself (a shared file system; the default there)",
     )
+    p.add_argument(
+        "--tls-ca-file",
+        metavar="FILE",
+        help="with --cluster: the CA certificate that signed the scheduler's and workers' certificates "
+        "(docs/CLUSTER.md#security; or dask's distributed.comm.tls configuration)",
+    )
+    p.add_argument("--tls-cert", metavar="FILE", help="with --cluster: this client's certificate (signed by that CA)")
+    p.add_argument("--tls-key", metavar="FILE", help="with --cluster: this client's private key (if not in --tls-cert)")
+    p.add_argument(
+        "--insecure",
+        action="store_true",
+        help="with --cluster: play on a scheduler without TLS; anyone who reaches it (a bot with network "
+        "access included) can run code in this process and on the workers",
+    )
+    p.add_argument(
+        "--dashboard",
+        action="store_true",
+        help="with --workers: start Dask's dashboard (on a free port of 127.0.0.1; read by any local process)",
+    )
     p.add_argument("--keep-withdrawn", action="store_true", help=KEEP_HELP_TEXT)
+    p.add_argument("--rebuild", action="store_true", help=REBUILD_HELP_TEXT)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser(
@@ -153,6 +180,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--quiet", "-q", action="store_true", help="no line per table")
     p.add_argument("--keep-withdrawn", action="store_true", help=KEEP_HELP_TEXT)
+    p.add_argument("--rebuild", action="store_true", help=REBUILD_HELP_TEXT)
     p.set_defaults(func=cmd_ladder)
 
     p = sub.add_parser(
@@ -506,6 +534,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UserError("--workers must be at least 1")
     if args.send_logs and args.cluster is None and args.workers is None:
         raise UserError("--send-logs is for a night on a cluster: give --cluster ADDRESS or --workers N with it")
+    if args.cluster is None and args.workers is None:
+        for flag, given in (
+            ("--tls-ca-file", args.tls_ca_file),
+            ("--tls-cert", args.tls_cert),
+            ("--tls-key", args.tls_key),
+            ("--insecure", args.insecure),
+            ("--dashboard", args.dashboard),
+        ):
+            if given:
+                raise UserError(f"{flag} is for a night on a cluster: give --cluster ADDRESS or --workers N with it")
     if args.new_out:
         fresh = with_new_out(league)
         if fresh is not league:
@@ -524,7 +562,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 print(missing_logs_warning(ledger, league.out), file=sys.stderr)
             try:
                 with _progress(args.quiet, args.progress_every) as hook:
-                    stats = play(league, ledger, hook=hook, concurrency=args.concurrency, cluster=cluster)
+                    stats = play(
+                        league, ledger, hook=hook, concurrency=args.concurrency, cluster=cluster, rebuild=args.rebuild
+                    )
             except KeyboardInterrupt:
                 print(
                     f"interrupted: {ledger.count()} games are safely recorded in {league.out}; run the same command "
@@ -562,15 +602,24 @@ def _cluster(args: argparse.Namespace) -> Iterator[Cluster | None]:
     if args.cluster is None and args.workers is None:
         yield None
         return
-    from referee.league.cluster import CONNECT_TIMEOUT_S, Cluster
+    from referee.league.cluster import CONNECT_TIMEOUT_S, Cluster, TlsFiles, cluster_security
 
+    tls = TlsFiles(args.tls_ca_file, args.tls_cert, args.tls_key)
     if args.cluster is not None:
         timeout = args.cluster_timeout if args.cluster_timeout is not None else CONNECT_TIMEOUT_S
         if not timeout > 0:
             raise UserError("--cluster-timeout must be a positive number of seconds")
-        cluster = Cluster.connect(args.cluster, timeout, send_logs=args.send_logs)
+        if args.dashboard:
+            raise UserError("--dashboard is for --workers N; a scheduler of --cluster has its own (or none)")
+        say = lambda text: print(text, file=sys.stderr)  # noqa: E731
+        address, security = cluster_security(args.cluster, tls, insecure=args.insecure, say=say)
+        cluster = Cluster.connect(address, timeout, send_logs=args.send_logs, security=security)
     else:
-        cluster = Cluster.start_local(args.workers, send_logs=args.send_logs)
+        if tls.given() or args.insecure:
+            raise UserError("--tls-*/--insecure are for --cluster ADDRESS; --workers N makes its own certificate")
+        cluster = Cluster.start_local(args.workers, send_logs=args.send_logs, dashboard=args.dashboard)
+        if cluster.dashboard:
+            print(f"dashboard: {cluster.dashboard} (unauthenticated: any local process can read it)", file=sys.stderr)
     try:
         yield cluster
     finally:
@@ -719,6 +768,7 @@ def cmd_ladder(args: argparse.Namespace) -> int:
     if args.concurrency is not None and args.concurrency < 1:
         raise UserError("--concurrency must be at least 1")
     ladder = open_ladder(args.config, out=args.out, keep_withdrawn=args.keep_withdrawn, concurrency=args.concurrency)
+    ladder.rebuild = args.rebuild
     out = ladder.league.out
 
     def hook(lt: LadderTable) -> None:

@@ -24,9 +24,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="serve a night's report, games and a live page over HTTP",
         description="Serve the output folder of a league night on localhost: the report, the game browser, a "
         "viewer page for every game, the logs, and /live, which shows the progress and standings of a "
-        "night while `referee run` plays it in another process. Reads only; Ctrl-C stops it.",
+        "night while `referee run` plays it in another process (start it before the night: it waits). Only the "
+        "report's files, the logs and the viewer pages are served, never the ledger or anything else in OUT. "
+        "Reads only; Ctrl-C stops it.",
     )
-    s.add_argument("out", metavar="OUT", help="a league output folder (it holds ledger.sqlite)")
+    s.add_argument(
+        "out",
+        metavar="OUT",
+        help="a league output folder; it may be empty or not exist yet (the live page waits for the night)",
+    )
     s.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000; 0 = any free port)")
     s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, this machine only)")
     s.add_argument("--verbose", action="store_true", help="log every request")
@@ -50,7 +56,11 @@ def run_view(args: argparse.Namespace) -> int:
     data = frames_from_log(log)
     out = Path(args.output) if args.output else _default_output(log)
     try:
-        out.write_text(render_viewer(data), encoding="utf-8")
+        page = render_viewer(data)
+    except (ValueError, TypeError) as exc:  # frames the page cannot show: one line, not a traceback
+        raise UserError(f"{log}: cannot make a viewer page of this game: {exc}") from None
+    try:
+        out.write_text(page, encoding="utf-8")
     except OSError as exc:
         raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
     note = "" if data["verified"] else f" (replay found a mismatch: {data['mismatch']})"

@@ -424,7 +424,14 @@ class HandMachine:
             self._queue(
                 seat,
                 start_line(
-                    gid, variant, wire, hs, names, dealer, state.hand(hs), start_clock(c.move_ms, c.bank_ms, c.mode)
+                    gid,
+                    variant,
+                    wire,
+                    hs,
+                    names,
+                    dealer,
+                    state.dealt_hand(hs),
+                    start_clock(c.move_ms, c.bank_ms, c.mode),
                 ),
             )
         if self.observer is not None:

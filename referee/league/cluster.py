@@ -41,15 +41,28 @@ sets of one table, so session reuse still pays):
   killed and reaped). A worker killed outright takes its bots with it (the
   sandbox's lifeline, :mod:`referee.runtime.sandbox`).
 
+Security (docs/CLUSTER.md#security): whoever reaches an unauthenticated
+scheduler runs code in the coordinator and on the workers (a bot with network
+access can: the scheduler's port is in ``/proc/net/tcp``). ``--workers N``
+therefore runs its cluster over TLS with client authentication, with a
+certificate made for the run that exists only in memory (:func:`local_security`),
+and without a dashboard unless asked; ``--cluster`` needs the client's TLS
+files (:func:`cluster_security`: ``--tls-ca-file/--tls-cert/--tls-key`` or
+dask's own ``distributed.comm.tls`` configuration) or an explicit ``--insecure``
+(a ``warning:`` line). Every certificate and key file named there, and those
+of each worker, are hidden from the bots on the workers (:func:`_ensure_ready`).
+
 Errors: :class:`~referee.errors.UserError` for an address that cannot be
 reached (within :data:`CONNECT_TIMEOUT_S`), a cluster without workers, a
 worker with another referee version, a failing build or start check (naming
-the worker), and for anything that stops the night on a worker (the
-message starts with the worker's address).
+the worker; under ``broken_bot = "forfeit"`` that bot forfeits instead), and
+for anything that stops the night on a worker (the message starts with the
+worker's address).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import pickle
@@ -93,6 +106,10 @@ BATCH_GAMES = 64
 UNIT_DEALS = 64
 
 _EXTRA_HINT = "the cluster backend needs the `cluster` extra: pip install 'card-referee[cluster]' (dask[distributed])"
+_CRYPTO_HINT = (
+    "--workers: the local cluster's TLS certificate is made with the `cryptography` package, which is not "
+    "installed: pip install 'card-referee[cluster]'"
+)
 
 
 def _quiet_dask() -> None:
@@ -110,6 +127,105 @@ def _import_distributed() -> Any:
     except ImportError:
         raise UserError(_EXTRA_HINT) from None
     return distributed
+
+
+# --------------------------------------------------------------------------
+# security
+
+
+def local_security() -> Any:
+    """A ``distributed.Security`` for a local cluster of one run: TLS only
+    (``require_encryption``), one self-signed certificate and key made now for
+    every role (client, scheduler, worker), so each side must present it
+    (client authentication); they exist only in the memory of this process and
+    of the worker processes it spawns (handed over through the spawn pipe,
+    never a command line or an environment variable), never in a file a bot
+    could be given."""
+    _import_distributed()
+    from distributed.security import Security
+
+    try:
+        return Security.temporary()
+    except ImportError:
+        raise UserError(_CRYPTO_HINT) from None
+
+
+@dataclass(frozen=True, slots=True)
+class TlsFiles:
+    """The coordinator's TLS files for ``--cluster`` (None: from dask's configuration)."""
+
+    ca_file: str | None = None
+    cert: str | None = None
+    key: str | None = None
+
+    def given(self) -> bool:
+        return any((self.ca_file, self.cert, self.key))
+
+
+def cluster_security(address: str, tls: TlsFiles, *, insecure: bool, say: Callable[[str], None]) -> tuple[str, Any]:
+    """The scheduler address to connect to and the ``distributed.Security`` for
+    it (None with ``insecure``, after a ``warning:`` line through ``say``). The
+    TLS files come from ``tls`` (all of ``--tls-ca-file`` and ``--tls-cert``;
+    ``--tls-key`` unless the cert file holds the key) or else from dask's
+    configuration (``distributed.comm.tls.ca-file`` and
+    ``distributed.comm.tls.client.cert``); neither, and not ``insecure``, is a
+    :class:`UserError`: nothing is played on a cluster anyone may use."""
+    _import_distributed()
+    from distributed.security import Security
+
+    addr = address.strip()
+    scheme = addr.partition("://")[0] if "://" in addr else ""
+    if insecure:
+        if tls.given():
+            raise UserError("--insecure: give either the TLS files (--tls-ca-file/--tls-cert/--tls-key) or --insecure")
+        if scheme == "tls":
+            raise UserError(
+                f"--cluster {address}: a tls:// scheduler needs --tls-ca-file and --tls-cert, not --insecure"
+            )
+        say(
+            f"warning: --insecure: playing on the unauthenticated scheduler {address}: anyone who can reach it, "
+            "a bot with network access included, can run code in this process and on the workers and read "
+            "the night's secrets (docs/CLUSTER.md#security)"
+        )
+        return (addr if scheme else f"tcp://{addr}"), None
+    if tls.given():
+        for flag, path in (("--tls-ca-file", tls.ca_file), ("--tls-cert", tls.cert)):
+            if not path:
+                raise UserError(f"{flag}: needed with the other --tls-* options (docs/CLUSTER.md#security)")
+        for flag, path in (("--tls-ca-file", tls.ca_file), ("--tls-cert", tls.cert), ("--tls-key", tls.key)):
+            if path is not None and not os.path.isfile(path):
+                raise UserError(f"{flag} {path}: no such file")
+            if path is not None and not os.access(path, os.R_OK):
+                raise UserError(f"{flag} {path}: cannot be read")
+        security = Security(
+            require_encryption=True,
+            tls_ca_file=os.path.abspath(str(tls.ca_file)),
+            tls_client_cert=os.path.abspath(str(tls.cert)),
+            tls_client_key=os.path.abspath(tls.key) if tls.key else None,
+        )
+    else:
+        security = Security()  # dask's configuration (distributed.comm.tls.*), if any
+        if not (getattr(security, "tls_ca_file", None) and getattr(security, "tls_client_cert", None)):
+            raise UserError(
+                f"--cluster {address}: no TLS configuration for the scheduler: an unauthenticated scheduler "
+                "lets anyone who reaches it (a bot with network access included) run code in this process "
+                "and on the workers; give --tls-ca-file, --tls-cert and --tls-key (or dask's "
+                "distributed.comm.tls configuration; docs/CLUSTER.md#security), or --insecure to play on it anyway"
+            )
+        security.require_encryption = True
+    if scheme and scheme != "tls":
+        raise UserError(f"--cluster {address}: with TLS the scheduler's address is tls://HOST:PORT")
+    return (addr if scheme else f"tls://{addr}"), security
+
+
+def _key_files(security: Any) -> list[str]:
+    """The certificate and key files a ``distributed.Security`` names (not the
+    in-memory ones: their text holds a newline)."""
+    if security is None:
+        return []
+    names = ("ca_file", "client_cert", "client_key", "scheduler_cert", "scheduler_key", "worker_cert", "worker_key")
+    found = [getattr(security, f"tls_{n}", None) for n in names]
+    return [os.path.abspath(p) for p in found if isinstance(p, str) and p and "\n" not in p]
 
 
 # --------------------------------------------------------------------------
@@ -135,23 +251,32 @@ class Cluster:
         scratch: str | None = None,
         *,
         send_logs: bool = False,
+        security: Any = None,
     ) -> None:
         self.client = client
         self.where = where
         self.local = local
+        #: the connection's ``distributed.Security`` (None: an insecure cluster)
+        self.security = security
+        #: the local cluster's dashboard, when asked for
+        self.dashboard: str | None = None
         #: workers send every log over the network, even those that can write into the output folder
         self.send_logs = send_logs
         self._scratch = scratch
 
     @classmethod
-    def connect(cls, address: str, timeout: float = CONNECT_TIMEOUT_S, *, send_logs: bool = False) -> Cluster:
-        """Connect to the scheduler at ``address`` (``tcp://HOST:PORT``; a bare
-        ``HOST:PORT`` is taken as tcp) and wait for a first worker. Raises
-        :class:`UserError` if it cannot be reached or has no worker within ``timeout``."""
+    def connect(
+        cls, address: str, timeout: float = CONNECT_TIMEOUT_S, *, send_logs: bool = False, security: Any = None
+    ) -> Cluster:
+        """Connect to the scheduler at ``address`` (``tcp://HOST:PORT``, or
+        ``tls://HOST:PORT`` with ``security``, a ``distributed.Security``: see
+        :func:`cluster_security`; a bare ``HOST:PORT`` is taken as tcp, or tls with
+        ``security``) and wait for a first worker. Raises :class:`UserError` if it
+        cannot be reached or has no worker within ``timeout``."""
         distributed = _import_distributed()
         addr = address.strip()
         if "://" not in addr:
-            addr = f"tcp://{addr}"
+            addr = f"{'tls' if security is not None else 'tcp'}://{addr}"
         rest = addr.partition("://")[2]
         host, _, port = rest.rpartition(":")
         if not host or not port.isdigit():
@@ -159,7 +284,7 @@ class Cluster:
                 f"--cluster {address!r}: give the scheduler's address as tcp://HOST:PORT (e.g. tcp://10.0.0.5:8786)"
             )
         try:
-            client = distributed.Client(addr, timeout=timeout, set_as_default=False)
+            client = distributed.Client(addr, timeout=timeout, set_as_default=False, security=security)
         except Exception as exc:  # noqa: BLE001 - OSError, TimeoutError, ValueError from the comm layer
             text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise UserError(
@@ -167,7 +292,7 @@ class Cluster:
                 f"({text}); start one with `dask scheduler` (and workers with "
                 "`dask worker ADDRESS`), or check the address"
             ) from None
-        self = cls(client, addr, send_logs=send_logs)
+        self = cls(client, addr, send_logs=send_logs, security=security)
         try:
             client.wait_for_workers(1, timeout=timeout)
         except Exception:  # noqa: BLE001 - a timeout, or the scheduler gone meanwhile
@@ -179,28 +304,51 @@ class Cluster:
         return self
 
     @classmethod
-    def start_local(cls, n_workers: int, *, send_logs: bool = False) -> Cluster:
+    def start_local(cls, n_workers: int, *, send_logs: bool = False, dashboard: bool = False) -> Cluster:
         """A local cluster of ``n_workers`` worker processes, one thread each,
-        their scratch space in a temporary folder, no dashboard."""
+        their scratch space in a temporary folder (private to this user), on
+        127.0.0.1 over TLS with client authentication (:func:`local_security`:
+        a bot that finds its ports gets nothing without the run's certificate);
+        a dashboard (on a free port of 127.0.0.1, :attr:`dashboard`) only with
+        ``dashboard``."""
         distributed = _import_distributed()
         if n_workers < 1:
             raise UserError("--workers must be at least 1")
+        if dashboard:
+            try:
+                import bokeh  # noqa: F401 - dask's dashboard needs it
+            except ImportError:
+                raise UserError("--dashboard: Dask's dashboard needs bokeh: pip install 'bokeh>=3.1'") from None
+        import dask
+
+        security = local_security()
         scratch = tempfile.mkdtemp(prefix="referee-dask-")
+        # the scheduler and every worker also listen for HTTP (plain, unauthenticated: cluster and
+        # worker pages, logs, metrics) even without a dashboard: without one, those serve nothing
+        http: dict[str, list[str]] = (
+            {} if dashboard else {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
+        )
         try:
-            local = distributed.LocalCluster(
-                n_workers=n_workers,
-                threads_per_worker=1,
-                processes=True,
-                host="127.0.0.1",
-                dashboard_address=None,
-                local_directory=scratch,
-            )
-            client = distributed.Client(local, set_as_default=False)
+            with dask.config.set(http):  # the nannies keep this configuration for their worker processes
+                local = distributed.LocalCluster(
+                    n_workers=n_workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    host="127.0.0.1",
+                    protocol="tls://",
+                    security=security,
+                    dashboard_address="127.0.0.1:0" if dashboard else None,
+                    local_directory=scratch,
+                )
+            client = distributed.Client(local, set_as_default=False, security=security)
         except Exception as exc:  # noqa: BLE001 - whatever stops dask from starting
             shutil.rmtree(scratch, ignore_errors=True)
             raise UserError(f"--workers {n_workers}: the local Dask cluster did not start ({exc})") from None
         where = f"{n_workers} local worker{'s' if n_workers != 1 else ''}"
-        return cls(client, where, local, scratch, send_logs=send_logs)
+        self = cls(client, where, local, scratch, send_logs=send_logs, security=security)
+        if dashboard:
+            self.dashboard = str(client.dashboard_link)
+        return self
 
     def __enter__(self) -> Self:
         return self
@@ -257,7 +405,8 @@ class Cluster:
         if not workers:
             raise UserError(f"{self.where}: the cluster has no workers left")
         run = uuid.uuid4().hex[:12]
-        setup = _setup(league, run)
+        setup = _setup(league, run, keys=_key_files(self.security))
+        unbuilt: dict[int, str] = {}
         if any(b.build is not None for b in league.bots):
             hosts: dict[str, WorkerInfo] = {}
             for w in workers:
@@ -272,7 +421,10 @@ class Cluster:
                     pure=False,
                 )
                 (report,) = await self._gather([fut])
-                if report is not None:
+                if isinstance(report, dict):  # broken_bot = "forfeit": these bots' builds failed there
+                    for i, text in report.items():
+                        unbuilt.setdefault(i, f"worker {w.address}: {text}")
+                elif report is not None:
                     raise UserError(f"worker {w.address}: {report}")
         futs = [
             self.client.submit(
@@ -298,10 +450,14 @@ class Cluster:
                 for i, hello in r.hellos.items():
                     hellos.setdefault(i, hello)
         failures = sorted(((f, r.address) for r in reports for f in r.failures), key=lambda x: (x[0][0], x[1]))
+        failures = [(f, a) for f, a in failures if f[0] not in unbuilt]
+        for i, text in sorted(unbuilt.items()):
+            head, sep, tail = text.partition("; last lines of its output:")
+            say(f"warning: {head}; it forfeits its games (the referee's fallback plays its seats){sep}{tail}")
         if not failures:
-            return frozenset()
+            return frozenset(unbuilt)
         forfeit = league.faults.broken_bot == "forfeit"
-        stop = [(f, a) for f, a in failures if not forfeit or not f[2]]
+        stop = [(f, a) for f, a in failures if not forfeit]  # forfeit: a program missing altogether too
         if stop:
             for (_, text, _), addr in stop[:-1]:
                 say(f"error: worker {addr}: {text}")
@@ -322,7 +478,7 @@ class Cluster:
             addrs = ", ".join(a for f, a in failures if f[0] == i)
             first = next(f[1] for f, _ in failures if f[0] == i).splitlines()[0]
             say(f"warning: {first} (on {addrs}); it forfeits its games (the referee's fallback plays its seats)")
-        return frozenset(given_up)
+        return frozenset(given_up) | frozenset(unbuilt)
 
     async def _gather(self, futs: list[Future[Any]]) -> list[Any]:
         """The futures' results, waited for in trio; a worker's exception is
@@ -348,7 +504,7 @@ class Cluster:
         run = uuid.uuid4().hex[:12]
         incoming = None if self.send_logs else _incoming_folder(league.out, run)
         games = os.path.join(os.path.abspath(league.out), "games")
-        ex = DaskExecutor(self.client, _setup(league, run, incoming), games)
+        ex = DaskExecutor(self.client, _setup(league, run, incoming, keys=_key_files(self.security)), games)
         ex.subscribe()
         try:
             yield ex
@@ -410,7 +566,9 @@ def _unit_prefix(key: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in key) + "-"
 
 
-def _setup(league: League, run: str, incoming: str | None = None) -> WorkerSetup:
+def _setup(league: League, run: str, incoming: str | None = None, *, keys: list[str] | None = None) -> WorkerSetup:
+    """The run's :class:`WorkerSetup`; ``keys``: the coordinator's TLS files, hidden from the bots too
+    (a worker that sees them at the same path)."""
     from referee.runtime.limits import LimitsError, parse_limits
     from referee.runtime.sandbox import bot_folders
 
@@ -421,7 +579,7 @@ def _setup(league: League, run: str, incoming: str | None = None) -> WorkerSetup
         except LimitsError as exc:
             raise UserError(f"bots[{i}].limits: {exc}") from None
         folders.extend(bot_folders(bot.command, bot.cwd, named_cwd=not lim.temp_workdir))
-    return WorkerSetup(run, (str(league.out), str(league.path)), tuple(folders), incoming)
+    return WorkerSetup(run, (str(league.out), str(league.path), *(keys or [])), tuple(folders), incoming)
 
 
 @dataclass
@@ -618,9 +776,14 @@ _READY: set[str] = set()  # runs whose paths this worker process protects alread
 def _ensure_ready(setup: WorkerSetup) -> None:
     if setup.run in _READY:
         return
+    from distributed import get_worker
+
     from referee.runtime.sandbox import protect_paths
 
-    protect_paths(secret=list(setup.secret), bot_folders=list(setup.bot_folders))
+    own: list[str] = []
+    with suppress(ValueError, AttributeError):  # this worker's own TLS files: never shown to its bots
+        own = _key_files(get_worker().security)
+    protect_paths(secret=[*setup.secret, *own], bot_folders=list(setup.bot_folders))
     _READY.add(setup.run)
 
 
@@ -633,15 +796,16 @@ def _address() -> str:
         return "?"
 
 
-def _build_on_worker(league: League) -> str | None:
-    """The builds on this worker's host; the failure text, or None."""
+def _build_on_worker(league: League) -> str | dict[int, str] | None:
+    """The builds on this worker's host; the failure text, or None; under ``broken_bot =
+    "forfeit"`` the failed builds' texts by bot index (the other bots built)."""
     from referee.league.preflight import run_builds
 
     try:
-        trio.run(lambda: run_builds(league))
+        failed = trio.run(lambda: run_builds(league, give_up=league.faults.broken_bot == "forfeit"))
     except UserError as exc:
         return str(exc)
-    return None
+    return failed or None
 
 
 @dataclass(frozen=True, slots=True)
@@ -760,6 +924,8 @@ async def _play_watched(
 
         nursery.start_soon(watch)
         nursery.start_soon(send)
+        # the given-up bots of this unit's lineup (the night's others are not seated here)
+        unit = dataclasses.replace(unit, given_up=unit.given_up & {e.index for e in unit.lineup})
         dead = await _given_up_sessions(unit, nursery)
         await LocalExecutor(tmp, dead).play(unit, deliver)
         nursery.cancel_scope.cancel()
@@ -770,6 +936,7 @@ async def _given_up_sessions(unit: Unit, nursery: trio.Nursery) -> dict[int, Any
     holds the exit status and stderr), or a closed one if it starts on this
     worker (it was given up on another)."""
     from referee.league.pool import BotStartFailed, start_bot
+    from referee.runtime import BotSession
 
     dead: dict[int, Any] = {}
     for entrant in unit.lineup:
@@ -778,9 +945,8 @@ async def _given_up_sessions(unit: Unit, nursery: trio.Nursery) -> dict[int, Any
         try:
             sess = await start_bot(entrant, nursery, max_line=unit.max_line)
         except BotStartFailed as exc:
-            if exc.dead is None:
-                raise
-            dead[entrant.index] = exc.dead
+            # a program missing altogether (or a failed build's) has no process: a session that never started
+            dead[entrant.index] = exc.dead or BotSession.never_started(entrant.bot, str(exc).splitlines()[0])
             continue
         await sess.close()
         sess.death = "given up: it failed the start check on another worker"

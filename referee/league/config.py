@@ -550,6 +550,8 @@ def decode_config(data: bytes, source: str) -> LeagueConfig:
         problems = _Problems(source)
         for text in _every_type_mistake(data) or [str(exc)]:
             problems.items.append(f"{source}: {_name_map_keys(_explain(text), data)}")
+        # the variants that did decode are checked too, so a misspelled variant is said with the rest
+        problems.items += [f"{source}: {text}" for text in _variant_mistakes(data)]
         problems.raise_if_any()
         raise AssertionError("unreachable")  # pragma: no cover - raise_if_any raised
     except msgspec.DecodeError as exc:
@@ -586,6 +588,27 @@ def _every_type_mistake(data: bytes) -> list[str]:
                 msgspec.convert(item, type=elem)
             except msgspec.ValidationError as exc:
                 out.append(at(str(exc), f".{key}" if i is None else f".{key}[{i}]"))
+    return out
+
+
+def _variant_mistakes(data: bytes) -> list[str]:
+    """``variants[i].name: ...`` for every ``[[variants]]`` table that decodes but names no variant
+    (an unknown preset, bad custom parameters), for a config whose other mistakes stop the decode."""
+    try:
+        raw = msgspec.toml.decode(data)
+    except msgspec.DecodeError:  # pragma: no cover - the typed decode got past the TOML syntax
+        return []
+    variants = raw.get("variants") if isinstance(raw, dict) else None
+    out: list[str] = []
+    for i, item in enumerate(variants if isinstance(variants, list) else []):
+        try:
+            v = msgspec.convert(item, type=VariantConfig)
+        except msgspec.ValidationError:
+            continue  # already among the type mistakes
+        try:
+            _rules(v, f"variants[{i}]", lambda where, text: UserError(f"{where}: {text}"))
+        except UserError as exc:
+            out.append(str(exc))
     return out
 
 

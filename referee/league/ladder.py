@@ -9,8 +9,9 @@ bots removed are withdrawn (:mod:`referee.league.roster`); a config that does
 not load, or changes anything else, gives one ``warning:`` line and the ladder
 goes on with the config it has.
 
-Matchmaking (after psyleague's): ratings are the standings' openskill ratings
-over every counted game in the ledger (planned games and ladder games alike).
+Matchmaking (after psyleague's): ratings are openskill ratings, updated game by
+game over every counted game in the ledger (planned games and ladder games alike;
+``Tally(online=True)``; the standings it writes come from the batch fit).
 
 1. The variant and table size: of the config's variants and sizes that the
    bots can fill, the one with the fewest ladder tables so far (the first in
@@ -172,6 +173,7 @@ class Ladder:
         self.given_up: dict[int, BotSession] = {}
         self.config_bytes = self._read_config()
         self.warned: str | None = None
+        self.rebuild = False  # build every bot at the start, even one whose build is cached (--rebuild)
         self.tables_played = 0
         self.games_played = 0
         self._load_ledger()
@@ -185,7 +187,7 @@ class Ladder:
     def _load_ledger(self) -> None:
         """The tally (ratings) and the ladder's tables so far, from the ledger."""
         gone = set(self.league.withdrawn)
-        self.tally = Tally(self.league.name)
+        self.tally = Tally(self.league.name, online=True)
         self.ladder_rows: dict[int, list[GameRow]] = defaultdict(list)
         for row in self.ledger.rows():
             n = ladder_number(row.game_id)
@@ -215,7 +217,7 @@ class Ladder:
 
     async def start(self) -> None:
         """The builds and start check of every bot, then the staged meta committed."""
-        self.given_up = await prepare(self.league, self.maker, self.slots, say=self.say)
+        self.given_up = await prepare(self.league, self.maker, self.slots, say=self.say, rebuild=self.rebuild)
         self.ledger.commit_staged()
 
     async def reload(self) -> None:

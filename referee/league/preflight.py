@@ -12,12 +12,18 @@
 
 Nothing is written to the ledger before these have passed.
 
-Errors: a failing build raises :class:`referee.errors.UserError` with the
-tail of its output. A bot that fails the start check stops the run with one
-error per failing bot (``[faults] broken_bot = "stop"``, the default); with
-``"forfeit"`` a bot whose process ran but failed its hello forfeits its games
-instead (one ``warning:`` line), while a command that cannot start at all
-still stops the run. Cancellation kills a running build or bot.
+A build is cached (:mod:`referee.league.buildcache`): it runs again only when
+the bot's folder or its build command changed since its last successful build
+of the night, or with ``rebuild`` (``--rebuild``).
+
+Errors: with ``[faults] broken_bot = "stop"`` (the default) a failing build
+raises :class:`referee.errors.UserError` with the tail of its output, and a
+bot that fails the start check stops the run with one error per failing bot.
+With ``"forfeit"`` every such bot forfeits its games instead (one ``warning:``
+line each, a failed build's with the tail of its output): a build that fails,
+times out or cannot start, a program that is missing or not executable, a
+process that fails its hello; the others play on. Cancellation kills a
+running build or bot.
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ async def prepare(
     say: Callable[[str], None] = to_stderr,
     hellos: dict[int, dict[str, Any]] | None = None,
     only: Collection[int] | None = None,
+    rebuild: bool = False,
 ) -> dict[int, BotSession]:
     """Warn about memory, run the builds and the start check for a run of
     ``slots`` tables at once (see the module docstring); ``say`` gets each
@@ -57,36 +64,51 @@ async def prepare(
     (whose message the raised error carries). Returns the bots given up (``broken_bot = "forfeit"``) with
     their dead sessions, by bot index; raises :class:`UserError` to stop the run. ``hellos``, when
     given, receives each passing bot's ``hello`` (as plain data) by bot index. ``only``: the bot
-    indices to build and check (the others passed before: a ladder's config that gained bots)."""
+    indices to build and check (the others passed before: a ladder's config that gained bots).
+    ``rebuild``: build every bot, even one whose build is cached."""
     warning = memory_warning(league, slots)
     if warning:
         say(warning)
-    await run_builds(league, only=only)
-    entrants = [maker.entrant(i) for i in range(len(league.bots)) if only is None or i in only]
-    _, failures = await start_check(entrants, max_line=league.faults.max_line, limit=max(8, slots), hellos=hellos)
-    if not failures:
-        return {}
     forfeit = league.faults.broken_bot == "forfeit"
-    stop = [f for f in failures if not forfeit or f.dead is None]  # a command that cannot start at all always stops
-    if stop:
-        for f in stop[:-1]:
+    unbuilt = await run_builds(league, only=only, cache=True, rebuild=rebuild, give_up=forfeit)
+    entrants = [maker.entrant(i) for i in range(len(league.bots)) if only is None or i in only]
+    checked = [e for e in entrants if e.index not in unbuilt]
+    _, failures = await start_check(checked, max_line=league.faults.max_line, limit=max(8, slots), hellos=hellos)
+    if failures and not forfeit:
+        for f in failures[:-1]:
             say(f"error: {f}")
-        hint = (
-            ""
-            if forfeit
-            else '\n  (to play on without a broken bot, its games forfeited, set broken_bot = "forfeit" in [faults])'
-        )
         raise UserError(
-            f"{stop[-1]}\n"
-            f"{len(stop)} of {len(entrants)} bots failed the start check before the first game; "
-            f"nothing was played or recorded: fix the config and run the same command again{hint}"
+            f"{failures[-1]}\n"
+            f"{len(failures)} of {len(entrants)} bots failed the start check before the first game; "
+            "nothing was played or recorded: fix the config and run the same command again\n"
+            '  (to play on without a broken bot, its games forfeited, set broken_bot = "forfeit" in [faults])'
         )
+    given_up: dict[int, BotSession] = {}
+    fallback = "it forfeits its games (the referee's fallback plays its seats)"
+    for e in entrants:
+        if e.index in unbuilt:
+            head, sep, tail = unbuilt[e.index].partition("; last lines of its output:")
+            say(f"warning: {head}; {fallback}{sep}{tail}")
+            given_up[e.index] = BotSession.never_started(e.bot, f"its build failed: {head}")
     for f in failures:
-        say(f"warning: {str(f).splitlines()[0]}; it forfeits its games (the referee's fallback plays its seats)")
-    return {f.index: f.dead for f in failures if f.dead is not None}  # every one of them: none stopped the run
+        first = str(f).splitlines()[0]
+        say(f"warning: {first}; {fallback}")
+        # a command that cannot start at all has no process: a session that never started stands in
+        given_up[f.index] = (
+            f.dead if f.dead is not None else BotSession.never_started(maker.entrant(f.index).bot, first)
+        )
+    return dict(sorted(given_up.items()))
 
 
-async def run_builds(league: League, *, build: bool = True, only: Collection[int] | None = None) -> None:
+async def run_builds(
+    league: League,
+    *,
+    build: bool = True,
+    only: Collection[int] | None = None,
+    cache: bool = False,
+    rebuild: bool = False,
+    give_up: bool = False,
+) -> dict[int, str]:
     """Run every bot's ``build`` command once, in its working directory, inside
     the bot's sandbox (``referee.runtime.build``: the bot's limits, its folder
     writable, no network unless ``build_network``, at most ``build_seconds``;
@@ -94,11 +116,17 @@ async def run_builds(league: League, *, build: bool = True, only: Collection[int
     config, and each bot's folder from the other bots, are hidden from every bot
     in bubblewrap (``referee.runtime.sandbox.protect_paths``). With ``build``
     False only the paths are protected (a cluster worker whose host has built);
-    with ``only``, only those bots (by index) are built.
+    with ``only``, only those bots (by index) are built. With ``cache``, a bot
+    whose folder and build command are those of its last successful build of
+    this night (``OUT/builds.json``, :mod:`referee.league.buildcache`) is not
+    built again, unless ``rebuild``.
 
-    Raises :class:`UserError` with the tail of the build's output if it fails,
-    times out or cannot start. Cancellation kills the build.
+    A build that fails, times out or cannot start raises :class:`UserError` with
+    the tail of its output; with ``give_up``, every bot is built and the failures
+    are returned instead (bot index -> that message), the others' builds done.
+    Cancellation kills the build.
     """
+    from referee.league import buildcache
     from referee.runtime.build import BuildStartError, run_build
     from referee.runtime.sandbox import bot_folders, bot_view, check_view, protect_paths
 
@@ -120,29 +148,63 @@ async def run_builds(league: League, *, build: bool = True, only: Collection[int
         # a mount that shows a protected path, a link out of its folder: refused before any build
         if lim.sandbox and lim.isolation != "none":
             check_view(bot.name, bot_view(bot.command, bot.cwd, None, not lim.temp_workdir, bot.data), bot.data)
+    records = buildcache.load_records(league.out) if cache else {}
+    not_the_bots = [league.out, league.path]
+    failed: dict[int, str] = {}
     for i, (bot, lim) in enumerate(zip(league.bots, limits)):
         if bot.build is None or not build or (only is not None and i not in only):
+            continue
+        before = buildcache.folder_state(bot.cwd, not_the_bots) if cache else None
+        if (
+            before is not None
+            and not rebuild
+            and buildcache.is_current(records.get(bot.name), bot.build, bot.env, before)
+        ):
             continue
         env = bot.env
         if env and not (lim.sandbox and lim.clean_env):
             env = {**os.environ, **env}  # without the scrubbed environment, a dict would replace it all
+        problem = None
         try:
             result = await run_build(bot.name, bot.build, bot.cwd, env=env, limits=lim)
         except BuildStartError as exc:
-            raise UserError(f"bot '{bot.name}': build command {bot.build!r} could not start: {exc}") from None
-        if result.ok:
-            continue
-        tail = result.tail().replace("\n", "\n    ")
-        if result.timed_out:
-            raise UserError(
-                f"bot '{bot.name}': build command {bot.build!r} did not finish within {lim.build_seconds} s and "
-                f"was killed (in {bot.cwd}; raise limits.build_seconds if it needs longer); last lines of its "
-                f"output:\n    {tail}"
-            )
-        raise UserError(
-            f"bot '{bot.name}': build command {bot.build!r} failed with exit status {result.returncode} "
-            f"(in {bot.cwd}); last lines of its output:\n    {tail}"
-        )
+            problem = f"bot '{bot.name}': build command {bot.build!r} could not start: {exc}"
+        else:
+            if result.ok:
+                after = buildcache.folder_state(bot.cwd, not_the_bots) if before is not None else None
+                if before is not None and after is not None:
+                    records[bot.name] = buildcache.record_build(bot.build, bot.env, before, after)
+                    _save_records(league, records)
+                elif records.pop(bot.name, None) is not None:
+                    _save_records(league, records)
+                continue
+            tail = result.tail().replace("\n", "\n    ")
+            if result.timed_out:
+                problem = (
+                    f"bot '{bot.name}': build command {bot.build!r} did not finish within {lim.build_seconds} s and "
+                    f"was killed (in {bot.cwd}; raise limits.build_seconds if it needs longer); last lines of its "
+                    f"output:\n    {tail}"
+                )
+            else:
+                problem = (
+                    f"bot '{bot.name}': build command {bot.build!r} failed with exit status {result.returncode} "
+                    f"(in {bot.cwd}); last lines of its output:\n    {tail}"
+                )
+        if cache and records.pop(bot.name, None) is not None:
+            _save_records(league, records)
+        if not give_up:
+            raise UserError(problem)
+        failed[i] = problem
+    return failed
+
+
+def _save_records(league: League, records: dict[str, Any]) -> None:
+    from referee.league.buildcache import RECORD_NAME, save_records
+
+    try:
+        save_records(league.out, records)
+    except OSError as exc:
+        raise UserError(f"{league.out / RECORD_NAME}: cannot write the build cache: {exc.strerror or exc}") from None
 
 
 async def start_check(
@@ -177,29 +239,40 @@ async def start_check(
 
 
 def memory_warning(league: League, slots: int) -> str | None:
-    """A warning if ``slots`` tables of the largest size, each bot at its memory
-    limit, could need more memory than the machine has; else None."""
+    """A warning if ``slots`` tables of the largest size could need more memory
+    than the machine has, each seat at its own bot's memory limit: every table
+    seating the bots of the largest limits (the worst case; a bot may sit at
+    several tables at once, one process each); else None."""
     try:
         phys = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
         return None
     seats = max((s for v in league.variants for s in v.sizes), default=0)
-    per_bot = 0
+    limits: list[int] = []
     for b in league.bots:
         try:
             limit = parse_limits(b.limits).address_space
         except LimitsError:
             return None
         if limit is None:
-            return None  # no memory limit: nothing to multiply
-        per_bot = max(per_bot, limit)
-    need = slots * seats * per_bot
+            return None  # no memory limit: nothing to add up
+        limits.append(limit)
+    if not limits or seats <= 0:
+        return None
+    limits.sort(reverse=True)
+    top = (limits + [limits[0]] * seats)[:seats]  # fewer bots than seats (fill = "repeat"): the largest again
+    per_table = sum(top)
+    need = slots * per_table
     if phys <= 0 or need <= phys:
         return None
-    gib = 1024**3
+    gib, mib = 1024**3, 2**20
+    if len(set(top)) == 1:
+        each = f"{top[0] // mib} MiB memory limit per bot"
+    else:
+        each = f"the largest memory limits {' + '.join(str(x // mib) for x in top)} = {per_table // mib} MiB a table"
     return (
-        f"warning: {slots} tables at once x {seats} seats x {per_bot // 2**20} MiB memory limit per bot = "
-        f"{need / gib:.1f} GiB, more than this machine's {phys / gib:.1f} GiB of memory; if the bots use "
-        "their limit, the machine runs out of memory. Lower `concurrency` (or -j N) or the bots' memory "
-        "limit ([limits] memory_mb, or a bot's limits = { memory_mb = ... })"
+        f"warning: {slots} tables at once x {seats} seats, {each}: {need / gib:.1f} GiB, more than this "
+        f"machine's {phys / gib:.1f} GiB of memory; if the bots use their limit, the machine runs out of "
+        "memory. Lower `concurrency` (or -j N) or the bots' memory limit ([limits] memory_mb, or a bot's "
+        "limits = { memory_mb = ... })"
     )

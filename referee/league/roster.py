@@ -28,8 +28,12 @@ config with the one stored in the ledger (:func:`reconcile`):
   that bot). ``--keep-withdrawn`` counts their games (the bot marked
   withdrawn). A withdrawn bot that comes back with its old config is back in.
   The ledger's meta ``withdrawn`` lists them (JSON), for ``referee standings``.
+* **Settings that change no result** (:data:`BOT_SETTINGS`: a bot's ``build``
+  and ``limits``; the ``[limits]`` table) are accepted and stored (the ledger's
+  config follows them); a changed ``build`` runs before the next game (builds
+  are cached by the bot's folder and command: :mod:`referee.league.buildcache`).
 * **Any other change** (a bot's command, the seed, a variant...) is refused with
-  the list of differences, as before. The bots' order in the config does not
+  the list of differences and what is accepted. The bots' order in the config does not
   matter (the roster keeps the joining order).
 
 Not accepted either: changing the bots of a night split with ``--shard K/N``
@@ -52,7 +56,7 @@ from typing import Any
 import msgspec
 
 from referee.errors import UserError
-from referee.league.config import Epoch, League, describe_diff
+from referee.league.config import Epoch, League, describe_diff, diff_canonical
 
 #: the ledger meta key listing the withdrawn bots (JSON list of names)
 WITHDRAWN_META = "withdrawn"
@@ -72,6 +76,8 @@ class Growth:
     back: tuple[str, ...] = ()
     new_games: int = 0
     meta: dict[str, str | None] = dataclasses.field(default_factory=dict)
+    #: the changed settings that change no result (:data:`BOT_SETTINGS`, :data:`TOP_SETTINGS`), as diff lines
+    settings: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -90,12 +96,34 @@ class Growth:
                 f"{_bots(len(self.back))} back: {', '.join(self.back)} (in the standings again; the games "
                 "it missed are played)"
             )
+        if self.settings:
+            shown = "; ".join(self.settings[:5]) + (
+                f"; and {len(self.settings) - 5} more" if len(self.settings) > 5 else ""
+            )
+            out.append(f"changed, which changes no result: {shown}")
         if self.withdrawn:
             out.append(
                 f"{_bots(len(self.withdrawn))} withdrawn: {', '.join(self.withdrawn)} (their games stay in "
                 "the ledger, left out of the standings; --keep-withdrawn counts them)"
             )
         return out
+
+
+#: the keys of a bot that change no result and may change on a played night (a bot's build is
+#: cached by its folder and command: a changed ``build`` runs again before the next game)
+BOT_SETTINGS = ("build", "limits")
+#: the same at the top of the config (``[limits]``: every bot's default limits)
+TOP_SETTINGS = ("limits",)
+SETTINGS_TEXT = "a bot's `build` and `limits` (and the [limits] table)"
+
+
+def _results_part(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (a config being compared, bots by name) without :data:`BOT_SETTINGS` and :data:`TOP_SETTINGS`."""
+    bots = {
+        n: {k: v for k, v in b.items() if k not in BOT_SETTINGS} if isinstance(b, dict) else b
+        for n, b in data.get("bots", {}).items()
+    }
+    return {**{k: v for k, v in data.items() if k not in TOP_SETTINGS}, "bots": bots}
 
 
 def _bots(n: int) -> str:
@@ -201,14 +229,21 @@ def reconcile(
         **{k: v for k, v in _without_challengers(new, added_names).items() if k != "bots"},
         "bots": {n: new_bots[n] for n in common},
     }
-    if before != after:
+    if _results_part(before) != _results_part(after):
+        refused = diff_canonical(_results_part(before), _results_part(after))
+        fine = [line for line in diff_canonical(before, after) if line not in refused]
+        also = (
+            f"  (changed too, and accepted: {'; '.join(fine[:5])}{' ...' if len(fine) > 5 else ''})\n" if fine else ""
+        )
         raise UserError(
             f"{out}: this output directory holds a league played with a different config:\n"
-            f"  {describe_diff(before, after)}\n"
-            "Adding bots or removing them is accepted (the night grows, or the removed ones are withdrawn); any "
-            "other change is not. Restore the old config to resume it, or start afresh with --new-out (a new "
+            f"  {describe_diff(_results_part(before), _results_part(after))}\n{also}"
+            "Adding bots or removing them is accepted (the night grows, or the removed ones are withdrawn), and "
+            f"so is changing {SETTINGS_TEXT}, which change no result; any other change (the lines above) is "
+            "not. Restore the old config to resume it, or start afresh with --new-out (a new "
             "directory next to it) or --out DIR."
         )
+    settings = tuple(diff_canonical(before, after))
     roster_before = tuple(old_bots)
     added = tuple(n for n in new_bots if n not in old_bots)
     roster = roster_before + added
@@ -218,8 +253,10 @@ def reconcile(
     back = tuple(n for n in roster_before if n in was and n in new_bots)
     known = stored_epochs(epochs, out)
     grown = dataclasses.replace(league, roster=roster, epochs=known)
+    config = {**new, "bots": [new_bots.get(n, old_bots.get(n)) for n in roster]}
     if not (added or newly or back):
-        return Growth(grown)
+        # only settings that change no result (or nothing): the stored config follows the config
+        return Growth(grown, settings=settings, meta={"config": json.dumps(config, sort_keys=True)} if settings else {})
     _check_can_change(league, len(roster_before) - len(was), out)
     old_active = [n for n in roster_before if n not in was]
     kept = sum(1 for n in old_active if n in new_bots)
@@ -229,7 +266,6 @@ def reconcile(
             for size in v.sizes:
                 keep = math.comb(kept, size) if size <= len(old_active) else 0
                 new_games += (math.comb(len(league.bots), size) - keep) * v.deals * size
-    config = {**new, "bots": [new_bots.get(n, old_bots.get(n)) for n in roster]}
     meta: dict[str, str | None] = {
         "config": json.dumps(config, sort_keys=True),
         WITHDRAWN_META: json.dumps(list(withdrawn_now)) if withdrawn_now else None,
@@ -247,7 +283,7 @@ def reconcile(
                 for p in parts(grown, v, size):  # also checks that every top-up can be seated
                     if p.epoch == last:
                         new_games += p.count * v.deals * size
-    return Growth(grown, added=added, withdrawn=newly, back=back, new_games=new_games, meta=meta)
+    return Growth(grown, added=added, withdrawn=newly, back=back, new_games=new_games, settings=settings, meta=meta)
 
 
 def _check_can_change(league: League, active_before: int, out: Path) -> None:

@@ -22,9 +22,11 @@ start check); then the meta entries the output directory staged are committed
   live tally (the ``hook``). A kill at any moment loses only games in flight;
   their logs are overwritten on resume.
 
-Cancellation (Ctrl-C): trio cancels every unit; each closes its bot sessions
-(shielded, always reaping the process group), so no bot process outlives the
-league. ``KeyboardInterrupt`` then propagates to the caller.
+Cancellation (Ctrl-C, or SIGTERM/SIGHUP, which the command line turns into
+Ctrl-C): trio cancels every unit; each closes its bot sessions (shielded,
+always reaping the process group), so no bot process outlives the league, and
+removes the logs of its games in flight (no log is left without its ledger
+row). ``KeyboardInterrupt`` then propagates to the caller.
 
 Errors: :class:`referee.errors.UserError` for a failing build or start check
 (see :mod:`referee.league.preflight`), for a bot that cannot start at all in
@@ -129,6 +131,21 @@ class _Committer:
         self.tally.add(row)
         if self.hook is not None:
             self.hook(self.stats, self.tally)
+
+    def discard_logs(self, game_ids: set[str]) -> None:
+        """Remove the logs of games that were in flight and have no ledger row (a game stopped
+        half-way leaves a log with an ``aborted`` footer; resuming plays it again)."""
+        for game_id in game_ids:
+            try:
+                if self.ledger.get(game_id) is not None:
+                    continue  # recorded after all (its commit failed after the row was written)
+            except (sqlite3.Error, UserError):
+                continue  # a ledger that cannot be read: leave the logs to the next run
+            for zstd in (False, True):
+                try:
+                    os.unlink(os.path.join(self._games, log_name(game_id, zstd)))
+                except OSError:
+                    pass  # not written (yet), or already gone
 
     def _write_log(self, game_id: str, data: bytes) -> tuple[str, str]:
         """Write a log delivered as bytes to ``OUT/games/<id>.jsonl`` (or
@@ -254,8 +271,17 @@ async def _drive(batches: Iterator[_Batch], executor: Executor, committer: _Comm
     limiter = trio.CapacityLimiter(slots)
 
     async def one(batch: _Batch, token: object) -> None:
+        pending = set(batch.games)  # the unit's games not recorded yet
+
+        def deliver(done: GameDone) -> None:
+            committer.commit(batch.games[done.game_id], done)
+            pending.discard(done.game_id)
+
         try:
-            await executor.play(batch.unit, lambda done: committer.commit(batch.games[done.game_id], done))
+            await executor.play(batch.unit, deliver)
+        except BaseException:
+            committer.discard_logs(pending)  # stopped (Ctrl-C, SIGTERM) or failed: no log without its row
+            raise
         finally:
             limiter.release_on_behalf_of(token)
 
@@ -278,6 +304,7 @@ async def run_league(
     concurrency: int | None = None,
     executor: Executor | None = None,
     cluster: Cluster | None = None,
+    rebuild: bool = False,
 ) -> RunStats:
     """Play every scheduled game missing from ``ledger``; return the run's figures.
     With ``league.shard`` set, only that shard's tables are scheduled (and
@@ -287,6 +314,7 @@ async def run_league(
     ``cluster`` (:class:`referee.league.cluster.Cluster`), the builds and the
     start check run on its workers and its :class:`~referee.league.cluster.DaskExecutor`
     plays the units (one per worker thread at once unless ``concurrency``).
+    ``rebuild``: run every bot's build, even one cached (:mod:`referee.league.buildcache`).
 
     Raises :class:`UserError` for build and start failures (see the module
     docstring); ``KeyboardInterrupt``/cancellation stop every unit promptly and
@@ -327,7 +355,7 @@ async def run_league(
         return stats
     slots = concurrency or league.concurrency
     clear_incoming(league.out)
-    given_up = await prepare(league, maker, slots, hellos=hellos)
+    given_up = await prepare(league, maker, slots, hellos=hellos, rebuild=rebuild)
     _stage_bots(ledger, league, hellos)
     ledger.commit_staged()
     if executor is None:
@@ -343,12 +371,15 @@ def play(
     hook: ProgressHook | None = None,
     concurrency: int | None = None,
     cluster: Cluster | None = None,
+    rebuild: bool = False,
 ) -> RunStats:
     """Synchronous entry: ``trio.run(run_league)``, with an exception group
     reduced to the exception a user should see (:func:`referee.errors.user_facing`:
     a ``KeyboardInterrupt`` inside it first, then a :class:`UserError`)."""
     try:
-        return trio.run(lambda: run_league(league, ledger, hook=hook, concurrency=concurrency, cluster=cluster))
+        return trio.run(
+            lambda: run_league(league, ledger, hook=hook, concurrency=concurrency, cluster=cluster, rebuild=rebuild)
+        )
     except BaseExceptionGroup as eg:
         exc = user_facing(eg)
         if exc is eg:

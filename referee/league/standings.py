@@ -10,10 +10,12 @@ For every bot and scope (``"overall"`` and each variant):
   fallback scored in its seat is not the bot's. (The overall scope averages
   raw scores across variants, whose scales differ: compare scores per
   variant.)
-* openskill Plackett-Luce ``mu``, ``sigma`` and the conservative ``ordinal``
-  (mu - 3 sigma). Every seat is a team of one; forfeited seats count as last.
-  A bot holding several seats of one game moves by the mean of its seats'
-  updates;
+* Plackett-Luce ``mu``, ``sigma`` and the conservative ``ordinal``
+  (mu - 3 sigma), from one fit over all the scope's games at once
+  (:mod:`referee.league.ratings`: the same games give the same ratings in any
+  order; openskill's scale). Every seat is a team of one; forfeited seats
+  count as last. ``Tally(online=True)`` also keeps openskill's game-by-game
+  ratings in ``scope.ratings`` (the ladder's matchmaking);
 * ``forfeits``, ``faults`` by type, mean and max think time per decision.
 
 Stalled games (reason ``stalled``: an ask hand ended by the stalemate rule,
@@ -29,8 +31,8 @@ The head-to-head table counts, for every ordered pair of different bots that
 met at a table, how often the first finished strictly above the second
 (forfeited seats count as last), and how often they met.
 
-:func:`compute` processes games in game-id order, so the result depends only
-on the ledger, never on the order in which games finished.
+:func:`compute` processes games in game-id order; nothing in the result
+depends on the order of the games anyway (the ratings are a batch fit).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from referee.league.ledger import GameRow
 from referee.league.outdir import write_atomic
+from referee.league.ratings import BETA, MU0, PRIOR_SD, BatchRatings
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -93,11 +96,14 @@ class _BotTally:
 
 
 class _Scope:
-    def __init__(self, ratings: bool = True) -> None:
-        from openskill.models import PlackettLuce
-
+    def __init__(self, ratings: bool = True, online: bool = False) -> None:
         self.with_ratings = ratings
-        self.model = PlackettLuce()
+        self.online = online and ratings
+        self.batch = BatchRatings()
+        if self.online:
+            from openskill.models import PlackettLuce
+
+            self.model = PlackettLuce()
         self.bots: dict[str, _BotTally] = defaultdict(_BotTally)
         self.ratings: dict[str, Any] = {}
         self.above: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
@@ -139,7 +145,10 @@ class _Scope:
                     self.above[a][b] += 1
         if not self.with_ratings:
             return
-        # ratings
+        self.batch.add(row.bots, eff)
+        if not self.online:
+            return
+        # openskill, game by game (the ladder's matchmaking)
         for bot in row.bots:
             if bot not in self.ratings:
                 self.ratings[bot] = self.model.rating(name=bot)
@@ -156,10 +165,9 @@ class _Scope:
 
     def result(self) -> dict[str, Any]:
         rows: list[dict[str, Any]] = []
+        fitted = self.batch.fit() if self.with_ratings else {}
         for bot, t in self.bots.items():
-            r = self.ratings.get(bot)
-            mu = r.mu if r else 25.0
-            sigma = r.sigma if r else 25.0 / 3
+            mu, sigma = fitted.get(bot, (MU0, BETA * PRIOR_SD))
             lo, hi = wilson(t.wins, t.games)
             rows.append(
                 {
@@ -204,10 +212,10 @@ class Tally:
     per-variant scopes, no fault list): cheap per game and constant in memory.
     """
 
-    def __init__(self, league: str = "", *, live: bool = False) -> None:
+    def __init__(self, league: str = "", *, live: bool = False, online: bool = False) -> None:
         self.league = league
         self.live = live
-        self.overall = _Scope(ratings=not live)
+        self.overall = _Scope(ratings=not live, online=online)
         self.variants: dict[str, _Scope] = {}
         self.fault_list: list[dict[str, Any]] = []
         self.aborted: list[dict[str, Any]] = []
@@ -422,7 +430,12 @@ COLUMNS: tuple[Column, ...] = (
         "mean rank",
         "mean finishing place (1 = first, ties share a place, forfeits last); depends on the table sizes played",
     ),
-    Column("mu", "mu", "openskill (Plackett-Luce) rating: the estimate of skill, starting at 25"),
+    Column(
+        "mu",
+        "mu",
+        "Plackett-Luce rating (openskill's scale, 25 with no games), fitted to all the games at once: "
+        "the same games give the same ratings whatever order they were played in",
+    ),
     Column("sigma", "sigma", "the rating's uncertainty (it shrinks with every game)"),
     Column("ordinal", "ordinal", "mu - 3 sigma: a conservative rating, the bot is very likely at least this good"),
     Column("forfeits", "forfeits", "games in which the bot faulted and the referee's fallback played its seat on"),
@@ -432,6 +445,10 @@ COLUMNS: tuple[Column, ...] = (
 
 #: how every standings table is sorted, in words
 SORT_TEXT = "Sorted by ordinal (mu - 3 sigma, the conservative rating), highest first; ties by win share, then by name."
+#: why a place can differ from the win share order, in words (after SORT_TEXT in every output)
+RATING_NOTE = (
+    "Rating order can differ from win share: the rating weighs whom a bot beat, and fewer games mean a larger sigma."
+)
 
 
 def columns(scope: str) -> list[Column]:
@@ -458,7 +475,7 @@ def cell_text(row: dict[str, Any], key: str) -> str:
 
 def legend_lines() -> list[str]:
     """The legend: one ``head: meaning`` line per column, then the sort order."""
-    return [f"{c.head}: {c.legend}" for c in COLUMNS] + [SORT_TEXT]
+    return [f"{c.head}: {c.legend}" for c in COLUMNS] + [SORT_TEXT, RATING_NOTE]
 
 
 def _faults_text(faults: dict[str, int]) -> str:
@@ -540,7 +557,7 @@ def to_markdown(st: dict[str, Any], notes: list[str] | None = None) -> str:
         "",
     ]
     out += [f"- **{md_text(c.head)}**: {md_text(c.legend)}" for c in COLUMNS]
-    out += ["", md_text(SORT_TEXT), ""]
+    out += ["", md_text(SORT_TEXT) + " " + md_text(RATING_NOTE), ""]
     gone = withdrawn_text(st)
     if gone:
         out += [md_text(gone), ""]

@@ -69,7 +69,7 @@ class Unit:
     ``reuse``: ``"session"`` keeps each position's process for all the unit's
     games (a dead one is restarted for the next game); ``"game"`` starts fresh
     processes for every game. ``max_line``: the longest line a bot may write
-    (also during ``hello``). ``given_up``: the bots (``Entrant.index``) that
+    (also during ``hello``). ``given_up``: the bots of the lineup (``Entrant.index``) that
     failed the start check under ``[faults] broken_bot = "forfeit"``; they are
     never started, their seats are played by the referee's fallback.
     ``compress``: write the game logs zstandard-compressed (``GAME.jsonl.zst``).
@@ -217,6 +217,6 @@ class UnitMaker:
             own_clocks=any(self.league.bots[i].clock for i in table.lineup),
             reuse=reuse,
             max_line=self.league.faults.max_line,
-            given_up=given_up,
+            given_up=given_up & frozenset(table.lineup),  # only those it seats: an executor has no others
             compress=self.league.compress,
         )

@@ -52,6 +52,7 @@ _PARAM_KEYS = (
     "first",
     "players",
     "stall",
+    "family_points",
 )
 #: the stalemate rule's default (RULES.md rule 10): a hand ends after this many asks in a row that move no card
 DEFAULT_STALL = 100
@@ -206,6 +207,8 @@ class AskRules:
     max_players: int = 6
     #: the stalemate rule; None only for rules rebuilt from a version 1 game log (no such rule then)
     stall: int | None = DEFAULT_STALL
+    #: what one laid family scores (RULES.md: a custom variant may set it; the presets keep 1)
+    family_points: int = 1
 
     def __post_init__(self) -> None:
         for key in ("families", "members"):
@@ -232,6 +235,7 @@ class AskRules:
                 self.min_players,
                 self.max_players,
                 self.stall,
+                self.family_points,
             ),
         )
 
@@ -260,6 +264,7 @@ class AskRules:
             "first": self.first,
             "players": [self.min_players, self.max_players],
             **({"stall": self.stall} if self.stall is not None else {}),
+            **({"family_points": self.family_points} if self.family_points != 1 else {}),
         }
 
     @classmethod
@@ -283,6 +288,7 @@ class AskRules:
                 min_players=lo,
                 max_players=hi,
                 stall=wire.get("stall"),
+                family_points=wire.get("family_points", 1),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise RulesError(f"not a rules record of an ask variant ({exc})") from None
@@ -295,7 +301,8 @@ class AskRules:
         ``families`` (names, or a count: A, B, C...), ``members`` (names, or a
         count: 1, 2, 3...), ``ask``, ``miss``, ``please``, ``stock``, ``first``,
         ``players`` (``[min, max]`` or one number), ``stall`` (asks in a row
-        that move no card before the hand ends, at least 1). Missing keys come from
+        that move no card before the hand ends, at least 1), ``family_points``
+        (what one laid family scores, at least 1). Missing keys come from
         ``base`` (default: happy-families). Without ``name`` the variant is
         called after its base if it equals it, else ``"custom"``. Raises :class:`RulesError` for
         unknown keys, wrong types and invalid combinations.
@@ -346,6 +353,12 @@ class AskRules:
                 f"variant {name!r}: 'stall' must be a whole number of asks (at least 1; default {DEFAULT_STALL}), "
                 f"not {stall!r}"
             )
+        points = params.get("family_points", base.family_points)
+        if not _is_int(points):
+            raise RulesError(
+                f"variant {name!r}: 'family_points' must be a whole number of points (at least 1; default 1), "
+                f"not {points!r}"
+            )
         if "players" in params:
             players = params["players"]
             if _is_int(players):
@@ -358,7 +371,7 @@ class AskRules:
                 )
         else:
             lo, hi = base.min_players, base.max_players
-        if "name" not in params and (families, members, ask, miss, please, stock, first, lo, hi, stall) != (
+        if "name" not in params and (families, members, ask, miss, please, stock, first, lo, hi, stall, points) != (
             base.families,
             base.members,
             base.ask,
@@ -369,6 +382,7 @@ class AskRules:
             base.min_players,
             base.max_players,
             base.stall,
+            base.family_points,
         ):
             name = "custom"
         rules = cls(
@@ -383,6 +397,7 @@ class AskRules:
             min_players=lo,
             max_players=hi,
             stall=stall,
+            family_points=points,
         )
         preset = ASK_PRESETS.get(name) if name != "chickens" else None
         if name == "chickens" or (preset is not None and rules != preset):
@@ -514,6 +529,8 @@ def _validate(r: AskRules) -> None:
             f"{who}: a deck of {len(r.families)} families x {len(r.members)} members = {deck} cards is too big; "
             f"at most {MAX_DECK} cards are supported"
         )
+    if not _is_int(r.family_points) or r.family_points < 1:
+        raise RulesError(f"{who}: 'family_points' must be a whole number, at least 1, not {r.family_points!r}")
     if not _is_int(r.stock) or r.stock < 0:
         raise RulesError(f"{who}: 'stock' must be 0 or more cards, not {r.stock!r}")
     if r.stock >= deck:
@@ -644,6 +661,7 @@ class AskGame(GameState):
         "_initial",
         "_laid_json",
         "_idle",
+        "_dealt",
     )
 
     def __init__(
@@ -718,6 +736,8 @@ class AskGame(GameState):
             "first": None,
         }
         events: list[Event] = [deal_event]
+        # with a stock the first seat may draw (and lay) before any decision: keep the dealt hands
+        self._dealt = [self.hand(s) for s in range(n)] if self._stock else None
         self._pass_to(dealer if t.first_dealer else (dealer + 1) % n, events)
         deal_event["first"] = self._turn if self._turn >= 0 else None
         self._initial = events
@@ -748,6 +768,7 @@ class AskGame(GameState):
         g._turn = self._turn
         g._idle = self._idle
         g._initial = self._initial
+        g._dealt = self._dealt
         return g
 
     def fallback_rng(self) -> Rng:
@@ -798,6 +819,10 @@ class AskGame(GameState):
                 out += held_names[f][h]
         return out
 
+    def dealt_hand(self, seat: int) -> list[str]:
+        dealt = self._dealt
+        return list(dealt[seat]) if dealt is not None else self.hand(seat)
+
     def counts(self) -> list[int]:
         """Cards held per seat (public)."""
         return list(self._counts)
@@ -811,7 +836,8 @@ class AskGame(GameState):
         return len(self._stock)
 
     def scores(self) -> list[int]:
-        return [len(fams) for fams in self._laid_by]
+        points = self._rules.family_points
+        return [len(fams) * points for fams in self._laid_by]
 
     def view(self, seat: int) -> dict[str, Any]:
         """``seat``'s private view: ``hand``, ``counts``, ``laid``, ``options``

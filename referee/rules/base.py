@@ -137,6 +137,12 @@ class GameState(ABC):
     def hand(self, seat: int) -> list[str]:
         """The cards ``seat`` holds now, in canonical deck order."""
 
+    def dealt_hand(self, seat: int) -> list[str]:
+        """The cards ``seat`` was dealt (the ``start`` message's ``hand``), in
+        canonical deck order: its hand before any of :meth:`initial_events`
+        (a game whose first events draw cards overrides this)."""
+        return self.hand(seat)
+
     @abstractmethod
     def scores(self) -> list[int]:
         """Scores per seat (final once the game is over)."""

@@ -4,7 +4,8 @@ kill switch for everything a bot started (Linux).
 :func:`layout` finds, once per process, where this machine lets the referee
 make control groups: below the referee's own group in the cgroup v2 hierarchy
 and/or in the v1 hierarchies of the ``cpuacct``, ``memory`` and ``pids``
-controllers (a "hybrid" machine has both). The rule: on a machine whose main
+controllers, and the ``cpu`` controller (``cpu.shares`` in v1, ``cpu.weight``
+in v2) for an equal CPU weight per bot (a "hybrid" machine has both). The rule: on a machine whose main
 hierarchy is v2 (mounted at ``/sys/fs/cgroup``) every resource comes from v2
 where its controller can be enabled; otherwise a resource comes from its v1
 controller, and a v2 hierarchy mounted beside them (``/sys/fs/cgroup/unified``)
@@ -19,6 +20,14 @@ the fork leaves none behind), and the bot's first process joins them with
 counted, however it is reaped. The watcher (or the referee) removes them once
 the bot is dead: :meth:`BotCgroup.kill` then :meth:`BotCgroup.remove`.
 
+**Fair CPU**: every bot's group gets the same CPU weight (:data:`CPU_SHARES`,
+:data:`CPU_WEIGHT`: the kernel's default, the weight of one ordinary process),
+so the scheduler shares a busy core between groups, not between processes: a
+bot running 24 busy processes gets no more CPU than a bot running one, and the
+referee (not in any bot's group, so weighed like one more group) keeps its
+share too. Where the ``cpu`` controller cannot be used, ``Layout.weight`` is
+None and the log header's ``"cpu"`` says ``"none"``.
+
 Errors: :func:`layout` never raises (no usable group: ``None``).
 :meth:`BotCgroup.create` and :meth:`BotCgroup.join` raise ``OSError`` (the
 child then fails before the bot starts, reported as a start failure). Reading
@@ -28,6 +37,7 @@ and removing never raise. Nothing here blocks for long or is cancellable.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import functools
 import os
 import secrets
@@ -49,11 +59,12 @@ class Layout:
     memory: str | None = None  # parent for the memory limit (v2 memory.max / v1 memory.limit_in_bytes)
     pids: str | None = None  # parent for the process limit (pids.max)
     unified: str | None = None  # v2 parent used to list and kill the bot's processes
+    weight: str | None = None  # parent for the CPU weight (v2 cpu.weight / v1 cpu.shares)
 
     def parents(self) -> list[str]:
         """The distinct parent directories, in a fixed order."""
         out: list[str] = []
-        for p in (self.unified, self.cpu, self.memory, self.pids):
+        for p in (self.unified, self.cpu, self.memory, self.pids, self.weight):
             if p is not None and p not in out:
                 out.append(p)
         return out
@@ -62,6 +73,22 @@ class Layout:
     def accounting(self) -> str:
         """How a bot's CPU time is measured: ``cgroup-v2``, ``cgroup-v1`` or ``proc``."""
         return f"cgroup-{self.version}" if self.cpu else "proc"
+
+    @property
+    def cpu_weight(self) -> str:
+        """What the scheduler weighs the bot's processes by, for the log header:
+        ``"cgroup-v1 cpu.shares=1024"``, ``"cgroup-v2 cpu.weight=100"`` or ``"none"``."""
+        if self.weight is None:
+            return "none"
+        if os.path.exists(os.path.join(self.weight, "cpu.shares")):
+            return f"cgroup-v1 cpu.shares={CPU_SHARES}"
+        return f"cgroup-v2 cpu.weight={CPU_WEIGHT}"
+
+
+#: every bot group's CPU weight: the kernel's default (that of one ordinary group or
+#: nice-0 process), the same for every bot, whatever it runs inside
+CPU_SHARES = 1024  # cgroup v1 cpu.shares
+CPU_WEIGHT = 100  # cgroup v2 cpu.weight
 
 
 def _mounts() -> tuple[str | None, dict[str, str]]:
@@ -83,7 +110,7 @@ def _mounts() -> tuple[str | None, dict[str, str]]:
             v2 = point
         elif fstype == "cgroup":
             for opt in options.split(","):
-                if opt in ("cpuacct", "memory", "pids") and opt not in v1:
+                if opt in ("cpu", "cpuacct", "memory", "pids") and opt not in v1:
                     v1[opt] = point
     return v2, v1
 
@@ -143,9 +170,27 @@ def _enable_v2(parent: str, wanted: tuple[str, ...]) -> set[str]:
     return enabled & set(wanted)
 
 
-@functools.lru_cache(maxsize=None)
+#: False: bots' groups get no CPU weight (``referee bench load --weights off``, to compare)
+_FAIR_CPU = [True]
+
+
+def set_fair_cpu(on: bool) -> None:
+    """Give the bots started from now on an equal CPU weight (the default) or
+    not (their processes then compete one by one, as without control groups).
+    For the load benchmark's comparison; a league never turns it off."""
+    _FAIR_CPU[0] = on
+
+
 def layout() -> Layout | None:
     """Where this process can make per-bot control groups, or None (probed once)."""
+    lay = _probe()
+    if lay is not None and lay.weight is not None and not _FAIR_CPU[0]:
+        return dataclasses.replace(lay, weight=None)
+    return lay
+
+
+@functools.lru_cache(maxsize=None)
+def _probe() -> Layout | None:
     if not os.path.exists("/proc/self/cgroup"):
         return None
     v2, v1 = _mounts()
@@ -174,15 +219,21 @@ def layout() -> Layout | None:
             mem = v1_parent("memory", "memory.limit_in_bytes")
         if pids is None:
             pids = v1_parent("pids", "pids.max")
-        return Layout("v2", cpu=cpu, memory=mem, pids=pids, unified=unified)
+        weight = unified if "cpu" in v2_controllers and _usable(unified, ("cpu.weight",)) else None
+        if weight is None:
+            weight = v1_parent("cpu", "cpu.shares")
+        return Layout("v2", cpu=cpu, memory=mem, pids=pids, unified=unified, weight=weight)
     cpu = v1_parent("cpuacct", "cpuacct.usage")
     mem = v1_parent("memory", "memory.limit_in_bytes")
     pids = v1_parent("pids", "pids.max")
+    weight = v1_parent("cpu", "cpu.shares")
+    if weight is None and unified is not None and "cpu" in v2_controllers and _usable(unified, ("cpu.weight",)):
+        weight = unified
     if cpu is None and unified is not None and _usable(unified, ("cpu.stat",)):
-        return Layout("v2", cpu=unified, memory=mem, pids=pids, unified=unified)
-    if cpu is None and mem is None and pids is None and unified is None:
+        return Layout("v2", cpu=unified, memory=mem, pids=pids, unified=unified, weight=weight)
+    if cpu is None and mem is None and pids is None and unified is None and weight is None:
         return None
-    return Layout("v1", cpu=cpu, memory=mem, pids=pids, unified=unified)
+    return Layout("v1", cpu=cpu, memory=mem, pids=pids, unified=unified, weight=weight)
 
 
 # --------------------------------------------------------------------------
@@ -242,7 +293,28 @@ class BotCgroup:
         pids = self._dir(lay.pids)
         if pids is not None and self.pids_max is not None:
             _write(os.path.join(pids, "pids.max"), str(self.pids_max))
+        weight = self._dir(lay.weight)
+        if weight is not None:
+            if os.path.exists(os.path.join(weight, "cpu.shares")):  # v1
+                _write(os.path.join(weight, "cpu.shares"), str(CPU_SHARES))
+            else:  # v2
+                _write(os.path.join(weight, "cpu.weight"), str(CPU_WEIGHT))
         self.created = True
+
+    def weight_value(self) -> int | None:
+        """The group's CPU weight as the kernel has it now (``cpu.shares`` or
+        ``cpu.weight``), or None without one (or unreadable)."""
+        d = self._dir(self.layout.weight)
+        if d is None:
+            return None
+        for name in ("cpu.shares", "cpu.weight"):
+            text = _read(os.path.join(d, name))
+            if text is not None:
+                try:
+                    return int(text)
+                except ValueError:
+                    return None
+        return None
 
     def join(self) -> None:
         """Move the calling process into every group. Raises ``OSError``."""

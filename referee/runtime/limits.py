@@ -34,8 +34,9 @@ class ResourceLimits:
     * ``address_space`` - bytes of virtual memory (RLIMIT_AS), default 2 GiB
     * ``cpu_seconds``   - CPU seconds for the whole process life, i.e. a session
       (RLIMIT_CPU; the kernel kills the bot at the limit), default 3600
-    * ``processes``     - processes/threads of the *user* (RLIMIT_NPROC; per user
-      id, not per bot, and ignored for root: see SECURITY.md), default 4096
+    * ``processes``     - processes/threads of the bot's uid (RLIMIT_NPROC: a root
+      referee gives each bot a uid of its own, so per bot; shared by the bots of
+      one ``user``; see SECURITY.md), default 4096
     * ``file_size``     - largest file the bot may write, bytes (RLIMIT_FSIZE), default 64 MiB
     * ``open_files``    - open file descriptors (RLIMIT_NOFILE), default 1024
     * ``network``       - False: run without network access (own empty network
@@ -61,6 +62,12 @@ class ResourceLimits:
     * ``user``          - run the bot as this user (name or uid; the referee must
       run as root). Then the bot cannot read what only the referee's user may,
       and ``processes`` counts only that user's processes: a real fork-bomb cap.
+    * ``uid_base``, ``uid_count`` - a root referee without ``user`` runs every
+      bot (and build) as a host uid and gid of its own from
+      ``uid_base .. uid_base + uid_count - 1`` (no accounts needed; two bots
+      running at once never share one). None: ``REFEREE_UID_BASE`` /
+      ``REFEREE_UID_COUNT`` from the environment, else 2000000000 and 65536
+      (see :func:`referee.runtime.sandbox.uid_range`).
 
     Where the machine lets the referee make control groups, ``address_space``
     also caps the bot's memory in its group (resident memory, page cache and
@@ -85,6 +92,8 @@ class ResourceLimits:
     writable: bool = False
     build_seconds: int | None = 600
     build_network: bool = False
+    uid_base: int | None = None
+    uid_count: int | None = None
 
     def __post_init__(self) -> None:
         if self.isolation not in ISOLATIONS:
@@ -154,12 +163,14 @@ class LimitsError(ValueError):
 ISOLATIONS = ("auto", "bwrap", "basic", "none")
 
 _INT_FIELDS = ("address_space", "cpu_seconds", "processes", "file_size", "open_files", "build_seconds")
+#: whole numbers >= 1 without a "no limit" (false)
+_UID_FIELDS = ("uid_base", "uid_count")
 _BOOL_FIELDS = ("network", "pid_namespace", "temp_workdir", "clean_env", "require_sandbox", "writable", "build_network")
 #: convenience keys in MiB
 _MIB_ALIASES = {"memory_mb": "address_space", "file_size_mb": "file_size"}
 
 #: every key a ``limits`` table accepts
-CONFIG_KEYS: tuple[str, ...] = (*_INT_FIELDS, *_MIB_ALIASES, *_BOOL_FIELDS, "sandbox", "user")
+CONFIG_KEYS: tuple[str, ...] = (*_INT_FIELDS, *_MIB_ALIASES, *_BOOL_FIELDS, "sandbox", "user", *_UID_FIELDS)
 
 
 def parse_limits(*tables: Mapping[str, Any] | None, base: ResourceLimits | None = None) -> ResourceLimits:
@@ -173,7 +184,7 @@ def parse_limits(*tables: Mapping[str, Any] | None, base: ResourceLimits | None 
     ``clean_env``, ``require_sandbox``, ``writable``, ``build_network``) take
     true/false; ``sandbox`` takes "bwrap", "basic" or "none", or the old
     true (bwrap where it works, else basic) / false (none); ``user`` a user
-    name or uid. Raises :class:`LimitsError` naming the key.
+    name or uid; ``uid_base`` and ``uid_count`` a whole number >= 1. Raises :class:`LimitsError` naming the key.
     """
     limits = base if base is not None else ResourceLimits()
     valid = {f.name for f in fields(ResourceLimits)} - {"isolation"}
@@ -204,6 +215,11 @@ def parse_limits(*tables: Mapping[str, Any] | None, base: ResourceLimits | None 
             if name == "user":
                 if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
                     raise LimitsError(key, f"expected a user name or uid, got {value!r}")
+                changes[name] = value
+                continue
+            if name in _UID_FIELDS:
+                if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                    raise LimitsError(key, f"expected a whole number >= 1 (a host uid or a count), got {value!r}")
                 changes[name] = value
                 continue
             if name in _BOOL_FIELDS:

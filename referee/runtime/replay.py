@@ -1239,7 +1239,11 @@ def replay_records(
 ) -> ReplayReport:
     """:func:`replay` of records already loaded (``observer``: also told about every change, for the viewer)."""
     report = ReplayReport(header=records[0][2], footer=records[-1][2]["footer"])
-    if any(isinstance(r, HandRec) for _, r, _ in records) and not any(isinstance(r, OutRec) for _, r, _ in records):
+    if (
+        any(isinstance(r, HandRec) for _, r, _ in records)
+        and not any(isinstance(r, OutRec) for _, r, _ in records)
+        and not _all_dead_at_start(records)
+    ):
         raise UserError(
             f"{name}: the log has no `out` records (the messages the referee sent); without them it "
             "cannot be proved. Only logs written by this referee with their `out` records can be "
@@ -1259,6 +1263,19 @@ def replay_records(
         where = f"line {sim.line}" if sim is not None else "the header"
         report.mismatches.append(f"{where}: the log cannot be re-simulated here ({type(exc).__name__}: {exc})")
     return report
+
+
+def _all_dead_at_start(records: list[tuple[int, Any, dict[str, Any]]]) -> bool:
+    """Whether every seat's bot was not running when the game started (a table of broken
+    entries given up before the night): the referee sent nothing, so the log has no ``out``
+    records; the re-simulation still checks it move by move."""
+    players = records[0][2].get("players")
+    dead = {
+        rec.fault.seat
+        for _, rec, _ in records
+        if isinstance(rec, FaultRec) and rec.fault.fault == "crash" and rec.fault.detail.startswith(_DEAD_AT_START)
+    }
+    return isinstance(players, int) and players > 0 and dead >= set(range(players))
 
 
 class _Both:

@@ -15,8 +15,9 @@ Three sandboxes (``[limits] sandbox``, see docs/SECURITY.md):
     referee ──pipe──> watcher (python -I -S, pid W, own session; host namespaces)
                         └── bwrap (in the bot's cgroup; dies with the watcher)
                               └── bwrap's init, PID 1 of a new PID namespace
-                                    └── the bot (new user namespace, uid 65534 inside,
-                                        no capabilities, own session, own IPC/UTS/cgroup
+                                    └── the bot (new user namespace, uid 65534 inside - on the
+                                        host a uid of its own, never 0 - no capabilities,
+                                        read-only /proc/sys, own session, own IPC/UTS/cgroup
                                         [and network] namespaces, a fresh /proc, minimal
                                         /dev, tmpfs /tmp; only its own files and the
                                         system paths a runtime needs are mounted)
@@ -24,8 +25,10 @@ Three sandboxes (``[limits] sandbox``, see docs/SECURITY.md):
 * ``"basic"`` - the home-made sandbox for machines without bwrap: the watcher
   forks the bot into a new PID namespace (and network namespace for
   ``network = false``; as a non-root user also a user namespace), where it is
-  PID 1, in its own session, with a private /proc and /dev/shm and, having
-  done its mounts, no capabilities left. It sees the host's file system.
+  PID 1, in its own session, with a private /proc (its kernel knobs
+  read-only) and /dev/shm and, having done its mounts, no capabilities
+  left. It sees the host's file system - read-only, but for its own
+  folders, where the referee is root.
 * ``"none"`` - only the rlimits (trusted bots, debugging).
 
 In the first two the **watcher** is the process the runtime sees (its pid is
@@ -42,10 +45,24 @@ group, as the runtime does to end a bot, ends the bot. (Why not a parent-death
 signal tied to the referee? The kernel sends it when the parent *thread*
 exits, and trio forks in a worker thread that exits after 10 s idle.)
 
+**Host uids.** A root referee never runs a bot as root: without ``user``
+every bot and build gets a host uid and gid of its own (:func:`allocate_uid`,
+``uid_base`` / ``uid_count``), so bots cannot read each other's or the
+referee's files and each has its own RLIMIT_NPROC. Before dropping to that
+uid the child (still root, in a mount namespace of the bot's own) makes
+what the bot needs reachable (:func:`_covers`, :func:`_expose`: an
+interpreter under the 0700 /root) and mounts its writable folder idmapped.
+
 **Control groups** (:mod:`referee.runtime.cgroups`): where the machine lets
 the referee make them, every bot gets its own (CPU accounting, the memory
 limit counting page cache and shared memory, the process limit); the bot's
 first process joins before ``exec``.
+
+**Seccomp** (:mod:`referee.runtime.seccomp`): in "bwrap" and "basic" the bot
+runs under a filter denying file locks and the calls no bot needs. **The
+temporary folder**: where the bot's process may mount (root, or "basic" with a
+mount namespace), a bounded tmpfs of its own (:data:`WORKDIR_KIB`,
+:data:`WORKDIR_INODES`); a host folder is removed off trio's loop.
 
 Errors: :func:`plan_spawn` raises ``UserError`` for impossible requests
 (``sandbox = "bwrap"`` or ``require_sandbox`` where bwrap cannot run, network
@@ -62,6 +79,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import errno
 import fcntl
 import functools
 import os
@@ -71,15 +89,17 @@ import secrets
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from referee.errors import UserError
 
-from . import cgroups
+from . import cgroups, seccomp
 
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWUSER = 0x10000000
@@ -90,9 +110,38 @@ _PR_CAPBSET_DROP = 24
 _PR_SET_NO_NEW_PRIVS = 38
 _CAP_VERSION_3 = 0x20080522
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
+_MS_RDONLY, _MS_REMOUNT, _MS_BIND, _MS_NOATIME, _MS_NODIRATIME, _MS_RELATIME = 1, 32, 4096, 1024, 2048, 1 << 21
+# the new mount API (the same numbers on every architecture)
+_SYS_OPEN_TREE, _SYS_MOVE_MOUNT, _SYS_MOUNT_SETATTR = 428, 429, 442
+_OPEN_TREE_CLONE, _AT_RECURSIVE, _AT_EMPTY_PATH, _AT_FDCWD = 1, 0x8000, 0x1000, -100
+_MOVE_MOUNT_F_EMPTY_PATH, _MOUNT_ATTR_IDMAP, _MOUNT_ATTR_RDONLY = 4, 0x00100000, 0x1
+_MOUNT_ATTR_NOSUID, _MOUNT_ATTR_NODEV = 0x2, 0x4
+
+#: kernel knobs read-only in every sandbox (runc's read-only /proc paths): a bot
+#: writes no sysctl (kernel.core_pattern...), triggers no sysrq
+PROC_READONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
+#: and what it may not even read (runc's masked paths): files show as /dev/null, folders empty
+PROC_MASKED = (
+    "/proc/kcore",
+    "/proc/keys",
+    "/proc/latency_stats",
+    "/proc/timer_list",
+    "/proc/timer_stats",
+    "/proc/sched_debug",
+    "/proc/acpi",
+    "/proc/asound",
+    "/proc/scsi",
+)
 
 #: size of the private /dev/shm (and, with bwrap, /tmp) a sandboxed bot gets
 SHM_KIB = 64 * 1024
+
+#: the bot's temporary folder (HOME, TMPDIR), where the referee may mount (as root, or in
+#: "basic" with a mount namespace): a tmpfs of its own, at most this big and this many
+#: files and folders (beyond: ENOSPC), counted against its memory limit, never on the
+#: host's disk, and freed by the kernel when its last process exits (nothing to remove)
+WORKDIR_KIB = 256 * 1024
+WORKDIR_INODES = 65536
 
 #: the bot's uid and gid inside bwrap's user namespace ("nobody")
 SANDBOX_UID = 65534
@@ -387,7 +436,8 @@ def bwrap_support(network: bool = True, uid: int | None = None) -> tuple[bool, s
     """Can bwrap start a bot here (with ``network`` or without it; as the
     referee's user, or - the referee being root - as ``uid``)? Returns ``(ok,
     why)``; probed once per process and argument pair by starting ``/bin/true``
-    in a sandbox built exactly like a bot's."""
+    in a sandbox built exactly like a bot's. ``uid`` -1: as a uid of the bots'
+    range (:func:`allocate_uid`), as a root referee runs its bots."""
     if not sys.platform.startswith("linux"):
         return False, f"bubblewrap needs Linux (this is {sys.platform})"
     path = bwrap_path()
@@ -397,6 +447,17 @@ def bwrap_support(network: bool = True, uid: int | None = None) -> tuple[bool, s
             "(Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
         )
     errors: list[str] = []
+    lock = None
+    if uid == -1:
+        uid, lock = allocate_uid()
+    try:
+        return _bwrap_probe(path, network, uid, errors)
+    finally:
+        if lock is not None and uid is not None:
+            release_uid(uid, lock)
+
+
+def _bwrap_probe(path: str, network: bool, uid: int | None, errors: list[str]) -> tuple[bool, str]:
     for features in (frozenset(_NEW_OPTIONS), frozenset()):
         args = _bwrap_args(path, features, network=network, binds=[], masks=[], chdir="/", hostname=True)
         ids = None if uid is None else (uid, _gid_of(uid))
@@ -503,6 +564,21 @@ def _system_args(network: bool) -> tuple[str, ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=None)
+def _proc_args() -> tuple[str, ...]:
+    """bwrap: the kernel knobs of the bot's /proc read-only, the masked ones hidden."""
+    out: list[str] = []
+    for p in PROC_READONLY:
+        if os.path.lexists(p):
+            out += ["--ro-bind", p, p]
+    for p in PROC_MASKED:
+        if os.path.isdir(p):
+            out += ["--tmpfs", p, "--remount-ro", p]
+        elif os.path.lexists(p):
+            out += ["--ro-bind", "/dev/null", p]
+    return tuple(out)
+
+
 def _bwrap_args(
     path: str,
     features: frozenset[str],
@@ -512,6 +588,7 @@ def _bwrap_args(
     masks: list[str],
     chdir: str,
     hostname: bool = True,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The bwrap command line up to (not including) ``--``: ``binds`` are
     ``(path, writable)`` mounted at the same path, ``masks`` are paths inside
@@ -524,7 +601,8 @@ def _bwrap_args(
         args += ["--hostname", "referee-bot"]
     if not network:
         args.append("--unshare-net")
-    args += ["--new-session", "--die-with-parent", *_system_args(network), "--proc", "/proc", "--dev", "/dev"]
+    args += ["--new-session", "--die-with-parent", *_system_args(network), "--proc", "/proc", *_proc_args()]
+    args += ["--dev", "/dev"]
     size = ["--size", str(SHM_KIB * 1024)] if "size" in features else []
     args += [*size, "--tmpfs", "/dev/shm", *size, "--tmpfs", "/tmp"]
     for src, writable in binds:
@@ -535,6 +613,8 @@ def _bwrap_args(
         else:
             args += ["--ro-bind", "/dev/null", mask]
     args += ["--chdir", chdir]
+    if seccomp_fd is not None:  # the filter (referee.runtime.seccomp), read from this fd
+        args += ["--seccomp", str(seccomp_fd)]
     return args
 
 
@@ -570,13 +650,30 @@ def sandbox_mode(limits: Any) -> tuple[str, str | None]:
         return "bwrap", (
             f"require_sandbox = true (bots only in bubblewrap), but {why}; this host cannot run the league as asked"
         )
+    _warn_fallback(why)
     return "basic", None
+
+
+_WARNED: list[str] = []
+
+
+def _warn_fallback(why: str) -> None:
+    """One ``warning:`` line per process when ``sandbox = true`` falls back to "basic"."""
+    if _WARNED:
+        return
+    _WARNED.append(why)
+    print(
+        f"warning: the bots run in the basic sandbox, not in bubblewrap: {why} "
+        '(set sandbox = "basic" to accept this without a warning, or require_sandbox = true to refuse it)',
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _bwrap_uid(limits: Any) -> int | None:
     user = getattr(limits, "user", None)
     if user is None:
-        return None
+        return -1 if os.geteuid() == 0 else None
     try:
         return _resolve_user(user)[0]
     except ValueError:
@@ -655,6 +752,167 @@ def check_limits(limits: Any, where: str = "limits") -> None:
     problem = limits_problem(limits)
     if problem:
         raise UserError(f"{where}: {problem}")
+
+
+# --------------------------------------------------------------------------
+# a host uid of its own for every bot (a root referee without ``user``)
+
+#: the default range of host uids (and gids) a root referee gives its bots: above
+#: systemd's container range (up to 0x6FFFFFFF) and below its foreign range (0x7FFE0000)
+UID_BASE = 2_000_000_000
+UID_COUNT = 65536
+#: where referee processes on one host lock the uids their bots run as (one file per uid)
+UID_LOCK_DIR = "/run/referee-uids"
+
+_UIDS_IN_USE: set[int] = set()
+_UID_POOL_LOCK = threading.Lock()
+
+
+def uid_range(limits: Any = None) -> tuple[int, int]:
+    """``(first, count)``: the host uids a root referee runs its bots as -
+    ``limits.uid_base`` / ``uid_count``, else ``REFEREE_UID_BASE`` /
+    ``REFEREE_UID_COUNT`` from the environment, else :data:`UID_BASE` and
+    :data:`UID_COUNT`. ``UserError`` for a bad value or a range that holds
+    uid 0 or reaches past 2**32 - 2."""
+    out = []
+    for key, env, default in (
+        ("uid_base", "REFEREE_UID_BASE", UID_BASE),
+        ("uid_count", "REFEREE_UID_COUNT", UID_COUNT),
+    ):
+        value = getattr(limits, key, None)
+        if value is None:
+            text = os.environ.get(env, "").strip()
+            if text:
+                if not text.isdigit() or int(text) < 1:
+                    raise UserError(f"{env}={text!r}: expected a whole number >= 1")
+                value = int(text)
+            else:
+                value = default
+        out.append(int(value))
+    first, count = out
+    if first < 1 or count < 1 or first + count > (1 << 32) - 2:
+        raise UserError(
+            f"uid_base = {first}, uid_count = {count}: the bots' host uids must lie in 1 .. 4294967293 "
+            "(never 0, never (uid_t) -1)"
+        )
+    return first, count
+
+
+def _uid_lock_dir() -> str:
+    """The lock folder (root's own, 0700), made on first use."""
+    for top in (UID_LOCK_DIR, os.path.join(tempfile.gettempdir(), "referee-uids-0")):
+        try:
+            os.makedirs(top, mode=0o700, exist_ok=True)
+            st = os.lstat(top)
+        except OSError:
+            continue
+        if st.st_uid == os.geteuid() and not os.path.islink(top) and not st.st_mode & 0o022:
+            return top
+    raise UserError(f"cannot make a private folder to lock the bots' uids in ({UID_LOCK_DIR})")
+
+
+def allocate_uid(limits: Any = None) -> tuple[int, int]:
+    """A host uid no other bot runs as right now: ``(uid, lock_fd)``. The
+    uid is taken in this process (a set) and on this host (an exclusive
+    ``flock`` on ``UID_LOCK_DIR/UID``, which every referee process honours).
+    The lock lives as long as ``lock_fd`` or a copy of it: the bot's watcher
+    keeps one until the bot is dead, so a uid is reused only once nothing
+    runs as it any more - even when the referee was killed. Referee
+    processes start their search at different places in the range (from
+    their pid). Release with :func:`release_uid`. ``UserError`` when every
+    uid of the range is taken."""
+    first, count = uid_range(limits)
+    top = _uid_lock_dir()
+    start = (os.getpid() * 7919) % count
+    with _UID_POOL_LOCK:
+        for i in range(count):
+            uid = first + (start + i) % count
+            if uid in _UIDS_IN_USE:
+                continue
+            fd = os.open(os.path.join(top, str(uid)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue
+            high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
+            os.close(fd)
+            _UIDS_IN_USE.add(uid)
+            return uid, high
+    raise UserError(
+        f"all {count} bot uids from {first} are in use on this host; raise uid_count "
+        "(limits, or REFEREE_UID_COUNT) or run fewer bots at once"
+    )
+
+
+def release_uid(uid: int, lock_fd: int) -> None:
+    """Give back a uid of :func:`allocate_uid` (its watcher may hold the lock a little longer)."""
+    with _UID_POOL_LOCK:
+        _UIDS_IN_USE.discard(uid)
+    try:
+        os.close(lock_fd)
+    except OSError:
+        pass
+
+
+def _can_enter(st: os.stat_result, uid: int, gid: int, bits: int = 0o1) -> bool:
+    """Do the permission bits of ``st`` give ``uid``/``gid`` all of ``bits`` (as o: 1 x, 4 r)?"""
+    if st.st_uid == uid:
+        return (st.st_mode >> 6) & bits == bits
+    if st.st_gid == gid:
+        return (st.st_mode >> 3) & bits == bits
+    return st.st_mode & bits == bits
+
+
+def _covers(paths: list[str], uid: int, gid: int) -> list[tuple[str, list[str]]]:
+    """Where ``uid`` cannot reach the host ``paths`` a bot needs (a folder on
+    the way it may not enter: the interpreter in /root/.pyenv, /root being
+    0700): ``(folder, [paths inside it])``, the outermost such folder each.
+    The child covers each folder with an empty tmpfs that holds only those
+    paths, bind-mounted (:func:`_expose`): the bot reaches what it needs and
+    nothing else of that folder."""
+    out: dict[str, list[str]] = {}
+    for p in paths:
+        p = os.path.abspath(p)
+        parts = p.strip("/").split("/")
+        cur = "/"
+        for part in parts[:-1]:
+            cur = os.path.join(cur, part)
+            try:
+                st = os.stat(cur)
+            except OSError:
+                break
+            if not _can_enter(st, uid, gid):
+                out.setdefault(cur, [])
+                if p not in out[cur]:
+                    out[cur].append(p)
+                break
+    return sorted(out.items())
+
+
+def _idmap_userns(owner: tuple[int, int], ids: tuple[int, int]) -> int:
+    """An fd of a user namespace mapping ``owner`` (uid, gid) to ``ids``: the
+    idmapping of a ``writable`` folder's mount, on which the bot (``ids``)
+    owns what ``owner`` owns on disk and writes files ``owner`` owns."""
+    proc = subprocess.Popen(
+        ["/bin/sleep", "60"],
+        preexec_fn=lambda: _unshare(_CLONE_NEWUSER),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        with open(f"/proc/{proc.pid}/uid_map", "w") as f:
+            f.write(f"{owner[0]} {ids[0]} 1")
+        with open(f"/proc/{proc.pid}/gid_map", "w") as f:
+            f.write(f"{owner[1]} {ids[1]} 1")
+        fd = os.open(f"/proc/{proc.pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+        high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
+        os.close(fd)
+        return high
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 # --------------------------------------------------------------------------
@@ -1039,8 +1297,14 @@ class SpawnPlan:
     mounts: list[str] = field(default_factory=list)  # bwrap: the host paths mounted besides the system
     limits: Any = None
     command: list[str] | None = None  # the bot's own argv, where ``argv`` wraps it (bwrap, probe)
+    seccomp: str = "none"  # the seccomp filter the bot runs under (referee.runtime.seccomp.status)
+    tmpfs: bool = False  # the temporary folder is a tmpfs of the bot's own (WORKDIR_KIB, WORKDIR_INODES)
+    uid: int | None = None  # the host uid the bot runs as (None: the referee's)
     view: BotView | None = None  # what of the host the bot sees (its folder, mounts)
     _report_fd: int | None = None
+    _uid_lock: int | None = None  # allocate_uid's lock of ``uid``
+    _idmap_fds: dict[tuple[int, int], int] = field(default_factory=dict)  # owner -> user namespace (idmaps)
+    _idmapped_writable: str | None = None  # a writable folder the bot wrote as its owner: see cleanup
 
     # -- while the bot runs -----------------------------------------------------
     async def open(self, *, stdin: int, stdout: int, stderr: int) -> Any:
@@ -1086,11 +1350,17 @@ class SpawnPlan:
             "accounting": lay.accounting if lay is not None else ("proc-group" if self.mode == "none" else "proc"),
             "memory": ("cgroup+rlimit" if lay is not None and lay.memory else "rlimit"),
             "pids": ("cgroup" if lay is not None and lay.pids else "rlimit"),
+            "cpu": lay.cpu_weight if lay is not None else "none",
             "namespaces": self.namespaces,
             "network": bool(getattr(limits, "network", True)),
+            "seccomp": self.seccomp,
         }
+        if self.workdir is not None or self.tmpfs:
+            info["workdir"] = f"tmpfs {WORKDIR_KIB // 1024} MiB, {WORKDIR_INODES} files" if self.tmpfs else "host"
         if getattr(limits, "user", None) is not None and self.mode != "none":
             info["user"] = limits.user
+        if self.uid is not None and getattr(limits, "user", None) is None:
+            info["uid"] = "own"  # a host uid of its own (the number differs from run to run: not logged)
         return info
 
     def leftovers(self) -> list[str] | None:
@@ -1138,12 +1408,29 @@ class SpawnPlan:
                 pass
             self._report_fd = None
             self.pass_fds = ()
+        for fd in self._idmap_fds.values():
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._idmap_fds = {}
+        if self._idmapped_writable is not None:
+            _strip_setid(self._idmapped_writable)
+            self._idmapped_writable = None
+        if self._uid_lock is not None and self.uid is not None:
+            release_uid(self.uid, self._uid_lock)
+            self._uid_lock = None
 
     async def release(self) -> None:
         """:meth:`cleanup`, waiting (up to 2 s, trio sleeps) for the kernel to
         finish killing the bot's processes so that its control groups can be
-        removed. Call it shielded, after the process is reaped."""
+        removed. Call it shielded, after the process is reaped. The temporary
+        folder is removed in a worker thread: a folder of 100k files (where it
+        is not a tmpfs) takes seconds, and trio's loop must not stall."""
         import trio
+
+        if self.workdir is not None:
+            await trio.to_thread.run_sync(_force_rmtree, self.workdir)
 
         cg = self.cgroup
         if cg is not None:
@@ -1256,18 +1543,86 @@ def plan_spawn(spec: Any, *, probe_leftovers: bool = False) -> SpawnPlan:
         limits=limits,
         view=view,
     )
-    if mode == "bwrap" or probe_leftovers:
-        # the bot is started through a wrapper whose own exec succeeds: check its command first
-        error = _exec_error(plan.argv, base, env)
-        if error is not None:
-            return _as_failing(plan, plan.argv, base)
-    if mode == "bwrap":
-        _plan_bwrap(plan, spec, limits, base, cwd, ids, probe_leftovers)
-    else:
-        _plan_basic(plan, limits, base, ids, probe_leftovers)
+    try:
+        if ids is None and os.geteuid() == 0:
+            # no bot ever runs as host uid 0: each gets a uid (and gid) of its own
+            uid, plan._uid_lock = allocate_uid(limits)
+            ids = (uid, uid)
+        plan.uid = ids[0] if ids is not None else None
+        if mode == "bwrap" or probe_leftovers:
+            # the bot is started through a wrapper whose own exec succeeds: check its command first
+            error = _exec_error(plan.argv, base, env)
+            if error is not None:
+                return _as_failing(plan, plan.argv, base)
+        if mode == "bwrap":
+            _plan_bwrap(plan, spec, limits, base, cwd, ids, probe_leftovers)
+        else:
+            _plan_basic(plan, spec, limits, base, ids, probe_leftovers)
+    except BaseException:
+        plan.cleanup()
+        raise
     if cg is None:
         plan.notes.append("no control group: CPU time from /proc, memory and processes by rlimits only")
     return plan
+
+
+def _uid_setup(
+    plan: SpawnPlan, spec: Any, ids: tuple[int, int], needed: list[str], writable: str | None
+) -> tuple[list[tuple[str, list[str]]], list[tuple[str, int, bool]]]:
+    """What the child prepares, as root, so that the bot running as ``ids``
+    reaches the host paths it ``needed`` (:func:`_covers`) and may read them
+    and write its ``writable`` folder: ``(covers, idmaps)``. A needed path the
+    bot's uid may not read itself (a bot folder of mode 0700), and the
+    writable folder, are mounted idmapped (``(path, user namespace fd,
+    writable)``): on that mount the path's owner is the bot - read-only but
+    for the writable folder, where what the bot writes belongs to the owner
+    on disk. ``UserError`` saying which path, which uid and what to do where
+    the machine cannot do that."""
+    covers = _covers(needed, ids[0], ids[1])
+    idmaps: list[tuple[str, int, bool]] = []
+    for p in sorted({os.path.abspath(x) for x in needed}, key=lambda x: x.count("/")):
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue  # made later (its temporary folder), or not there (the bot will say so)
+        if p == plan.workdir or (st.st_uid, st.st_gid) == ids:
+            continue
+        rw = p == writable
+        bits = 0o5 if stat.S_ISDIR(st.st_mode) else 0o4
+        if not rw and _can_enter(st, ids[0], ids[1], bits):
+            continue
+        owner = (st.st_uid, st.st_gid)
+        try:
+            if owner not in plan._idmap_fds:
+                plan._idmap_fds[owner] = _idmap_userns(owner, ids)
+        except OSError as exc:
+            mode = f"mode {stat.S_IMODE(st.st_mode):04o}, owner uid {st.st_uid}"
+            raise UserError(
+                f"bot {spec.name!r} runs as host uid {ids[0]}, which may not "
+                f"{'write' if rw else 'read'} {p} ({mode}), and this machine cannot mount it idmapped for "
+                f"the bot ({exc.strerror or exc}); make it {'the bot user' if rw else 'readable for others'}'s "
+                f"(chown, or chmod o+r{'x' if bits == 0o5 else ''}), or set limits.user to its owner"
+            ) from None
+        idmaps.append((p, plan._idmap_fds[owner], rw))
+        if rw:
+            plan._idmapped_writable = p
+    return covers, idmaps
+
+
+def _strip_setid(folder: str) -> None:
+    """After a bot wrote ``folder`` through an idmapped mount - its files belong
+    to the folder's owner on disk, perhaps root - clear every setuid and setgid
+    bit it set there (the mount itself is nosuid; this is for everyone else who
+    may run a file from the folder). Never raises."""
+    for top, _dirs, files in os.walk(folder):
+        for name in files:
+            path = os.path.join(top, name)
+            try:
+                st = os.lstat(path)
+                if stat.S_ISREG(st.st_mode) and st.st_mode & (stat.S_ISUID | stat.S_ISGID):
+                    os.chmod(path, stat.S_IMODE(st.st_mode) & ~(stat.S_ISUID | stat.S_ISGID))
+            except OSError:
+                pass
 
 
 def _report_file(ids: tuple[int, int] | None) -> int:
@@ -1340,10 +1695,10 @@ def _plan_bwrap(
         binds.append((sdk, False))
     if plan.workdir:
         binds.append((plan.workdir, True))
+    covers: list[tuple[str, list[str]]] = []
+    idmaps: list[tuple[str, int, bool]] = []
     if ids is not None:
-        for p, _w in binds:
-            if p != plan.workdir:
-                _check_reachable(os.path.join(p, "x"), ids[0], limits.user, "the bot's files are in")
+        covers, idmaps = _uid_setup(plan, spec, ids, [p for p, _w in binds], folder if rw else None)
     masks = _masks([b for b, _ in binds], needed)
     report = ""
     if probe_leftovers:
@@ -1351,7 +1706,13 @@ def _plan_bwrap(
         plan.pass_fds = (plan._report_fd,)
         report = str(plan._report_fd)
     inner = ["/bin/sh", "-c", INNER, "sh", "1", report, *plan.argv]
-    args = _bwrap_args(path, features, network=limits.network, binds=binds, masks=masks, chdir=cwd)
+    plan.tmpfs = bool(plan.workdir) and os.geteuid() == 0  # (mounting needs root on the host)
+    bpf = seccomp.program()
+    plan.seccomp = seccomp.status()
+    fd = seccomp.FD if bpf is not None else None
+    if bpf is not None and plan.env is not None:
+        plan.env = seccomp.java_env(plan.env)
+    args = _bwrap_args(path, features, network=limits.network, binds=binds, masks=masks, chdir=cwd, seccomp_fd=fd)
     plan.command = list(plan.argv)
     plan.argv = [*args, "--", *inner]
     plan.cwd = None
@@ -1366,11 +1727,35 @@ def _plan_bwrap(
         bwrap=True,
         signal_codes=True,
         keep_fds=plan.pass_fds,
+        seccomp=bpf,
+        tmpfs=plan.tmpfs,
+        uid_lock=plan._uid_lock if plan._uid_lock is not None else -1,
+        covers=covers,
+        idmaps=idmaps,
     )
     plan.preexec = _bwrap_preexec(child, plan.argv, plan.env)
 
 
-def _plan_basic(plan: SpawnPlan, limits: Any, base: str, ids: tuple[int, int] | None, probe_leftovers: bool) -> None:
+def _plan_basic(
+    plan: SpawnPlan, spec: Any, limits: Any, base: str, ids: tuple[int, int] | None, probe_leftovers: bool
+) -> None:
+    named = not limits.temp_workdir
+    folder = plan.view.folder if plan.view is not None and plan.view.folder else os.path.realpath(base)
+    rw = folder if limits.writable and named else None
+    covers: list[tuple[str, list[str]]] = []
+    idmaps: list[tuple[str, int, bool]] = []
+    hidden: list[str] = []
+    if ids is not None and os.geteuid() == 0:
+        needed = plan.view.mounts() if plan.view is not None else []
+        sdk = sdk_folder()
+        if sdk is not None:
+            needed.append(sdk)
+        if plan.workdir:
+            needed.append(plan.workdir)
+        covers, idmaps = _uid_setup(plan, spec, ids, needed, rw)
+        # what the bwrap sandbox would hide (the league's output and config, other bots' folders),
+        # hidden inside the idmapped folders, where the bot's uid could otherwise read it
+        hidden = _masks([p for p, _fd, _w in idmaps], needed)
     ok, how = namespace_support(limits.network)
     use_ns = ok and limits.pid_namespace
     private_proc = use_ns and private_proc_support(limits.network)
@@ -1391,7 +1776,19 @@ def _plan_basic(plan: SpawnPlan, limits: Any, base: str, ids: tuple[int, int] | 
         signal_codes=plan._report_fd is not None,
         # no private /dev/shm when the bot's own files live there (it would hide them)
         private_shm=not any("/dev/shm" in a for a in (workdir, base, *plan.argv)),
+        tmpfs=bool(workdir) and bool(flags & _CLONE_NEWNS),
+        uid_lock=plan._uid_lock if plan._uid_lock is not None else -1,
+        covers=covers,
+        idmaps=idmaps,
+        hidden=hidden,
+        keep_writable=[p for p in (workdir, rw) if p],
     )
+    plan.tmpfs = child.tmpfs
+    child.seccomp = seccomp.program()
+    if child.seccomp is not None:
+        plan.seccomp = seccomp.status()
+        if plan.env is not None:
+            plan.env = seccomp.java_env(plan.env)
     plan.preexec = _basic_preexec(child)
     plan.namespaces = ("pid" + ("" if limits.network else "+net")) if use_ns else "none"
     if not use_ns:
@@ -1429,6 +1826,13 @@ class _Child:
     bwrap: bool = False
     signal_codes: bool = False
     keep_fds: tuple[int, ...] = ()
+    seccomp: bytes | None = None  # the filter: bwrap reads it from fd seccomp.FD; basic installs it before exec
+    tmpfs: bool = False  # mount a tmpfs on the workdir (bwrap: in a mount namespace of its own)
+    uid_lock: int = -1  # the flock of the bot's own uid (allocate_uid), kept by the watcher
+    covers: list[tuple[str, list[str]]] = field(default_factory=list)  # see _covers
+    idmaps: list[tuple[str, int, bool]] = field(default_factory=list)  # (path, userns fd, writable): see _uid_setup
+    keep_writable: list[str] = field(default_factory=list)  # basic as root: all else is read-only
+    hidden: list[str] = field(default_factory=list)  # basic: paths covered by nothing (see _expose)
 
 
 def _set_rlimits(pairs: list[tuple[int, int]]) -> None:
@@ -1480,7 +1884,9 @@ def _become_watcher(child: _Child, pid: int) -> None:
         for fd in (0, 1, 2):
             os.dup2(null, fd)
         os.dup2(child.lifeline, 3)
-        os.closerange(4, 1 << 16)
+        if child.uid_lock >= 0:
+            os.dup2(child.uid_lock, 4)  # the bot's uid stays locked until the watcher (after the bot) exits
+        os.closerange(5 if child.uid_lock >= 0 else 4, 1 << 16)
         groups = child.cgroup.dirs() if child.cgroup is not None else []
         python = sys.executable
         os.execv(
@@ -1505,21 +1911,167 @@ def _prepare(child: _Child) -> None:
         child.cgroup.create()
 
 
+def _mount_workdir(child: _Child, libc: Any, private: bool = False) -> None:
+    """In the bot's own mount namespace: a tmpfs of :data:`WORKDIR_KIB` and
+    :data:`WORKDIR_INODES` on its temporary folder (``private``: first stop
+    mounts propagating to the host). Raises ``OSError``."""
+    if private and libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        raise OSError(ctypes.get_errno(), "cannot make the bot's mounts private")
+    opts = b"size=%dk,nr_inodes=%d,mode=0700" % (WORKDIR_KIB, WORKDIR_INODES)
+    if child.ids is not None:
+        opts += b",uid=%d,gid=%d" % child.ids
+    if libc.mount(b"tmpfs", os.fsencode(child.workdir), b"tmpfs", _MS_NOSUID | _MS_NODEV, opts) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"cannot mount a tmpfs on the bot's temporary folder: {os.strerror(err)}")
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [
+        ("attr_set", ctypes.c_uint64),
+        ("attr_clr", ctypes.c_uint64),
+        ("propagation", ctypes.c_uint64),
+        ("userns_fd", ctypes.c_uint64),
+    ]
+
+
+def _bytes(x: str | bytes | None) -> bytes | None:
+    return x.encode() if isinstance(x, str) else x
+
+
+def _mount(
+    source: str | bytes | None, target: str | bytes, fstype: str | bytes | None, flags: int, data: Any = None
+) -> None:
+    libc = _libc_handle()
+    if libc.mount(_bytes(source), _bytes(target), _bytes(fstype), ctypes.c_ulong(flags), _bytes(data)) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"mount {target!r}: {os.strerror(err)}")
+
+
+def _syscall(number: int, *args: Any) -> int:
+    libc = _libc_handle()
+    conv = [ctypes.c_long(a) if isinstance(a, int) else a for a in args]
+    r = int(libc.syscall(ctypes.c_long(number), *conv))
+    if r < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"syscall {number}: {os.strerror(err)}")
+    return r
+
+
+def _expose(child: _Child) -> None:
+    """In the child, still root, in a mount namespace of the bot's own: cover
+    each folder of ``child.covers`` with a tmpfs holding only the paths the
+    bot needs from it (bind-mounted), and mount ``child.idmaps`` idmapped (on
+    them their owner's files are the bot's; what it writes is its owner's on
+    disk), read-only unless writable."""
+    old = os.umask(0o022)
+    try:
+        fds = [(p, os.open(p, os.O_PATH | os.O_CLOEXEC)) for _f, paths in child.covers for p in paths]
+        trees = []
+        for path, userns, writable in child.idmaps:
+            tree = _syscall(_SYS_OPEN_TREE, _AT_FDCWD, path.encode(), _OPEN_TREE_CLONE | _AT_RECURSIVE | os.O_CLOEXEC)
+            trees.append((path, tree))
+            flags = _MOUNT_ATTR_IDMAP | _MOUNT_ATTR_NOSUID | _MOUNT_ATTR_NODEV | (0 if writable else _MOUNT_ATTR_RDONLY)
+            attr = _MountAttr(flags, 0, 0, userns)
+            _syscall(
+                _SYS_MOUNT_SETATTR, tree, b"", _AT_EMPTY_PATH | _AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr)
+            )
+        for folder, _paths in child.covers:
+            _mount("tmpfs", folder, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0755,size=1m")
+        for p, fd in fds:
+            if stat.S_ISDIR(os.fstat(fd).st_mode):
+                os.makedirs(p, 0o755, exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(p), 0o755, exist_ok=True)
+                os.close(os.open(p, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644))
+            _mount(f"/proc/self/fd/{fd}", p, None, _MS_BIND | _MS_REC)
+            os.close(fd)
+        for path, tree in trees:
+            _syscall(_SYS_MOVE_MOUNT, tree, b"", _AT_FDCWD, path.encode(), _MOVE_MOUNT_F_EMPTY_PATH)
+            os.close(tree)
+        for path in child.hidden:
+            if os.path.isdir(path):
+                _mount("tmpfs", path, "tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "size=4k,mode=0555")
+            else:
+                _mount("/dev/null", path, None, _MS_BIND)
+    finally:
+        os.umask(old)
+
+
+def _proc_readonly(strict: bool) -> None:
+    """In the bot's mount namespace: :data:`PROC_READONLY` read-only, :data:`PROC_MASKED` hidden.
+    ``strict`` (a root referee): a knob that cannot be made read-only stops the bot's start;
+    otherwise (a user namespace of a non-root referee, whose bots the kernel does not let write
+    the host's sysctls anyway) it is best effort."""
+    for p in PROC_READONLY:
+        if os.path.lexists(p):
+            try:
+                _mount(p, p, None, _MS_BIND | _MS_REC)
+                _mount(None, p, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+            except OSError:
+                if strict:
+                    raise
+    for p in PROC_MASKED:
+        try:
+            if os.path.isdir(p):
+                _mount("tmpfs", p, "tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "size=4k,mode=0555")
+            elif os.path.lexists(p):
+                _mount("/dev/null", p, None, _MS_BIND)
+        except OSError:
+            pass  # masking is the second line: the bot's uid may not read these anyway
+
+
+def _readonly_host(keep: list[str], shm: bool) -> None:
+    """In the bot's mount namespace (root): every mount read-only except the
+    bot's own ``keep`` folders (its temporary folder, a writable folder), its
+    /proc and (``shm``) its private /dev/shm."""
+    for k in keep:
+        _mount(k, k, None, _MS_BIND | _MS_REC)
+    with open("/proc/self/mountinfo", "rb") as f:
+        points = [
+            re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m.group(1), 8)]), line.split()[4]).decode(
+                errors="surrogateescape"
+            )
+            for line in f
+        ]
+    libc = _libc_handle()
+    for mp in points:
+        if mp in keep or _inside(mp, "/proc") or (shm and mp == "/dev/shm"):
+            continue
+        try:
+            st = os.statvfs(mp)
+        except OSError:
+            continue  # hidden under another mount
+        flags = _MS_BIND | _MS_REMOUNT | _MS_RDONLY
+        flags |= st.f_flag & (_MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_NOATIME | _MS_NODIRATIME)
+        if st.f_flag & 4096:  # ST_RELATIME
+            flags |= _MS_RELATIME
+        if libc.mount(None, mp.encode(errors="surrogateescape"), None, ctypes.c_ulong(flags), None) != 0:
+            err = ctypes.get_errno()
+            if err not in (errno.ENOENT, errno.EACCES):
+                raise OSError(err, f"cannot make {mp} read-only for the bot: {os.strerror(err)}")
+
+
 def _basic_preexec(child: _Child) -> Callable[[], None]:
     """The ``preexec_fn`` of the "basic" sandbox: runs in the forked child, before ``exec``.
 
     1. make the working directory and control groups, 2. enter new namespaces
     (``unshare``), 3. fork: the child (PID 1 of the new PID namespace) joins
-    the control groups, starts its own session, mounts its private /proc and
-    /dev/shm, sets its rlimits, umask and user, drops every capability, sets
-    its parent-death signal and returns to ``exec`` the bot; the parent becomes
-    the watcher and never returns.
+    the control groups, starts its own session, enters a mount namespace of
+    its own (the watcher's stays as it is) where it mounts its private /proc
+    and /dev/shm, makes the kernel knobs read-only (:data:`PROC_READONLY`)
+    and - the referee being root - the folders it needs reachable
+    (:func:`_expose`) and the whole host file system read-only but for its own
+    folders; it sets its rlimits, umask and user, drops every capability,
+    sets its parent-death signal and returns to ``exec`` the bot; the parent
+    becomes the watcher and never returns.
     """
     uid, gid = os.getuid(), os.getgid()
     libc = _libc_handle()
     shm_kib = SHM_KIB
     last_cap = _last_cap()
     flags = child.flags
+    install_filter = seccomp.installer(child.seccomp, libc) if child.seccomp is not None else None
+    root = os.geteuid() == 0 and not flags & _CLONE_NEWUSER
 
     def preexec() -> None:
         _prepare(child)
@@ -1534,17 +2086,28 @@ def _basic_preexec(child: _Child) -> Callable[[], None]:
         if child.cgroup is not None:
             child.cgroup.join()
         os.setsid()  # out of the watcher's process group: kill(0, ...) cannot reach the watcher
+        if root or flags & _CLONE_NEWNS:
+            # a mount namespace of the bot's own: what it mounts (and makes read-only) is not the watcher's
+            _unshare(_CLONE_NEWNS)
+            _mount("none", "/", None, _MS_REC | _MS_PRIVATE)
+            if root:
+                _expose(child)
         if flags & _CLONE_NEWNS:
             # its own /proc: it sees only its namespace's processes, not the referee's or the
             # other bots' environments and memory (/proc/PID/environ, /proc/PID/mem)
-            if (
-                libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0
-                or libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None) != 0
-            ):
+            if libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None) != 0:
                 raise OSError(ctypes.get_errno(), "cannot mount a private /proc for the bot")
             # and its own small /dev/shm (tmpfs pages escape the address-space limit); best effort
             if child.private_shm and os.path.isdir("/dev/shm"):
                 libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=%dk,mode=1777" % (shm_kib,))
+            if child.tmpfs:  # in a mount namespace the watcher is not in (it removes the host's folder)
+                _unshare(_CLONE_NEWNS)
+                _mount_workdir(child, libc, private=True)
+        if root or flags & _CLONE_NEWNS:
+            _proc_readonly(strict=root)
+        if root:
+            _readonly_host(child.keep_writable, bool(flags & _CLONE_NEWNS) and child.private_shm)
+            os.chdir(os.getcwd())  # the working directory as now mounted (a writable folder: idmapped)
         _set_rlimits(child.pairs)
         os.umask(0o077)
         privileged = os.geteuid() == 0 or bool(flags & _CLONE_NEWUSER)
@@ -1562,6 +2125,8 @@ def _basic_preexec(child: _Child) -> Callable[[], None]:
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if child.workdir:
             os.chdir(child.workdir)
+        if install_filter is not None:
+            install_filter()  # last: the calls above (mount, unshare) are among those it denies
 
     return preexec
 
@@ -1584,7 +2149,16 @@ def _bwrap_preexec(child: _Child, argv: list[str], env: dict[str, str] | None) -
             _become_watcher(child, pid)
         if child.cgroup is not None:
             child.cgroup.join()
+        if child.tmpfs:
+            _unshare(_CLONE_NEWNS)  # bwrap binds the tmpfs from this namespace; the host never sees it
+            _mount_workdir(child, libc, private=True)
         _set_rlimits(child.pairs)
+        if child.covers or child.idmaps:
+            # what bwrap (as the bot's uid) must mount but could not reach, or a writable folder
+            # the bot's uid could not write: prepared in a mount namespace of the bot's own
+            _unshare(_CLONE_NEWNS)
+            _mount("none", "/", None, _MS_REC | _MS_PRIVATE)
+            _expose(child)
         os.umask(0o077)
         if child.ids is not None:
             os.setgroups([])
@@ -1603,6 +2177,8 @@ def _bwrap_preexec(child: _Child, argv: list[str], env: dict[str, str] | None) -
         os.closerange(low, 1 << 16)
         for fd in keep:
             os.set_inheritable(fd, True)
+        if child.seccomp is not None:
+            seccomp.pass_program(child.seccomp)
         os.execve(argv[0], argv, env)
 
     return preexec

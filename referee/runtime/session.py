@@ -22,7 +22,7 @@ from protocol.messages import ENCODER, PROTOCOL_VERSION, BotHello
 from referee.core.errors import BotCrashed, BotError, BotMalformed, BotRefused, BotTimeout, Problem
 
 from .framing import LineTooLong, StreamClosed, decode_line
-from .process import STDERR_TAIL, BotProcess, close_pipes, kill_group
+from .process import STDERR_TAIL, BotProcess, ProcState, TailBuffer, close_pipes, kill_group
 from .spec import BotSpec, ClockSpec
 
 __all__ = ["STDERR_TAIL", "BotSession", "close_pipes", "kill_group", "start_bots"]
@@ -86,6 +86,22 @@ class BotSession(BotProcess):
                 self.death = exc.detail
                 exc.session = self
             raise
+        return self
+
+    @classmethod
+    def never_started(cls, spec: BotSpec, death: str) -> "BotSession":
+        """The dead session of a bot that has no process at all (its build failed, its program is
+        missing) and is given up before the night: seated like a bot that crashed before the game
+        (``death`` says why, in the fault the game records), never started, nothing to close."""
+        self = cls.__new__(cls)
+        self.spec, self.name, self.pid = spec, spec.name, 0
+        self.state = ProcState.CLOSED
+        self._plan = None
+        self._stderr = TailBuffer(STDERR_TAIL)
+        self.clock = ClockSpec()
+        self.hello = None
+        self.next_id = 1
+        self.death = death
         return self
 
     async def _handshake(self, startup_ms: int) -> None:

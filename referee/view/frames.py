@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from referee.core.errors import public_fault_detail
+from referee.rules.ask import AskRules
 
 if TYPE_CHECKING:  # pragma: no cover
     from referee.core.machine import HandMachine
@@ -142,6 +143,9 @@ class _Frames:
         self.values: dict[str, int] = {}
         #: the first disagreement between the events and the engine (a bug: never expected)
         self.problem: str | None = None
+        #: faults the machine records before the first hand's start frame (a bot whose process
+        #: never started: its crash is recorded as the hand begins), shown right after that frame
+        self.early: list[FaultRecord] = []
 
     # ---------------------------------------------------------------- snapshots
     def _snapshot(self, m: HandMachine) -> dict[str, Any]:
@@ -256,6 +260,9 @@ class _Frames:
         who = ", ".join(self.names[s.index] for s in m.hand_seats)
         what = "a tie-break hand" if self.hand_no > 1 and len(m.hand_seats) < self.n else "the cards are dealt"
         self._frame(m, "start", f"hand {self.hand_no} ({m.gid}): {what}; seats {who}", snap)
+        early, self.early = self.early, []
+        for rec in early:
+            self.faulted(m, rec)
 
     def applied(
         self,
@@ -281,6 +288,8 @@ class _Frames:
         hseats = m.hand_seats
         st = self._copy()
         last = len(events) - 1
+        polite_rules = isinstance(m.rules, AskRules) and m.rules.please
+        then = ""  # who asks next, said after the last event the ask caused (a lay, a draw)
         for k, ev in enumerate(events):
             kind = ev["kind"]
             if kind == "ask":
@@ -291,7 +300,9 @@ class _Frames:
                 st["counts"][t] -= len(cards)
                 st["counts"][s] += len(cards)
                 what = ev.get("card") or ev.get("family")
-                polite = " please" if ev.get("please") else ""
+                # "please" means something only in a politeness variant
+                please = bool(ev.get("please")) and polite_rules
+                polite = " please" if please else ""
                 if ev.get("rude"):
                     result = "rude (no please): nothing moves"
                 elif cards:
@@ -300,11 +311,13 @@ class _Frames:
                     result = "miss"
                 nxt = ev.get("next")
                 turn_to = f"; {self.names[hseats[nxt].index]} asks next" if nxt is not None else ""
+                if k != last:
+                    then, turn_to = turn_to, ""
                 extra = dict(
                     common,
                     target=t,
                     ask={"card": what} if ev.get("card") else {"family": what},
-                    please=bool(ev.get("please")),
+                    please=please,
                     hit=bool(cards),
                     rude=bool(ev.get("rude")),
                     cards=cards,
@@ -319,9 +332,15 @@ class _Frames:
                 st["hands"][s] = [c for c in st["hands"][s] if c not in members]
                 st["counts"][s] -= len(members)
                 st["laid"][s] = st["laid"][s] + [fam]
-                st["scores"][s] += 1
+                points = m.rules.family_points if isinstance(m.rules, AskRules) else 1
+                st["scores"][s] += points
                 self._emit(
-                    m, k == last, "laid", f"{self.names[s]} lays family {fam} (+1)", st, {"actor": s, "cards": members}
+                    m,
+                    k == last,
+                    "laid",
+                    f"{self.names[s]} lays family {fam} (+{points})" + (then if k == last else ""),
+                    st,
+                    {"actor": s, "cards": members},
                 )
             elif kind == "draw":
                 s = hseats[ev["seat"]].index
@@ -334,7 +353,7 @@ class _Frames:
                     m,
                     k == last,
                     "draw",
-                    f"{self.names[s]} draws a card from the stock",
+                    f"{self.names[s]} draws a card from the stock" + (then if k == last else ""),
                     st,
                     {"actor": s, "cards": [card] if card else None},
                 )
@@ -441,6 +460,9 @@ class _Frames:
         self._frame(m, kind, text, st, **extra)
 
     def faulted(self, m: HandMachine, rec: FaultRecord) -> None:
+        if not self.frames:  # before the start frame: there is no state to mark yet
+            self.early.append(rec)
+            return
         st = self._copy()
         st["faulted"] = sorted(set(st.get("faulted") or []) | {rec.seat})
         # the text says what every seat was told (the public fault event); the bot's own detail is in "fault"

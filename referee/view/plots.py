@@ -10,8 +10,8 @@ Inputs (all easy to build from :func:`referee.league.standings.compute`'s dict `
 * :func:`rating_plot` and :func:`win_share_plot` take ``scopes``: a mapping from a scope name
   (``"overall"`` or a variant) to that scope's rows, each a mapping with ``"bot"`` and
 
-  - for ratings: ``"mu"`` and ``"sigma"`` (openskill; the bar is mu +- 3 sigma, so its left end is
-    the conservative ``ordinal`` the standings sort by);
+  - for ratings: ``"mu"`` and ``"sigma"`` (the standings' Plackett-Luce fit; the bar is mu +- 3 sigma, so its left end
+    is the conservative ``ordinal`` the standings sort by);
   - for win shares: ``"win_share"``, ``"win_lo"``, ``"win_hi"`` (the 95% Wilson interval) and
     optionally ``"games"``.
 
@@ -287,7 +287,7 @@ def _interval_panels(
 def rating_plot(
     scopes: Mapping[str, Sequence[Mapping[str, Any]]],
     *,
-    title: str = "Rating: openskill mu with mu ± 3 sigma",
+    title: str = "Rating: Plackett-Luce mu with mu ± 3 sigma",
     order: Sequence[str] | None = None,
     columns: int = 3,
 ) -> str:
@@ -318,7 +318,8 @@ def rating_plot(
         reference={s: (25.0, "starting rating: mu 25") for s in scopes},
         order=order,
         columns=columns,
-        desc="For each scope, each bot's openskill rating mu as a dot with a bar from mu - 3 sigma to mu + 3 sigma; "
+        desc="For each scope, each bot's Plackett-Luce rating mu as a dot with a bar from mu - 3 sigma to "
+        "mu + 3 sigma; "
         "the left end of the bar is the ordinal the standings are sorted by.",
     )
 

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from referee.league.standings import COLUMNS, SORT_TEXT, cell_text, columns, games_text
+from referee.league.standings import COLUMNS, RATING_NOTE, SORT_TEXT, cell_text, columns, games_text
 from referee.view.page import _asset, data_json
 from referee.view.plots import head_to_head_heatmap, rating_plot, think_time_plot, win_share_plot
 
@@ -201,9 +201,9 @@ def _legend() -> str:
     items = "".join(f"<dt>{_e(c.head)}</dt><dd>{_e(c.legend)}</dd>" for c in COLUMNS)
     return (
         f'<section id="legend"><h2>How to read the standings</h2>'
-        f'<p data-testid="sorted-by"><b>{_e(SORT_TEXT)}</b> Each variant is its own table; the overall table '
-        "pools every variant's games (ratings and win shares only: scores of different variants are not "
-        "comparable, so it has no mean score).</p>"
+        f'<p data-testid="sorted-by"><b>{_e(SORT_TEXT)}</b> {_e(RATING_NOTE)} Each variant is its own table; '
+        "the overall table pools every variant's games (ratings and win shares only: scores of different "
+        "variants are not comparable, so it has no mean score).</p>"
         f'<dl class="legend" data-testid="legend">{items}</dl>'
         '<p class="muted">Stalled games (an ask hand ended by the stalemate rule) count like any other; '
         "aborted games have no result and count nowhere. The win share's even value (every bot equally "

@@ -2,8 +2,14 @@
 and a live page of a league night, over HTTP on localhost.
 
 The server only reads: the ledger is opened read-only (SQLite in WAL mode, so
-a ``referee run`` writing into the same folder is never blocked), files are
-served from the output folder and nothing outside it. While a night runs in
+a ``referee run`` writing into the same folder is never blocked). It serves an
+allow-list of the output folder's files (:func:`servable`: the report and its
+standings files, ``report-data/games-K.js``, and in ``games/`` the logs, the
+viewer pages and their frames); everything else is a 404 - the ledger (it holds
+a secret night's seed) and its ``-wal``/``-shm``/``-journal`` files, the lock,
+dotfiles, configs, seed files, folders, links, and anything outside the folder
+- since any local process can reach the port, a bot with network access
+included (issue 19). While a night runs in
 another process, ``/live`` shows its progress and standings and refreshes by
 itself (it polls ``/api/status``, which adds only the games recorded since the
 last poll to a running tally, so a poll costs little even for a big night).
@@ -12,10 +18,15 @@ last poll to a running tally, so a poll costs little even for a big night).
 (``/games/viewer.html?game=<game>``, when ``OUT/games/<game>.frames.js`` exists),
 else a page built on the spot from its log.
 
+The server may start before the night: on a folder that does not exist yet or
+holds no ledger, ``/live`` waits (``started`` false in ``/api/status``) and
+follows the night once ``referee run`` begins it; nothing is created.
+
 The standard library's threaded HTTP server is enough for this (one user or
 a handful on localhost, static files and small JSON answers); it stops with
-Ctrl-C. Errors: a folder that holds no ledger is one ``UserError``; a request
-for a file outside the folder, or that does not exist, is a 404.
+Ctrl-C. Errors: an ``OUT`` that is a file, or a damaged ledger, is one
+``UserError``; a request for a file that is not on the allow-list, or that
+does not exist, is a 404.
 """
 
 from __future__ import annotations
@@ -23,7 +34,9 @@ from __future__ import annotations
 import json
 import mimetypes
 import os
+import re
 import sqlite3
+import stat
 import threading
 import time
 from http import HTTPStatus
@@ -52,6 +65,34 @@ _TYPES = {
 }
 
 
+#: the output folder's own files that are served (the report writes them)
+_TOP_FILES = frozenset({"report.html", "standings.json", "standings.csv", "standings.md", "head_to_head.csv"})
+#: a served file's name: no dotfiles, nothing but letters, digits and ``._-``
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+#: what ``games/`` serves: the logs, the viewer shell, a game's frames and its page
+_GAME_FILES = (".jsonl", ".jsonl.zst", ".jsonl.gz", ".frames.js", ".html")
+_REPORT_DATA = re.compile(r"games-[0-9]+\.js")
+
+
+def servable(rel: str) -> bool:
+    """Whether ``rel`` (a path relative to the output folder, ``/``-separated)
+    is on the allow-list of files ``serve`` hands out: the report, its
+    standings files, ``report-data/games-K.js``, and the logs, viewer pages and
+    frames in ``games/``. Never the ledger (nor its -wal/-shm/-journal), the lock,
+    dotfiles, configs, seed files or anything else."""
+    parts = rel.split("/")
+    if not all(_NAME.fullmatch(p) for p in parts):
+        return False
+    if len(parts) == 1:
+        return parts[0] in _TOP_FILES
+    if len(parts) != 2:
+        return False
+    folder, name = parts
+    if folder == "report-data":
+        return _REPORT_DATA.fullmatch(name) is not None
+    return folder == "games" and name.endswith(_GAME_FILES)
+
+
 def _lock_held(path: Path) -> bool | None:
     """Whether some process holds the run lock of ``OUT/.lock`` (read from
     ``/proc/locks``, so the server never takes the lock itself); None where
@@ -73,18 +114,19 @@ class LeagueState:
     def __init__(self, out: Path) -> None:
         self.out = Path(out)
         self.path = self.out / LEDGER_NAME
-        if not self.path.is_file():
-            raise UserError(
-                f"{self.out}: no {LEDGER_NAME} here; give the output folder of a league night "
-                "(referee run CONFIG writes it)"
-            )
-        db = self._db()
-        try:
-            # a damaged ledger: one error before serving anything; an empty one is a night whose
-            # run has just created the file and not yet its tables (the page waits for them)
-            check_db(db, self.path, create=True)
-        finally:
-            db.close()
+        if self.out.exists() and not self.out.is_dir():
+            raise UserError(f"{self.out}: not a folder; give the output folder of a league night")
+        if self.path.exists() and not self.path.is_file():
+            raise UserError(f"{self.path}: not a file; give the output folder of a league night")
+        if self.path.is_file():
+            db = self._db()
+            try:
+                # a damaged ledger: one error before serving anything; an empty one is a night whose
+                # run has just created the file and not yet its tables (the page waits for them)
+                check_db(db, self.path, create=True)
+            finally:
+                db.close()
+        # no ledger (yet): a night not begun, the folder perhaps not made; the live page waits
         self._lock = threading.Lock()
         self._seen: set[str] = set()
         self._tally: Tally | None = None
@@ -120,6 +162,8 @@ class LeagueState:
     def status(self) -> dict[str, Any]:
         """The live figures: progress, counts, live standings, the latest games."""
         with self._lock:
+            if not self.path.is_file():  # the night has not begun: nothing to read (and nothing made)
+                return self._answer(self.out.name, None, {}, 0.0, time.time(), started=False)
             db = self._db()
             try:
                 if not db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'games'").fetchone():
@@ -178,13 +222,22 @@ class LeagueState:
             return self._answer(league, planned, per_planned, rate, now)
 
     def _answer(
-        self, league: str, planned: int | None, per_planned: dict[str, int], rate: float, now: float
+        self,
+        league: str,
+        planned: int | None,
+        per_planned: dict[str, int],
+        rate: float,
+        now: float,
+        *,
+        started: bool = True,
     ) -> dict[str, Any]:
-        """The status (``/api/status``) from what has been read so far."""
+        """The status (``/api/status``) from what has been read so far;
+        ``started``: whether the night has a ledger yet."""
         done = len(self._seen)
         return {
             "league": league,
             "out": str(self.out),
+            "started": started,
             "running": _lock_held(self.out / ".lock"),
             "planned": planned,
             "done": done,
@@ -246,23 +299,32 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(HTTPStatus.NOT_FOUND, "text/plain; charset=utf-8", f"not found: {what}\n".encode())
 
     def _file(self, path: str) -> None:
-        out = self.server.out.resolve()
-        target = (out / path.lstrip("/")).resolve()
-        if out != target and out not in target.parents:
+        """A file on the allow-list (:func:`servable`), a regular file and no link
+        (each folder on the way none either), else a 404."""
+        rel = path.removeprefix("/")
+        if not servable(rel):
             self._not_found(path)
             return
-        if target.is_dir():
-            target = target / "index.html"
-        if not target.is_file():
+        target = self.server.out
+        try:
+            for part in rel.split("/"):
+                target = target / part
+                if stat.S_ISLNK(os.lstat(target).st_mode):
+                    raise FileNotFoundError(target)
+            st = os.lstat(target)
+            if not stat.S_ISREG(st.st_mode):
+                raise FileNotFoundError(target)
+            body = target.read_bytes()
+        except OSError:
             self._not_found(path)
             return
         suffix = target.suffix
         ctype = _TYPES.get(suffix) or mimetypes.guess_type(target.name)[0] or "application/octet-stream"
-        self._send(HTTPStatus.OK, ctype, target.read_bytes())
+        self._send(HTTPStatus.OK, ctype, body)
 
     def _viewer(self, game: str) -> None:
         games = self.server.out / "games"
-        if not game or "/" in game or game.startswith("."):
+        if not _NAME.fullmatch(game) or games.is_symlink():
             self._not_found(game)
             return
         if (games / f"{game}.frames.js").is_file() and (games / "viewer.html").is_file():
@@ -271,11 +333,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             return
         page = games / f"{game}.html"
-        if page.is_file():
+        if page.is_file() and not page.is_symlink():
             self._send(HTTPStatus.OK, "text/html; charset=utf-8", page.read_bytes())
             return
         log = next(
-            (games / f"{game}{s}" for s in (".jsonl.zst", ".jsonl", ".jsonl.gz") if (games / f"{game}{s}").is_file()),
+            (
+                games / f"{game}{s}"
+                for s in (".jsonl.zst", ".jsonl", ".jsonl.gz")
+                if (games / f"{game}{s}").is_file() and not (games / f"{game}{s}").is_symlink()
+            ),
             None,
         )
         if log is None:
@@ -318,7 +384,8 @@ def serve(
     """Serve until Ctrl-C; returns 0."""
     server = make_server(out, host, port, verbose=verbose)
     url = f"http://{host}:{server.server_address[1]}/"
-    announce(f"serving {out} at {url} (live page: {url}live); Ctrl-C stops")
+    waiting = "" if server.state.path.is_file() else " (no night there yet: the live page waits for it)"
+    announce(f"serving {out} at {url} (live page: {url}live){waiting}; Ctrl-C stops")
     try:
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:
@@ -348,7 +415,7 @@ table { border-collapse:collapse; width:100%; }
 th, td { text-align:left; padding:4px 8px; border-bottom:1px solid var(--line); font-variant-numeric: tabular-nums; }
 th { color:var(--muted); font-weight:600; font-size:13px; }
 .state { font-weight:600; }
-.running { color:var(--ok); } .stopped { color:var(--warn); } .done { color:var(--ink); }
+.running { color:var(--ok); } .stopped { color:var(--warn); } .done { color:var(--ink); } .waiting { color:var(--muted); }
 .aborted { color:var(--bad); } .stalled { color:var(--warn); }
 a { color:#1f5fbf; }
 @media (max-width: 800px) { main { grid-template-columns: 1fr; } }
@@ -391,7 +458,7 @@ async function poll() {
     const s = await r.json();
     $("league").textContent = s.league;
     document.title = s.league + " - live";
-    const st = s.complete ? ["done", "complete"] : s.running ? ["running", "running"] : ["stopped", s.running === false ? "not running (interrupted? run the same command again to resume)" : "state unknown"];
+    const st = !s.started ? ["waiting", "waiting for the night to begin (referee run CONFIG)"] : s.complete ? ["done", "complete"] : s.running ? ["running", "running"] : ["stopped", s.running === false ? "not running (interrupted? run the same command again to resume)" : "state unknown"];
     $("state").className = "state " + st[0]; $("state").textContent = st[1];
     $("done").textContent = s.done; $("planned").textContent = s.planned ?? "?";
     $("rate").textContent = s.games_per_s; $("aborted").textContent = s.aborted;

@@ -23,7 +23,7 @@ from referee.runtime.limits import LimitsError, MiB, parse_limits
 from .conftest import PYTHON, REPO, ZOO, assert_no_survivors, new_tag, survivors, zoo_command
 
 CLOCK = ClockSpec(move_ms=2000, startup_ms=8000, grace_ms=200)
-MINIMAL_ENV = {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "PYTHONUNBUFFERED", "REFEREE_BOT_DIR"}
+MINIMAL_ENV = {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "PYTHONUNBUFFERED", "REFEREE_BOT_DIR", "JAVA_TOOL_OPTIONS"}
 
 
 async def introspect(limits: ResourceLimits | None = None, *args: str, **spec_kw) -> tuple[dict, BotSession]:

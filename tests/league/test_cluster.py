@@ -4,7 +4,9 @@ after; the coordinator is the real `referee run` command."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -12,6 +14,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -22,7 +25,7 @@ from referee.league import schedule as sched
 from referee.league.config import load_config
 from referee.league.ledger import BotInfo, Ledger
 
-from .conftest import REFEREE, REPO, bot_processes, referee
+from .conftest import LOGS_FOLDER, REFEREE, REPO, bot_processes, referee
 
 pytestmark = pytest.mark.xdist_group("dask")
 
@@ -181,9 +184,11 @@ def test_a_night_on_the_cluster_equals_the_local_night_game_by_game(tmp_path: Pa
     cfg = _config(tmp_path, "eq-" + uuid.uuid4().hex[:8])
     local = referee("run", str(cfg), "--quiet", "--out", str(tmp_path / "local"))
     assert local.returncode == 0, local.stderr
-    remote = referee("run", str(cfg), "--cluster", cluster.address, "--progress-every", "0")
+    remote = referee("run", str(cfg), "--cluster", cluster.address, "--insecure", "--progress-every", "0")
     assert remote.returncode == 0, remote.stderr
     assert "playing on tcp://127.0.0.1" in remote.stderr and "2 workers" in remote.stderr
+    warnings = [ln for ln in remote.stderr.splitlines() if ln.startswith("warning:")]
+    assert len(warnings) == 1 and "--insecure" in warnings[0] and "run code" in warnings[0], remote.stderr
     _check_complete(cfg, tmp_path / "out")
     assert _rows(tmp_path / "out") == _rows(tmp_path / "local")
     # the bots and their hello at the start check (on the workers), as the local night has them
@@ -205,7 +210,9 @@ def test_send_logs_sends_every_log_and_the_night_is_the_same(tmp_path: Path, clu
     cfg = _config(tmp_path, "sl-" + uuid.uuid4().hex[:8], deals=2, chickens=False)
     local = referee("run", str(cfg), "--quiet", "--out", str(tmp_path / "local"))
     assert local.returncode == 0, local.stderr
-    remote = referee("run", str(cfg), "--cluster", cluster.address, "--send-logs", "--progress-every", "0")
+    remote = referee(
+        "run", str(cfg), "--cluster", cluster.address, "--insecure", "--send-logs", "--progress-every", "0"
+    )
     assert remote.returncode == 0, remote.stderr
     n = len(_planned(cfg))
     assert f"logs: 0 written into {tmp_path / 'out'} by the workers, {n} sent to this machine" in remote.stdout
@@ -265,7 +272,7 @@ def test_a_worker_killed_mid_unit_still_gives_every_game_once(tmp_path: Path, cl
     cluster.ensure(2)
     tag = "kw-" + uuid.uuid4().hex[:8]
     cfg = _config(tmp_path, tag, deals=10, chickens=False)  # one table: two units of 5 deal sets, side by side
-    proc = _start(cfg, "--cluster", cluster.address)
+    proc = _start(cfg, "--cluster", cluster.address, "--insecure")
     try:
         _read_games(proc, 3)
         victim = cluster.live_workers()[0]
@@ -284,14 +291,14 @@ def test_the_coordinator_killed_then_a_rerun_resumes(tmp_path: Path, cluster: Da
     cluster.ensure(2)
     tag = "kc-" + uuid.uuid4().hex[:8]
     cfg = _config(tmp_path, tag, deals=8)
-    proc = _start(cfg, "--cluster", cluster.address)
+    proc = _start(cfg, "--cluster", cluster.address, "--insecure")
     _read_games(proc, 4)
     proc.kill()
     proc.wait()
     first = _rows(tmp_path / "out")
     assert 4 <= len(first) < len(_planned(cfg))
     _wait_until(lambda: not bot_processes(tag), "the workers to stop the dead coordinator's units")
-    again = referee("run", str(cfg), "--cluster", cluster.address, "--quiet")
+    again = referee("run", str(cfg), "--cluster", cluster.address, "--insecure", "--quiet")
     assert again.returncode == 0, again.stderr
     _check_complete(cfg, tmp_path / "out")
     rows = _rows(tmp_path / "out")
@@ -302,7 +309,7 @@ def test_ctrl_c_stops_every_unit_and_every_bot_on_the_workers(tmp_path: Path, cl
     cluster.ensure(2)
     tag = "cc-" + uuid.uuid4().hex[:8]
     cfg = _config(tmp_path, tag, deals=40, chickens=False)
-    proc = _start(cfg, "--cluster", cluster.address)
+    proc = _start(cfg, "--cluster", cluster.address, "--insecure")
     _read_games(proc, 2)
     assert bot_processes(tag)  # bots are playing on the workers
     proc.send_signal(signal.SIGINT)
@@ -314,25 +321,12 @@ def test_ctrl_c_stops_every_unit_and_every_bot_on_the_workers(tmp_path: Path, cl
     assert 2 <= len(done) < len(_planned(cfg))
 
 
-def test_workers_n_starts_a_local_cluster(tmp_path: Path) -> None:
-    tag = "lw-" + uuid.uuid4().hex[:8]
-    cfg = _config(tmp_path, tag, chickens=False)
-    local = referee("run", str(cfg), "--quiet", "--out", str(tmp_path / "local"))
-    assert local.returncode == 0, local.stderr
-    res = referee("run", str(cfg), "--workers", "2", "--progress-every", "0", timeout=120)
-    assert res.returncode == 0, res.stderr
-    assert "playing on 2 local workers: 2 workers, 2 threads" in res.stderr
-    _check_complete(cfg, tmp_path / "out")
-    assert _rows(tmp_path / "out") == _rows(tmp_path / "local")
-    assert not bot_processes(tag)
-
-
 def test_a_wrong_or_unreachable_address_is_one_error_before_anything_is_written(tmp_path: Path) -> None:
     cfg = _config(tmp_path, "wa")
     for address in (f"tcp://127.0.0.1:{_free_port()}", "no-port-here"):
-        res = referee("run", str(cfg), "--cluster", address, "--cluster-timeout", "1")
+        res = referee("run", str(cfg), "--cluster", address, "--insecure", "--cluster-timeout", "1")
         assert res.returncode == 2, res.stderr
-        lines = res.stderr.strip().splitlines()
+        lines = [ln for ln in res.stderr.strip().splitlines() if not ln.startswith("warning: --insecure")]
         assert len(lines) == 1 and lines[0].startswith("error: --cluster"), res.stderr
         assert not (tmp_path / "out").exists()
     res = referee("run", str(cfg), "--workers", "0")
@@ -347,7 +341,7 @@ def test_a_bot_failing_the_start_check_is_named_with_the_worker(tmp_path: Path, 
         f'seed = 1\nout = "out"\n{bots}[[bots]]\nname = "broken"\ncommand = ["{{python}}", "-c", "pass"]\n'
         '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
     )
-    res = referee("run", str(cfg), "--cluster", cluster.address, "--quiet")
+    res = referee("run", str(cfg), "--cluster", cluster.address, "--insecure", "--quiet")
     assert res.returncode == 2, res.stderr
     errors = [ln for ln in res.stderr.splitlines() if ln.startswith("error:")]
     assert len(errors) == 2  # the broken bot, on each worker
@@ -355,3 +349,362 @@ def test_a_bot_failing_the_start_check_is_named_with_the_worker(tmp_path: Path, 
     assert "nothing was played or recorded" in res.stderr
     with Ledger.in_dir(tmp_path / "out", create=False) as ledger:
         assert ledger.count() == 0
+
+
+# ----------------------------------------------------------------------------- security (issue 19)
+
+ATTACKER_BOT = REPO / "tests" / "bots" / "dask_attacker_bot.py"
+
+
+def test_an_unauthenticated_scheduler_needs_tls_files_or_insecure(tmp_path: Path, cluster: DaskCluster) -> None:
+    """``--cluster tcp://...`` with no TLS configuration is one ``error:`` line
+    (before anything is written); misplaced security options are one too."""
+    cluster.ensure(2)
+    cfg = _config(tmp_path, "ns")
+    env = {k: v for k, v in ENV.items() if not k.startswith("DASK_DISTRIBUTED__COMM__TLS")}
+    for args in (
+        ["--cluster", cluster.address],
+        ["--cluster", cluster.address.removeprefix("tcp://")],
+        ["--cluster", cluster.address, "--tls-ca-file", str(cfg), "--tls-cert", str(cfg)],  # tls for a tcp:// address
+        ["--cluster", cluster.address, "--tls-ca-file", str(tmp_path / "none.pem"), "--tls-cert", str(cfg)],
+        ["--cluster", cluster.address, "--tls-cert", str(cfg)],
+        ["--cluster", cluster.address, "--insecure", "--tls-cert", str(cfg)],
+        ["--cluster", cluster.address, "--dashboard", "--insecure"],
+        ["--workers", "2", "--insecure"],
+        ["--insecure"],
+    ):
+        res = subprocess.run(
+            [*REFEREE, "run", str(cfg), *args], capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path
+        )
+        assert res.returncode == 2, (args, res.stderr)
+        lines = res.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: "), (args, res.stderr)
+        assert not (tmp_path / "out").exists()
+    res = referee("run", str(cfg), "--cluster", cluster.address)
+    assert "no TLS configuration" in res.stderr and "--insecure" in res.stderr, res.stderr
+
+
+def _listening_ports(pid: int) -> set[int]:
+    """The TCP ports process ``pid`` listens on (its socket inodes matched in /proc/net/tcp)."""
+    inodes = set()
+    with suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with suppress(OSError):
+                link = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if link.startswith("socket:["):
+                    inodes.add(link[8:-1])
+    ports = set()
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for row in Path(name).read_text().splitlines()[1:]:
+            parts = row.split()
+            if parts[3] == "0A" and parts[9] in inodes:
+                ports.add(int(parts[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def _descendants(pid: int) -> list[int]:
+    parents: dict[int, int] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            with suppress(OSError, IndexError, ValueError):
+                parents[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        kids = [c for c, pp in parents.items() if pp == p]
+        out += kids
+        todo += kids
+    return out
+
+
+def test_a_bot_on_a_workers_night_cannot_reach_the_scheduler_or_the_workers(tmp_path: Path) -> None:
+    """``--workers 2`` on a secret night: a sandboxed bot with network access and
+    ``distributed`` in its interpreter is given the ports of the scheduler (in the
+    ``referee run`` process) and of every worker and nanny, and tries plain tcp://,
+    tls:// without a client certificate, tls:// with a certificate of its own and a
+    bare TLS handshake on each, and GETs of Dask's HTTP pages: every one fails, and
+    the night plays on, equal game by game to the same night played here (the same
+    seed file)."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    seed = tmp_path / "seed.txt"
+    seed.write_text("271828182845904523\n")
+    tag = "at-" + uuid.uuid4().hex[:8]
+    bots = f'[[bots]]\nname = "attacker"\ncommand = ["{{python}}", "{ATTACKER_BOT}", "{tag}"]\n{LOGS_FOLDER}'
+    bots += "".join(f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "{SEEDED_BOT}", "{tag}"]\n' for n in "ab")
+    cfg = tmp_path / "league.toml"
+    cfg.write_text(
+        f'seed = "secret"\nout = "out"\n[clock]\nmove_ms = 5000\nstartup_ms = 60000\n{bots}'
+        '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
+    )
+    (logs / "PORTS").write_text("")  # here, no cluster to attack
+    local = referee("run", str(cfg), "--quiet", "--out", str(tmp_path / "local"), "--seed-file", str(seed))
+    assert local.returncode == 0, local.stderr
+    for p in [logs / "PORTS", *logs.glob("attack-*.json")]:
+        p.unlink()
+    proc = _start(cfg, "--workers", "2", "--seed-file", str(seed))
+    try:
+        found: dict[str, set[int]] = {}
+
+        def ports() -> bool:
+            found["scheduler"] = _listening_ports(proc.pid)
+            found["workers"] = set().union(*(_listening_ports(p) for p in _descendants(proc.pid)))
+            return bool(found["scheduler"]) and len(found["workers"]) >= 2
+
+        _wait_until(ports, "the local cluster's ports", limit=60)
+        (logs / "PORTS.tmp").write_text(" ".join(map(str, sorted(found["scheduler"] | found["workers"]))))
+        (logs / "PORTS.tmp").rename(logs / "PORTS")
+        out, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert "playing on 2 local workers: 2 workers, 2 threads" in err
+    reports = [json.loads(p.read_text()) for p in logs.glob("attack-*.json")]
+    assert reports, "the attacker ran its attack"
+    for report in reports:
+        assert report["keys_read"] == [], report
+        # it could find them (attacker's view of /proc/net/tcp), and tried every one
+        assert found["scheduler"] <= set(report["listening"]), report
+        assert {int(p) for p in report["tried"]} == found["scheduler"] | found["workers"], report
+        for port, attempts in report["tried"].items():
+            assert set(attempts) == {"tcp", "tls-no-cert", "tls-own-cert", "handshake", "http"}
+            for how, what in attempts.items():
+                assert "connected" not in what, (port, how, what)
+    rows = _rows(tmp_path / "out")  # the night played on: every game recorded, with its log
+    assert rows == _rows(tmp_path / "local")
+    assert not (tmp_path / "out" / ".incoming").exists()
+    assert len(rows) == 3 and sorted(p.name for p in (tmp_path / "out" / "games").glob("*.jsonl*")) == [
+        f"{g}.jsonl.zst" for g in sorted(rows)
+    ]
+    assert not bot_processes(tag)
+
+
+def test_a_given_up_bot_forfeits_alike_on_the_cluster_and_here(tmp_path: Path, cluster: DaskCluster) -> None:
+    """Issue 20: ``broken_bot = "forfeit"`` with a bot that exits at start, in a
+    field where some tables do not seat it: the cluster night (whose units only
+    name the given-up bots they seat) equals the local night game by game."""
+    cluster.ensure(2)
+    tag = "gu-" + uuid.uuid4().hex[:8]
+    bots = "".join(f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "{SEEDED_BOT}", "{tag}"]\n' for n in "abc")
+    cfg = tmp_path / "league.toml"
+    cfg.write_text(
+        f'seed = 3\nout = "out"\n[faults]\nbroken_bot = "forfeit"\n{bots}'
+        '[[bots]]\nname = "broken"\ncommand = ["{python}", "-c", "pass"]\n'
+        '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
+    )
+    local = referee("run", str(cfg), "--quiet", "--out", str(tmp_path / "local"))
+    assert local.returncode == 0, local.stderr
+    remote = referee("run", str(cfg), "--cluster", cluster.address, "--insecure", "--progress-every", "0")
+    assert remote.returncode == 0, remote.stderr
+    assert "Traceback" not in remote.stderr and "'broken'" in remote.stderr and "forfeits" in remote.stderr
+    _check_complete(cfg, tmp_path / "out")
+    rows = _rows(tmp_path / "out")
+    assert rows == _rows(tmp_path / "local")
+    assert any("broken" not in r[0] for r in rows.values()) and any("broken" in r[0] for r in rows.values())
+    assert all(r[4] for r in rows.values() if "broken" in r[0])  # its seats forfeit
+    assert not bot_processes(tag)
+
+
+#: the certificates of docs/CLUSTER.md#security, made as it says (a CA, then one certificate per role)
+MAKE_CERTS = r"""
+set -e
+openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=referee-dask-ca" -keyout ca.key -out ca.pem
+for who in scheduler worker client; do
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=$who" -keyout $who.key -out $who.csr
+  openssl x509 -req -in $who.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 30 -out $who.pem
+done
+chmod 600 *.key
+"""
+
+
+def test_a_tls_cluster_plays_with_the_client_certificate_and_refuses_others(tmp_path: Path) -> None:
+    """A real deployment as docs/CLUSTER.md#security makes it: `dask scheduler` and
+    `dask worker` with certificates of one CA; `referee run --cluster tls://...`
+    with the client's files plays the night; a client without a certificate, or
+    with one of another CA (the referee's own options too), gets nothing. A
+    sandboxed bot of the night, whose own folder holds the workers' and the
+    client's TLS files (a careless deployment: the attacker's best case), reads
+    none of them and cannot connect to the scheduler."""
+    from distributed import Client
+    from distributed.security import Security
+
+    logs = tmp_path / "logs"
+    certs = logs / "tls"
+    certs.mkdir(mode=0o700, parents=True)
+    subprocess.run(["sh", "-c", MAKE_CERTS], cwd=certs, check=True, capture_output=True)
+    sched = tmp_path / "sched"  # the scheduler's files (and the CA's key) are on its machine, not a worker's
+    sched.mkdir(mode=0o700)
+    for name in ("scheduler.pem", "scheduler.key", "ca.key"):
+        (certs / name).rename(sched / name)
+    shutil.copy(certs / "ca.pem", sched / "ca.pem")
+    other = tmp_path / "other"
+    other.mkdir(mode=0o700)
+    subprocess.run(["sh", "-c", MAKE_CERTS], cwd=other, check=True, capture_output=True)
+    port = _free_port()
+    address = f"tls://127.0.0.1:{port}"
+
+    def tls(who: str, folder: Path | None = None) -> list[str]:
+        folder = folder or (sched if who == "scheduler" else certs)
+        return ["--tls-ca-file", str(folder / "ca.pem"), "--tls-cert", str(folder / f"{who}.pem"),
+                "--tls-key", str(folder / f"{who}.key")]  # fmt: skip
+
+    dask = [sys.executable, "-m", "dask"]
+    procs = [
+        subprocess.Popen(
+            [
+                *dask,
+                "scheduler",
+                "--protocol",
+                "tls",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--no-dashboard",
+                *tls("scheduler"),
+            ],  # fmt: skip
+            env=ENV,
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        ),  # fmt: skip
+    ]
+    try:
+        (tmp_path / "w").mkdir()
+        procs.append(
+            subprocess.Popen(
+                [
+                    *dask,
+                    "worker",
+                    address,
+                    "--nthreads",
+                    "1",
+                    "--no-nanny",
+                    "--host",
+                    "127.0.0.1",
+                    "--no-dashboard",
+                    "--local-directory",
+                    str(tmp_path / "w"),
+                    *tls("worker"),
+                ],  # fmt: skip
+                env=ENV,
+                cwd=tmp_path,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )  # fmt: skip
+        )
+        client_sec = Security(
+            tls_ca_file=str(certs / "ca.pem"),
+            tls_client_cert=str(certs / "client.pem"),
+            tls_client_key=str(certs / "client.key"),
+            require_encryption=True,
+        )
+        _wait_until(lambda: _free_port_taken(port), "the scheduler to listen")
+        with Client(address, timeout=30, security=client_sec, set_as_default=False) as c:
+            c.wait_for_workers(1, timeout=60)
+        tag = "tl-" + uuid.uuid4().hex[:8]
+        cfg = tmp_path / "league.toml"
+        bots = f'[[bots]]\nname = "attacker"\ncommand = ["{{python}}", "{ATTACKER_BOT}", "{tag}"]\n{LOGS_FOLDER}'
+        bots += "".join(f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "{SEEDED_BOT}", "{tag}"]\n' for n in "ab")
+        cfg.write_text(
+            f'seed = 7\nout = "out"\n[clock]\nmove_ms = 5000\nstartup_ms = 60000\n{bots}'
+            '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
+        )
+        (logs / "PORTS").write_text(str(port))
+        res = referee("run", str(cfg), "--cluster", address, *tls("client"), "--progress-every", "0", timeout=120)
+        assert res.returncode == 0, res.stderr
+        assert f"playing on {address}: 1 worker" in res.stderr and "warning" not in res.stderr, res.stderr
+        _check_complete(cfg, tmp_path / "out")
+        (report,) = [json.loads(p.read_text()) for p in logs.glob("attack-*.json")]
+        assert report["keys_read"] == [], report  # tls/ is in its folder, every file in it hidden
+        assert sorted(report["tried"]) == [str(port)], report
+        for how, what in report["tried"][str(port)].items():
+            assert "connected" not in what, (how, what)
+        assert not bot_processes(tag)
+        # the same files through dask's own configuration, instead of the options
+        conf = {
+            "DASK_DISTRIBUTED__COMM__TLS__CA_FILE": str(certs / "ca.pem"),
+            "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT": str(certs / "client.pem"),
+            "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY": str(certs / "client.key"),
+        }
+        res = subprocess.run(
+            [*REFEREE, "run", str(cfg), "--cluster", address.removeprefix("tls://"), "--out", str(tmp_path / "o2")],
+            capture_output=True, text=True, timeout=120, env={**ENV, **conf},
+        )  # fmt: skip
+        assert res.returncode == 0 and f"playing on {address}" in res.stderr, res.stderr
+        assert _rows(tmp_path / "o2") == _rows(tmp_path / "out")
+        # the attacker's ways in: no certificate, a certificate of another CA (the referee's options too)
+        for addr, sec in (
+            (f"tcp://127.0.0.1:{port}", None),
+            (
+                address,
+                Security(
+                    tls_ca_file=str(certs / "ca.pem"),
+                    tls_client_cert=str(other / "client.pem"),
+                    tls_client_key=str(other / "client.key"),
+                    require_encryption=True,
+                ),
+            ),  # fmt: skip
+        ):
+            with pytest.raises(Exception):  # noqa: B017 - any refusal will do; a connection would not raise
+                Client(addr, timeout=2, security=sec, set_as_default=False)
+        res = referee("run", str(cfg), "--cluster", address, *tls("client", other), "--cluster-timeout", "2")
+        assert res.returncode == 2 and res.stderr.startswith(f"error: --cluster {address}: cannot reach"), res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+
+
+def _free_port_taken(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_tls_files_are_hidden_from_bots_and_the_local_certificate_is_no_file(tmp_path: Path) -> None:
+    """The coordinator's TLS files go into the paths every worker hides from its
+    bots (with the output folder and the config); the --workers certificate is
+    text in memory (no file to hide), for every role."""
+    from distributed.security import Security
+
+    from referee.league.cluster import _key_files, _setup, local_security
+
+    for name in ("ca.pem", "client.pem", "client.key"):
+        (tmp_path / name).write_text("x")
+    sec = Security(
+        tls_ca_file=str(tmp_path / "ca.pem"),
+        tls_client_cert=str(tmp_path / "client.pem"),
+        tls_client_key=str(tmp_path / "client.key"),
+        require_encryption=True,
+    )
+    files = _key_files(sec)
+    assert sorted(files) == sorted(str(tmp_path / n) for n in ("ca.pem", "client.pem", "client.key"))
+    league = load_config(_config(tmp_path, "kf", deals=1, chickens=False))
+    setup = _setup(league, "run1", keys=files)
+    assert set(files) | {str(league.out), str(league.path)} == set(setup.secret)
+    local = local_security()
+    assert local.require_encryption and _key_files(local) == []
+    for role in ("client", "scheduler", "worker"):
+        tls = local.get_tls_config_for_role(role)
+        assert "BEGIN CERTIFICATE" in tls["ca_file"] and "BEGIN CERTIFICATE" in tls["cert"], role
+        assert "PRIVATE KEY" in tls["key"], role
+
+
+def test_dashboard_only_when_asked(tmp_path: Path) -> None:
+    """``--dashboard`` (with --workers) needs bokeh: without it, one error line
+    and nothing written; with it, the dashboard's address on stderr."""
+    cfg = _config(tmp_path, "db-" + uuid.uuid4().hex[:8], deals=1, chickens=False)
+    res = referee("run", str(cfg), "--workers", "1", "--dashboard", "--progress-every", "0", timeout=120)
+    try:
+        import bokeh  # noqa: F401
+    except ImportError:
+        assert res.returncode == 2 and res.stderr.startswith("error: --dashboard"), res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+    else:
+        assert res.returncode == 0 and "dashboard: http://127.0.0.1:" in res.stderr, res.stderr

@@ -253,3 +253,31 @@ def test_one_mistake_is_still_one_line(tmp_path: Path) -> None:
     with pytest.raises(UserError) as info:
         load_config(p)
     assert str(info.value) == f"{p}: variants[0].deals: must be at least 1"
+
+
+def test_a_misspelled_variant_is_said_with_the_type_mistakes(tmp_path: Path) -> None:
+    cfg = tmp_path / "league.toml"
+    cfg.write_text(
+        textwrap.dedent(
+            """
+            name = "x"
+            [[bots]]
+            name = "a"
+            command = 5
+            [[bots]]
+            name = "b"
+            command = "python3 b.py"
+            [[variants]]
+            name = "kwartett"
+            [[variants]]
+            name = "chickens"
+            sizes = "three"
+            """
+        )
+    )
+    with pytest.raises(UserError) as info:
+        load_config(cfg)
+    text = str(info.value)
+    assert text.startswith(f"{cfg}: 3 mistakes:\n"), text
+    assert "bots[0].command" in text and "variants[1].sizes" in text
+    assert "variants[0].name: unknown variant 'kwartett'" in text and "did you mean 'kwartet'?" in text

@@ -212,3 +212,35 @@ def test_a_match_hand_with_its_dealer_may_be_a_small_table() -> None:
     assert g.n == 2 and g.dealer == 1 and g.pending() == (0,)
     with pytest.raises(RulesError, match="authors is for 3-6 players, not 2"):
         AUTHORS.new_game(2, seed=4)
+
+
+def test_a_race_that_reaches_the_cap_with_nobody_at_the_target_is_won_by_the_best_total() -> None:
+    m = Match(AUTHORS, 3, MatchFormat("race", target=50, max_hands=2), seed=4)
+    m.next_hand()
+    m.record([3, 1, 2])
+    m.next_hand()
+    m.record([2, 4, 1])
+    assert m.finished and m.next_hand() is None and m.hands_played == 2
+    assert m.scores() == [5, 5, 3]  # nobody reached 50; a tie at the cap is shared
+    assert m.win_shares() == [0.5, 0.5, 0.0]
+    m = Match(AUTHORS, 3, MatchFormat("race", target=50, max_hands=1), seed=4)
+    m.next_hand()
+    m.record([1, 4, 2])
+    assert m.finished and m.win_shares() == [0.0, 1.0, 0.0] and m.ranks() == [3, 1, 2]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_two_seat_hand_without_a_stock_goes_to_the_first_asker(seed: int) -> None:
+    """Two seats, no stock: every card a seat does not hold is in the other hand, so every legal ask
+    hits and the first asker keeps the turn until it has laid every family it holds a card of (docs/RULES.md:
+    a two-seat tie-break is decided by the dealer rotation)."""
+    for name in ("kwartet", "authors", "happy-families"):
+        game = get_variant(name).new_game(2, seed=seed, tiebreak=True)
+        first = game.pending()[0]
+        rng = Rng(seed)
+        while not game.terminal:
+            seat = game.pending()[0]
+            for event in game.apply(seat, game.random_action(seat, rng)):
+                if event["kind"] == "ask":
+                    assert event["cards"] and event["seat"] == first, event
+        assert game.scores()[first] >= game.scores()[1 - first]

@@ -1,4 +1,4 @@
-"""Frames documents built by hand for the viewer tests (format: /work/notes/frames.md, version 1).
+"""Frames documents built by hand for the viewer tests (the frames format, version 1: docs/ARCHITECTURE.md, view).
 
 ``build_*`` return the document and the full state after every step. Each step is written as the
 FULL state after it; :class:`Frames` turns the states into the

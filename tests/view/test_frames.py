@@ -156,3 +156,46 @@ def test_a_broken_log_is_one_user_error(tmp_path):
         frames_from_log(p)
     with pytest.raises(UserError, match="not found"):
         frames_from_log(tmp_path / "missing.jsonl")
+
+
+def test_who_asks_next_is_said_after_the_lay_an_ask_caused(logs):
+    for name in ("stock", "faults", "match"):
+        frames = frames_from_log(logs[name])["frames"]
+        for a, b in zip(frames, frames[1:]):
+            if a["kind"] == "ask" and b["kind"] in ("laid", "draw") and b.get("actor") == a.get("actor"):
+                # the ask's step does not say the turn passed before its lay (or draw) was shown
+                assert "asks next" not in a["text"], (a["text"], b["text"])
+        assert any(f["kind"] == "laid" and "asks next" in f["text"] for f in frames), name
+
+
+def test_please_is_not_shown_in_a_variant_without_politeness(logs):
+    for name in ("faults", "match", "stock"):  # kwartet, authors and a custom variant: no politeness rule
+        for f in frames_from_log(logs[name])["frames"]:
+            if f["kind"] == "ask":
+                assert " please" not in f["text"] and f["please"] is False, f
+
+
+def test_a_game_whose_bots_never_started_has_frames_and_a_page(tmp_path):
+    # the broken entries of a host's night (a failed build, a missing program): no process, the fallback
+    # plays every seat; their crash is recorded as the hand begins, before the first frame
+    import trio
+
+    from referee.rules import get_variant
+    from referee.runtime import BotSession, BotSpec, GameSpec, play_game
+
+    sessions = [
+        BotSession.never_started(BotSpec(name=n, command=["./missing"], cwd=str(tmp_path)), f"{n} has no program")
+        for n in ("x", "y", "z")
+    ]
+    spec = GameSpec("never-started", get_variant("kwartet"), 3, seed=5)
+    result = trio.run(play_game, spec, sessions, tmp_path)
+    assert result.forfeits == [0, 1, 2]
+    data = frames_from_log(result.log_path)
+    assert data["verified"], data["mismatch"]
+    kinds = [f["kind"] for f in data["frames"]]
+    assert kinds[:4] == ["start", "fault", "fault", "fault"] and kinds[-1] == "end"
+    assert data["frames"][1]["fault"]["fault"] == "crash" and "x has no program" in data["frames"][1]["fault"]["detail"]
+    assert any(f["fallback"] for f in data["frames"] if f["kind"] == "ask")
+    page = tmp_path / "page.html"
+    assert main(["view", str(result.log_path), "-o", str(page)]) == 0
+    assert "x faults (crash)" in page.read_text()

@@ -89,7 +89,9 @@ def assert_shows(
         hand = st["hands"][str(s)]
         if hand is None:  # not in this hand
             assert seat["hand"] == [] and seat["backs"] == 0 and seat["count"] == "–"
-        elif view is None or view == s:
+        elif view is None or view == s or (data["kind"] == "chickens" and not (st.get("played") or [False] * n)[s]):
+            # chickens: every hand is public (same cards each round, every play revealed) but while it
+            # holds back a hidden play of this turn
             assert seat["hand"] == hand, f"step {k} seat {s} hand"
             assert seat["backs"] == 0
         else:
@@ -349,6 +351,9 @@ def test_chickens_game_step_by_step(probe: PageProbe, chickens_page: Any, artifa
     assert page.locator('[data-testid="event"] [data-card="queen"]').count() == 1
     page.evaluate("() => window.refereeViewer.go(12)")
     assert_shows(page, data, states, 12, view=1)
+    # the round event starts round 2 (it carries the new round's number): round 1 is what is over
+    text = page.inner_text('[data-testid="event"]')
+    assert "Round 1 is over; round 2 begins" in text, text
     shot(page, artifacts, "chickens-step-12-as-seat-1")
     probe.assert_clean(path.parent.as_uri() + "/")
 
@@ -384,6 +389,9 @@ def test_shell_loads_a_game_from_its_frames_js(probe: PageProbe, tmp_path: Path,
     assert page.get_attribute('[data-testid="back"]', "href") == "../report.html"
     page.keyboard.press("End")
     assert_shows(page, data, states, len(states) - 1, view=2)
+    # places in words (the chickens game's ranks are 1, 2, 2): "#2" beside a copy named "b#2" read as one
+    places = [page.inner_text(f'[data-testid="result-{s}"] .rk') for s in range(3)]
+    assert places == ["1st", "2nd", "2nd"], places
     shot(page, artifacts, "shell-chickens-end")
     probe.assert_clean(tmp_path.as_uri() + "/")
     assert probe.requests == [

@@ -208,7 +208,16 @@
     if (s === null || s === undefined) return "";
     return '<span class="who">' + esc(seatName(s)) + '</span> <span class="seat-no" title="seat ' + s + '">' + s + "</span>";
   }
+  // a finishing place in words ("1st", "2nd", "3rd", "4th"): "#3" next to a copy's name "jb#2" read as one
+  function placeText(k) {
+    var t = k % 100;
+    var suffix = t >= 11 && t <= 13 ? "th" : ["th", "st", "nd", "rd"][k % 10] || "th";
+    return String(k) + suffix;
+  }
   function canSee(s) { return view === "all" || view === s; }
+  // a hand every seat knows: in chickens every seat starts each round with the same cards and every
+  // play is revealed, so a hand is public except while it holds back a hidden play of this turn
+  function publicHand(s, st) { return D.kind === "chickens" && !(st.played && st.played[s]); }
   function turnSeats(st) { return asList(st.turn); }
 
   // ---------------------------------------------------------------- static parts
@@ -256,7 +265,7 @@
         var ff = forfeits.indexOf(s) >= 0;
         out.push('<span class="rchip' + (rank === 1 && !ff ? " win" : "") + '" data-testid="result-' + s + '" title="seat ' + s + ": " + esc(seat.bot) + " (" + hello + ")" +
           (r.win_shares ? ", win share " + num(r.win_shares[s], 3) : "") + '">' +
-          '<span class="rk">' + (rank === null || rank === undefined ? "" : "#" + rank) + "</span>" + esc(seat.bot) +
+          '<span class="rk">' + (rank === null || rank === undefined ? "" : placeText(rank)) + "</span>" + esc(seat.bot) +
           ' <span class="hl">' + hello + "</span> <b>" + num(r.scores ? r.scores[s] : null) + "</b>" +
           (ff ? ' <span class="badge fault">forfeit</span>' : "") + "</span>");
       });
@@ -391,7 +400,7 @@
     if (hand === null || hand === undefined) {
       hhtml = '<span class="none">not in this hand</span>';
       e.hand.classList.remove("backs");
-    } else if (canSee(s)) {
+    } else if (canSee(s) || publicHand(s, st)) {
       hhtml = hand.length ? hand.map(function (c) { return cardHTML(c, moved[c] ? "moved" : ""); }).join("") : '<span class="none">no cards</span>';
       e.hand.classList.remove("backs");
     } else {
@@ -402,7 +411,7 @@
       e.hand.classList.toggle("backs", n > 0);
     }
     setHTML(e.hand, hhtml);
-    e.hand.dataset.visible = String(canSee(s));
+    e.hand.dataset.visible = String(canSee(s) || publicHand(s, st));
 
     var laid = st.laid ? st.laid[s] : null;
     if (!laid || !laid.length) setHTML(e.laid, '<span class="muted">–</span>');
@@ -495,7 +504,6 @@
         else if (f.ask && f.ask.family) body.push("family " + familyHTML(f.ask.family));
         var rudeTitle = "the politeness rule: an ask without please is rude; nothing moves and the turn goes to the asked seat";
         if (rules.please) body.push(f.please ? badge("please", "please") : badge("rude", "no please: rude ask", rudeTitle));
-        else if (f.please) body.push(badge("please", "please", "this variant has no politeness rule"));
         if (f.rude && !(rules.please && !f.please)) body.push(badge("rude", "rude ask", rudeTitle));
         if (f.hit === true) {
           body.push(badge("hit", "hit"));
@@ -530,7 +538,9 @@
         body.push(who(f.actor) + " takes " + asList(f.cards).map(function (c) { return cardHTML(c, "mini"); }).join(""));
         break;
       case "round":
-        body.push("Round " + esc(typeof st.round === "number" ? st.round : "") + " is over");
+        // a round event starts its round (protocol: it carries the new round's number)
+        if (typeof st.round === "number" && st.round > 1) body.push("Round " + esc(st.round - 1) + " is over; round " + esc(st.round) + " begins");
+        else body.push("Round " + esc(typeof st.round === "number" ? st.round : "") + " begins");
         extra.push(scoresHTML(st.scores));
         break;
       case "fault":
