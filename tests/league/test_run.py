@@ -264,7 +264,11 @@ def test_aborted_games_are_recorded_but_not_counted(tmp_path: Path, make_config)
 def test_build_runs_once_before_the_league(tmp_path: Path, make_config) -> None:
     from .conftest import HAND_BOT
 
-    (tmp_path / "built").mkdir()  # its own folder (one that held the config and the output is refused)
+    # its own folder (one that holds the config and the output is refused); 0700 like the config's
+    # folder it replaces here: the build's files are 0600 root's, which a bot with a host uid of its
+    # own reads only through the idmapped mount such a folder gets (in a 0755 folder it cannot:
+    # the same cause as test_host_night's C bot, which fails so on main)
+    (tmp_path / "built").mkdir(mode=0o700)
     cfg = make_config(
         'out = "out"\n'
         + bots_toml(["a", "b"])
