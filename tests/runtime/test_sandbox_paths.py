@@ -2,10 +2,28 @@
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 from pathlib import Path
 
-from referee.runtime.sandbox import own_paths
+import pytest
+import trio
+
+from referee.cli import main
+from referee.errors import UserError
+from referee.league.config import load_config
+from referee.runtime import BotError, BotSession, BotSpec, ClockSpec
+from referee.runtime.limits import ResourceLimits
+from referee.runtime.sandbox import (
+    _overlap,
+    bot_view,
+    bwrap_support,
+    own_paths,
+    plan_spawn,
+    protect_paths,
+    resolve_command,
+)
 
 
 def test_a_version_managers_shim_mounts_the_managers_root(tmp_path: Path) -> None:
@@ -37,25 +55,6 @@ def test_a_programs_bin_folder_mounts_its_install_prefix(tmp_path: Path) -> None
 # --------------------------------------------------------------------------
 # mounts that cannot be tricked (issue 19) and a predictable view (issue 21)
 
-import json  # noqa: E402
-import sys  # noqa: E402
-
-import pytest  # noqa: E402
-import trio  # noqa: E402
-
-from referee.cli import main  # noqa: E402
-from referee.errors import UserError  # noqa: E402
-from referee.league.config import load_config  # noqa: E402
-from referee.runtime import BotError, BotSession, BotSpec, ClockSpec  # noqa: E402
-from referee.runtime.limits import ResourceLimits  # noqa: E402
-from referee.runtime.sandbox import (  # noqa: E402
-    _overlap,
-    bot_view,
-    bwrap_support,
-    plan_spawn,
-    protect_paths,
-    resolve_command,
-)
 
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
