@@ -1086,7 +1086,7 @@ def check_view(name: str, view: BotView, data: tuple[str, ...] = ()) -> None:
         if not os.path.isdir(real):
             what = "is not a folder" if os.path.exists(real) else "does not exist"
             raise UserError(f"bot {name!r}: data folder {given} {what} (give read-only data as folders)")
-    secret = sorted(_PROTECTED)
+    secret = sorted(p for p in _PROTECTED if os.path.lexists(p))  # (one removed since it was registered: gone)
     # bots that name the same folder (scripts side by side, one program run twice) share it
     own = {f for f in (view.folder, *view.named) if f}
     others = sorted(o for o in _OTHERS if os.path.realpath(o) not in own and o not in own)
