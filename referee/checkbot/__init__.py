@@ -104,13 +104,15 @@ async def check_bot(
     runtime: str | None = None,
     bank_ms: int | None = None,
     clock_mode: Literal["wall", "cpu"] = "wall",
+    data: tuple[str, ...] = (),
 ) -> Report:
     """Run every check on the bot started by ``command``; return the :class:`Report`.
 
     ``limits`` and ``env``: the bot's :class:`~referee.runtime.limits.ResourceLimits`
     and environment variables (None: the league's defaults); ``runtime``: the
     language preset they came from (:mod:`referee.runtime.runtimes`), for the fixes;
-    ``bank_ms`` and ``clock_mode`` ("wall" or "cpu") the games' clock, as in a league.
+    ``bank_ms`` and ``clock_mode`` ("wall" or "cpu") the games' clock, as in a league;
+    ``data``: folders the bot may read besides its own (``--data``).
     Never raises for a misbehaving bot (that is what the report is for);
     raises :class:`UserError` for a bad ``cwd`` or bad variants.
     """
@@ -129,7 +131,7 @@ async def check_bot(
         try:
             progress("handshake")
             try:
-                bot = await RawBot.open(command, cwd, nursery, name, limits=limits, env=env, runtime=runtime)
+                bot = await RawBot.open(command, cwd, nursery, name, limits=limits, env=env, runtime=runtime, data=data)
             except _ProbeFailure as exc:
                 report.add("handshake", False, exc.detail, exc.fix)
             else:
@@ -156,6 +158,7 @@ async def check_bot(
             env,
             bank_ms=bank_ms,
             clock_mode=clock_mode,
+            data=data,
         )
     else:
         why = "not run until the handshake works (every other check needs a bot that answers hello)"

@@ -147,12 +147,13 @@ async def _games(
     *,
     bank_ms: int | None = None,
     clock_mode: Literal["wall", "cpu"] = "wall",
+    data: tuple[str, ...] = (),
 ) -> None:
     from referee.core.errors import BotError
     from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, play_game, start_bots
 
     clock = ClockSpec(move_ms=move_ms, startup_ms=startup_ms, grace_ms=grace_ms, bank_ms=bank_ms, mode=clock_mode)
-    spec = BotSpec(name=name, command=command, cwd=cwd, env=env, limits=limits)
+    spec = BotSpec(name=name, command=command, cwd=cwd, env=env, limits=limits, data=data)
     plans = []
     for v in variants:
         rules = get_variant(v)

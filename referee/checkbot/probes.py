@@ -59,6 +59,7 @@ class RawBot:
         limits: Any = None,
         env: dict[str, str] | None = None,
         runtime: str | None = None,
+        data: tuple[str, ...] = (),
     ) -> "RawBot":
         """Start the process in the same sandbox a league uses, with ``limits``
         and ``env`` (:class:`~referee.runtime.BotSpec`'s; ``runtime``: the preset
@@ -67,7 +68,7 @@ class RawBot:
         from referee.runtime import BotSpec, BotStartError
         from referee.runtime.process import BotProcess
 
-        spec = BotSpec(name=name, command=command, cwd=cwd, env=env, limits=limits)
+        spec = BotSpec(name=name, command=command, cwd=cwd, env=env, limits=limits, data=data)
         # probe_leftovers: the sandbox reports the processes the bot leaves behind when it exits
         try:
             proc = await BotProcess.spawn(spec, nursery, probe_leftovers=True)
@@ -261,7 +262,10 @@ async def _handshake(bot: RawBot, report: Report, startup_s: float, name: str) -
         if died is None:
             report.add("handshake", False, exc.detail, exc.fix)
         else:
-            report.add("handshake", False, *died)
+            detail, fix = died
+            plan = getattr(bot.proc, "_plan", None)
+            unseen = plan.view_hint(str(bot.proc.stderr_tail())[-2000:]) if plan is not None else ""
+            report.add("handshake", False, detail, f"{unseen[2:]}; {fix}" if unseen else fix)
         return False
     if msg.get("type") != "hello":
         report.add(

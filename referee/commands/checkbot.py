@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from referee.checkbot import Report, check_bot, parse_command, plural
-from referee.commands.play import add_bot_limit_options, bot_limits
+from referee.commands.play import add_bot_limit_options, add_data_option, bot_limits, data_folders
 from referee.errors import UserError
 
 DESCRIPTION = """Is this bot ready for a league? check-bot starts the bot, checks the hello handshake,
@@ -49,6 +49,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--name", default="candidate", help="the bot's name in the games (default: candidate)")
     p.add_argument("--cwd", default=None, help="working directory to start the bot in")
+    add_data_option(p)
     p.add_argument("--move-ms", type=int, default=1000, help="time limit per decision (default 1000)")
     p.add_argument("--startup-ms", type=int, default=10000, help="time limit for the hello reply (default 10000)")
     p.add_argument("--bank-ms", type=int, help="the games' time bank per game in ms, as a league's (default: none)")
@@ -118,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
             runtime=args.runtime,
             bank_ms=args.bank_ms,
             clock_mode=args.clock,
+            data=data_folders(args),
         )
 
     with tempfile.TemporaryDirectory(prefix="checkbot-") as tmp:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from referee.commands import seed_value
-from referee.commands.play import add_bot_limit_options, add_limit_options, add_variant_argument
+from referee.commands.play import add_bot_limit_options, add_data_option, add_limit_options, add_variant_argument
 from referee.errors import UserError, user_facing
 
 if TYPE_CHECKING:
@@ -123,6 +123,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="N",
         help="deal pairs played at once, each at its own table with its own bot processes (default 1)",
     )
+    add_data_option(p)
     add_limit_options(
         p,
         grace_help="shutdown grace: a bot still running this many ms after `bye` is killed (default 500)",
@@ -161,7 +162,7 @@ def build_spec(args: argparse.Namespace) -> DuelSpec:
     """The :class:`DuelSpec` of the options; raises :class:`UserError` for any bad value."""
     import dataclasses
 
-    from referee.commands.play import _limits, bot_limits, load_variant, parse_match
+    from referee.commands.play import _limits, bot_limits, data_folders, load_variant, parse_match
     from referee.league.duel import DuelSpec, field_seats
     from referee.league.sprt import parse_sprt
     from referee.runtime import BotSpec
@@ -177,12 +178,13 @@ def build_spec(args: argparse.Namespace) -> DuelSpec:
             f"a duel needs exactly two --bot options (A, then B), got {len(args.bot)}: e.g. "
             "--bot new='python3 new.py' --bot old='python3 old.py'"
         )
-    a = _bot_spec(args.bot[0], "--bot")
-    b = _bot_spec(args.bot[1], "--bot")
+    data = data_folders(args)
+    a = dataclasses.replace(_bot_spec(args.bot[0], "--bot"), data=data)
+    b = dataclasses.replace(_bot_spec(args.bot[1], "--bot"), data=data)
     if b.name == a.name:
         b = dataclasses.replace(b, name=f"{b.name}#2")
     rules = load_variant(args.variant)
-    field_bots = [_bot_spec(f, "--field") for f in args.field]
+    field_bots = [dataclasses.replace(_bot_spec(f, "--field"), data=data) for f in args.field]
     players = args.players
     if players is None:
         players = max(rules.min_players, 2, 2 + len(field_bots))

@@ -54,6 +54,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="several hands: fixed:N or race:TARGET (ask variants); a tie for the best total is broken "
         "by extra hands among the tied seats, at most 50 hands in all (or N, if more)",
     )
+    add_data_option(p)
     add_limit_options(
         p,
         grace_help="shutdown grace: after the last game each bot gets `bye` and its stdin is closed; a bot "
@@ -237,7 +238,15 @@ def _seats(args: argparse.Namespace) -> list[BotSpec]:
     for i in range(players):
         name, command = bots[i % len(bots)]
         seen[name] = seen.get(name, 0) + 1
-        specs.append(BotSpec(name if seen[name] == 1 else f"{name}#{seen[name]}", command, env=env, limits=limits))
+        specs.append(
+            BotSpec(
+                name if seen[name] == 1 else f"{name}#{seen[name]}",
+                command,
+                env=env,
+                limits=limits,
+                data=data_folders(args),
+            )
+        )
     return specs
 
 
@@ -271,6 +280,29 @@ def add_variant_argument(p: argparse.ArgumentParser) -> None:
         metavar="VARIANT",
         help=f"a preset ({', '.join(VARIANTS)}) or a .json/.toml file defining a custom ask variant",
     )
+
+
+def add_data_option(p: argparse.ArgumentParser) -> None:
+    """``--data DIR`` (repeatable) of ``play``, ``duel`` and ``check-bot``: read by :func:`data_folders`."""
+    p.add_argument(
+        "--data",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder every bot may read (read-only) besides its own; in the sandbox a bot sees only its "
+        "own folder (its program's) and the system (repeat for several)",
+    )
+
+
+def data_folders(args: argparse.Namespace) -> tuple[str, ...]:
+    """The ``--data`` folders, absolute; ``UserError`` for one that is not a folder."""
+    out = []
+    for d in getattr(args, "data", None) or []:
+        if not os.path.isdir(d):
+            what = "is not a folder" if os.path.exists(d) else "does not exist"
+            raise UserError(f"--data {d!r}: {what} (give a folder the bots may read)")
+        out.append(os.path.abspath(d))
+    return tuple(out)
 
 
 def add_limit_options(p: argparse.ArgumentParser, *, grace_help: str, max_decisions_help: str) -> None:

@@ -36,9 +36,11 @@ The file format (all keys optional unless marked required)::
 
     [[bots]]
     name = "alice"                                        # required, unique
-    command = ["{python}", "sample_bots/random_bot.py"]   # required: argv list or shell string
-    cwd = ".."               # working directory, relative to this file (default: a fresh temporary
-                             # folder; relative paths in the command are resolved against this file's folder)
+    command = ["{python}", "random_bot.py"]               # required: argv list or shell string
+    cwd = "../sample_bots"   # its own folder and working directory, relative to this file (default: a fresh
+                             # temporary folder; relative paths in the command are resolved against this
+                             # file's folder, and the bot's folder is its program's)
+    data = ["../tables"]     # folders it may read besides its own (read-only; referee.runtime.sandbox)
     env = { LEVEL = "3" }    # extra environment variables (the rest of the environment is scrubbed)
     build = "make"           # run once before the league, in cwd, in the bot's sandbox
     clock = { move_ms = 2000 }   # per-bot clock overrides
@@ -157,6 +159,7 @@ class BotConfig(_Cfg):
     clock: BotClockConfig | None = None
     limits: dict[str, Any] | None = None
     runtime: str | None = None  # a language preset (referee.runtime.runtimes)
+    data: list[str] = []
 
 
 class MatchConfig(_Cfg):
@@ -232,6 +235,7 @@ class Bot:
     build: list[str] | str | None
     clock: dict[str, Any]  # overrides of the league clock (only the keys given)
     limits: dict[str, Any] | None
+    data: tuple[str, ...] = ()  # read-only data folders (resolved), besides its own folder
 
 
 @dataclass(frozen=True)
@@ -826,6 +830,8 @@ def resolve(
     limits_ok = _check_top(cfg, ctx)
     names: dict[str, int] = {}
     bots = tuple(_resolve_bot(cfg, i, names, ctx, limits_ok) for i in range(len(cfg.bots)))
+    if not schedule_only:
+        _check_linked_cwds(cfg, bots, ctx)
     top = _schedule_table(cfg.schedule, "schedule", cfg.schedule.kind or "round-robin", cfg, ctx)
     slugs: dict[str, int] = {}
     variants = [_resolve_variant(cfg, i, slugs, ctx, top) for i in range(len(cfg.variants))]
@@ -939,6 +945,15 @@ def _resolve_bot(cfg: LeagueConfig, i: int, names: dict[str, int], ctx: _Resolvi
     with ctx.check():
         if not cwd.is_dir() and not ctx.schedule_only:
             raise err(f"{where}.cwd", f"directory {cwd} does not exist (paths are relative to the config file)")
+    data = tuple(str((ctx.config_dir / d).resolve()) for d in b.data)
+    for j, d in enumerate(data):
+        with ctx.check():
+            if not os.path.isdir(d) and not ctx.schedule_only:
+                what = "is not a folder" if os.path.exists(d) else "does not exist"
+                raise err(
+                    f"{where}.data[{j}]",
+                    f"{d} {what} (data = [...] takes folders the bot may read, relative to the config file)",
+                )
     clock = _bot_clock(cfg, b, where, ctx)
     limits = None
     env = dict(b.env) if b.env else None  # extra variables; the runtime's sandbox adds a minimal base
@@ -959,7 +974,33 @@ def _resolve_bot(cfg: LeagueConfig, i: int, names: dict[str, int], ctx: _Resolvi
         build=build,
         clock=clock,
         limits=limits,
+        data=data,
     )
+
+
+def _check_linked_cwds(cfg: LeagueConfig, bots: tuple[Bot, ...], ctx: _Resolving) -> None:
+    """A ``cwd`` reached through a link (``cwd = "bots/a/peek"``, ``peek`` a link to
+    ``../b``) must not lead to another bot's folder, into it or around it (bots that
+    name the same folder without a link share it, see docs/SECURITY.md)."""
+    from referee.runtime.sandbox import bot_folders
+
+    folders = [
+        bot_folders(b.command, b.cwd, named_cwd=c.cwd is not None) if b.command is not None else []
+        for b, c in zip(bots, cfg.bots)
+    ]
+    for i, (b, c) in enumerate(zip(bots, cfg.bots)):
+        if c.cwd is None or os.path.normpath(os.path.join(ctx.config_dir, c.cwd)) == b.cwd:
+            continue
+        for j, other in enumerate(bots):
+            for f in folders[j] if j != i else []:
+                if b.cwd == f or b.cwd.startswith(f + "/") or f.startswith(b.cwd + "/"):
+                    with ctx.check():
+                        raise ctx.err(
+                            f"bots[{i}].cwd",
+                            f"{c.cwd} leads by a link to {b.cwd}, "
+                            + ("the folder" if b.cwd == f else "into or around the folder")
+                            + f" {f} of bot '{other.name}'; give every bot a folder of its own",
+                        )
 
 
 def _bot_clock(cfg: LeagueConfig, b: BotConfig, where: str, ctx: _Resolving) -> dict[str, Any]:

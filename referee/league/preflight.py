@@ -128,7 +128,7 @@ async def run_builds(
     """
     from referee.league import buildcache
     from referee.runtime.build import BuildStartError, run_build
-    from referee.runtime.sandbox import bot_folders, protect_paths
+    from referee.runtime.sandbox import bot_folders, bot_view, check_view, protect_paths
 
     limits = []
     for i, bot in enumerate(league.bots):
@@ -144,6 +144,10 @@ async def run_builds(
             for f in bot_folders(bot.command, bot.cwd, named_cwd=not lim.temp_workdir)
         ],
     )
+    for bot, lim in zip(league.bots, limits):
+        # a mount that shows a protected path, a link out of its folder: refused before any build
+        if lim.sandbox and lim.isolation != "none":
+            check_view(bot.name, bot_view(bot.command, bot.cwd, None, not lim.temp_workdir, bot.data), bot.data)
     records = buildcache.load_records(league.out) if cache else {}
     not_the_bots = [league.out, league.path]
     failed: dict[int, str] = {}

@@ -204,7 +204,7 @@ class UnitMaker:
             env = b.env
             if env and not (limits.sandbox and limits.clean_env):
                 env = {**os.environ, **env}  # without the scrubbed environment, a dict would replace it all
-            spec = BotSpec(name=b.name, command=b.command, cwd=b.cwd, env=env, limits=limits)
+            spec = BotSpec(name=b.name, command=b.command, cwd=b.cwd, env=env, limits=limits, data=b.data)
             found = self._entrants[index] = Entrant(index, spec, self.clock(b.clock))
         return found
 

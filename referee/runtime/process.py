@@ -232,7 +232,8 @@ class BotProcess:
     def stderr_hint(self) -> str:
         """``"; stderr ends: '...'"`` (its last 300 characters), or ``""`` without stderr."""
         tail = self.stderr_tail().strip()
-        return f"; stderr ends: {tail[-300:]!r}" if tail else ""
+        hint = self._plan.view_hint(tail[-2000:]) if self._plan is not None and tail else ""
+        return (f"; stderr ends: {tail[-300:]!r}" if tail else "") + hint
 
     # -- exit ------------------------------------------------------------------
     def exited(self) -> bool:

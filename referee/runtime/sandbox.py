@@ -928,10 +928,15 @@ _OTHERS: set[str] = set()
 def protect_paths(secret: list[str] | tuple[str, ...] = (), bot_folders: list[str] | tuple[str, ...] = ()) -> None:
     """Register paths hidden from every bot in bubblewrap from now on (for this
     process): ``secret`` ones (a league's output folder and config) are never
-    visible, even inside a bot's own folder; ``bot_folders`` (the bots' own
-    folders) are hidden from the bots whose own folders they do not overlap."""
-    _PROTECTED.update(os.path.abspath(p) for p in secret)
-    _OTHERS.update(os.path.abspath(p) for p in bot_folders)
+    visible, and no bot whose sandbox would mount one of them - equal to it,
+    holding it or inside it, also by a link - starts (:func:`check_view`);
+    ``bot_folders`` (the bots' own folders) are refused the same way to every
+    bot whose own folder is not that very folder. Both are kept as given and
+    resolved (``realpath``)."""
+    for p in secret:
+        _PROTECTED.update({os.path.abspath(p), os.path.realpath(p)})
+    for p in bot_folders:
+        _OTHERS.update({os.path.abspath(p), os.path.realpath(p)})
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -966,33 +971,168 @@ def _folder_for(path: str) -> str | None:
     return path if folder in _NEVER_WHOLE else folder
 
 
-def own_paths(argv: list[str], base: str, env: dict[str, str] | None, named_cwd: bool) -> list[str]:
-    """The host paths a bot's sandbox mounts besides the system: its folder
-    (``base`` when its config names it, or when its command names files in
-    it), and the folders of the programs and files its command names (an
-    interpreter's install prefix included: a venv, pyenv, nvm). Sorted by depth
-    (a path may lie inside another one)."""
-    words = list(argv)
-    if len(argv) >= 3 and argv[0] == "/bin/sh" and argv[1] == "-c":
-        try:
-            words = shlex.split(argv[2])
-        except ValueError:
-            words = []
-    found: list[str] = []
+def _command_words(command: list[str] | str) -> list[str]:
+    """The words of a command: an argv list, or a shell string's words (``sh -c`` too)."""
+    if isinstance(command, str):
+        text = command
+    elif len(command) >= 3 and command[0] == "/bin/sh" and command[1] == "-c":
+        text = command[2]
+    else:
+        return list(command)
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return []
+
+
+@dataclass
+class BotView:
+    """What a bot's sandbox shows of the host besides the system (see
+    :func:`bot_view`). Paths are resolved (``realpath``) unless said otherwise.
+
+    ``folder``: the bot's own folder - its ``cwd`` when its config names one,
+    else the folder of the first file its command names that is not an
+    interpreter - or None (``python3 -m pkg``); ``REFEREE_BOT_DIR``.
+    ``prefixes``: interpreters' install prefixes (a venv, pyenv, nvm; as
+    named and resolved). ``named``: the other folders of files the command
+    names outside the bot's folder. ``data``: the read-only data folders.
+    ``links_out``: ``(named path, target)`` of links in the bot's folder that
+    lead out of it (refused by :func:`check_view` unless into the system or a
+    prefix)."""
+
+    folder: str | None
+    prefixes: list[str] = field(default_factory=list)
+    named: list[str] = field(default_factory=list)
+    data: list[str] = field(default_factory=list)
+    links_out: list[tuple[str, str]] = field(default_factory=list)
+
+    def mounts(self) -> list[str]:
+        """Every host path to mount (sorted by depth; a path may lie inside another one)."""
+        found = [*self.prefixes, *self.named, *self.data, *([self.folder] if self.folder else [])]
+        return sorted({os.path.normpath(p) for p in found if not _is_system(p)}, key=lambda p: (p.count("/"), p))
+
+
+def bot_view(
+    command: list[str] | str, base: str, env: dict[str, str] | None, named_cwd: bool, data: tuple[str, ...] = ()
+) -> BotView:
+    """What a bot whose ``command`` (as configured: relative paths from
+    ``base``) sees of the host: its own folder, interpreters' prefixes, other
+    folders its command names, its data folders. Nothing here depends on the
+    directory the referee runs in. Never raises (:func:`check_view` judges)."""
+    words = _command_words(command)
+    base_real = os.path.realpath(base)
+    folder = base_real if named_cwd and base_real not in _NEVER_WHOLE else None
+    folder_lex = os.path.normpath(os.path.abspath(base)) if folder else None
+    view = BotView(folder)
+    files: list[tuple[str, str]] = []  # (as named, resolved): not interpreters
     for i, word in enumerate(words):
         if i == 0:
+            if "/" in word and not os.path.isabs(word):  # ./bot, bin/bot: from its folder
+                word = os.path.join(base, word)
             path = _program_path(word, env)
-        else:  # a file named relative to the bot's folder (``sample_bots/bot.py`` with cwd ``..``) counts too
+            if path is not None and not os.path.isabs(path):
+                path = os.path.join(base, path)
+            interp = path is not None and (
+                "/" not in word
+                or os.path.basename(os.path.dirname(os.path.normpath(path))) in ("bin", "sbin", "shims")
+                or _is_system(os.path.normpath(path))
+            )
+        else:
             full = word if os.path.isabs(word) else os.path.join(base, word)
             path = full if word and os.path.exists(full) else None
+            # a program in a bin/ folder after a launcher (env VAR=1 .venv/bin/python bot.py): an interpreter
+            interp = path is not None and os.path.basename(os.path.dirname(os.path.normpath(path))) in (
+                "bin",
+                "sbin",
+                "shims",
+            )
         if path is None:
             continue
-        real = os.path.realpath(path)  # a symlink (a venv's python) needs its target too
-        found += [f for f in {_folder_for(path), _folder_for(real)} if f is not None]
-    base = os.path.abspath(base)
-    if base not in _NEVER_WHOLE and (named_cwd or any(_inside(p, base) for p in found)):
-        found.append(base)
-    return sorted({os.path.normpath(p) for p in found if not _is_system(p)}, key=lambda p: (p.count("/"), p))
+        lex, real = os.path.normpath(os.path.abspath(path)), os.path.realpath(path)
+        if interp:  # a symlink (a venv's python) needs its target too
+            view.prefixes += [f for f in dict.fromkeys([_folder_for(lex), _folder_for(real)]) if f is not None]
+        else:
+            files.append((lex, real))
+    for lex, real in files:
+        if view.folder is None and not _is_system(real):
+            own = _folder_for(lex)
+            if own is None:
+                continue
+            folder_lex, view.folder = own, os.path.realpath(own)
+        if _is_system(real) or (view.folder and _inside(real, view.folder)):
+            continue
+        if any(_inside(real, os.path.realpath(p)) for p in view.prefixes):
+            continue
+        if folder_lex is not None and _inside(lex, folder_lex):
+            view.links_out.append((lex, real))  # named inside its folder, but a link leads out of it
+            continue
+        view.named += [f for f in dict.fromkeys([_folder_for(lex), _folder_for(real)]) if f is not None]
+    view.data = [os.path.realpath(d) for d in data]
+    return view
+
+
+def own_paths(argv: list[str], base: str, env: dict[str, str] | None, named_cwd: bool) -> list[str]:
+    """The host paths a bot's sandbox mounts besides the system (see
+    :func:`bot_view`), sorted by depth."""
+    return bot_view(argv, base, env, named_cwd).mounts()
+
+
+def check_view(name: str, view: BotView, data: tuple[str, ...] = ()) -> None:
+    """Refuse (``UserError`` naming the bot and the path) a view that shows a
+    protected path (:func:`protect_paths`): a mount equal to one, holding one
+    or inside one - a link named in the command counts at its target -, a link
+    in the bot's folder leading out of it (other than into the system and
+    interpreters' prefixes), a data folder that does not exist."""
+    for given, real in zip(data, view.data):
+        if not os.path.isdir(real):
+            what = "is not a folder" if os.path.exists(real) else "does not exist"
+            raise UserError(f"bot {name!r}: data folder {given} {what} (give read-only data as folders)")
+    secret = sorted(p for p in _PROTECTED if os.path.lexists(p))  # (one removed since it was registered: gone)
+    # bots that name the same folder (scripts side by side, one program run twice) share it
+    own = {f for f in (view.folder, *view.named) if f}
+    others = sorted(o for o in _OTHERS if os.path.realpath(o) not in own and o not in own)
+    extra = {*view.prefixes, *view.data}  # not the bot's own: also refused inside another bot's folder
+    for m in view.mounts():
+        for p in secret:
+            how = _overlap(m, p)
+            if how:
+                raise UserError(
+                    f"bot {name!r}: its sandbox would mount {m}, which {how} {p}, a path no bot may see "
+                    "(an output or log folder, a ledger, a config, a seed or deal file); give the bot a folder "
+                    "of its own that holds none of them (cwd, or its program in that folder), or keep them "
+                    "out of the bot's folder"
+                )
+        for o in others:
+            how = _overlap(m, o)
+            if how and (how != "lies inside" or m in extra):  # its own folders may lie inside a bigger one
+                raise UserError(
+                    f"bot {name!r}: its sandbox would mount {m}, which {how} {o}, another bot's folder; "
+                    "give every bot a folder of its own"
+                )
+    for lex, real in view.links_out:
+        what = next(
+            (f", which {how} {p}, a path no bot may see" for p in secret if (how := _overlap(real, p))),
+            next((f", which {how} {o}, another bot's folder" for o in others if (how := _overlap(real, o))), ""),
+        )
+        if what:
+            raise UserError(f"bot {name!r}: {lex} (named in its command) leads by a link to {real}{what}")
+        raise UserError(
+            f"bot {name!r}: {lex} (named in its command) leads by a link to {real}, outside its folder "
+            f"{view.folder}; links out of a bot's folder are followed only into system and interpreter "
+            "folders: put the file in the bot's folder, or give its folder with data = [...] / --data"
+        )
+
+
+def _overlap(mount: str, protected: str) -> str | None:
+    """How ``mount`` meets ``protected``: "is", "holds", "lies inside", or None."""
+    p = os.path.realpath(protected)
+    if mount in (protected, p):
+        return "is"
+    if _inside(protected, mount) or _inside(p, mount):
+        return "holds"
+    if _inside(mount, protected) or _inside(mount, p):
+        return "lies inside"
+    return None
 
 
 def _outermost(paths: list[str]) -> list[str]:
@@ -1012,32 +1152,17 @@ def sdk_folder() -> str | None:
     try:
         import protocol
 
-        return os.path.dirname(os.path.abspath(protocol.__file__))
+        return os.path.dirname(os.path.realpath(protocol.__file__))
     except (ImportError, TypeError):
         return None
 
 
 def bot_folders(command: list[str] | str, cwd: str, named_cwd: bool) -> list[str]:
-    """A bot's own folders, to hide from the other bots (:func:`protect_paths`):
-    its ``cwd`` when its config names one, and the folders of the files its
-    command names (not interpreters' install prefixes)."""
-    argv = resolve_command(command, cwd)
-    words = argv
-    if len(argv) >= 3 and argv[0] == "/bin/sh" and argv[1] == "-c":
-        try:
-            words = shlex.split(argv[2])
-        except ValueError:
-            words = []
-    out = [os.path.abspath(cwd)] if named_cwd else []
-    for word in words:
-        if not (os.path.isabs(word) and os.path.exists(word)):
-            continue
-        folder = _folder_for(word)
-        if folder is None or (folder != word and os.path.basename(os.path.dirname(word)) in ("bin", "sbin")):
-            continue  # a folder never hidden whole, or an interpreter (.venv/bin/python): not the bot's folder
-        if not _is_system(folder):
-            out.append(folder)
-    return out
+    """A bot's own folder (its ``cwd`` when its config names one, else the
+    folder of its program or script: :func:`bot_view`), to refuse to the other
+    bots (:func:`protect_paths`); empty when it has none."""
+    folder = bot_view(command, cwd, None, named_cwd).folder
+    return [folder] if folder else []
 
 
 def _masks(binds: list[str], own: list[str]) -> list[str]:
@@ -1052,6 +1177,53 @@ def _masks(binds: list[str], own: list[str]) -> list[str]:
     return out
 
 
+#: a path in a bot's error output: absolute, or relative with ``./`` / ``../``
+_PATH_IN_TEXT = re.compile(r"""(?:(?<=[\s'"(=:,\[])|^)((?:/|\.\.?/)[^\s'"():,\]]+)""")
+#: host paths a bot is never pointed at by a hint (its private or system folders)
+_NO_HINT = ("/proc", "/sys", "/dev", "/run", "/etc")
+
+
+def unseen_paths(text: str, mounts: list[str], folder: str | None) -> list[str]:
+    """The paths named in ``text`` (a bot's stderr or fault detail) that exist
+    on this machine but not in a sandbox mounting ``mounts`` (besides the
+    system); relative ones (``../data/t.json``) are taken from the bot's
+    ``folder`` - the bot runs in a temporary folder."""
+    out: list[str] = []
+    for m in _PATH_IN_TEXT.finditer(text):
+        word = m.group(1).rstrip(".;")
+        if not os.path.isabs(word):
+            if folder is None:
+                continue
+            word = os.path.join(folder, word)
+        host = os.path.normpath(word)
+        if host in out or any(_inside(host, d) for d in _NO_HINT) or _is_system(host) or not os.path.exists(host):
+            continue
+        real = os.path.realpath(host)
+        if not os.path.isabs(m.group(1)) or not any(_inside(real, b) for b in mounts):
+            out.append(host)
+    return out
+
+
+def unseen_hint(text: str, mounts: list[str], folder: str | None) -> str:
+    """The hint of :meth:`SpawnPlan.view_hint` (``""`` when ``text`` names no such path)."""
+    paths = unseen_paths(text, mounts, folder)
+    if not paths:
+        return ""
+    path = paths[0]
+    real = os.path.realpath(path)
+    if folder is not None and _inside(real, folder):
+        return (
+            f"; {path} exists on this machine and in the bot's folder {folder}, but the bot runs in a "
+            "temporary folder: open it relative to REFEREE_BOT_DIR (the bot's folder), or give the bot a cwd"
+        )
+    where = real if os.path.isdir(real) else os.path.dirname(real)
+    return (
+        f"; {path} exists on this machine but not in the bot's sandbox, which shows only its own folder "
+        f'({folder or "none"}) and the system: give the bot that folder read-only with data = ["{where}"] '
+        f"in its [[bots]] entry of the league config (referee play, duel, check-bot: --data {where})"
+    )
+
+
 # --------------------------------------------------------------------------
 # the plan
 
@@ -1060,11 +1232,18 @@ _SHELL_WORD = re.compile(r"(?<![^\s])([A-Za-z0-9_./+@%:,-]+)(?![^\s])")
 
 
 def _absolutize(arg: str, base: str) -> str:
-    if not arg or os.path.isabs(arg) or arg.startswith("-") or arg in (".", ".."):
+    """``arg`` as an absolute path if it names an existing file or folder
+    (relative to ``base``), its folders resolved (``realpath``: a ``..`` after
+    a folder the sandbox does not mount, ``/srv/a/../bots/bot.py``, would not
+    resolve inside it) and its last part kept (a venv's ``python`` link stays
+    a link); other words unchanged."""
+    if not arg or arg.startswith("-") or arg in (".", ".."):
         return arg
-    path = os.path.join(base, arg)
-    if ("/" in arg or "." in arg) and os.path.exists(path):
-        return os.path.normpath(path)
+    path = arg if os.path.isabs(arg) else os.path.join(base, arg)
+    if (os.path.isabs(arg) or "/" in arg or "." in arg) and os.path.exists(path):
+        if os.path.isdir(path):
+            return os.path.realpath(path)
+        return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
     return arg
 
 
@@ -1122,6 +1301,7 @@ class SpawnPlan:
     seccomp: str = "none"  # the seccomp filter the bot runs under (referee.runtime.seccomp.status)
     tmpfs: bool = False  # the temporary folder is a tmpfs of the bot's own (WORKDIR_KIB, WORKDIR_INODES)
     uid: int | None = None  # the host uid the bot runs as (None: the referee's)
+    view: BotView | None = None  # what of the host the bot sees (its folder, mounts)
     _report_fd: int | None = None
     _uid_lock: int | None = None  # allocate_uid's lock of ``uid``
     _idmap_fds: dict[tuple[int, int], int] = field(default_factory=dict)  # owner -> user namespace (idmaps)
@@ -1196,6 +1376,15 @@ class SpawnPlan:
         except OSError:
             return None
         return [line for line in data.decode(errors="replace").splitlines() if line.strip()]
+
+    def view_hint(self, text: str) -> str:
+        """For a bot that failed (``text``: its stderr, a fault's detail) on a
+        path that exists on this machine but not in its bubblewrap sandbox:
+        what it sees and the fix (``data``/``--data``, or ``REFEREE_BOT_DIR``);
+        ``""`` otherwise."""
+        if self.mode != "bwrap" or self.view is None:
+            return ""
+        return unseen_hint(text, self.mounts, self.view.folder)
 
     # -- after the bot is gone -------------------------------------------------
     def cleanup(self) -> None:
@@ -1319,11 +1508,15 @@ def plan_spawn(spec: Any, *, probe_leftovers: bool = False) -> SpawnPlan:
         cwd = workdir
         argv = resolve_command(spec.command, base)
     else:
-        cwd = base
-        argv = spec.argv() if hasattr(spec, "argv") else resolve_command(spec.command, base)
-    if limits.clean_env:
-        env = minimal_env(spec.env, cwd)
-        env.setdefault("REFEREE_BOT_DIR", base)
+        cwd = os.path.realpath(base)  # mounted at its resolved path
+        argv = resolve_command(spec.command, base)
+    data = tuple(getattr(spec, "data", ()) or ())
+    env = minimal_env(spec.env, cwd) if limits.clean_env else None
+    view = bot_view(spec.command, base, env, named_cwd=not limits.temp_workdir, data=data)
+    if _exec_error(argv, base, env) is None:  # (a command that cannot run is reported as such)
+        check_view(spec.name, view, data)  # a protected path, a link out of its folder: refused
+    if env is not None:
+        env.setdefault("REFEREE_BOT_DIR", view.folder or cwd)
     else:
         env = dict(os.environ) if spec.env is None else dict(spec.env)
     ids: tuple[int, int] | None = None
@@ -1349,6 +1542,7 @@ def plan_spawn(spec: Any, *, probe_leftovers: bool = False) -> SpawnPlan:
         mode=mode,
         cgroup=cg,
         limits=limits,
+        view=view,
     )
     try:
         if ids is None and os.geteuid() == 0:
@@ -1488,13 +1682,14 @@ def _plan_bwrap(
     assert path is not None
     features = _BWRAP_FEATURES.get(path, frozenset())
     named = not limits.temp_workdir
-    needed = own_paths(plan.argv, base, plan.env, named_cwd=named)
+    needed = plan.view.mounts() if plan.view is not None else []
     own = _outermost(needed)
     # only the bot's named folder (its cwd) can be writable; all else is read-only
+    folder = plan.view.folder if plan.view is not None and plan.view.folder else os.path.realpath(base)
     rw = bool(limits.writable) and named
-    binds = [(p, False) for p in own if not (rw and p == base)]
+    binds = [(p, False) for p in own if not (rw and p == folder)]
     if rw:
-        binds.append((base, True))
+        binds.append((folder, True))
         binds.sort(key=lambda b: b[0].count("/"))  # a writable folder inside a read-only one: mounted after it
     sdk = sdk_folder()
     if sdk is not None and not any(_inside(sdk, p) for p in own):
@@ -1504,7 +1699,7 @@ def _plan_bwrap(
     covers: list[tuple[str, list[str]]] = []
     idmaps: list[tuple[str, int, bool]] = []
     if ids is not None:
-        covers, idmaps = _uid_setup(plan, spec, ids, [p for p, _w in binds], base if rw else None)
+        covers, idmaps = _uid_setup(plan, spec, ids, [p for p, _w in binds], folder if rw else None)
     masks = _masks([b for b, _ in binds], needed)
     report = ""
     if probe_leftovers:
@@ -1548,12 +1743,13 @@ def _plan_basic(
     plan: SpawnPlan, spec: Any, limits: Any, base: str, ids: tuple[int, int] | None, probe_leftovers: bool
 ) -> None:
     named = not limits.temp_workdir
-    rw = base if limits.writable and named else None
+    folder = plan.view.folder if plan.view is not None and plan.view.folder else os.path.realpath(base)
+    rw = folder if limits.writable and named else None
     covers: list[tuple[str, list[str]]] = []
     idmaps: list[tuple[str, int, bool]] = []
     hidden: list[str] = []
     if ids is not None and os.geteuid() == 0:
-        needed = own_paths(plan.argv, base, plan.env, named_cwd=named)
+        needed = plan.view.mounts() if plan.view is not None else []
         sdk = sdk_folder()
         if sdk is not None:
             needed.append(sdk)

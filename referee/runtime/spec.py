@@ -32,6 +32,9 @@ class BotSpec:
     ``env``: with the sandbox's clean environment (the default limits) these
     variables are added to a minimal base; without it None inherits the
     referee's environment and a dict replaces it (see docs/SECURITY.md).
+    ``data``: folders the bot may read besides its own (mounted read-only at
+    their resolved paths in bubblewrap; refused like any mount that shows a
+    protected path).
     """
 
     name: str
@@ -41,6 +44,7 @@ class BotSpec:
     limits: ResourceLimits | None = None
     #: a build step (referee.runtime.build), not a bot: its seccomp filter allows file locks
     build: bool = False
+    data: tuple[str, ...] = ()
 
     def argv(self) -> list[str]:
         if isinstance(self.command, str):

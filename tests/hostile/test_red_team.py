@@ -242,36 +242,54 @@ def test_1_the_basic_sandbox_too(tmp_path: Path) -> None:
 
 @needs_bwrap
 def test_2_a_bot_cannot_read_the_config_ledger_logs_or_other_bots(tmp_path: Path) -> None:
-    """The snoop runs in the league's own folder (``cwd = "."``: the config,
-    the output folder with the ledger and logs, another bot's folder are all
-    below it) and looks for the seed, the ledger, the logs, the other bot's
-    files and the referee's code: it finds nothing - the folder is mounted
-    with those hidden."""
+    """The snoop in the league's own folder (``cwd = "."``: the config, the
+    output folder with the ledger and logs, another bot's folder are all below
+    it) is refused before any game, in one error line. In a folder of its own,
+    with links there to the config, the output folder and the other bot's
+    folder, it looks for the seed, the ledger, the logs, the other bot's files
+    and the referee's code: it finds nothing."""
     other = tmp_path / "bots" / "other"
     other.mkdir(parents=True)
     for name in ("legal.py", "_common.py"):
         shutil.copy(ZOO / name, other / name)
     (other / "secret.txt").write_text("the other bot's opening book\n")
+    own = tmp_path / "bots" / "snoop"
+    own.mkdir()
+    for name in ("snoop.py", "_common.py"):
+        shutil.copy(ZOO / name, own / name)
+    (own / "league.toml").symlink_to(tmp_path / "league.toml")
+    (own / "out").symlink_to(tmp_path / "out")
+    (own / "other").symlink_to(other)
     (tmp_path / "out" / "games").mkdir(parents=True)
     (tmp_path / "out" / "games" / "earlier.jsonl").write_text('{"seed": 987654321}\n')
     tag = new_tag("snoop")
     cfg = tmp_path / "league.toml"
-    cfg.write_text(
-        'seed = 987654321\nout = "out"\nreuse = "game"\n'
-        f'[[bots]]\nname = "snoop"\ncwd = "."\ncommand = {json.dumps(zoo_command("snoop", tag))}\n'
-        f'[[bots]]\nname = "other"\ncwd = "bots/other"\ncommand = ["{{python}}", "legal.py", "{new_tag()}"]\n'
-        f'[[bots]]\nname = "legal"\ncommand = {json.dumps(zoo_command("legal", new_tag("legal")))}\n'
-        '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
-    )
-    run = subprocess.run(
-        [*REFEREE, "run", str(cfg), "--quiet"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
-    assert run.returncode == 0, run.stderr
+    for snoop in (
+        f'cwd = "."\ncommand = {json.dumps(zoo_command("snoop", tag))}\n',
+        f'cwd = "bots/snoop"\ncommand = ["{{python}}", "snoop.py", "{tag}"]\n',
+    ):
+        cfg.write_text(
+            'seed = 987654321\nout = "out"\nreuse = "game"\n'
+            f'[[bots]]\nname = "snoop"\n{snoop}'
+            f'[[bots]]\nname = "other"\ncwd = "bots/other"\ncommand = ["{{python}}", "legal.py", "{new_tag()}"]\n'
+            f'[[bots]]\nname = "legal"\ncommand = {json.dumps(zoo_command("legal", new_tag("legal")))}\n'
+            '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
+        )
+        run = subprocess.run(
+            [*REFEREE, "run", str(cfg), "--quiet"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
+        if 'cwd = "."' in snoop:
+            lines = run.stderr.strip().splitlines()
+            assert run.returncode == 2 and len(lines) == 1, run.stderr
+            assert lines[0].startswith(f"error: bot 'snoop': its sandbox would mount {tmp_path}, which holds")
+            assert not list((tmp_path / "out" / "games").glob("kwartet*"))
+            continue
+        assert run.returncode == 0, run.stderr
     logs = sorted((tmp_path / "out" / "games").glob("kwartet*.jsonl*"))
     assert logs
     for log in logs:
@@ -392,14 +410,17 @@ def test_6_a_build_that_starts_a_daemon_leaves_nothing(tmp_path: Path) -> None:
     signal ignored): after ``referee run`` has built and played, nothing of
     the build is left."""
     tag = new_tag("daemon")
+    (tmp_path / "c").mkdir()  # the built bot's own folder
+    for name in ("daemonizer.py", "legal.py", "_common.py"):
+        shutil.copy(ZOO / name, tmp_path / "c" / name)
     cfg = tmp_path / "league.toml"
-    build = shlex.join(zoo_command("daemonizer", tag, "build"))
+    build = shlex.join([PYTHON, "daemonizer.py", tag, "build"])
     cfg.write_text(
         'out = "out"\n'
         + "".join(
             f'[[bots]]\nname = "{n}"\ncommand = {json.dumps(zoo_command("legal", new_tag("legal")))}\n' for n in "ab"
         )
-        + f'[[bots]]\nname = "c"\ncwd = "."\ncommand = {json.dumps(zoo_command("legal", new_tag("legal")))}\n'
+        + f'[[bots]]\nname = "c"\ncwd = "c"\ncommand = ["{{python}}", "legal.py", "{new_tag("legal")}"]\n'
         + f"build = {json.dumps(build)}\n"
         + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
     )

@@ -87,7 +87,8 @@ def test_broken_bot_forfeit_keeps_the_night_going(tmp_path: Path, make_config) -
 
 
 def test_a_resumed_league_with_a_broken_bot_records_nothing_more(tmp_path: Path, make_config) -> None:
-    moved = tmp_path / "moved_bot.py"
+    moved = tmp_path / "c" / "moved_bot.py"  # a folder of its own (not the config's: refused)
+    moved.parent.mkdir()
     moved.write_text(HAND_BOT.read_text())
     cfg = make_config(
         'seed = 1\nout = "out"\n'

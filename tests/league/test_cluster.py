@@ -524,15 +524,16 @@ def test_a_tls_cluster_plays_with_the_client_certificate_and_refuses_others(tmp_
     `dask worker` with certificates of one CA; `referee run --cluster tls://...`
     with the client's files plays the night; a client without a certificate, or
     with one of another CA (the referee's own options too), gets nothing. A
-    sandboxed bot of the night, whose own folder holds the workers' and the
-    client's TLS files (a careless deployment: the attacker's best case), reads
-    none of them and cannot connect to the scheduler."""
+    night whose bot's own folder holds the client's TLS files (a careless
+    deployment) is refused in one line; a sandboxed bot of the night reads none
+    of them and cannot connect to the scheduler."""
     from distributed import Client
     from distributed.security import Security
 
     logs = tmp_path / "logs"
-    certs = logs / "tls"
-    certs.mkdir(mode=0o700, parents=True)
+    logs.mkdir()
+    certs = tmp_path / "tls"
+    certs.mkdir(mode=0o700)
     subprocess.run(["sh", "-c", MAKE_CERTS], cwd=certs, check=True, capture_output=True)
     sched = tmp_path / "sched"  # the scheduler's files (and the CA's key) are on its machine, not a worker's
     sched.mkdir(mode=0o700)
@@ -615,12 +616,22 @@ def test_a_tls_cluster_plays_with_the_client_certificate_and_refuses_others(tmp_
             '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
         )
         (logs / "PORTS").write_text(str(port))
+        # a careless deployment: the client's files in the attacker's own folder: refused before any game
+        careless = tmp_path / "careless"
+        (careless / "tls").mkdir(mode=0o700, parents=True)
+        for name in ("ca.pem", "client.pem", "client.key"):
+            shutil.copy(certs / name, careless / "tls" / name)
+        cfg.write_text(cfg.read_text().replace('cwd = "logs"', 'cwd = "careless"', 1))
+        res = referee("run", str(cfg), "--cluster", address, *tls("client", careless / "tls"), timeout=120)
+        assert res.returncode == 2 and "error: bot 'attacker': its sandbox would mount" in res.stderr, res.stderr
+        assert str(careless) in res.stderr and not list(tmp_path.glob("out/games/*.jsonl*")), res.stderr
+        cfg.write_text(cfg.read_text().replace('cwd = "careless"', 'cwd = "logs"', 1))
         res = referee("run", str(cfg), "--cluster", address, *tls("client"), "--progress-every", "0", timeout=120)
         assert res.returncode == 0, res.stderr
         assert f"playing on {address}: 1 worker" in res.stderr and "warning" not in res.stderr, res.stderr
         _check_complete(cfg, tmp_path / "out")
         (report,) = [json.loads(p.read_text()) for p in logs.glob("attack-*.json")]
-        assert report["keys_read"] == [], report  # tls/ is in its folder, every file in it hidden
+        assert report["keys_read"] == [], report
         assert sorted(report["tried"]) == [str(port)], report
         for how, what in report["tried"][str(port)].items():
             assert "connected" not in what, (how, what)

@@ -191,8 +191,9 @@ def test_ctrl_c_stops_promptly_and_leaves_no_bot_behind(tmp_path: Path, make_con
 
 
 def test_failing_build_shows_its_output(tmp_path: Path, make_config) -> None:
+    (tmp_path / "c").mkdir()  # a build runs in the bot's folder: one of its own
     cfg = make_config(
-        bots_toml(["a", "b"]) + '[[bots]]\nname = "c"\ncommand = "./c.bin"\n'
+        bots_toml(["a", "b"]) + '[[bots]]\nname = "c"\ncwd = "c"\ncommand = "./c.bin"\n'
         'build = "echo compiling c.c; echo c.c:3: syntax error >&2; exit 4"\n'
         '[[variants]]\nname = "kwartet"\nsizes = 3\n'
     )
@@ -263,16 +264,21 @@ def test_aborted_games_are_recorded_but_not_counted(tmp_path: Path, make_config)
 def test_build_runs_once_before_the_league(tmp_path: Path, make_config) -> None:
     from .conftest import HAND_BOT
 
+    # its own folder (one that holds the config and the output is refused); 0700 like the config's
+    # folder it replaces here: the build's files are 0600 root's, which a bot with a host uid of its
+    # own reads only through the idmapped mount such a folder gets (in a 0755 folder it cannot:
+    # the same cause as test_host_night's C bot, which fails so on main)
+    (tmp_path / "built").mkdir(mode=0o700)
     cfg = make_config(
         'out = "out"\n'
         + bots_toml(["a", "b"])
-        + '[[bots]]\nname = "built"\ncwd = "."\ncommand = ["{python}", "built_bot.py"]\nenv = { MARK = "x" }\n'
+        + '[[bots]]\nname = "built"\ncwd = "built"\ncommand = ["{python}", "built_bot.py"]\nenv = { MARK = "x" }\n'
         + f'build = "echo built >> build.log && cp {HAND_BOT} built_bot.py && test -n \\"$PATH\\" && test $MARK = x"\n'
         + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
     )
     res = referee("run", str(cfg), "--quiet")
     assert res.returncode == 0, res.stderr
-    assert (tmp_path / "build.log").read_text() == "built\n"
+    assert (tmp_path / "built" / "build.log").read_text() == "built\n"
     assert len(_ledger_ids(tmp_path / "out")) == 3
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import trio
 
+from referee.errors import UserError
 from referee.runtime import ResourceLimits, sandbox
 from referee.runtime.build import BuildStartError, run_build
 
@@ -98,20 +99,27 @@ async def test_a_daemon_started_by_a_build_does_not_survive_it(tmp_path: Path, k
 
 @pytest.mark.skipif(not BWRAP_OK, reason=f"no bubblewrap: {BWRAP_WHY}")
 async def test_a_build_sees_neither_the_ledger_nor_the_config(tmp_path: Path) -> None:
-    """In bubblewrap the league's output folder and config are hidden, also
-    from a build that runs in the folder that holds them."""
+    """In bubblewrap the league's output folder and config are never mounted:
+    a build in the folder that holds them is refused, and a build in its own
+    folder does not reach them through links to them."""
     out = tmp_path / "out"
     out.mkdir()
     (out / "ledger.sqlite").write_text("seed 12345")
     cfg = tmp_path / "league.toml"
     cfg.write_text("seed = 12345\n")
     sandbox.protect_paths(secret=[str(out), str(cfg)])
+    with pytest.raises(UserError, match=f"bot 'b-build': its sandbox would mount {tmp_path}, which holds"):
+        await run_build("b", [PY, "-c", "pass"], str(tmp_path))
+    own = tmp_path / "bot"
+    own.mkdir()
+    (own / "out").symlink_to(out)
+    (own / "league.toml").symlink_to(cfg)
     script = (
         "import os\nfor p in ('out/ledger.sqlite', 'league.toml'):\n"
         " try: print(p, repr(open(p).read()))\n except OSError as e: print(p, e.strerror)\n"
         "try: open('league.toml', 'w').write('hacked')\nexcept OSError as e: print('write', e.strerror)"
     )
-    result = await run_build("b", [PY, "-c", script], str(tmp_path))
+    result = await run_build("b", [PY, "-c", script], str(own))
     assert result.ok, result.output
     assert "12345" not in result.output, result.output
     assert cfg.read_text() == "seed = 12345\n" and os.listdir(out) == ["ledger.sqlite"]
