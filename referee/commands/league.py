@@ -327,7 +327,7 @@ def _open_existing(out: str) -> Ledger:
 def cmd_plan(args: argparse.Namespace) -> int:
     from referee.league.night import with_seed_of_out
     from referee.league.roster import night_of
-    from referee.league.schedule import balance_warnings, coverages, plan
+    from referee.league.schedule import balance_warnings, coverages, plan, undrawn_epochs
 
     league = with_seed_of_out(night_of(_load(args.config, args.shard)))
     rows = plan(league, league.shard)
@@ -363,6 +363,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
             print(f"  {line}")
     if undrawn:
         print(_UNDRAWN)
+    for e in undrawn_epochs(league):
+        print(
+            f"coverage of top-up {e}: its tables are drawn from a secret of its own, drawn when referee run adds "
+            "its bots; referee plan shows who meets whom once it has"
+        )
     shard = league.shard
     if shard is not None and shard.n > 1:
         print(
