@@ -14,6 +14,8 @@ Round robin, duplicate format:
   ``aaab``, ``aabb``, ``abbb``).
 * Every table plays the same ``deals`` deals of its variant and size. Deal
   ``d`` has the seed ``derive(master_seed, f"{variant}:{size}p:deal:{d}")``.
+  (A secret night that grew: the master seed of a table's epoch,
+  :func:`epoch_master`, :func:`epoch_of`; see :mod:`referee.league.secret`.)
 * Every deal is played once in every cyclic seat rotation: in rotation ``r``
   seat ``s`` is played by the lineup member ``order[(s + r) % size]``, so
   every member of the table holds every seat's hand of every deal once.

@@ -23,13 +23,49 @@ author who knows it can compute every hand of every game in advance. With
   standings never show the seed (other shards may still be playing); a complete
   merge does.
 
+A secret night that grows (bots added after it began: a new planning epoch,
+:mod:`referee.league.roster`, :func:`referee.league.schedule.night_epochs`)
+gets a fresh secret per epoch. Every table of a night plays the same deals, so
+without one the added bots would be dealt deals whose hands are already in
+the night's logs and report (and, once it was complete, derivable from its
+revealed seed). So:
+
+* the run that adds the bots draws a new 63-bit secret for the new epoch
+  (:func:`new_seed`) and stages it in the ledger's meta ``epoch_secrets``
+  (JSON, epoch -> seed; the first epoch's stays ``secret_seed``), committed
+  with the epoch (meta ``epochs``) before its first game; a resumed run
+  (after Ctrl-C or kill -9) reads it back, so the epoch keeps its deals;
+* every seed of an epoch's games is derived from its secret
+  (:func:`referee.league.schedule.epoch_master`), with the same labels as
+  the first epoch's: the deal seeds and, for a balanced or gauntlet top-up,
+  its plan seed. Which tables are an epoch's
+  (:func:`referee.league.schedule.epoch_of`): a balanced or gauntlet block's
+  first plan and top-ups each belong to the epoch that made them (a top-up:
+  the bots that epoch added, its tables numbered after the earlier ones); a
+  round robin's tables belong to the epoch in which the last of their bots
+  joined (the tables seating a bot added in it; colexicographic numbering
+  puts them after every earlier table). Earlier epochs' games keep their
+  seeds; a public night derives everything from its master seed as before;
+* every secret stays hidden until every planned game of the night (every
+  epoch) is recorded; then the standings and the report show the first as
+  ``seed`` and the later ones as ``epoch_seeds`` (epoch 1, 2, ...), and
+  ``referee verify`` checks every game's seed against its epoch's secret;
+* a grown secret night cannot be split over machines (``--shard``; a night
+  split into shards cannot grow anyway): it is refused with the reason.
+  Ladder tables (``referee ladder``) keep deriving their deals from the first
+  epoch's secret (``secret_seed``).
+
+(A withdrawn bot that comes back plays the tables it missed, of their own
+epochs: with deals that bot may have seen in the report.)
+
 The per-game seeds in the ledger rows and the game logs are
 ``derive(master, label)`` (SHA-256, one way): a log does not give the master
 seed away, nor the deals of other tables.
 
 Errors: :class:`referee.errors.UserError` for a seed file that cannot be read
 or holds no seed, a seed file that disagrees with the seed a night started
-with, a secret shard without a seed file, and a damaged ``secret_seed``.
+with, a secret shard without a seed file, a grown secret night run as a shard,
+and a damaged ``secret_seed`` or ``epoch_secrets``.
 """
 
 from __future__ import annotations
