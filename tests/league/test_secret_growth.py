@@ -6,6 +6,7 @@ game's seed from its epoch's secret. A resume mid-epoch keeps the epoch's secret
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -13,8 +14,13 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
-from referee.league.config import load_config
+import pytest
+
+from referee.errors import UserError
+from referee.league import schedule as sched
+from referee.league.config import Epoch, League, load_config
 from referee.league.schedule import deal_seed
+from referee.league.secret import epoch_seeds_text, stored_epoch_seeds
 
 from .conftest import REFEREE, REPO, referee
 
@@ -117,3 +123,60 @@ def test_a_public_night_grows_as_before(tmp_path: Path) -> None:
     assert set(_seeds(out).values()) == {deal_seed(4, kwartet, 3, 0)}  # every table the master seed's deals
     assert len(_seeds(out)) == 4 * 3 and "epoch_secrets" not in _meta(out)
     assert "epoch_seeds" not in json.loads((out / "standings.json").read_text())
+
+
+def _grown(tmp_path: Path, kind: str, seed: str) -> League:
+    """A night of bots a-e whose d and e joined in epoch 1, as the ledger rebuilds it (no process)."""
+    cfg = _config(tmp_path / f"{kind}.toml", "abcde", seed=seed)
+    if kind != "round-robin":
+        cfg.write_text(cfg.read_text() + f'schedule = {{ kind = "{kind}", seats_per_bot = 3 }}\n')
+    league = load_config(cfg)
+    epochs = (Epoch(bots=("a", "b", "c")), Epoch(bots=tuple("abcde"), added=("d", "e")))
+    league = dataclasses.replace(league, roster=tuple("abcde"), epochs=epochs)
+    return dataclasses.replace(league, seed=11, epoch_seeds=(None, 22)) if league.secret else league
+
+
+def test_which_tables_are_an_epochs_and_their_seeds(tmp_path: Path) -> None:
+    rr = _grown(tmp_path, "round-robin", '"secret"')
+    v = rr.variants[0]
+    tables = list(sched.tables(rr))
+    assert [t.epoch for t in tables] == [0] + [1] * 9  # colex: only t0000 seats a, b, c alone
+    assert all(3 in t.lineup or 4 in t.lineup for t in tables if t.epoch == 1)
+    assert sched.epoch_of(rr, v, 3, 0) == 0 and sched.epoch_of(rr, v, 3, 9) == 1
+    assert sched.table_at(rr, v, 3, 5).epoch == 1
+    seeds = {t.epoch: {g.seed for g in sched.table_games(rr, t)} for t in tables}
+    assert seeds == {0: {deal_seed(11, v, 3, 0)}, 1: {deal_seed(22, v, 3, 0)}}
+    # a balanced night: the first plan is epoch 0's, the top-up (d, e against the field) epoch 1's
+    bal = _grown(tmp_path, "balanced", '"secret"')
+    ps = sched.parts(bal, bal.variants[0], 3)
+    assert [(p.epoch, p.topup) for p in ps] == [(0, False), (1, True)]
+    for t in sched.tables(bal):
+        assert t.epoch == (1 if t.index >= ps[1].start else 0)
+        want = deal_seed(22 if t.epoch else 11, bal.variants[0], 3, 0)
+        assert {g.seed for g in sched.table_games(bal, t)} == {want}
+    topup = sched.part_plan(bal, bal.variants[0], 3, ps[1])
+    assert topup.seed == sched.plan_seed(22, bal.variants[0], 3, 1)
+    assert sched.part_plan(bal, bal.variants[0], 3, ps[0]).seed == sched.plan_seed(11, bal.variants[0], 3)
+    # an epoch whose secret is not read is never dealt from another's: a bug, not a silent seed
+    with pytest.raises(RuntimeError, match="secret of epoch 1"):
+        list(sched.games(dataclasses.replace(rr, epoch_seeds=())))
+    assert sched.undrawn_epochs(dataclasses.replace(bal, epoch_seeds=())) == [1]
+    assert len(sched.coverages(dataclasses.replace(bal, epoch_seeds=()))) == 1  # the top-up's left out
+
+
+def test_a_public_grown_night_keeps_its_master_seeds(tmp_path: Path) -> None:
+    for kind in ("round-robin", "balanced"):
+        pub = _grown(tmp_path, kind, "9")
+        v = pub.variants[0]
+        assert {g.seed for g in sched.games(pub)} == {deal_seed(9, v, 3, 0)}
+        for p in sched.parts(pub, v, 3):
+            assert sched.part_plan(pub, v, 3, p).seed == sched.plan_seed(9, v, 3, p.epoch if p.topup else 0)
+
+
+def test_epoch_secrets_are_read_back_and_a_damaged_record_is_refused() -> None:
+    seeds = (None, 5, 2**63 - 1)
+    assert stored_epoch_seeds(epoch_seeds_text(seeds)) == seeds
+    assert stored_epoch_seeds(None) == () and stored_epoch_seeds("{}") == ()
+    for bad in ("[1]", '{"1": 5}', '{"0": "5"}', '{"x": "5"}', '{"1": "-5"}', "nope", f'{{"1": "{2**64}"}}'):
+        with pytest.raises(UserError, match="epoch_secrets"):
+            stored_epoch_seeds(bad, "L")
