@@ -19,8 +19,10 @@ import pytest
 from referee.errors import UserError
 from referee.league import schedule as sched
 from referee.league.config import Epoch, League, load_config
+from referee.league.ledger import Ledger
 from referee.league.schedule import deal_seed
-from referee.league.secret import epoch_seeds_text, stored_epoch_seeds
+from referee.league.secret import epoch_seeds_text, settle_seed, stored_epoch_seeds
+from referee.league.shards import parse_shard
 
 from .conftest import REFEREE, REPO, referee
 
@@ -180,3 +182,19 @@ def test_epoch_secrets_are_read_back_and_a_damaged_record_is_refused() -> None:
     for bad in ("[1]", '{"1": 5}', '{"0": "5"}', '{"x": "5"}', '{"1": "-5"}', "nope", f'{{"1": "{2**64}"}}'):
         with pytest.raises(UserError, match="epoch_secrets"):
             stored_epoch_seeds(bad, "L")
+
+
+def test_a_grown_secret_night_is_not_played_as_a_shard(tmp_path: Path) -> None:
+    grown = _grown(tmp_path, "round-robin", '"secret"')
+    (tmp_path / "x").mkdir()
+    with Ledger.in_dir(tmp_path / "x") as ledger:
+        ledger.set_meta("secret_seed", "11")
+        league = dataclasses.replace(grown, seed=None, epoch_seeds=(), shard=parse_shard("1/2"))
+        with pytest.raises(UserError, match=r"a grown secret night cannot be split into shards \(--shard 1/2\)"):
+            settle_seed(league, ledger)
+        # whole: the epoch's secret is drawn, staged (committed with the epoch), and kept by the next settle
+        whole = settle_seed(dataclasses.replace(league, shard=None), ledger)
+        assert whole.seed == 11 and len(whole.epoch_seeds) == 2 and whole.epoch_seeds[1] is not None
+        ledger.commit_staged()
+        again = settle_seed(dataclasses.replace(league, shard=None), ledger)
+        assert again.epoch_seeds == whole.epoch_seeds
