@@ -131,6 +131,8 @@ def test_a_secret_night_plans_grows_and_ladders_without_a_traceback(
     rc, text, err = _cli(capsys, "plan", str(cfg))
     assert rc == 0, err
     assert "coverage of top-up 1: its tables are drawn from a secret of its own" in text and seed not in text
+    rc, text, _ = _cli(capsys, "plan", str(cfg), "--json")
+    assert rc == 0 and "top-up 1" in json.loads(text)["coverage_note"] and len(json.loads(text)["coverage"]) == 1
     rc, _, err = _cli(capsys, "run", str(cfg), "--quiet")
     assert rc == 0 and "2 bots added: 12 new games (f, g)" in err
     rc, text, err = _cli(capsys, "plan", str(cfg))
