@@ -327,7 +327,7 @@ def _open_existing(out: str) -> Ledger:
 def cmd_plan(args: argparse.Namespace) -> int:
     from referee.league.night import with_seed_of_out
     from referee.league.roster import night_of
-    from referee.league.schedule import balance_warnings, coverages, plan
+    from referee.league.schedule import balance_warnings, coverages, plan, undrawn_epochs
 
     league = with_seed_of_out(night_of(_load(args.config, args.shard)))
     rows = plan(league, league.shard)
@@ -341,6 +341,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         data = _plan_json(league, rows)
         if undrawn:
             data["coverage_note"] = _UNDRAWN
+        elif undrawn_epochs(league):
+            data["coverage_note"] = _undrawn_topups(undrawn_epochs(league))
         if covs:
             data["coverage"] = [
                 {
@@ -363,6 +365,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
             print(f"  {line}")
     if undrawn:
         print(_UNDRAWN)
+    later = undrawn_epochs(league)
+    if later:
+        print(_undrawn_topups(later))
     shard = league.shard
     if shard is not None and shard.n > 1:
         print(
@@ -377,6 +382,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
             print(f"  {line}")
     print(f"output directory: {league.out}")
     return 0
+
+
+def _undrawn_topups(epochs: list[int]) -> str:
+    """The note for a secret night's top-ups whose secret is not drawn yet (:mod:`referee.league.secret`)."""
+    which = ", ".join(map(str, epochs))
+    return (
+        f"coverage of top-up {which}: its tables are drawn from a secret of its own, drawn when referee run adds "
+        "its bots; referee plan shows who meets whom once it has"
+    )
 
 
 _UNDRAWN = (

@@ -7,7 +7,9 @@
   its stored config, the epochs and top-ups of a night that grew, the shards
   the directory holds), and its variant, table size, table, deal, rotation,
   seed and the bot in every seat are the schedule's (for a secret night the
-  seed is read from the ledger, and never printed). A ladder game
+  seed is read from the ledger, and never printed; a grown secret night's
+  later epochs' games are checked against their epoch's secret,
+  :mod:`referee.league.secret`). A ladder game
   (``referee ladder`` shares the folder) is checked against its ladder table
   as the ledger records it: the table's first game gives its variant, size
   and seating, and every game of the table must have that seating, a deal and

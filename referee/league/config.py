@@ -309,6 +309,10 @@ class League:
     #: the planning epochs of a night that grew (``Epoch``; the ledger's meta ``epochs``); empty:
     #: one epoch, the roster (``slots``). Balanced and gauntlet tables are planned epoch by epoch
     epochs: tuple[Epoch, ...] = ()
+    #: a secret night that grew: the secret of each epoch (index = epoch; entry 0 unused, the first
+    #: epoch's is ``seed``), read from the ledger's meta ``epoch_secrets`` (:mod:`referee.league.secret`);
+    #: every seed of an epoch's games is derived from it. Empty for a public night or one that never grew
+    epoch_seeds: tuple[int | None, ...] = ()
 
     @property
     def slots(self) -> tuple[str, ...]:

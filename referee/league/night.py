@@ -4,7 +4,8 @@ What a night holds is decided by its stored config *and* by what the ledger
 recorded about it since: the roster (bots in joining order, withdrawn ones
 included), the planning epochs of a night that grew (meta ``epochs``: a top-up
 per growth, :mod:`referee.league.roster`), the withdrawn bots (meta
-``withdrawn``), the secret seed (meta ``secret_seed``), the shards it holds
+``withdrawn``), the secret seed (meta ``secret_seed``; a grown secret
+night's later epochs' secrets: meta ``epoch_secrets``), the shards it holds
 (meta ``shard`` or ``merged``) and the ladder tables ``referee ladder`` chose
 (their games' rows). :func:`stored_league` rebuilds the
 :class:`~referee.league.config.League` from all of them, and
@@ -78,11 +79,12 @@ def stored_league(config: dict[str, Any] | None, meta: Meta, where: str, *, with
     epochs = stored_epochs(meta(EPOCHS_META), league.out)
     league = dataclasses.replace(league, roster=roster if gone or epochs else (), epochs=epochs)
     if league.secret:
-        from referee.league.secret import META_KEY
+        from referee.league.secret import EPOCH_META, META_KEY, stored_epoch_seeds
 
         text = meta(META_KEY)
         if text is not None and text.isdigit():
             league = dataclasses.replace(league, seed=int(text))
+        league = dataclasses.replace(league, epoch_seeds=stored_epoch_seeds(meta(EPOCH_META), where))
     return league
 
 
@@ -112,16 +114,17 @@ def with_seed_of_out(league: League) -> League:
     its seed is None: nothing that depends on it can be shown). Never raises
     for a missing or unreadable ledger."""
     from referee.league.ledger import LEDGER_NAME, Ledger
-    from referee.league.secret import stored_seed
+    from referee.league.secret import EPOCH_META, stored_epoch_seeds, stored_seed
 
     if not league.secret or league.seed is not None or not (league.out / LEDGER_NAME).is_file():
         return league
     try:
         with Ledger.in_dir(league.out, create=False) as ledger:
             seed = stored_seed(ledger) if ledger.count() else None
+            epochs = stored_epoch_seeds(ledger.get_meta(EPOCH_META), str(ledger.path)) if seed is not None else ()
     except (UserError, OSError):
         return league
-    return league if seed is None else dataclasses.replace(league, seed=seed)
+    return league if seed is None else dataclasses.replace(league, seed=seed, epoch_seeds=epochs)
 
 
 def held_shards(meta: Meta, where: str) -> tuple[Shard | None, ...]:

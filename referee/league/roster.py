@@ -18,7 +18,9 @@ config with the one stored in the ledger (:func:`reconcile`):
   playing and those added), the existing tables keep their lineups and ids,
   and the added bots get a gauntlet block of their own after them (their
   ``seats_per_bot`` tables each against the field; see
-  :mod:`referee.league.schedule`). In a gauntlet night the added bots may be
+  :mod:`referee.league.schedule`). A secret night's new epoch gets a secret
+  of its own, from which its games' deals are drawn
+  (:mod:`referee.league.secret`). In a gauntlet night the added bots may be
   named in ``challengers`` too (they are left out of the comparison).
 * **Removed bots** are *withdrawn*: they keep their place in the roster (and
   their config in the stored one), their games stay in the ledger, their

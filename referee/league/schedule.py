@@ -14,6 +14,8 @@ Round robin, duplicate format:
   ``aaab``, ``aabb``, ``abbb``).
 * Every table plays the same ``deals`` deals of its variant and size. Deal
   ``d`` has the seed ``derive(master_seed, f"{variant}:{size}p:deal:{d}")``.
+  (A secret night that grew: the master seed of a table's epoch,
+  :func:`epoch_master`, :func:`epoch_of`; see :mod:`referee.league.secret`.)
 * Every deal is played once in every cyclic seat rotation: in rotation ``r``
   seat ``s`` is played by the lineup member ``order[(s + r) % size]``, so
   every member of the table holds every seat's hand of every deal once.
@@ -113,6 +115,7 @@ class Table:
     lineup: tuple[int, ...]  # bot indices (into League.bots): joining order (round robin), else the plan's
     number: int = 0  # global table number in schedule order (what shards split)
     ladder: bool = False  # a ladder table (referee ladder), numbered apart from the plan
+    epoch: int = 0  # the planning epoch the table belongs to (:func:`epoch_of`; a secret night's seeds: its epoch's)
 
     @property
     def key(self) -> str:
@@ -241,11 +244,74 @@ def parts(league: League, variant: Variant, size: int) -> list[Part]:
     return kind_of(variant).parts(league, variant, size)
 
 
-def part_plan(league: League, variant: Variant, size: int, part: Part) -> TablePlan:
-    """The plan of one :class:`Part` (kept per process, so every use in a run shares it)."""
+def epoch_master(league: League, epoch: int) -> int:
+    """The master seed of the games of planning epoch ``epoch``: the night's
+    seed, but for a secret night that grew, whose later epochs each have a
+    secret of their own (``League.epoch_seeds``, :mod:`referee.league.secret`)."""
     if league.seed is None:  # a bug of the caller, never a silent seed 0
         raise RuntimeError("the league's secret seed was not read from its ledger (referee.league.secret)")
-    seed = plan_seed(league.seed, variant, size, part.epoch if part.topup else 0)
+    if epoch == 0 or not league.secret:
+        return league.seed
+    seeds = league.epoch_seeds
+    seed = seeds[epoch] if epoch < len(seeds) else None
+    if seed is None:  # a bug of the caller, never the first epoch's deals again
+        raise RuntimeError(f"the secret of epoch {epoch} was not read from its ledger (referee.league.secret)")
+    return seed
+
+
+def has_master(league: League, epoch: int) -> bool:
+    """Whether :func:`epoch_master` has a seed for ``epoch`` (a secret one may not be drawn yet)."""
+    try:
+        epoch_master(league, epoch)
+    except RuntimeError:
+        return False
+    return True
+
+
+def joined(league: League) -> dict[str, int]:
+    """The epoch each bot of the roster joined in (0: the night's start)."""
+    out = dict.fromkeys(league.slots, 0)
+    for e, ep in enumerate(night_epochs(league)):
+        for name in ep.added if e else ():
+            if out.get(name, 0) == 0:
+                out[name] = e
+    return out
+
+
+def epoch_starts(league: League, variant: Variant, size: int) -> list[tuple[int, int]]:
+    """``(first table, epoch)`` of every epoch's tables in one block (a variant
+    and size), in table order (see :func:`epoch_of`). Arithmetic."""
+    if kind_of(variant).drawn:
+        return [(p.start, p.epoch) for p in parts(league, variant, size)] or [(0, 0)]
+    when = joined(league)
+    out = [(0, 0)]
+    for e in range(1, len(night_epochs(league))):
+        before = sum(1 for n in league.slots if when[n] < e)  # a prefix of the roster (bots join at its end)
+        out.append((lineup_count(before, size, league.fill) if before >= size else 0, e))
+    return out
+
+
+def epoch_of(league: League, variant: Variant, size: int, index: int) -> int:
+    """The planning epoch table ``index`` of a block belongs to: a balanced or
+    gauntlet table's plan's (:class:`Part`: the block's first plan, or the
+    top-up of the bots added in that epoch); a round-robin table's, the epoch
+    in which the last of its bots joined (its tables seating a bot added in
+    epoch ``e`` and none added later: colexicographic numbering puts them
+    after those of the earlier epochs). A night that never grew: 0."""
+    return _epoch_in(epoch_starts(league, variant, size), index)
+
+
+def _epoch_in(starts: list[tuple[int, int]], index: int) -> int:
+    epoch = 0
+    for first, e in starts:
+        if first <= index:
+            epoch = e
+    return epoch
+
+
+def part_plan(league: League, variant: Variant, size: int, part: Part) -> TablePlan:
+    """The plan of one :class:`Part` (kept per process, so every use in a run shares it)."""
+    seed = plan_seed(epoch_master(league, part.epoch), variant, size, part.epoch if part.topup else 0)
     return _make_plan(part.kind, len(part.names), size, variant.schedule.seats_per_bot, seed, part.challengers)
 
 
@@ -537,9 +603,10 @@ def tables(league: League, shard: Shard | None = None) -> Iterator[Table]:
         if shard is not None and shard.count_in(start, count) == 0:
             continue
         ts = range(count) if shard is None else range((shard.k - 1 - start) % shard.n, count, shard.n)
+        starts = epoch_starts(league, v, size) if league.epochs else [(0, 0)]
         for t, lineup in kind_of(v).lineups(league, v, size, ts):
             if lineup is not None:  # else a table of a withdrawn bot
-                yield Table(variant=v, size=size, index=t, lineup=lineup, number=start + t)
+                yield Table(variant=v, size=size, index=t, lineup=lineup, number=start + t, epoch=_epoch_in(starts, t))
 
 
 def table_at(league: League, variant: Variant, size: int, index: int) -> Table:
@@ -553,7 +620,8 @@ def table_at(league: League, variant: Variant, size: int, index: int) -> Table:
             lineup = kind_of(v).lineup(league, v, size, index)
             if lineup is None:
                 raise IndexError(f"table {index} of {variant.name} at {size} seats seats a withdrawn bot")
-            return Table(variant=v, size=size, index=index, lineup=lineup, number=start + index)
+            epoch = epoch_of(league, v, size, index) if league.epochs else 0
+            return Table(variant=v, size=size, index=index, lineup=lineup, number=start + index, epoch=epoch)
     raise IndexError(f"{variant.name} has no {size}-seat tables in this league")
 
 
@@ -590,16 +658,27 @@ def coverages(league: League) -> list[BlockCoverage]:
     for v in league.variants:
         for size in v.sizes:
             for p in parts(league, v, size):
+                if not has_master(league, p.epoch):  # a secret night's top-up whose secret is not drawn yet
+                    continue
                 cov = coverage(part_plan(league, v, size, p))
                 added = tuple(p.names[c] for c in p.challengers) if p.topup else ()
                 out.append(BlockCoverage(v.name, size, cov, p.epoch, p.start, p.topup, added))
     return out
 
 
+def undrawn_epochs(league: League) -> list[int]:
+    """The epochs of a secret night (its seed read) whose plans :func:`coverages`
+    leaves out: their secret is drawn when ``referee run`` adds their bots."""
+    if league.seed is None:
+        return []
+    found = {p.epoch for v in league.variants for size in v.sizes for p in parts(league, v, size)}
+    return sorted(e for e in found if not has_master(league, e))
+
+
 def table_games(league: League, table: Table) -> Iterator[ScheduledGame]:
     """The games of one table: every deal in every seat rotation."""
     k = table.size
-    master = league.seed
+    master = league.seed if table.ladder else epoch_master(league, table.epoch)
     if master is None:  # a bug of the caller, never a silent seed 0
         raise RuntimeError("the league's secret seed was not read from its ledger (referee.league.secret)")
     for d in range(table.variant.deals):

@@ -23,18 +23,55 @@ author who knows it can compute every hand of every game in advance. With
   standings never show the seed (other shards may still be playing); a complete
   merge does.
 
+A secret night that grows (bots added after it began: a new planning epoch,
+:mod:`referee.league.roster`, :func:`referee.league.schedule.night_epochs`)
+gets a fresh secret per epoch. Every table of a night plays the same deals, so
+without one the added bots would be dealt deals whose hands are already in
+the night's logs and report (and, once it was complete, derivable from its
+revealed seed). So:
+
+* the run that adds the bots draws a new 63-bit secret for the new epoch
+  (:func:`new_seed`) and stages it in the ledger's meta ``epoch_secrets``
+  (JSON, epoch -> seed; the first epoch's stays ``secret_seed``), committed
+  with the epoch (meta ``epochs``) before its first game; a resumed run
+  (after Ctrl-C or kill -9) reads it back, so the epoch keeps its deals;
+* every seed of an epoch's games is derived from its secret
+  (:func:`referee.league.schedule.epoch_master`), with the same labels as
+  the first epoch's: the deal seeds and, for a balanced or gauntlet top-up,
+  its plan seed. Which tables are an epoch's
+  (:func:`referee.league.schedule.epoch_of`): a balanced or gauntlet block's
+  first plan and top-ups each belong to the epoch that made them (a top-up:
+  the bots that epoch added, its tables numbered after the earlier ones); a
+  round robin's tables belong to the epoch in which the last of their bots
+  joined (the tables seating a bot added in it; colexicographic numbering
+  puts them after every earlier table). Earlier epochs' games keep their
+  seeds; a public night derives everything from its master seed as before;
+* every secret stays hidden until every planned game of the night (every
+  epoch) is recorded; then the standings and the report show the first as
+  ``seed`` and the later ones as ``epoch_seeds`` (epoch 1, 2, ...), and
+  ``referee verify`` checks every game's seed against its epoch's secret;
+* a grown secret night cannot be split over machines (``--shard``; a night
+  split into shards cannot grow anyway): it is refused with the reason.
+  Ladder tables (``referee ladder``) keep deriving their deals from the first
+  epoch's secret (``secret_seed``).
+
+(A withdrawn bot that comes back plays the tables it missed, of their own
+epochs: with deals that bot may have seen in the report.)
+
 The per-game seeds in the ledger rows and the game logs are
 ``derive(master, label)`` (SHA-256, one way): a log does not give the master
 seed away, nor the deals of other tables.
 
 Errors: :class:`referee.errors.UserError` for a seed file that cannot be read
 or holds no seed, a seed file that disagrees with the seed a night started
-with, a secret shard without a seed file, and a damaged ``secret_seed``.
+with, a secret shard without a seed file, a grown secret night run as a shard,
+and a damaged ``secret_seed`` or ``epoch_secrets``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import secrets
 from pathlib import Path
 
@@ -44,6 +81,8 @@ from referee.league.ledger import Ledger, MergedMeta
 
 #: the ledger's meta key holding a secret night's master seed (decimal text)
 META_KEY = "secret_seed"
+#: the ledger's meta key holding the secrets of a grown secret night's later epochs (JSON: epoch -> seed)
+EPOCH_META = "epoch_secrets"
 #: the bits of a drawn seed (a positive 64-bit integer in every language)
 SEED_BITS = 63
 _LIMIT = 2**64
@@ -90,6 +129,37 @@ def stored_seed(ledger: Ledger) -> int | None:
     return int(text)
 
 
+def stored_epoch_seeds(text: str | None, where: str = "the ledger") -> tuple[int | None, ...]:
+    """The meta ``epoch_secrets`` decoded: index = epoch (entry 0 None: the
+    first epoch's is ``secret_seed``); empty if absent. A damaged one is a
+    :class:`UserError` (the deals of the later epochs depend on it)."""
+    if not text:
+        return ()
+    try:
+        data = json.loads(text)
+        pairs = {int(k): v for k, v in data.items()}
+    except (ValueError, AttributeError, TypeError):
+        pairs = None
+    if (
+        pairs is None
+        or any(e < 1 or not isinstance(v, str) or not v.isdigit() or int(v) >= _LIMIT for e, v in pairs.items())
+        or len(pairs) > 100_000
+    ):
+        raise UserError(
+            f"{where}: the ledger's secrets of the epochs this night grew by (meta {EPOCH_META!r}) are damaged; "
+            "restore the ledger from a copy (they have no other copy)"
+        )
+    out: list[int | None] = [None] * (max(pairs, default=0) + 1)
+    for e, v in pairs.items():
+        out[e] = int(v)
+    return tuple(out) if len(out) > 1 else ()
+
+
+def epoch_seeds_text(seeds: tuple[int | None, ...]) -> str:
+    """The meta ``epoch_secrets`` of ``seeds`` (:func:`stored_epoch_seeds` reads it)."""
+    return json.dumps({str(e): str(v) for e, v in enumerate(seeds) if e and v is not None}, sort_keys=True)
+
+
 def settle_seed(league: League, ledger: Ledger, seed_file: str | None = None) -> League:
     """The league with its master seed filled in, for a run into ``ledger``
     (opened by :func:`referee.league.outdir.open_ledger`, which staged the
@@ -105,7 +175,6 @@ def settle_seed(league: League, ledger: Ledger, seed_file: str | None = None) ->
         if ledger.count() == 0 and ledger.get_meta(META_KEY) is not None:
             ledger.stage_meta({META_KEY: None})  # an earlier secret start that played nothing
         return league
-    _refuse_growth(league, ledger)
     have = stored_seed(ledger)
     if have is None and ledger.count() > 0:
         raise UserError(
@@ -136,33 +205,35 @@ def settle_seed(league: League, ledger: Ledger, seed_file: str | None = None) ->
         seed = new_seed()
     if have != seed:
         ledger.stage_meta({META_KEY: str(seed)})
-    return dataclasses.replace(league, seed=seed)
+    return dataclasses.replace(league, seed=seed, epoch_seeds=_settle_epochs(league, ledger))
 
 
-def _refuse_growth(league: League, ledger: Ledger) -> None:
-    """Refuse bots added to a secret night that has games (:mod:`referee.league.roster`).
-
-    Every table of a night plays the same deals, so the games of an added bot
-    would be dealt from deals already played: their hands are in the logs and
-    viewer pages of the night's report, and once the night is complete the seed
-    itself is shown. An author who has seen them could write the added bot to
-    know every hand. (A fresh secret seed per growth epoch would need deals of
-    their own for the added bots' tables; a growth is refused instead.) Raises
-    :class:`UserError` naming the bots and what to do."""
-    if ledger.count() == 0:
-        return
-    stored = ledger.config() or {}
-    before = {b.get("name") for b in stored.get("bots") or [] if isinstance(b, dict)}
-    added = [n for n in league.slots if n not in before]
-    if not added:
-        return
-    shown = "its seed has been revealed, and " if shown_seed(ledger) not in (SECRET, None) else ""
-    raise UserError(
-        f"{ledger.path.parent}: bots added to a secret night ({', '.join(added)}) are refused: every table plays "
-        f"the same deals, and {shown}the hands of those deals are in the games already played (their logs and "
-        "the report), so an added bot could be written to know them. Play the added bots in a new night "
-        "(--new-out or --out DIR, with its own secret seed), or remove them to resume this one"
-    )
+def _settle_epochs(league: League, ledger: Ledger) -> tuple[int | None, ...]:
+    """The secrets of a secret night's later epochs (``league.epochs``, as
+    :func:`referee.league.roster.reconcile` made them): the ledger's, and a
+    fresh one (:func:`new_seed`, staged with the epoch) for an epoch the ledger
+    does not hold one for: the epoch this run adds. A grown night split into
+    shards is refused: its shards would each draw their own."""
+    epochs = len(league.epochs)
+    have = stored_epoch_seeds(ledger.get_meta(EPOCH_META), str(ledger.path))
+    if epochs <= 1:
+        return have
+    if league.shard is not None:
+        raise UserError(
+            f"{ledger.path.parent}: this secret night grew (bots were added after it began), and a grown secret "
+            f"night cannot be split into shards (--shard {league.shard}): each later epoch has a secret of its "
+            "own, drawn by the run that adds its bots. Play it whole (without --shard)"
+        )
+    seeds = list(have) + [None] * (epochs - len(have))
+    drawn = False
+    for e in range(1, epochs):
+        if seeds[e] is None:
+            seeds[e] = new_seed()
+            drawn = True
+    out = tuple(seeds)
+    if drawn:
+        ledger.stage_meta({EPOCH_META: epoch_seeds_text(out)})
+    return out
 
 
 def with_stored_seed(league: League, ledger: Ledger) -> League:
@@ -177,7 +248,8 @@ def with_stored_seed(league: League, ledger: Ledger) -> League:
             f"{ledger.path}: the ledger of a secret night holds no seed (damaged, or no game was "
             "ever started); restore it from a copy"
         )
-    return dataclasses.replace(league, seed=seed)
+    epochs = stored_epoch_seeds(ledger.get_meta(EPOCH_META), str(ledger.path))
+    return dataclasses.replace(league, seed=seed, epoch_seeds=epochs)
 
 
 def shown_seed(ledger: Ledger) -> int | str | None:
@@ -196,6 +268,17 @@ def shown_seed(ledger: Ledger) -> int | str | None:
         return SECRET
     stored = stored_seed(ledger)
     return stored if stored is not None else SECRET
+
+
+def shown_epoch_seeds(ledger: Ledger) -> list[int] | None:
+    """The secrets of a grown secret night's later epochs (epoch 1, 2, ...) as
+    the standings and the report may show them: once :func:`shown_seed` shows
+    the first epoch's (every planned game of every epoch recorded); else None
+    (also for a public night or one that never grew)."""
+    seeds = stored_epoch_seeds(ledger.get_meta(EPOCH_META), str(ledger.path))
+    if not seeds or not isinstance(shown_seed(ledger), int):
+        return None
+    return [s for s in seeds[1:] if s is not None]
 
 
 def _complete(ledger: Ledger, config: dict[str, object]) -> bool:

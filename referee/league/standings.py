@@ -307,7 +307,7 @@ def from_ledger(
     (``bot``, ``games``: the games it sat in, ``counted``), and with
     ``keep_withdrawn`` their rows in every scope say ``"withdrawn": true``."""
     from referee.league.roster import WITHDRAWN_META, stored_withdrawn
-    from referee.league.secret import shown_seed
+    from referee.league.secret import shown_epoch_seeds, shown_seed
 
     tally = Tally(league or (ledger.get_meta("league") or ""))
     gone = stored_withdrawn(ledger.get_meta(WITHDRAWN_META))
@@ -330,7 +330,8 @@ def from_ledger(
     seed = shown_seed(ledger)  # a secret seed only once the night is complete
     if seed is None:
         return st
-    return {"league": st.pop("league"), "seed": seed, **st}
+    later = shown_epoch_seeds(ledger)  # a grown secret night's later epochs' secrets, as shown as its seed
+    return {"league": st.pop("league"), "seed": seed, **({"epoch_seeds": later} if later else {}), **st}
 
 
 def withdrawn_text(st: dict[str, Any]) -> str | None:

@@ -35,6 +35,8 @@ class NightSummary:
     out: str
     referee: str
     seed: int | str | None = None  # the master seed as it may be shown ("secret" until a secret night is complete)
+    #: a grown secret night's later epochs' secrets (epoch 1, 2, ...), shown with ``seed`` (else empty)
+    epoch_seeds: list[int] = field(default_factory=list)
     config: dict[str, Any] | None = None
     shard: str | None = None
     merged: MergedMeta | None = None
@@ -145,9 +147,10 @@ def summarize(out: Path, ledger: Ledger, rows: list[GameRow] | None = None) -> N
         running=run_lock_held(out),
     )
     from referee.league.night import ladder_number
-    from referee.league.secret import shown_seed
+    from referee.league.secret import shown_epoch_seeds, shown_seed
 
     s.seed = shown_seed(ledger)
+    s.epoch_seeds = shown_epoch_seeds(ledger) or []
     night = night_plan(config, ledger.get_meta, str(ledger.path))
     if night is not None:
         s.planned, s.planned_per_variant = night.total(), night.per_variant()

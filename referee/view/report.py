@@ -114,7 +114,7 @@ def _header(st: Mapping[str, Any], s: NightSummary, written: float) -> str:
             "seed",
             "secret (shown once every planned game is played)"
             if s.seed == "secret"
-            else str(s.seed)
+            else str(s.seed) + "".join(f"; epoch {e}: {v}" for e, v in enumerate(s.epoch_seeds, 1))
             if s.seed is not None
             else "not recorded",
         ),

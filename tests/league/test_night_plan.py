@@ -125,13 +125,18 @@ def test_a_secret_night_plans_grows_and_ladders_without_a_traceback(
     # after: who meets whom (drawn from the ledger's seed), and still no seed printed
     rc, text, err = _cli(capsys, "plan", str(cfg))
     assert rc == 0 and "coverage of kwartet at 3 seats" in text and seed not in text + err
-    # growth of a secret night: the plan shows the top-up, the run plays it, verify passes
+    # growth of a secret night: the top-up is drawn from a secret of its own, drawn by the run that
+    # plays it (so the plan shows its coverage after that run), verify passes
     _config(cfg, list("abcdefg"), seed='"secret"')
     rc, text, err = _cli(capsys, "plan", str(cfg))
     assert rc == 0, err
-    assert "top-up 1 (tables t0004-t0007: f, g added)" in text and seed not in text
+    assert "coverage of top-up 1: its tables are drawn from a secret of its own" in text and seed not in text
+    rc, text, _ = _cli(capsys, "plan", str(cfg), "--json")
+    assert rc == 0 and "top-up 1" in json.loads(text)["coverage_note"] and len(json.loads(text)["coverage"]) == 1
     rc, _, err = _cli(capsys, "run", str(cfg), "--quiet")
     assert rc == 0 and "2 bots added: 12 new games (f, g)" in err
+    rc, text, err = _cli(capsys, "plan", str(cfg))
+    assert rc == 0 and "top-up 1 (tables t0004-t0007: f, g added)" in text and seed not in text + err
     text = _verified(capsys, out)
     assert "24 of 24 planned games" in text and seed not in text
     # the seed is shown once every planned game is played
