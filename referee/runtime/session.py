@@ -105,6 +105,7 @@ class BotSession(BotProcess):
         self.hello = None
         self.next_id = 1
         self.death = death
+        self.log_budget = None
         return self
 
     async def _handshake(self, startup_ms: int) -> None:
