@@ -757,6 +757,7 @@ class HandMachine:
         :data:`STALE_LOG_LINES` lines and :data:`STALE_LOG_BYTES` bytes per seat and
         game; those over it are only counted (the seat's stderr record says how many)."""
         seat = self.seats[seat_index]
+        ms = round(ms, 3)  # as the log records it, so that a replay words the detail alike (607.4996 is 607.5)
         log = self.log
         logged = seat.stale_logged
         if logged[0] >= STALE_LOG_LINES or (logged[0] and logged[1] + len(line) > STALE_LOG_BYTES):
