@@ -63,6 +63,7 @@ worker's address).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import os
 import pickle
@@ -392,6 +393,7 @@ class Cluster:
         maker: UnitMaker,
         say: Callable[[str], None],
         hellos: dict[int, dict[str, Any]] | None = None,
+        rebuild: bool = False,
     ) -> frozenset[int]:
         """Builds once per worker host, then the start check on every worker
         (see the module docstring); ``hellos``, when given, receives each bot's
@@ -415,6 +417,7 @@ class Cluster:
                 fut = self.client.submit(
                     _build_on_worker,
                     league,
+                    rebuild,
                     key=f"referee-build-{run}-{w.address}",
                     workers=[w.address],
                     allow_other_workers=False,
@@ -796,13 +799,40 @@ def _address() -> str:
         return "?"
 
 
-def _build_on_worker(league: League) -> str | dict[int, str] | None:
+def worker_build_records(league: League) -> Path:
+    """Where a worker keeps the build cache of ``league``'s night: its output folder when this host
+    sees it (and may write it), else ``$TMPDIR/card-referee-builds-UID/<hash of the folder's path>``."""
+    out = Path(league.out)
+    if out.is_dir() and os.access(out, os.W_OK):
+        return out
+    digest = hashlib.sha256(str(out).encode()).hexdigest()[:16]
+    folder = Path(tempfile.gettempdir()) / f"card-referee-builds-{os.getuid()}" / digest
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return folder
+
+
+def _build_on_worker(league: League, rebuild: bool = False) -> str | dict[int, str] | None:
     """The builds on this worker's host; the failure text, or None; under ``broken_bot =
-    "forfeit"`` the failed builds' texts by bot index (the other bots built)."""
+    "forfeit"`` the failed builds' texts by bot index (the other bots built).
+
+    Builds are cached as on one machine (:mod:`referee.league.buildcache`, unless
+    ``rebuild``): in ``OUT/builds.json`` where this host sees the night's output folder
+    (this machine, a shared file system), else in a folder of this host's own
+    (:func:`worker_build_records`), so a worker host builds a bot again only when its
+    folder or build command changed."""
     from referee.league.preflight import run_builds
 
+    where = worker_build_records(league)
     try:
-        failed = trio.run(lambda: run_builds(league, give_up=league.faults.broken_bot == "forfeit"))
+        failed = trio.run(
+            lambda: run_builds(
+                league,
+                give_up=league.faults.broken_bot == "forfeit",
+                cache=True,
+                rebuild=rebuild,
+                records_dir=where,
+            )
+        )
     except UserError as exc:
         return str(exc)
     return failed or None

@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Collection, Sequence
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -108,6 +109,7 @@ async def run_builds(
     cache: bool = False,
     rebuild: bool = False,
     give_up: bool = False,
+    records_dir: Path | None = None,
 ) -> dict[int, str]:
     """Run every bot's ``build`` command once, in its working directory, inside
     the bot's sandbox (``referee.runtime.build``: the bot's limits, its folder
@@ -119,7 +121,8 @@ async def run_builds(
     with ``only``, only those bots (by index) are built. With ``cache``, a bot
     whose folder and build command are those of its last successful build of
     this night (``OUT/builds.json``, :mod:`referee.league.buildcache`) is not
-    built again, unless ``rebuild``.
+    built again, unless ``rebuild``; ``records_dir``: where the cache's records
+    are kept instead of ``OUT`` (a cluster worker whose host does not see OUT).
 
     A build that fails, times out or cannot start raises :class:`UserError` with
     the tail of its output; with ``give_up``, every bot is built and the failures
@@ -148,7 +151,8 @@ async def run_builds(
         # a mount that shows a protected path, a link out of its folder: refused before any build
         if lim.sandbox and lim.isolation != "none":
             check_view(bot.name, bot_view(bot.command, bot.cwd, None, not lim.temp_workdir, bot.data), bot.data)
-    records = buildcache.load_records(league.out) if cache else {}
+    where = records_dir if records_dir is not None else league.out
+    records = buildcache.load_records(where) if cache else {}
     not_the_bots = [league.out, league.path]
     failed: dict[int, str] = {}
     for i, (bot, lim) in enumerate(zip(league.bots, limits)):
@@ -174,9 +178,9 @@ async def run_builds(
                 after = buildcache.folder_state(bot.cwd, not_the_bots) if before is not None else None
                 if before is not None and after is not None:
                     records[bot.name] = buildcache.record_build(bot.build, bot.env, before, after)
-                    _save_records(league, records)
+                    _save_records(where, records)
                 elif records.pop(bot.name, None) is not None:
-                    _save_records(league, records)
+                    _save_records(where, records)
                 continue
             tail = result.tail().replace("\n", "\n    ")
             if result.timed_out:
@@ -191,20 +195,20 @@ async def run_builds(
                     f"(in {bot.cwd}); last lines of its output:\n    {tail}"
                 )
         if cache and records.pop(bot.name, None) is not None:
-            _save_records(league, records)
+            _save_records(where, records)
         if not give_up:
             raise UserError(problem)
         failed[i] = problem
     return failed
 
 
-def _save_records(league: League, records: dict[str, Any]) -> None:
+def _save_records(where: Path, records: dict[str, Any]) -> None:
     from referee.league.buildcache import RECORD_NAME, save_records
 
     try:
-        save_records(league.out, records)
+        save_records(where, records)
     except OSError as exc:
-        raise UserError(f"{league.out / RECORD_NAME}: cannot write the build cache: {exc.strerror or exc}") from None
+        raise UserError(f"{where / RECORD_NAME}: cannot write the build cache: {exc.strerror or exc}") from None
 
 
 async def start_check(

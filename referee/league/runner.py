@@ -351,7 +351,7 @@ async def run_league(
 
     hellos: dict[int, dict[str, Any]] = {}
     if cluster is not None:
-        given_up_ids = await cluster.prepare(league, maker, to_stderr, hellos=hellos)
+        given_up_ids = await cluster.prepare(league, maker, to_stderr, hellos=hellos, rebuild=rebuild)
         _stage_bots(ledger, league, hellos)
         ledger.commit_staged()
         async with cluster.executor(league) as remote:

@@ -89,3 +89,17 @@ def test_a_folder_too_large_to_hash_has_no_state(tmp_path: Path, monkeypatch) ->
     monkeypatch.setattr(buildcache, "MOST_FILES", 100)
     monkeypatch.setattr(buildcache, "MOST_BYTES", 10)
     assert folder_state(folder) is None
+
+
+def test_a_worker_that_does_not_see_out_keeps_the_records_in_a_folder_of_its_own(tmp_path):
+    from types import SimpleNamespace
+
+    from referee.league.cluster import worker_build_records
+
+    seen = tmp_path / "out"
+    seen.mkdir()
+    assert worker_build_records(SimpleNamespace(out=seen)) == seen
+    elsewhere = worker_build_records(SimpleNamespace(out=Path("/no/such/host/out")))
+    assert elsewhere.is_dir() and elsewhere != seen and "card-referee-builds-" in str(elsewhere)
+    assert worker_build_records(SimpleNamespace(out=Path("/no/such/host/out"))) == elsewhere  # stable
+    assert worker_build_records(SimpleNamespace(out=Path("/no/such/host/other"))) != elsewhere

@@ -120,3 +120,25 @@ def test_broken_entries_forfeit_on_a_cluster_too(tmp_path: Path) -> None:
     assert len(rows) == 12
     check = referee("verify", str(tmp_path / "out"))
     assert check.returncode == 0 and "verified: all 12 games" in check.stdout, check.stdout
+
+
+def test_a_cluster_night_builds_once_too(tmp_path: Path) -> None:
+    # workers keep the build cache as one machine does: a grown night, played on the workers again,
+    # does not rebuild the C bot; --rebuild does; the records are OUT's where the workers see OUT
+    (tmp_path / "cbot").mkdir()
+    shutil.copy(C_BOT, tmp_path / "cbot" / "c_bot.c")
+    (tmp_path / "broken").mkdir()
+    cfg = _config(tmp_path / "night.toml", ["a"])
+    first = referee("run", str(cfg), "--quiet", "--workers", "1", timeout=180)
+    assert first.returncode == 0, first.stderr
+    assert _builds(tmp_path) == 1 and (tmp_path / "out" / "builds.json").is_file()
+    _config(tmp_path / "night.toml", ["a", "b"])  # a late entry: the night grows
+    grown = referee("run", str(cfg), "--quiet", "--workers", "1", timeout=180)
+    assert grown.returncode == 0, grown.stderr
+    assert _builds(tmp_path) == 1  # cached: the C bot's folder and build command did not change
+    _config(tmp_path / "night.toml", ["a", "b", "c"])  # grows again, this time with --rebuild
+    again = referee("run", str(cfg), "--quiet", "--workers", "1", "--rebuild", timeout=180)
+    assert again.returncode == 0, again.stderr
+    assert _builds(tmp_path) == 2
+    check = referee("verify", str(tmp_path / "out"))
+    assert check.returncode == 0, check.stdout
