@@ -47,6 +47,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from referee.errors import UserError
 from referee.league.ledger import LEDGER_NAME, GameRow, Ledger, check_db
+from referee.league.night import ladder_number
 from referee.league.standings import Tally
 
 __all__ = ["LeagueState", "make_server", "serve"]
@@ -134,6 +135,7 @@ class LeagueState:
         self._counts = {"aborted": 0, "stalled": 0, "faults": 0}
         self._per_variant: dict[str, int] = {}
         self._planned: tuple[str | None, int | None, dict[str, int]] = (None, None, {})
+        self._ladder = 0  # ladder games read (referee ladder in the same folder)
         self._rate: list[tuple[float, int]] = []
 
     def _db(self) -> sqlite3.Connection:
@@ -196,7 +198,10 @@ class LeagueState:
                 self._last_finished = row.finished
                 self._tally.add(row)
                 added += 1
-                self._per_variant[row.variant] = self._per_variant.get(row.variant, 0) + 1
+                if ladder_number(row.game_id) is not None:
+                    self._ladder += 1  # a ladder game sharing the folder: not one of the night's planned games
+                else:
+                    self._per_variant[row.variant] = self._per_variant.get(row.variant, 0) + 1
                 if row.reason == "aborted":
                     self._counts["aborted"] += 1
                 elif row.reason == "stalled":
@@ -233,7 +238,7 @@ class LeagueState:
     ) -> dict[str, Any]:
         """The status (``/api/status``) from what has been read so far;
         ``started``: whether the night has a ledger yet."""
-        done = len(self._seen)
+        done = len(self._seen) - self._ladder  # the planned games played (ladder games are counted apart)
         return {
             "league": league,
             "out": str(self.out),
@@ -241,6 +246,7 @@ class LeagueState:
             "running": _lock_held(self.out / ".lock"),
             "planned": planned,
             "done": done,
+            "ladder": self._ladder,
             "complete": planned is not None and done >= planned,
             **self._counts,
             "games_per_s": round(rate, 2),

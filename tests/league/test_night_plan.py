@@ -189,6 +189,10 @@ def test_verify_checks_ladder_games_against_the_ladder_records(
     assert re.search(r"all 18 games replay .*; 12 of 12 planned games in the ledger, 6 ladder games", text)
     s, _ = _summary(out)
     assert (s.played, s.planned, s.ladder, s.complete) == (12, 12, 6, True)
+    # the live page counts the planned games played, the ladder's apart (it said 18 done of 12)
+    live = LeagueState(out).status()
+    assert (live["done"], live["planned"], live["ladder"], live["complete"]) == (12, 12, 6, True)
+    assert sum(v["done"] for v in live["variants"].values()) == 12
     with Ledger.in_dir(out, create=False) as ledger:
         night = NightPlan.of_ledger(ledger)
         rows = [r for r in ledger.rows() if "-L" in r.game_id]
