@@ -90,21 +90,10 @@ def stored_league(config: dict[str, Any] | None, meta: Meta, where: str, *, with
 
 def _without(config: dict[str, Any], gone: set[str]) -> dict[str, Any]:
     """A canonical config without the bots ``gone`` (in ``bots`` and every ``challengers``)."""
+    from referee.league.roster import without_challengers
 
-    def strip(s: Any) -> Any:
-        if isinstance(s, dict) and isinstance(s.get("challengers"), list):
-            return {**s, "challengers": [c for c in s["challengers"] if c not in gone]}
-        return s
-
-    out = {**config, "bots": [b for b in config["bots"] if not (isinstance(b, dict) and b.get("name") in gone)]}
-    if "schedule" in out:
-        out["schedule"] = strip(out["schedule"])
-    if isinstance(out.get("variants"), list):
-        out["variants"] = [
-            {**v, "schedule": strip(v["schedule"])} if isinstance(v, dict) and "schedule" in v else v
-            for v in out["variants"]
-        ]
-    return out
+    kept = [b for b in config["bots"] if not (isinstance(b, dict) and b.get("name") in gone)]
+    return without_challengers({**config, "bots": kept}, gone)
 
 
 def with_seed_of_out(league: League) -> League:

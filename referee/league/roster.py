@@ -162,7 +162,7 @@ def epochs_text(epochs: tuple[Epoch, ...]) -> str:
     return msgspec.json.encode(list(epochs)).decode()
 
 
-def _without_challengers(data: dict[str, Any], names: set[str]) -> dict[str, Any]:
+def without_challengers(data: dict[str, Any], names: set[str]) -> dict[str, Any]:
     """``data`` (a canonical config) with ``names`` left out of every ``challengers`` list
     (bots added to a gauntlet night may be listed as challengers)."""
 
@@ -228,7 +228,7 @@ def reconcile(
     added_names = {n for n in new_bots if n not in old_bots}
     before = {**{k: v for k, v in stored.items() if k != "bots"}, "bots": {n: old_bots[n] for n in common}}
     after = {
-        **{k: v for k, v in _without_challengers(new, added_names).items() if k != "bots"},
+        **{k: v for k, v in without_challengers(new, added_names).items() if k != "bots"},
         "bots": {n: new_bots[n] for n in common},
     }
     if _results_part(before) != _results_part(after):
