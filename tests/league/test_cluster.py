@@ -49,13 +49,24 @@ def _wait_until(cond, what: str, limit: float = 30.0) -> None:
 
 
 class DaskCluster:
-    """A scheduler and its workers, each a `dask` process in its own process group."""
+    """A scheduler and its workers, each a `dask` process in its own process group
+    (``protocol`` "tls": with ``scheduler_args`` and ``worker_args``, their TLS files)."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        *,
+        protocol: str = "tcp",
+        scheduler_args: tuple[str, ...] = (),
+        worker_args: tuple[str, ...] = (),
+    ) -> None:
         self.tmp = tmp
-        self.address = f"tcp://127.0.0.1:{_free_port()}"
+        self.port = _free_port()
+        self.address = f"{protocol}://127.0.0.1:{self.port}"
+        self.worker_args = worker_args
+        chosen = ["--protocol", protocol] if protocol != "tcp" else []
         self.scheduler = self._spawn(
-            ["scheduler", "--host", "127.0.0.1", "--port", self.address.rsplit(":", 1)[1], "--no-dashboard"]
+            ["scheduler", *chosen, "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard", *scheduler_args]
         )
         self.workers: list[subprocess.Popen[bytes]] = []
         self._n = 0
@@ -88,6 +99,7 @@ class DaskCluster:
                 str(scratch),
                 "--name",
                 f"w{self._n}",
+                *self.worker_args,
             ]
         )
         self.workers.append(w)
@@ -543,61 +555,18 @@ def test_a_tls_cluster_plays_with_the_client_certificate_and_refuses_others(tmp_
     other = tmp_path / "other"
     other.mkdir(mode=0o700)
     subprocess.run(["sh", "-c", MAKE_CERTS], cwd=other, check=True, capture_output=True)
-    port = _free_port()
-    address = f"tls://127.0.0.1:{port}"
 
     def tls(who: str, folder: Path | None = None) -> list[str]:
         folder = folder or (sched if who == "scheduler" else certs)
         return ["--tls-ca-file", str(folder / "ca.pem"), "--tls-cert", str(folder / f"{who}.pem"),
                 "--tls-key", str(folder / f"{who}.key")]  # fmt: skip
 
-    dask = [sys.executable, "-m", "dask"]
-    procs = [
-        subprocess.Popen(
-            [
-                *dask,
-                "scheduler",
-                "--protocol",
-                "tls",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--no-dashboard",
-                *tls("scheduler"),
-            ],  # fmt: skip
-            env=ENV,
-            cwd=tmp_path,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        ),  # fmt: skip
-    ]
+    dask = DaskCluster(
+        tmp_path, protocol="tls", scheduler_args=tuple(tls("scheduler")), worker_args=tuple(tls("worker"))
+    )
+    port, address = dask.port, dask.address
     try:
-        (tmp_path / "w").mkdir()
-        procs.append(
-            subprocess.Popen(
-                [
-                    *dask,
-                    "worker",
-                    address,
-                    "--nthreads",
-                    "1",
-                    "--no-nanny",
-                    "--host",
-                    "127.0.0.1",
-                    "--no-dashboard",
-                    "--local-directory",
-                    str(tmp_path / "w"),
-                    *tls("worker"),
-                ],  # fmt: skip
-                env=ENV,
-                cwd=tmp_path,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-            )  # fmt: skip
-        )
+        dask.add_worker()
         client_sec = Security(
             tls_ca_file=str(certs / "ca.pem"),
             tls_client_cert=str(certs / "client.pem"),
@@ -667,10 +636,7 @@ def test_a_tls_cluster_plays_with_the_client_certificate_and_refuses_others(tmp_
         assert res.returncode == 2 and res.stderr.startswith(f"error: --cluster {address}: cannot reach"), res.stderr
         assert len(res.stderr.strip().splitlines()) == 1, res.stderr
     finally:
-        for p in procs:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
+        dask.stop()
 
 
 def _free_port_taken(port: int) -> bool:
