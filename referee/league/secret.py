@@ -236,22 +236,6 @@ def _settle_epochs(league: League, ledger: Ledger) -> tuple[int | None, ...]:
     return out
 
 
-def with_stored_seed(league: League, ledger: Ledger) -> League:
-    """A league rebuilt from a ledger's stored config, with a secret seed read
-    from the ledger (for ``referee verify``). Raises :class:`UserError` if a
-    secret night's ledger holds no seed."""
-    if not league.secret:
-        return league
-    seed = stored_seed(ledger)
-    if seed is None:
-        raise UserError(
-            f"{ledger.path}: the ledger of a secret night holds no seed (damaged, or no game was "
-            "ever started); restore it from a copy"
-        )
-    epochs = stored_epoch_seeds(ledger.get_meta(EPOCH_META), str(ledger.path))
-    return dataclasses.replace(league, seed=seed, epoch_seeds=epochs)
-
-
 def shown_seed(ledger: Ledger) -> int | str | None:
     """The master seed as the standings and the report may show it: the
     config's seed; for a secret night the seed once every planned game is
