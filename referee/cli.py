@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "referee.commands.checkbot",  # check-bot
     "referee.commands.view",  # view, serve
     "referee.commands.schema",  # schema
+    "referee.commands.site",  # host, submit
     "referee.commands.bench",  # bench engine|transport|league
 )
 

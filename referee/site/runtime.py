@@ -1,0 +1,47 @@
+"""A running site: its config, its store, and what the routes and the background tasks share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from referee.site.auth import RateLimiter
+from referee.site.board import BoardRow, leaderboard
+from referee.site.config import Site
+from referee.site.store import Store
+
+
+@dataclass
+class SiteRuntime:
+    """What every route reaches as ``request.app.state.runtime``.
+
+    ``wake`` is set when the queue gained work (an upload, a host's promotion); the pipeline waits on
+    it. ``cluster`` is the ``--cluster``/``--workers`` choice (None: this machine)."""
+
+    site: Site
+    store: Store
+    cluster: Any = None
+    login_limit: RateLimiter = field(init=False)
+    wake: trio.Event = field(default_factory=trio.Event)
+    log: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.login_limit = RateLimiter(self.site.settings.logins_per_minute, 60.0)
+
+    @classmethod
+    def open(cls, site: Site, cluster: Any = None) -> SiteRuntime:
+        return cls(site, Store.open(site.db_path), cluster)
+
+    def poke(self) -> None:
+        """Tell the pipeline that there is work."""
+        self.wake.set()
+
+    def owners(self) -> dict[str, str]:
+        """Pool bot name -> its entrant, for every version that was ever in the pool."""
+        return {v.bot: v.entrant for v in self.store.versions()}
+
+    def leaderboard(self) -> list[BoardRow]:
+        active = {v.bot for v in self.store.active()} | set(self.site.house_bots)
+        return leaderboard(self.site.league_out, self.owners(), active)

@@ -1,0 +1,76 @@
+"""The app as served by ``referee host``: a real process, its pages, its access log, its shutdown."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from referee.site.runtime import SiteRuntime
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_host(site: Path, port: int, *extra: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "referee", "host", str(site), "--bind", f"127.0.0.1:{port}", *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def wait_up(port: int, proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"referee host exited: {proc.stderr.read().decode() if proc.stderr else ''}")
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/api/leaderboard", timeout=1)
+            return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise AssertionError("referee host did not start")
+
+
+def test_host_serves_the_home_page_and_stops_on_sigterm(site_path: Path) -> None:
+    port = _free_port()
+    proc = start_host(site_path, port)
+    try:
+        wait_up(port, proc)
+        r = httpx.get(f"http://127.0.0.1:{port}/")
+        assert r.status_code == 200
+        assert "Test league" in r.text and "Log in" in r.text
+        assert httpx.get(f"http://127.0.0.1:{port}/static/site.css").status_code == 200
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 143, err.decode()
+    lines = [json.loads(x) for x in err.decode().splitlines() if x.startswith("{")]
+    home = next(x for x in lines if x["path"] == "/")
+    assert home["method"] == "GET" and home["status"] == 200 and home["ms"] >= 0
+
+
+async def test_home_page_in_process(client: httpx.AsyncClient, runtime: SiteRuntime) -> None:
+    r = await client.get("/")
+    assert r.status_code == 200
+    assert "No games played yet" in r.text
+    entry = json.loads(runtime.log[-1])
+    assert entry["path"] == "/" and entry["status"] == 200
+
+
+def test_bind_defaults_to_localhost(site_path: Path) -> None:
+    from referee.site.config import load_site
+
+    assert load_site(site_path).bind() == ("127.0.0.1", 8000)
+    assert os.path.exists(site_path)
