@@ -20,15 +20,20 @@ session cookie (then a state-changing request needs ``X-CSRF-Token`` or a ``csrf
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import msgspec
+import trio
+from starlette.datastructures import UploadFile
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from referee.site import auth
+from referee.site.archive import ArchiveError, Caps, kind_of, unpack
 from referee.site.runtime import SiteRuntime
+from referee.site.store import Entrant, Version
 
 
 def _json(obj: Any, status: int = 200) -> Response:
@@ -40,6 +45,16 @@ def _rt(request: Request) -> SiteRuntime:
     return rt
 
 
+def version_json(rt: SiteRuntime, v: Version) -> dict[str, Any]:
+    """A version as the API shows it to its owner and the host: the row, its transitions, its page."""
+    data = msgspec.to_builtins(v)
+    data["transitions"] = msgspec.to_builtins(rt.store.transitions(v.id))
+    data["page"] = f"/versions/{v.id}"
+    data.pop("archive", None)
+    data.pop("folder", None)
+    return data
+
+
 async def me(request: Request) -> Response:
     e = auth.require_entrant(request)
     return _json({"name": e.name, "host": e.host})
@@ -49,8 +64,158 @@ async def leaderboard(request: Request) -> Response:
     return _json({"leaderboard": _rt(request).leaderboard()})
 
 
+def caps(rt: SiteRuntime) -> Caps:
+    s = rt.site.settings
+    return Caps(max_bytes=int(s.unpacked_mb * 2**20), max_files=s.max_files, max_ratio=s.max_ratio)
+
+
+async def _upload_bytes(request: Request) -> bytes:
+    ctype = request.headers.get("content-type", "")
+    if ctype.startswith("multipart/form-data"):
+        form = await request.form(max_files=1, max_fields=10)
+        auth.check_csrf(request, form)
+        part = form.get("archive")
+        if not isinstance(part, UploadFile):
+            raise auth.HTTPProblem(400, "the multipart form needs the archive as the file field 'archive'")
+        return await part.read()
+    auth.check_csrf(request)
+    return await request.body()
+
+
+async def submit(request: Request) -> Response:
+    """``POST /api/versions``: a new version from an archive (see the module docstring)."""
+    rt = _rt(request)
+    entrant = auth.require_entrant(request)
+    if entrant.host and request.query_params.get("entrant"):
+        found = rt.store.entrant_named(request.query_params["entrant"])
+        if found is None:
+            raise auth.HTTPProblem(404, "no such entrant")
+        entrant = found
+    data = await _upload_bytes(request)
+    limit = rt.site.settings.uploads_per_hour
+    if rt.store.recent_uploads(entrant, 3600) >= limit:
+        raise auth.HTTPProblem(429, f"at most {limit} uploads an hour: wait a little and upload again")
+    if not data:
+        raise auth.HTTPProblem(400, "the upload is empty: send the archive as the body, or as the form field 'archive'")
+    try:
+        kind = kind_of(data)
+    except ArchiveError as exc:
+        raise auth.HTTPProblem(400, str(exc)) from None
+    v = await receive_version(rt, entrant, data, kind)
+    status = 422 if v.state == "failed" else 201
+    return _json(version_json(rt, v), status)
+
+
+async def receive_version(rt: SiteRuntime, entrant: Entrant, data: bytes, kind: str) -> Version:
+    """Keep the archive, add the version (``received``), unpack it into its own fresh folder (a refused
+    archive: the version is ``failed`` with the reason), and wake the pipeline."""
+    site = rt.site
+    folder = site.uploads_dir / entrant.name
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{uuid.uuid4().hex}.{'zip' if kind == 'zip' else 'tar.gz'}"
+    path.write_bytes(data)
+    v = rt.store.add_version(entrant, str(path))
+    dest = site.bots_dir / entrant.name / f"v{v.number}"
+    try:
+        got = await trio.to_thread.run_sync(unpack, data, dest, caps(rt))
+    except ArchiveError as exc:
+        return rt.store.move(v.id, "failed", note="the archive was refused", error=str(exc), fix=FIX_ARCHIVE)
+    v = rt.store.move(
+        v.id,
+        "received",
+        note=f"unpacked: {got.files} files, {got.size:,} bytes",
+        folder=str(got.root),
+        manifest=msgspec.to_builtins(got.manifest),
+    )
+    rt.poke()
+    return v
+
+
+FIX_ARCHIVE = (
+    "pack your bot's folder again as a zip or tar.gz of plain files and folders (no links, no absolute or '..' "
+    "paths) with referee.toml at its top, within this site's limits; referee submit DIR does it for you"
+)
+
+
+def _version_of(request: Request) -> Version:
+    try:
+        vid = int(request.path_params["vid"])
+    except ValueError:
+        raise auth.HTTPProblem(404, "no such version") from None
+    v = _rt(request).store.version(vid)
+    auth.require_owner_or_host(request, v)
+    assert v is not None
+    return v
+
+
+async def versions(request: Request) -> Response:
+    rt = _rt(request)
+    entrant = auth.require_entrant(request)
+    who = request.query_params.get("entrant") if entrant.host else entrant.name
+    return _json({"versions": [version_json(rt, v) for v in rt.store.versions(entrant=who)]})
+
+
+async def version(request: Request) -> Response:
+    return _json(version_json(_rt(request), _version_of(request)))
+
+
+def logs_text(v: Version) -> str:
+    """A version's build log and check-bot report as plain text (what only its owner and the host see)."""
+    lines = [f"version {v.id} ({v.bot}): {v.state}"]
+    if v.error:
+        lines += ["", "error:", v.error]
+    if v.fix:
+        lines += ["", "fix:", v.fix]
+    lines += ["", "build log:", v.build_log or "(no build)"]
+    report = v.check_report
+    if report:
+        lines += ["", f"check-bot: {'passed' if report.get('ok') else 'failed'}"]
+        for c in report.get("checks", []):
+            mark = "SKIP" if c.get("skipped") else "PASS" if c.get("ok") else "FAIL"
+            lines.append(f"  {mark} {c.get('name')}: {c.get('detail')}")
+            if c.get("fix"):
+                lines.append(f"       fix: {c['fix']}")
+    return "\n".join(lines) + "\n"
+
+
+async def logs(request: Request) -> Response:
+    return PlainTextResponse(logs_text(_version_of(request)))
+
+
+async def promote_route(request: Request) -> Response:
+    from referee.errors import UserError
+    from referee.site.pipeline import promote
+
+    rt = _rt(request)
+    auth.require_host(request)
+    auth.check_csrf(request)
+    v = _version_of(request)
+    try:
+        v = promote(rt.store, v.id, "the host")
+        rt.poke()
+    except UserError as exc:
+        raise auth.HTTPProblem(409, str(exc)) from None
+    return _json(version_json(rt, v))
+
+
+async def ratings(request: Request) -> Response:
+    bot = request.path_params["bot"]
+    return _json({"bot": bot, "ratings": _rt(request).store.rating_history(bot)})
+
+
+async def running(request: Request) -> Response:
+    return _json({"games": _rt(request).running_games()})
+
+
 def routes(site: SiteRuntime) -> list[BaseRoute]:
     return [
         Route("/api/me", me, name="api_me"),
         Route("/api/leaderboard", leaderboard, name="api_leaderboard"),
+        Route("/api/versions", submit, methods=["POST"], name="api_submit"),
+        Route("/api/versions", versions, methods=["GET"], name="api_versions"),
+        Route("/api/versions/{vid}", version, name="api_version"),
+        Route("/api/versions/{vid}/logs", logs, name="api_logs"),
+        Route("/api/versions/{vid}/promote", promote_route, methods=["POST"], name="api_promote"),
+        Route("/api/ratings/{bot}", ratings, name="api_ratings"),
+        Route("/api/games/running", running, name="api_running"),
     ]
