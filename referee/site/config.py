@@ -119,7 +119,7 @@ class Site:
     def bind(self, override: str | None = None) -> tuple[str, int]:
         return parse_bind(override or self.settings.bind, "--bind" if override else f"{self.path}: site.bind")
 
-    def pool_dict(self, entrants: list[dict[str, Any]], out: Path | None = None) -> dict[str, Any]:
+    def pool_dict(self, entrants: list[dict[str, Any]], out: Path | None = None, house: bool = True) -> dict[str, Any]:
         """The league config of the pool: SITE.toml's league keys with every path made absolute (so the
         file can live in the data folder), the house bots and then ``entrants`` (``[[bots]]`` tables:
         name, command, cwd absolute, runtime, ...), the output folder ``out`` (default: the league's)."""
@@ -127,20 +127,22 @@ class Site:
         data = {k: v for k, v in self.league_raw.items()}
         data["out"] = str(out or self.league_out)
         data.setdefault("name", self.path.stem)
-        house = []
+        house_bots = []
         for b in self.league_raw.get("bots", []):
             b = _fill_config_dir(dict(b), str(here))
             b["cwd"] = str((here / b["cwd"]).resolve()) if "cwd" in b else str(here)
             if "data" in b:
                 b["data"] = [str((here / d).resolve()) for d in b["data"]]
-            house.append(b)
-        data["bots"] = house + entrants
+            house_bots.append(b)
+        data["bots"] = (house_bots if house else []) + entrants
         return data
 
-    def pool_league(self, entrants: list[dict[str, Any]], out: Path | None = None, **override: Any) -> League:
+    def pool_league(
+        self, entrants: list[dict[str, Any]], out: Path | None = None, house: bool = True, **override: Any
+    ) -> League:
         """The pool as a resolved :class:`League` (the league loader's checks; :class:`UserError`);
         ``override``: top-level keys replaced (``fill = "repeat"`` to check a pool smaller than a table)."""
-        data = {**self.pool_dict(entrants, out), **override}
+        data = {**self.pool_dict(entrants, out, house), **override}
         try:
             cfg = msgspec.convert(data, type=LeagueConfig)
         except msgspec.ValidationError as exc:

@@ -1,10 +1,47 @@
-"""The site's background work: the queue of submissions and the ladder over the active pool."""
+"""The site's background work: the queue of submissions, and the ladder over the active pool.
+
+A version goes through (:mod:`referee.site.store` has the states):
+
+1. **received**: unpacked into its own folder by the upload (:func:`referee.site.api.receive_version`).
+2. **building**: its manifest's ``build`` runs once in its folder, in the bot's sandbox, as a league's
+   build does (:func:`referee.runtime.build.run_build` with the bot's limits; the build cache of
+   :mod:`referee.league.buildcache`, so a restart does not build a built version again). The site's
+   database, uploads, league folder and config are hidden from it (``protect_paths``).
+3. **checking**: ``check-bot`` (:func:`referee.checkbot.check_bot`) in the same sandbox, on the
+   league's variants. A failure of 2 or 3 is ``failed``, with the log and the fix check-bot gives.
+4. **candidate**: it plays a gauntlet against the active pool (a league night of its own in
+   ``DATA/gauntlets/vID``: ``[schedule] kind = "gauntlet"`` with the candidate as the challenger and
+   ``site.gauntlet_tables`` tables per size; :func:`referee.league.runner.run_league`, resumable).
+5. Then, with ``promote = "sprt"``: an entrant's first version becomes **active** at once; a later one
+   plays an SPRT duel against the entrant's active version (:class:`referee.league.duel.Duel`, the
+   bounds of ``site.sprt``, at most ``site.duel_games`` games, logs in ``DATA/duels/vID``) and becomes
+   active on H1 (the old one **retired**), else **rejected**. With ``promote = "host"`` it waits as a
+   candidate until the host promotes it (:func:`promote`).
+
+The queue runs one version at a time, oldest first; at start, :meth:`Store.resume` puts a step that
+a kill cut off back to ``received``, and a candidate whose gauntlet or duel was cut off plays it
+again (the gauntlet's ledger resumes where it stopped).
+
+The ladder (:func:`ladder_loop`) plays the pool (house bots and active versions) with
+:mod:`referee.league.ladder` in ``DATA/league`` (its ledger, logs, standings and ``report.html``: an
+output folder like any night's, for ``referee verify`` and ``referee report``). Its config is
+``DATA/pool.toml``, rewritten whenever the pool changes; the ladder reads it again between tables, so
+a promoted version joins and the one it replaces is withdrawn (its games stay in the standings:
+``keep_withdrawn``). After every table each pool entry's rating is added to its history.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+import time
+from typing import Any
+
+import msgspec
 import trio
 
 from referee.errors import UserError
+from referee.league.config import League
 from referee.site.runtime import SiteRuntime
 from referee.site.store import Store, Version
 
@@ -25,7 +62,339 @@ def promote(store: Store, vid: int, by: str) -> Version:
     return store.move(vid, "active", note=f"promoted by {by}")
 
 
+def entry(v: Version, *, build: bool = False) -> dict[str, Any]:
+    """A version as a ``[[bots]]`` table of the pool's league config."""
+    m = v.manifest or {}
+    d: dict[str, Any] = {"name": v.bot, "command": m.get("command"), "cwd": v.folder}
+    if m.get("runtime"):
+        d["runtime"] = m["runtime"]
+    if build and m.get("build"):
+        d["build"] = m["build"]
+    return d
+
+
+def say(rt: SiteRuntime, line: str) -> None:
+    print(f"referee host: {line}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------
+# build and check
+
+
+def _protect(rt: SiteRuntime, folders: list[str]) -> None:
+    """What no bot may see: the site's database, uploads, league and work folders, SITE.toml."""
+    from referee.runtime.sandbox import protect_paths
+
+    s = rt.site
+    secret = [str(s.db_path), str(s.uploads_dir), str(s.league_out), str(s.path), str(s.pool_path)]
+    secret += [str(s.data / d) for d in ("work", "gauntlets", "duels")]
+    protect_paths(secret=secret, bot_folders=folders)
+
+
+async def build_and_check(rt: SiteRuntime, v: Version) -> Version:
+    """received -> building -> checking -> candidate (or failed)."""
+    from referee.checkbot import check_bot
+    from referee.league import buildcache
+    from referee.runtime.build import BuildStartError, run_build
+    from referee.runtime.limits import parse_limits
+
+    store, site = rt.store, rt.site
+    if not v.folder or not os.path.isdir(v.folder) or not v.manifest:
+        return store.move(v.id, "failed", error="the version's folder is gone", fix="upload it again")
+    v = store.move(v.id, "building")
+    work = site.data / "work" / f"v{v.id}"
+    try:
+        league = site.pool_league([entry(v, build=True)], out=work, house=False, fill="repeat")
+    except UserError as exc:
+        return store.move(
+            v.id,
+            "failed",
+            error=str(exc),
+            fix="fix referee.toml (command, build, runtime) and upload again",
+        )
+    bot = league.bots[-1]
+    limits = parse_limits(bot.limits)
+    _protect(rt, [bot.cwd])
+    log = ""
+    if bot.build is not None:
+        work.mkdir(parents=True, exist_ok=True)
+        records = buildcache.load_records(work)
+        before = buildcache.folder_state(bot.cwd)
+        if before is not None and buildcache.is_current(records.get(bot.name), bot.build, bot.env, before):
+            log = "(built before the site restarted; the build cache says the folder is unchanged)"
+        else:
+            try:
+                result = await run_build(bot.name, bot.build, bot.cwd, env=bot.env, limits=limits)
+            except BuildStartError as exc:
+                return store.move(
+                    v.id,
+                    "failed",
+                    error=f"the build command {bot.build!r} could not start: {exc}",
+                    fix="build = ... in referee.toml must name a program the sandbox has (make, cc, ...)",
+                )
+            log = result.output
+            if not result.ok:
+                why = "timed out" if result.timed_out else f"failed with exit status {result.returncode}"
+                return store.move(
+                    v.id,
+                    "failed",
+                    build_log=log,
+                    error=f"the build {why}",
+                    fix="fix the build (it runs in your folder, in the sandbox, without network): its log is above",
+                )
+            after = buildcache.folder_state(bot.cwd)
+            if before is not None and after is not None:
+                records[bot.name] = buildcache.record_build(bot.build, bot.env, before, after)
+                buildcache.save_records(work, records)
+    v = store.move(v.id, "checking", build_log=log)
+    env = bot.env
+    if env and not (limits.sandbox and limits.clean_env):
+        env = {**os.environ, **env}
+    try:
+        report = await check_bot(
+            bot.command,
+            name=bot.name,
+            cwd=bot.cwd,
+            move_ms=league.clock.move_ms,
+            startup_ms=league.clock.startup_ms,
+            variants=[var.rules.to_wire() for var in league.variants],
+            limits=limits,
+            env=env,
+            runtime=(v.manifest or {}).get("runtime"),
+            data=bot.data,
+        )
+    except UserError as exc:
+        return store.move(v.id, "failed", error=str(exc), fix="fix the command in referee.toml and upload again")
+    data = report.to_json()
+    if not report.ok:
+        failed = report.failed
+        first = failed[0] if failed else None
+        return store.move(
+            v.id,
+            "failed",
+            check_report=data,
+            error=f"check-bot: {first.name}: {first.detail}" if first else "check-bot failed",
+            fix=(first.fix if first and first.fix else "run referee check-bot on your bot and fix what it says"),
+        )
+    return store.move(v.id, "candidate", note="passed check-bot", check_report=data)
+
+
+# --------------------------------------------------------------------------
+# the gauntlet and the duel
+
+
+def pool_entries(rt: SiteRuntime, leave_out: str | None = None) -> list[dict[str, Any]]:
+    return [entry(a) for a in rt.store.active() if a.bot != leave_out]
+
+
+async def gauntlet(rt: SiteRuntime, v: Version) -> dict[str, Any]:
+    """The candidate against the active pool; its figures from the gauntlet's standings."""
+    from referee.league.outdir import open_night, write_outputs
+    from referee.league.runner import run_league
+    from referee.league.secret import settle_seed
+
+    site = rt.site
+    out = site.data / "gauntlets" / f"v{v.id}"
+    schedule = {"kind": "gauntlet", "challengers": [v.bot], "seats_per_bot": site.settings.gauntlet_tables}
+    try:
+        league = site.pool_league([*pool_entries(rt), entry(v)], out=out, schedule=schedule)
+    except UserError as exc:
+        return {"skipped": f"no gauntlet: {exc}"}
+    league, ledger, _ = open_night(league)
+    try:
+        league = settle_seed(league, ledger)
+        stats = await run_league(league, ledger, cluster=rt.cluster)
+        st = write_outputs(out, ledger, league.name)
+    finally:
+        ledger.close()
+    row = next((r for r in st["scopes"]["overall"]["bots"] if r["bot"] == v.bot), None)
+    result: dict[str, Any] = {"games": stats.done, "out": str(out)}
+    if row is not None:
+        result.update({k: row[k] for k in ("place", "win_share", "mu", "sigma", "ordinal", "forfeits", "faults")})
+        result["field"] = len(st["scopes"]["overall"]["bots"]) - 1
+    return result
+
+
+async def duel(rt: SiteRuntime, v: Version, current: Version) -> dict[str, Any]:
+    """An SPRT duel of the candidate (A) against the entrant's active version (B)."""
+    from referee.league.duel import Duel, DuelSpec, field_seats
+    from referee.league.work import UnitMaker
+    from referee.rules import derive
+
+    site = rt.site
+    others = pool_entries(rt, leave_out=current.bot)
+    league = site.pool_league([*others, entry(v), entry(current)], out=site.data / "duels", fill="repeat")
+    maker = UnitMaker(league)
+    index = {b.name: i for i, b in enumerate(league.bots)}
+    a, b = maker.entrant(index[v.bot]), maker.entrant(index[current.bot])
+    variant = league.variants[0]
+    players = min(variant.sizes)
+    field = [maker.entrant(i).bot for i, bt in enumerate(league.bots) if bt.name not in (v.bot, current.bot)]
+    if not field and players > 2:
+        field = [a.bot]  # no one else in the pool: copies of the candidate fill the other seats
+    from referee.rules.match import MatchFormat
+
+    m = variant.match
+    match = (
+        None if m.kind == "single" else MatchFormat(kind=m.kind, hands=m.hands, target=m.target, max_hands=m.max_hands)
+    )
+    log_dir = site.data / "duels" / f"v{v.id}"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    spec = DuelSpec(
+        rules=variant.rules,
+        players=players,
+        a=a.bot,
+        b=b.bot,
+        field=field_seats(field, players - 2, [v.bot, current.bot]),
+        seed=derive(league.seed or 0, f"site-duel:{v.id}") % (2**31),
+        max_pairs=max(1, site.settings.duel_games // 2),
+        test=site.sprt,
+        match=match,
+        clock=a.clock,
+        policy=maker.policy(variant.rules, players),
+        concurrency=max(1, min(league.concurrency, 4)),
+        log_dir=log_dir,
+    )
+    d = Duel(spec)
+    await d.run()
+    summary = msgspec.to_builtins(d.summary())
+    summary["against"] = current.bot
+    return dict(summary)
+
+
+async def trial(rt: SiteRuntime, v: Version) -> Version:
+    """A candidate's gauntlet, then its promotion (first version, or the duel's H1), its rejection,
+    or (``promote = "host"``) the wait for the host."""
+    store, settings = rt.store, rt.site.settings
+    if v.gauntlet is None:
+        result = await gauntlet(rt, v)
+        note = result.get("skipped") or f"gauntlet played: {result.get('games', 0)} games"
+        v = store.move(v.id, "candidate", note=note, gauntlet=result)
+    if settings.promote == "host":
+        if v.duel is None:
+            v = store.move(v.id, "candidate", note="waiting for the host to promote it", duel={"waiting": "host"})
+        return v
+    current = next(iter(store.versions(entrant=v.entrant, states=("active",))), None)
+    if current is None:
+        return promote(store, v.id, "the site: the entrant's first version to pass")
+    summary = await duel(rt, v, current)
+    if summary["result"] == "H1":
+        store.move(v.id, "candidate", note=f"SPRT duel against {current.bot}: H1", duel=summary)
+        return promote(store, v.id, f"the SPRT duel against {current.bot} (H1)")
+    return store.move(v.id, "rejected", note=f"SPRT duel against {current.bot}: {summary['result']}", duel=summary)
+
+
+def next_job(store: Store, host_mode: bool) -> Version | None:
+    for v in store.queue():
+        if v.state == "received":
+            return v
+        if v.state == "candidate" and (v.gauntlet is None or (not host_mode and v.duel is None)):
+            return v
+    return None
+
+
+async def queue_loop(rt: SiteRuntime) -> None:
+    """The queue, one version at a time, oldest first, until cancelled."""
+    host_mode = rt.site.settings.promote == "host"
+    while True:
+        rt.wake = trio.Event()
+        v = next_job(rt.store, host_mode)
+        if v is None:
+            await rt.wake.wait()
+            continue
+        try:
+            if v.state == "received":
+                v = await build_and_check(rt, v)
+            else:
+                v = await trial(rt, v)
+        except UserError as exc:
+            say(rt, f"version {v.id} ({v.bot}): {exc}")
+            if v.state in ("received", "building", "checking"):
+                rt.store.move(v.id, "failed", error=str(exc), fix="see the error; upload a new version")
+            else:
+                rt.store.move(v.id, "rejected", note=f"its trial could not be played: {exc}")
+        say(rt, f"version {v.id} ({v.bot}): {rt.store.version(v.id).state}")  # type: ignore[union-attr]
+        rt.pool_changed.set()
+
+
+# --------------------------------------------------------------------------
+# the ladder
+
+
+def pool_league(rt: SiteRuntime) -> League | None:
+    """The pool's league as the ladder will load it, or None while it cannot be played (too few bots)."""
+    try:
+        return rt.site.pool_league(pool_entries(rt))
+    except UserError:
+        return None
+
+
+def record_ratings(rt: SiteRuntime, st: dict[str, Any], bots: list[str]) -> None:
+    rows = {r["bot"]: r for r in st["scopes"]["overall"]["bots"]}
+    points = {b: (rows[b]["mu"], rows[b]["sigma"], rows[b]["games"]) for b in bots if b in rows}
+    if points:
+        rt.store.add_ratings(points)
+
+
+async def ladder_loop(rt: SiteRuntime, tables: int | None = None) -> None:
+    """The ladder over the pool until cancelled (``tables``: stop after that many, for tests)."""
+    from referee.league.ladder import open_ladder
+
+    site = rt.site
+    played = 0
+    while tables is None or played < tables:
+        rt.pool_changed = trio.Event()
+        if pool_league(rt) is None:
+            await rt.pool_changed.wait()
+            continue
+        site.write_pool(pool_entries(rt))
+        try:
+            ladder = open_ladder(str(site.pool_path), keep_withdrawn=True, say=lambda line: say(rt, line))
+        except UserError as exc:
+            say(rt, f"the ladder cannot start: {exc}")
+            with trio.move_on_after(30):
+                await rt.pool_changed.wait()
+            continue
+        try:
+            await ladder.start()
+            while tables is None or played < tables:
+                if pool_league(rt) is None:
+                    break
+                site.write_pool(pool_entries(rt))
+                await ladder.reload()
+
+                def started(lt: Any) -> None:
+                    for g in lt.games:
+                        rt.running[g.game_id] = {
+                            "variant": g.variant,
+                            "bots": [ladder.league.slots[i] for i in lt.table.lineup],
+                            "kind": "ladder",
+                            "since": time.time(),
+                        }
+
+                try:
+                    lt = await ladder.play_table(started)
+                finally:
+                    rt.running.clear()
+                st = ladder.write_outputs()
+                record_ratings(rt, st, [b.name for b in ladder.league.bots])
+                played += 1
+                if site.settings.ladder_interval > 0:
+                    await trio.sleep(site.settings.ladder_interval)
+                del lt
+        except UserError as exc:
+            say(rt, f"the ladder stopped: {exc}; it starts again when the pool changes (or in 30 s)")
+            with trio.move_on_after(30):
+                await rt.pool_changed.wait()
+        finally:
+            ladder.ledger.close()
+
+
 async def background(rt: SiteRuntime) -> None:
     """The queue and the ladder, until cancelled."""
-    rt.store.resume()
-    await trio.sleep_forever()
+    queued = rt.store.resume()
+    if queued:
+        say(rt, f"{len(queued)} submission(s) in the queue")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(queue_loop, rt)
+        nursery.start_soon(ladder_loop, rt)

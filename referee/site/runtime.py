@@ -25,6 +25,8 @@ class SiteRuntime:
     cluster: Any = None
     login_limit: RateLimiter = field(init=False)
     wake: trio.Event = field(default_factory=trio.Event)
+    #: set when the pool (the active versions) may have changed; the ladder waits on it while it cannot play
+    pool_changed: trio.Event = field(default_factory=trio.Event)
     log: list[str] = field(default_factory=list)
     #: the games being played now: game id -> what the live list shows (variant, bots, what for)
     running: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -37,8 +39,9 @@ class SiteRuntime:
         return cls(site, Store.open(site.db_path), cluster)
 
     def poke(self) -> None:
-        """Tell the pipeline that there is work."""
+        """Tell the pipeline that there is work (and the ladder that the pool may have changed)."""
         self.wake.set()
+        self.pool_changed.set()
 
     def owners(self) -> dict[str, str]:
         """Pool bot name -> its entrant, for every version that was ever in the pool."""
