@@ -32,6 +32,7 @@ a promoted version joins and the one it replaces is withdrawn (its games stay in
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
@@ -195,9 +196,15 @@ async def gauntlet(rt: SiteRuntime, v: Version) -> dict[str, Any]:
 
     site = rt.site
     out = site.data / "gauntlets" / f"v{v.id}"
-    schedule = {"kind": "gauntlet", "challengers": [v.bot], "seats_per_bot": site.settings.gauntlet_tables}
+    bots = [*pool_entries(rt), entry(v)]
     try:
-        league = site.pool_league([*pool_entries(rt), entry(v)], out=out, schedule=schedule)
+        plain = site.pool_league(bots, out=out)
+        # every field bot meets the candidate at least once: enough tables for the smallest size
+        smallest = min(s for var in plain.variants for s in var.sizes)
+        need = math.ceil((len(plain.bots) - 1) / max(1, smallest - 1))
+        tables = min(200, max(site.settings.gauntlet_tables, need))
+        schedule = {"kind": "gauntlet", "challengers": [v.bot], "seats_per_bot": tables}
+        league = site.pool_league(bots, out=out, schedule=schedule)
     except UserError as exc:
         return {"skipped": f"no gauntlet: {exc}"}
     league, ledger, _ = open_night(league)

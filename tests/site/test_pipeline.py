@@ -1,0 +1,100 @@
+"""The pipeline with real builds and check-bot in the sandbox, the gauntlet, the duel, the ladder."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from referee.site import pipeline
+from referee.site.api import receive_version
+from referee.site.archive import pack_folder
+from referee.site.config import load_site
+from referee.site.runtime import SiteRuntime
+from tests.site.conftest import ROOT, write_site
+
+FAST = """
+[site]
+title = "Pipeline"
+gauntlet_tables = 1
+duel_games = 4
+ladder_interval = 0
+"""
+
+
+def bot_folder(tmp: Path, starter: str, manifest: str) -> Path:
+    dest = tmp / f"src-{starter}-{abs(hash(manifest)) % 1000}"
+    shutil.copytree(ROOT / "starters" / starter, dest)
+    (dest / "referee.toml").write_text(manifest)
+    return dest
+
+
+async def submit(rt: SiteRuntime, name: str, folder: Path):
+    e = rt.store.entrant_named(name) or rt.store.entrant_named(name)
+    assert e is not None
+    return await receive_version(rt, e, pack_folder(folder), "tar.gz")
+
+
+async def test_versions_through_the_pipeline_and_the_ladder(tmp_path: Path) -> None:
+    from tests.site.conftest import SITE_TOML
+
+    text = SITE_TOML.split("[site]")[0] + FAST
+    rt = SiteRuntime.open(load_site(write_site(tmp_path, text=text)))
+    try:
+        rt.store.add_entrant("alice")
+        py = bot_folder(tmp_path, "python", 'command = ["{python}", "bot.py"]\nruntime = "python"\n')
+        c = bot_folder(tmp_path, "c", 'command = ["./bot"]\nbuild = "cc -O2 -o bot bot.c"\nruntime = "c"\n')
+        broken = bot_folder(tmp_path, "c", 'command = ["./bot"]\nbuild = "cc -o bot missing.c"\n')
+        silent = bot_folder(tmp_path, "python", 'command = ["{python}", "-c", "import sys; sys.exit(3)"]\n')
+
+        v1 = await pipeline.build_and_check(rt, await submit(rt, "alice", c))
+        assert v1.state == "candidate" and v1.check_report and v1.check_report["ok"]
+        assert v1.build_log is not None and (Path(v1.folder or "") / "bot").exists()  # built in its folder
+        v1 = await pipeline.trial(rt, v1)
+        assert v1.state == "active" and v1.gauntlet and v1.gauntlet["games"] > 0  # the first version: active
+        assert [t.state for t in rt.store.transitions(v1.id)][-3:] == ["candidate", "candidate", "active"]
+
+        v2 = await submit(rt, "alice", py)  # check-bot is v1's test: v2 goes straight to its trial
+        for state in ("building", "checking", "candidate"):
+            v2 = rt.store.move(v2.id, state)
+        v2 = await pipeline.trial(rt, v2)
+        assert v2.gauntlet and v2.gauntlet.get("games", 0) > 0, v2.gauntlet
+        assert v2.duel is not None and v2.duel["against"] == "alice-v1" and v2.duel["games"] > 0
+        assert v2.state == ("active" if v2.duel["result"] == "H1" else "rejected")
+
+        v3 = await pipeline.build_and_check(rt, await submit(rt, "alice", broken))
+        assert v3.state == "failed" and "build failed" in (v3.error or "") and "missing.c" in (v3.build_log or "")
+        assert v3.fix and "log" in v3.fix
+
+        v4 = await pipeline.build_and_check(rt, await submit(rt, "alice", silent))
+        assert v4.state == "failed" and v4.error and v4.error.startswith("check-bot: handshake")
+        assert v4.check_report and not v4.check_report["ok"] and v4.fix
+
+        await pipeline.ladder_loop(rt, tables=1)
+        history = rt.store.rating_history(rt.store.active()[0].bot)
+        assert len(history) == 1 and history[0].games > 0
+        board = rt.leaderboard()
+        assert {r.bot for r in board} >= {"house-random", "house-tracker", rt.store.active()[0].bot}
+        assert (rt.site.league_out / "ledger.sqlite").exists() and (rt.site.league_out / "report.html").exists()
+        assert "alice-v1" in rt.site.pool_path.read_text() or v2.state == "active"
+    finally:
+        rt.store.close()
+
+
+async def test_host_mode_waits_for_the_host(tmp_path: Path) -> None:
+    from tests.site.conftest import SITE_TOML
+
+    text = SITE_TOML.split("[site]")[0] + FAST + 'promote = "host"\n'
+    rt = SiteRuntime.open(load_site(write_site(tmp_path, text=text)))
+    try:
+        rt.store.add_entrant("bob")
+        v = await submit(rt, "bob", bot_folder(tmp_path, "python", 'command = ["{python}", "bot.py"]\n'))
+        rt.store.move(v.id, "building")
+        rt.store.move(v.id, "checking")
+        v = rt.store.move(v.id, "candidate", gauntlet={"skipped": "test"})
+        v = await pipeline.trial(rt, v)
+        assert v.state == "candidate" and v.duel == {"waiting": "host"}
+        assert pipeline.next_job(rt.store, host_mode=True) is None
+        v = pipeline.promote(rt.store, v.id, "the host")
+        assert v.state == "active"
+    finally:
+        rt.store.close()
