@@ -1,0 +1,133 @@
+"""``referee host`` killed with SIGKILL mid-queue, then started again: the queue resumes, nothing is lost;
+and ``referee submit`` and ``referee host ... add-entrant`` as a host and an entrant use them."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.site.conftest import SITE_TOML, write_site
+from tests.site.test_app import _free_port, start_host, wait_up
+from tests.site.test_pipeline import bot_folder
+
+SETTINGS = """
+[site]
+title = "Restart"
+promote = "host"
+gauntlet_tables = 1
+ladder_interval = 0
+cookie_secure = false
+"""
+
+
+def referee(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "referee", *args], capture_output=True, text=True, timeout=60)
+
+
+def state(port: int, token: str, vid: int) -> dict:
+    r = httpx.get(f"http://127.0.0.1:{port}/api/versions/{vid}", headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def wait_for(port: int, token: str, vid: int, states: tuple[str, ...], timeout: float = 40.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = state(port, token, vid)
+        if v["state"] in states:
+            return v
+        time.sleep(0.05)
+    raise AssertionError(f"version {vid} is still {v['state']}, not {states}")
+
+
+def test_kill_9_mid_queue_then_restart_resumes(tmp_path: Path) -> None:
+    site = write_site(tmp_path, text=SITE_TOML.split("[site]")[0] + SETTINGS)
+    added = referee("host", str(site), "add-entrant", "alice")
+    assert added.returncode == 0, added.stderr
+    token = added.stdout.strip().splitlines()[-1]
+    assert token.startswith("rt_")
+    assert "alice" in referee("host", str(site), "entrants").stdout
+    c = bot_folder(tmp_path, "c", 'command = ["./bot"]\nbuild = "cc -O2 -o bot bot.c"\nruntime = "c"\n')
+    quits = bot_folder(tmp_path, "python", 'command = ["{python}", "-c", "raise SystemExit(3)"]\n')
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    proc = start_host(site, port)
+    try:
+        wait_up(port, proc)
+        first = referee("submit", "--site", url, "--token", token, str(c))
+        assert first.returncode == 0, first.stderr
+        assert f"{url}/versions/1" in first.stdout
+        second = referee("submit", "--site", url, "--token", token, str(quits))
+        assert second.returncode == 0 and "/versions/2" in second.stdout
+        wait_for(port, token, 1, ("checking",))
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=20)
+    assert state_after_kill(site) == {1: "checking", 2: "received"}
+    proc = start_host(site, port)
+    try:
+        wait_up(port, proc)
+        v1 = wait_for(port, token, 1, ("candidate", "failed"))
+        assert v1["state"] == "candidate" and v1["check_report"]["ok"], v1
+        notes = [t["note"] for t in v1["transitions"]]
+        assert "restarted: the site stopped while checking" in notes
+        v2 = wait_for(port, token, 2, ("failed",))
+        assert v2["error"].startswith("check-bot: handshake")
+        wait_for(port, token, 1, ("candidate",))
+        deadline = time.monotonic() + 30
+        while (state(port, token, 1).get("duel") or {}).get("waiting") != "host":
+            assert time.monotonic() < deadline, "the gauntlet did not end"
+            time.sleep(0.1)
+        promoted = referee("host", str(site), "promote", "1")
+        assert promoted.returncode == 0 and "alice-v1" in promoted.stdout, promoted.stderr
+        assert state(port, token, 1)["state"] == "active"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143, err.decode()[-2000:]
+    assert not _bots_left(tmp_path)
+
+
+def state_after_kill(site: Path) -> dict[int, str]:
+    from referee.site.config import load_site
+    from referee.site.store import Store
+
+    store = Store.open(load_site(site).db_path)
+    try:
+        return {v.id: v.state for v in store.versions()}
+    finally:
+        store.close()
+
+
+def _bots_left(tmp_path: Path) -> list[str]:
+    """Processes still running from the site's bot folders."""
+    left = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if str(tmp_path) in cmd and "pytest" not in cmd:
+            left.append(cmd)
+    return left
+
+
+def test_submit_needs_a_token_and_a_manifest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from referee.cli import main
+
+    assert main(["submit", "--site", "http://127.0.0.1:9", str(tmp_path)]) == 2
+    assert "error: --token TOKEN" in capsys.readouterr().err
+    assert main(["submit", "--site", "http://127.0.0.1:9", "--token", "x", str(tmp_path)]) == 2
+    assert "no referee.toml" in capsys.readouterr().err
+    (tmp_path / "referee.toml").write_text('command = "./bot"\n')
+    assert main(["submit", "--site", "http://127.0.0.1:9", "--token", "x", str(tmp_path)]) == 2
+    assert "cannot reach the site" in capsys.readouterr().err
