@@ -150,16 +150,28 @@ class Ladder:
     """One ladder run on an open ledger (see :func:`run_ladder`)."""
 
     def __init__(
-        self, path: Path, league: League, ledger: Ledger, *, keep_withdrawn: bool, concurrency: int | None, say: Say
+        self,
+        path: Path,
+        league: League,
+        ledger: Ledger,
+        *,
+        keep_withdrawn: bool,
+        concurrency: int | None,
+        say: Say,
+        cluster: Any = None,
     ) -> None:
         self.path = path
         self.league = league
         self.ledger = ledger
         self.keep_withdrawn = keep_withdrawn
-        self.slots = concurrency or league.concurrency
+        #: a :class:`referee.league.cluster.Cluster` to play the tables on (None: this machine)
+        self.cluster = cluster
+        self.slots = concurrency or (cluster.slots if cluster is not None else league.concurrency)
         self.say = say
         self.maker = UnitMaker(league)
         self.given_up: dict[int, BotSession] = {}
+        #: on a cluster: the bots given up (their sessions are the workers')
+        self.given_up_ids: frozenset[int] = frozenset()
         self.config_bytes = self._read_config()
         self.warned: str | None = None
         self.rebuild = False  # build every bot at the start, even one whose build is cached (--rebuild)
@@ -206,7 +218,10 @@ class Ladder:
 
     async def start(self) -> None:
         """The builds and start check of every bot, then the staged meta committed."""
-        self.given_up = await prepare(self.league, self.maker, self.slots, say=self.say, rebuild=self.rebuild)
+        if self.cluster is not None:
+            self.given_up_ids = await self.cluster.prepare(self.league, self.maker, self.say, rebuild=self.rebuild)
+        else:
+            self.given_up = await prepare(self.league, self.maker, self.slots, say=self.say, rebuild=self.rebuild)
         self.ledger.commit_staged()
 
     async def reload(self) -> None:
@@ -237,7 +252,9 @@ class Ladder:
             if league.secret:  # the night's seed, not the config's word "secret"
                 league = dataclasses.replace(league, seed=self.league.seed)
             maker = UnitMaker(league)
-            given_up = await self._check_new(league, maker) if meta else self.given_up
+            if self.cluster is not None and meta:  # the builds and start check of every bot, on the workers
+                self.given_up_ids = await self.cluster.prepare(league, maker, self.say)
+            given_up = await self._check_new(league, maker) if meta and self.cluster is None else self.given_up
         except UserError as exc:
             text = str(exc)
             if text != self.warned:
@@ -281,14 +298,17 @@ class Ladder:
         committer = _Committer(self.league, self.ledger, stats, self.tally, None)
         todo = lt.games
         size = math.ceil(len(todo) / min(self.slots, len(todo)))
-        given_up = frozenset(self.given_up)
+        given_up = self.given_up_ids if self.cluster is not None else frozenset(self.given_up)
         batches = (
             _Batch(self.maker.unit(lt.table, todo[i : i + size], given_up), {g.game_id: g for g in todo[i : i + size]})
             for i in range(0, len(todo), size)
         )
-        executor = LocalExecutor(self.league.out / "games", self.given_up)
         try:
-            await _drive(batches, executor, committer, self.slots)
+            if self.cluster is not None:
+                async with self.cluster.executor(self.league) as remote:
+                    await _drive(batches, remote, committer, self.slots)
+            else:
+                await _drive(batches, LocalExecutor(self.league.out / "games", self.given_up), committer, self.slots)
         finally:
             for g in todo:
                 row = self.ledger.get(g.game_id)
@@ -348,6 +368,7 @@ def open_ladder(
     keep_withdrawn: bool = False,
     concurrency: int | None = None,
     say: Say = to_stderr,
+    cluster: Any = None,
 ) -> Ladder:
     """Load the config, open (or create) its output directory as ``referee
     run`` does (:func:`referee.league.outdir.open_night`: a config that adds or
@@ -362,7 +383,9 @@ def open_ladder(
         league = settle_seed(league, ledger)  # a secret night's seed: the ledger's, else drawn now (and staged)
         for line in growth.lines() if growth else []:
             say(line)
-        return Ladder(Path(path), league, ledger, keep_withdrawn=keep_withdrawn, concurrency=concurrency, say=say)
+        return Ladder(
+            Path(path), league, ledger, keep_withdrawn=keep_withdrawn, concurrency=concurrency, say=say, cluster=cluster
+        )
     except BaseException:
         ledger.close()
         raise

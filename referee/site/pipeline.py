@@ -356,7 +356,9 @@ async def ladder_loop(rt: SiteRuntime, tables: int | None = None) -> None:
             continue
         site.write_pool(pool_entries(rt))
         try:
-            ladder = open_ladder(str(site.pool_path), keep_withdrawn=True, say=lambda line: say(rt, line))
+            ladder = open_ladder(
+                str(site.pool_path), keep_withdrawn=True, say=lambda line: say(rt, line), cluster=rt.cluster
+            )
         except UserError as exc:
             say(rt, f"the ladder cannot start: {exc}")
             with trio.move_on_after(30):

@@ -685,3 +685,29 @@ def test_dashboard_only_when_asked(tmp_path: Path) -> None:
         assert len(res.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
     else:
         assert res.returncode == 0 and "dashboard: http://127.0.0.1:" in res.stderr, res.stderr
+
+
+def test_a_ladder_table_on_the_cluster_equals_the_local_one(tmp_path: Path, cluster: DaskCluster) -> None:
+    """``Ladder(cluster=...)`` (what ``referee host --cluster`` plays its ladder with): the same table,
+    the same games and results as on this machine."""
+    import trio
+
+    from referee.league.cluster import Cluster
+    from referee.league.ladder import open_ladder, run_ladder
+
+    cluster.ensure(2)
+    cfg = _config(tmp_path, "ladder-" + uuid.uuid4().hex[:8], deals=1, chickens=False)
+    outs = {}
+    for where in ("local", "remote"):
+        remote = Cluster.connect(cluster.address) if where == "remote" else None
+        try:
+            ladder = open_ladder(str(cfg), out=str(tmp_path / where), say=lambda line: None, cluster=remote)
+            try:
+                trio.run(lambda: run_ladder(ladder, tables=1))
+            finally:
+                ladder.ledger.close()
+        finally:
+            if remote is not None:
+                remote.close()
+        outs[where] = _rows(tmp_path / where)
+    assert outs["local"] == outs["remote"] and len(outs["local"]) == 3
