@@ -76,6 +76,7 @@ async def test_versions_through_the_pipeline_and_the_ladder(tmp_path: Path) -> N
         assert {r.bot for r in board} >= {"house-random", "house-tracker", rt.store.active()[0].bot}
         assert (rt.site.league_out / "ledger.sqlite").exists() and (rt.site.league_out / "report.html").exists()
         assert "alice-v1" in rt.site.pool_path.read_text() or v2.state == "active"
+        await _games_are_private_where_they_should_be(rt)
     finally:
         rt.store.close()
 
@@ -98,3 +99,44 @@ async def test_host_mode_waits_for_the_host(tmp_path: Path) -> None:
         assert v.state == "active"
     finally:
         rt.store.close()
+
+
+async def _games_are_private_where_they_should_be(rt: SiteRuntime) -> None:
+    import httpx
+
+    from referee.site.app import make_app
+
+    alice = rt.store.new_token("alice")
+    bob = rt.store.add_entrant("bob")
+    host = rt.store.add_entrant("boss", host=True)
+    active = rt.store.active()[0]
+    transport = httpx.ASGITransport(app=make_app(rt, access_log=rt.log.append))
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+
+        def auth(token: str) -> dict[str, str]:
+            return {"Authorization": f"Bearer {token}"}
+
+        r = await client.get(f"/api/versions/{active.id}/games", headers=auth(alice))
+        games = r.json()["games"]
+        assert r.status_code == 200 and games and all(active.bot in g["bots"] for g in games)
+        assert (await client.get(f"/api/versions/{active.id}/games", headers=auth(bob))).status_code == 403
+        game = games[0]["game"]
+        r = await client.get(f"/api/versions/{active.id}/games/{game}/stderr", headers=auth(alice))
+        assert r.status_code in (200, 404)
+        r = await client.get(f"/view/{game}")
+        assert r.status_code == 200 and "game-data" in r.text  # public, without stderr
+        assert (await client.get(f"/log/{game}")).status_code == 401
+        assert (await client.get(f"/log/{game}", headers=auth(bob))).status_code == 403
+        assert (await client.get(f"/log/{game}", headers=auth(host))).status_code == 200
+        assert (await client.get("/report/report.html", headers=auth(bob))).status_code == 403
+        r = await client.get("/report/report.html", headers=auth(host))
+        assert r.status_code == 200 and "<html" in r.text.lower()
+        assert (await client.get("/report/ledger.sqlite", headers=auth(host))).status_code == 404
+        assert (await client.get("/view/..%2Fledger")).status_code == 404
+
+
+def test_redact_cuts_stderr_out() -> None:
+    from referee.site.games import HIDDEN, redact
+
+    data = {"faults": [{"detail": "exited with status 1; stderr ends: 'secret'", "stderr": "x"}], "n": 3}
+    assert redact(data) == {"faults": [{"detail": "exited with status 1" + HIDDEN}], "n": 3}
