@@ -286,7 +286,9 @@ class Ladder:
             _Batch(self.maker.unit(lt.table, todo[i : i + size], given_up), {g.game_id: g for g in todo[i : i + size]})
             for i in range(0, len(todo), size)
         )
-        executor = LocalExecutor(self.league.out / "games", self.given_up)
+        from referee.view.live import LiveViewers
+
+        executor = LocalExecutor(self.league.out / "games", self.given_up, viewers=LiveViewers.for_out(self.league.out))
         try:
             await _drive(batches, executor, committer, self.slots)
         finally:
