@@ -308,7 +308,11 @@ class Ladder:
                 async with self.cluster.executor(self.league) as remote:
                     await _drive(batches, remote, committer, self.slots)
             else:
-                await _drive(batches, LocalExecutor(self.league.out / "games", self.given_up), committer, self.slots)
+                from referee.view.live import LiveViewers
+
+                viewers = LiveViewers.for_out(self.league.out)
+                executor = LocalExecutor(self.league.out / "games", self.given_up, viewers=viewers)
+                await _drive(batches, executor, committer, self.slots)
         finally:
             for g in todo:
                 row = self.ledger.get(g.game_id)

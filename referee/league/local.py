@@ -6,7 +6,10 @@ each game is played by :func:`referee.runtime.play_game`, which writes its log
 into the executor's ``log_dir`` (compressed when ``unit.compress``) before the
 game is delivered. With ``reuse =
 "game"`` the pool's processes are closed after every game (after its
-delivery), so the next game starts fresh ones.
+delivery), so the next game starts fresh ones. With ``viewers``
+(:class:`referee.view.live.LiveViewers`) every game is watched as it is played:
+its frames go to a live file and its viewer page is written next to its log
+when it ends (no second replay of the log for the page).
 
 Errors: a log that cannot be written is a :class:`referee.errors.UserError`
 (the games recorded so far are safe); a bot that cannot start at all is
@@ -19,11 +22,15 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from referee.errors import UserError
 from referee.league.pool import open_pool
 from referee.league.work import Deliver, GameDone, Unit
 from referee.runtime import BotSession, play_game
+
+if TYPE_CHECKING:  # pragma: no cover
+    from referee.view.live import LiveViewers
 
 #: the stderr bytes one bot may have copied into the game logs of a night (its tails; each
 #: game's is at most 64 KiB), then 1 KiB per game (referee.runtime.game.log_tail)
@@ -37,12 +44,18 @@ class LocalExecutor:
     every bot a unit names in ``given_up``; a unit naming a bot without one
     is a ``ValueError`` (a bug in the caller). ``log_budget``: the stderr bytes each bot
     may have copied into the game logs it plays here (:func:`referee.runtime.game.log_tail`;
-    a night's, locally; a unit's on a cluster worker)."""
+    a night's, locally; a unit's on a cluster worker). ``viewers``: each game's live frames
+    and viewer page, made as it is played (None: none)."""
 
     def __init__(
-        self, log_dir: Path, given_up: Mapping[int, BotSession] | None = None, log_budget: int = STDERR_LOG_BUDGET
+        self,
+        log_dir: Path,
+        given_up: Mapping[int, BotSession] | None = None,
+        log_budget: int = STDERR_LOG_BUDGET,
+        viewers: LiveViewers | None = None,
     ) -> None:
         self.log_dir = log_dir
+        self.viewers = viewers
         self.given_up: Mapping[int, BotSession] = given_up or {}
         self.log_budget = log_budget
         #: per bot (``Entrant.index``): the stderr bytes it may still have copied into game logs
@@ -65,7 +78,10 @@ class LocalExecutor:
                 try:
                     t0 = time.monotonic()
                     try:
-                        result = await play_game(unit.spec(game), bots, self.log_dir, compress=unit.compress)
+                        watch = self.viewers.watch(game.game_id) if self.viewers is not None else None
+                        result = await play_game(
+                            unit.spec(game), bots, self.log_dir, compress=unit.compress, watch=watch
+                        )
                     except OSError as exc:
                         raise UserError(
                             f"{self.log_dir}: cannot write the log of {game.game_id}: "

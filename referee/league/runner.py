@@ -366,7 +366,9 @@ async def run_league(
     _stage_bots(ledger, league, hellos)
     ledger.commit_staged()
     if executor is None:
-        executor = LocalExecutor(league.out / "games", given_up)
+        from referee.view.live import LiveViewers
+
+        executor = LocalExecutor(league.out / "games", given_up, viewers=LiveViewers.for_out(league.out))
     await drive(executor, slots, frozenset(given_up), None)
     return stats
 

@@ -43,18 +43,28 @@ import os
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
 import trio
 
-from referee.core.machine import HandMachine, Wait, action_json, share_wins
+from referee.core.machine import HandMachine, Observer, Wait, action_json, share_wins
 from referee.core.spec import GameResult, GameSpec
 
 from .framing import LineTooLong, StreamClosed
 from .gamelog import GameLog, log_name
 from .session import BotSession
 
-__all__ = ["action_json", "play_game", "share_wins"]
+__all__ = ["GameWatch", "action_json", "play_game", "share_wins"]
+
+
+class GameWatch(Observer, Protocol):
+    """Someone watching the game as it is played (the live viewer, :mod:`referee.view.live`): the
+    machine's observer, told first the log header of the game (:meth:`begin`, before the first hand)
+    and last its result (:meth:`end`; ``interrupted``: the game was cancelled). It must not raise."""
+
+    def begin(self, machine: HandMachine, header: dict[str, Any]) -> None: ...
+    def end(self, result: GameResult, interrupted: bool) -> None: ...
+
 
 # lazy re-arming of the hand's reply deadline: the armed deadline may be early
 # by up to this fraction of the move limit, at most SLACK_MAX_S
@@ -65,11 +75,19 @@ _CLOSED = "closed"
 
 
 class _Driver:
-    def __init__(self, spec: GameSpec, bots: Sequence[BotSession], log_dir: str | None, compress: bool = False) -> None:
+    def __init__(
+        self,
+        spec: GameSpec,
+        bots: Sequence[BotSession],
+        log_dir: str | None,
+        compress: bool = False,
+        watch: GameWatch | None = None,
+    ) -> None:
         self.spec = spec
         self.bots = list(bots)
         HandMachine.validate(spec, len(bots))
-        self.m = HandMachine(spec, [b.name for b in bots], first_ids=[b.next_id for b in bots])
+        self.m = HandMachine(spec, [b.name for b in bots], first_ids=[b.next_id for b in bots], observer=watch)
+        self.watch = watch
         self.log: GameLog | None = None
         if log_dir is not None:
             self.log = GameLog(
@@ -98,8 +116,12 @@ class _Driver:
     # ------------------------------------------------------------------ run
     async def run(self) -> GameResult:
         m = self.m
-        if self.log is not None:
-            self.log.record(m.header([self._seat_info(b) for b in self.bots], _utc_now(), _version()))
+        if self.log is not None or self.watch is not None:
+            header = m.header([self._seat_info(b) for b in self.bots], _utc_now(), _version())
+            if self.log is not None:
+                self.log.record(header)
+            if self.watch is not None:
+                self.watch.begin(m, header)
         finished = False
         try:
             async with trio.open_nursery() as nursery:
@@ -136,6 +158,8 @@ class _Driver:
                 self.log.close()
             for i, b in enumerate(self.bots):
                 b.next_id = m.next_ids()[i]
+            if self.watch is not None:
+                self.watch.end(result, not finished)
         # sessions whose output is out of sync (timeout) or that crashed are killed now
         for b in self.bots:
             if not b.alive and not b.closed:
@@ -548,10 +572,16 @@ def _version() -> str:
 
 
 async def play_game(
-    spec: GameSpec, bots: Sequence[BotSession], log_dir: Path | str | None = None, *, compress: bool = False
+    spec: GameSpec,
+    bots: Sequence[BotSession],
+    log_dir: Path | str | None = None,
+    *,
+    compress: bool = False,
+    watch: GameWatch | None = None,
 ) -> GameResult:
     """Play ``spec`` with ``bots[i]`` in seat ``i``; return the result. The log
     goes to ``log_dir/<game_id>.jsonl`` (``.jsonl.zst`` with ``compress``).
+    ``watch``: told of every change as the game is played (:class:`GameWatch`).
 
     Bot misbehaviour never raises: it becomes a fault in the result. Raises
     ``ValueError`` if the number of sessions (or of ``spec.seat_clocks``) does
@@ -560,5 +590,5 @@ async def play_game(
     ``aborted`` footer and the exception propagates; closing the sessions is
     the caller's job (``BotSession.close`` is shielded).
     """
-    driver = _Driver(spec, bots, os.fspath(log_dir) if log_dir is not None else None, compress)
+    driver = _Driver(spec, bots, os.fspath(log_dir) if log_dir is not None else None, compress, watch)
     return await driver.run()

@@ -44,8 +44,12 @@ __all__ = [
     "GAME_ID_RE",
     "apply_patch",
     "check_frames",
+    "HEADER_FIELDS",
+    "frames_document",
     "frames_from_log",
     "frames_from_records",
+    "frames_header",
+    "new_builder",
     "materialize",
 ]
 
@@ -521,36 +525,88 @@ class _Frames:
         )
 
 
-def frames_from_records(records: list[tuple[int, Any, dict[str, Any]]], name: str = "log") -> dict[str, Any]:
-    """The viewer data of a loaded log (see the module docstring)."""
-    header = records[0][2]
-    footer = records[-1][2]["footer"]
-    players = int(header.get("players", 0))
-    kind = "chickens" if (header.get("rules") or {}).get("game") == "chickens" else "ask"
-    obs = _Frames(players, kind)
-    from referee.runtime.replay import replay_records
+#: the fields of a frames document taken from the game (its log's header): the first line of a
+#: live frames file (:mod:`referee.view.live`) holds exactly these
+HEADER_FIELDS = (
+    "format",
+    "version",
+    "game",
+    "variant",
+    "kind",
+    "rules",
+    "players",
+    "seats",
+    "match",
+    "seed",
+    "started",
+)
+#: the footer fields a frames document's ``result`` repeats
+RESULT_FIELDS = ("scores", "ranks", "win_shares", "forfeits", "reason", "detail")
 
-    report = replay_records(records, name, observer=obs)
+
+def game_kind(header: Mapping[str, Any]) -> str:
+    """``"chickens"`` or ``"ask"``: which of the builder's two families a game (its log header) is."""
+    return "chickens" if (header.get("rules") or {}).get("game") == "chickens" else "ask"
+
+
+def frames_header(header: Mapping[str, Any]) -> dict[str, Any]:
+    """The :data:`HEADER_FIELDS` of the frames document of the game whose log header is ``header``."""
     return {
         "format": FORMAT,
         "version": VERSION,
         "game": header.get("game"),
         "variant": header.get("variant"),
-        "kind": kind,
+        "kind": game_kind(header),
         "rules": header.get("rules"),
-        "players": players,
+        "players": int(header.get("players", 0)),
         "seats": [
             {"seat": s.get("seat"), "bot": s.get("bot"), "hello": s.get("hello")} for s in header.get("seats", [])
         ],
         "match": header.get("match"),
         "seed": header.get("seed"),
         "started": header.get("started"),
-        "result": {k: footer.get(k) for k in ("scores", "ranks", "win_shares", "forfeits", "reason", "detail")},
-        "log_capped": bool(footer.get("log_capped")),
-        "verified": report.ok and obs.problem is None,
-        "mismatch": report.mismatches[0] if report.mismatches else obs.problem,
-        "frames": obs.frames,
     }
+
+
+def frames_document(
+    header: Mapping[str, Any],
+    footer: Mapping[str, Any],
+    frames: list[Any],
+    *,
+    verified: bool,
+    mismatch: str | None,
+) -> dict[str, Any]:
+    """A frames document: the game's :func:`frames_header`, its result (the log footer's fields), whether
+    it is verified, and ``frames`` (dicts, or already encoded ``msgspec.Raw`` values)."""
+    doc = frames_header(header)
+    doc["result"] = {k: footer.get(k) for k in RESULT_FIELDS}
+    doc["log_capped"] = bool(footer.get("log_capped"))
+    doc["verified"] = verified
+    doc["mismatch"] = mismatch
+    doc["frames"] = frames
+    return doc
+
+
+def new_builder(header: Mapping[str, Any]) -> _Frames:
+    """A frames builder (the machine's observer) for the game whose log header is ``header``."""
+    return _Frames(int(header.get("players", 0)), game_kind(header))
+
+
+def frames_from_records(records: list[tuple[int, Any, dict[str, Any]]], name: str = "log") -> dict[str, Any]:
+    """The viewer data of a loaded log (see the module docstring)."""
+    header = records[0][2]
+    footer = records[-1][2]["footer"]
+    obs = new_builder(header)
+    from referee.runtime.replay import replay_records
+
+    report = replay_records(records, name, observer=obs)
+    return frames_document(
+        header,
+        footer,
+        obs.frames,
+        verified=report.ok and obs.problem is None,
+        mismatch=report.mismatches[0] if report.mismatches else obs.problem,
+    )
 
 
 def frames_from_log(path: str | Path) -> dict[str, Any]:

@@ -1,0 +1,428 @@
+"""Games being played, watchable as they happen: the live frames files and their readers.
+
+While a night runs, the runtime's machine feeds a frames builder as it plays (the
+:class:`~referee.runtime.game.GameWatch` of :func:`referee.runtime.play_game`), so the frames of
+a game are made once, by the game itself:
+
+* :class:`LiveViewers` (one per night, given to the executor) makes a :class:`LiveGameWriter` per
+  game. The writer appends the game's frames to ``OUT/live/<game_id>.frames.jsonl`` as they are
+  made: the first line is the frames header (:data:`referee.view.frames.HEADER_FIELDS`, plus
+  ``writer``: the host, pid and process start time of the referee writing it); then one frame per
+  line (the frames of ``docs/VIEWER-FORMAT.md``, each a patch on the one before); a last line
+  ``{"end": true}`` once the game is over. The game's final viewer page
+  (``GAME.frames.js``, the same document ``frames_from_log`` makes from the log) is then written
+  next to its log and the live file removed.
+* :func:`running_games` lists the live files of an output folder whose writer is still running (a
+  file left by a killed referee is *stale*: its pid is gone, or is now another process; such
+  files are not listed, and the next run in the folder removes them).
+* :func:`follow` yields a running game's header and then each frame as it is appended (polling the
+  file with trio), until its end.
+
+Errors: a game id that is not one (:data:`referee.view.frames.GAME_ID_RE`) or names no running game
+is a :class:`~referee.errors.UserError`. A live file or page that cannot be written never stops the
+game: the writer gives up quietly (the page is then made from the log by
+:func:`referee.view.viewers.write_viewers` at the night's end).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import trio
+
+from referee.errors import UserError
+from referee.view.frames import GAME_ID_RE, HEADER_FIELDS, frames_document, frames_header, new_builder
+
+if TYPE_CHECKING:  # pragma: no cover
+    from referee.core.machine import HandMachine
+    from referee.core.spec import FaultRecord, GameResult
+
+__all__ = [
+    "LIVE_DIR",
+    "LiveGame",
+    "LiveGameWriter",
+    "LiveViewers",
+    "follow",
+    "live_path",
+    "prune_stale",
+    "running_games",
+]
+
+#: the folder of the live frames files, in the output folder
+LIVE_DIR = "live"
+SUFFIX = ".frames.jsonl"
+END_LINE = b'{"end":true}\n'
+#: how often :func:`follow` looks for new frames, and how often it checks that the writer still runs
+POLL_S = 0.05
+WRITER_CHECK_S = 1.0
+
+_encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder().decode
+
+
+class LiveGame(msgspec.Struct, frozen=True):
+    """A game being played, as :func:`running_games` lists it."""
+
+    game: str
+    variant: str
+    seats: list[str]
+    #: when the game started (UTC, ISO 8601, as in its log header)
+    started: str | None
+    #: the frames written so far
+    frames: int
+
+
+class Writer(msgspec.Struct, frozen=True):
+    """Who writes a live file: the host, pid and start time (clock ticks since boot) of the process."""
+
+    host: str
+    pid: int
+    since: int | None
+
+
+def live_path(out: Path | str, game_id: str) -> Path:
+    return Path(out) / LIVE_DIR / f"{game_id}{SUFFIX}"
+
+
+def _since(pid: int) -> int | None:
+    """The start time of process ``pid`` (``/proc/PID/stat`` field 22), None if there is none."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    try:
+        return int(stat[stat.rindex(b")") + 2 :].split()[19])
+    except (ValueError, IndexError):
+        return None
+
+
+_HOST = socket.gethostname()
+_ME: Writer | None = None
+
+
+def _me() -> Writer:
+    global _ME
+    pid = os.getpid()
+    if _ME is None or _ME.pid != pid:  # (a forked worker is another writer)
+        _ME = Writer(_HOST, pid, _since(pid))
+    return _ME
+
+
+def _alive(writer: Any) -> bool:
+    """Whether the writer named in a live file's header still runs. A writer on another host
+    cannot be checked from here: it counts as running."""
+    if not isinstance(writer, dict) or not isinstance(writer.get("pid"), int):
+        return False
+    if writer.get("host") != _HOST:
+        return True
+    since = _since(writer["pid"])
+    return since is not None and since == writer.get("since")
+
+
+def _read_header(path: Path) -> tuple[dict[str, Any], bytes] | None:
+    """A live file's header and its whole text; None if it cannot be read or has no complete header."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    nl = data.find(b"\n")
+    if nl < 0:
+        return None
+    try:
+        header = _decode(data[:nl])
+    except msgspec.DecodeError:
+        return None
+    return (header, data) if isinstance(header, dict) else None
+
+
+def _live_files(out: Path) -> list[Path]:
+    try:
+        entries = sorted(os.scandir(Path(out) / LIVE_DIR), key=lambda e: e.name)
+    except OSError:
+        return []
+    return [
+        Path(e.path)
+        for e in entries
+        if e.name.endswith(SUFFIX) and GAME_ID_RE.match(e.name[: -len(SUFFIX)]) and e.is_file(follow_symlinks=False)
+    ]
+
+
+def _tmp_files(out: Path) -> list[Path]:
+    try:
+        return [Path(e.path) for e in os.scandir(Path(out) / LIVE_DIR) if e.name.endswith(f"{SUFFIX}.tmp")]
+    except OSError:
+        return []
+
+
+def running_games(out: Path) -> list[LiveGame]:
+    """The games being played into the output folder ``out``: its live files whose writer still
+    runs and whose game is not over, in the order of their game ids."""
+    games: list[LiveGame] = []
+    for path in _live_files(out):
+        got = _read_header(path)
+        if got is None:
+            continue
+        header, data = got
+        if not _alive(header.get("writer")) or data.endswith(END_LINE):
+            continue
+        lines = data.count(b"\n") - 1
+        seats = [str(s.get("bot")) for s in header.get("seats") or [] if isinstance(s, dict)]
+        games.append(
+            LiveGame(
+                game=str(header.get("game")),
+                variant=str(header.get("variant")),
+                seats=seats,
+                started=header.get("started") if isinstance(header.get("started"), str) else None,
+                frames=max(0, lines),
+            )
+        )
+    return games
+
+
+def prune_stale(out: Path) -> int:
+    """Remove the live files of ``out`` whose writer is gone (a killed referee's); how many."""
+    n = 0
+    for entry in _tmp_files(out):  # a live file's header being written (os.rename pending)
+        try:
+            if time.time() - entry.stat().st_mtime >= 60:
+                entry.unlink()
+        except OSError:
+            pass
+    for path in _live_files(out):
+        got = _read_header(path)
+        if got is not None and _alive(got[0].get("writer")):
+            continue
+        if got is None:  # no complete header: stale only once its writer had time to write it
+            try:
+                if time.time() - path.stat().st_mtime < 60:
+                    continue
+            except OSError:
+                continue
+        try:
+            path.unlink()
+            n += 1
+        except OSError:
+            pass
+    return n
+
+
+def _check_id(game_id: str) -> None:
+    if not isinstance(game_id, str) or not GAME_ID_RE.match(game_id):
+        raise UserError(
+            f"{game_id!r} is not a game id (letters, digits, '.', '_' and '-', starting with one of the first two)"
+        )
+
+
+async def follow(out: Path, game_id: str, start: int = 0) -> AsyncIterator[dict[str, Any]]:
+    """Yield the header of the running game ``game_id`` of output folder ``out``, then each of its
+    frames from frame ``start`` on as it appears, and end after the game's end. Raises
+    :class:`UserError` for a bad game id, a game that is not running, or a writer that stops
+    (a referee killed mid-game) before the game's end."""
+    _check_id(game_id)
+    if start < 0:
+        raise UserError(f"start must be 0 or more, not {start}")
+    path = live_path(out, game_id)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        raise UserError(f"{game_id}: no such game is being played in {out}") from None
+    try:
+        buf = b""
+        header: dict[str, Any] | None = None
+        clock = trio.current_time
+        checked = clock()
+        while True:
+            chunk = os.read(fd, 1 << 16)
+            if chunk:
+                buf += chunk
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    if header is None:
+                        try:
+                            header = _decode(line)
+                        except msgspec.DecodeError:
+                            header = None
+                        if not isinstance(header, dict) or not _alive(header.get("writer")):
+                            raise UserError(
+                                f"{game_id}: no such game is being played in {out} (its live file is stale)"
+                            )
+                        yield {k: header.get(k) for k in HEADER_FIELDS}
+                        continue
+                    if line == END_LINE[:-1]:
+                        return
+                    frame = _decode(line)
+                    if frame.get("i", 0) >= start:
+                        yield frame
+                continue
+            now = clock()
+            if now - checked >= WRITER_CHECK_S:
+                checked = now
+                writer = header.get("writer") if header is not None else None
+                if header is None:
+                    gone = os.fstat(fd).st_nlink == 0
+                else:
+                    gone = not _alive(writer)
+                if gone:
+                    # one last read: the end may have come just before the writer went
+                    if os.read(fd, 1) == b"":
+                        raise UserError(f"{game_id}: the referee playing it stopped before the game's end")
+                    os.lseek(fd, -1, os.SEEK_CUR)
+                    continue
+            await trio.sleep(POLL_S)
+    finally:
+        os.close(fd)
+
+
+# ----------------------------------------------------------------------------- the writer
+
+
+class LiveGameWriter:
+    """The watcher of one game (a :class:`~referee.runtime.game.GameWatch`): builds its frames as the
+    machine plays, appends them to the live file, and at the end writes the game's viewer page into
+    ``pages`` and removes the live file."""
+
+    def __init__(self, live: Path, pages: Path, game_id: str) -> None:
+        self.path = live / f"{game_id}{SUFFIX}"
+        self.pages = pages
+        self.game_id = game_id
+        self.fd: int | None = None
+        self.builder: Any = None
+        self.lines: list[bytes] = []
+        self.header: dict[str, Any] = {}
+        self.failed = False
+
+    # -------------------------------------------------------------- GameWatch
+    def begin(self, machine: HandMachine, header: dict[str, Any]) -> None:
+        self.header = header
+        self.builder = new_builder(header)
+        first = frames_header(header)
+        me = _me()
+        first["writer"] = {"host": me.host, "pid": me.pid, "since": me.since}
+        tmp = self.path.with_name(f".{self.path.name}.tmp")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+            try:
+                os.write(fd, _encode(first) + b"\n")
+                os.rename(tmp, self.path)
+            except OSError:
+                os.close(fd)
+                raise
+            self.fd = fd
+        except OSError:
+            self.fd = None  # no live file; the frames are still made for the page
+
+    def _flush(self) -> None:
+        frames = self.builder.frames
+        new = frames[len(self.lines) :]
+        if not new:
+            return
+        enc = [_encode(f) for f in new]
+        self.lines.extend(enc)
+        if self.fd is not None:
+            try:
+                os.write(self.fd, b"\n".join(enc) + b"\n")
+            except OSError:
+                self._close()
+
+    def _close(self) -> None:
+        if self.fd is not None:
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+            self.fd = None
+
+    def end(self, result: GameResult, interrupted: bool) -> None:
+        try:
+            self._flush()
+            if self.fd is not None:
+                os.write(self.fd, END_LINE)
+            if not interrupted and self.lines:
+                self._write_page(result)
+        except (OSError, ValueError, TypeError):
+            self.failed = True
+        finally:
+            self._close()
+            try:
+                self.path.unlink()
+            except OSError:
+                pass
+
+    def _write_page(self, result: GameResult) -> None:
+        from referee.league.outdir import write_atomic
+        from referee.view.page import script_safe
+
+        footer = {
+            "scores": result.scores,
+            "ranks": result.ranks,
+            "win_shares": result.win_shares,
+            "forfeits": result.forfeits,
+            "reason": result.reason,
+            "detail": result.detail,
+            "log_capped": result.log_capped,
+        }
+        problem = self.builder.problem
+        doc = frames_document(
+            self.header, footer, [msgspec.Raw(b) for b in self.lines], verified=problem is None, mismatch=problem
+        )
+        text = b"window.__referee_game_data = " + script_safe(_encode(doc)) + b";\n"
+        write_atomic(self.pages / f"{self.game_id}.frames.js", text)
+
+    # -------------------------------------------------------------- the machine's observer hooks
+    def hand_started(self, m: HandMachine) -> None:
+        self.builder.hand_started(m)
+        self._flush()
+
+    def applied(
+        self,
+        m: HandMachine,
+        seat: int,
+        decide: str,
+        action: Any,
+        events: list[dict[str, Any]],
+        fallback: bool,
+        ms: float | None,
+    ) -> None:
+        self.builder.applied(m, seat, decide, action, events, fallback, ms)
+        self._flush()
+
+    def faulted(self, m: HandMachine, rec: FaultRecord) -> None:
+        self.builder.faulted(m, rec)
+        self._flush()
+
+    def retried(self, m: HandMachine, seat: int, fault: str, detail: str, left: int) -> None:
+        self.builder.retried(m, seat, fault, detail, left)
+        self._flush()
+
+    def hand_ended(self, m: HandMachine, scores: list[Any], ranks: list[int], reason: str, detail: str | None) -> None:
+        self.builder.hand_ended(m, scores, ranks, reason, detail)
+        self._flush()
+
+
+class LiveViewers:
+    """The viewers of a night's games, made as they are played: live files in ``live``
+    (``OUT/live``) and each finished game's page in ``pages`` (the folder of its log). Stale live
+    files of a killed earlier run are removed when this is made."""
+
+    def __init__(self, live: Path, pages: Path) -> None:
+        self.live = Path(live)
+        self.pages = Path(pages)
+        prune_stale(self.live.parent)
+
+    @classmethod
+    def for_out(cls, out: Path) -> LiveViewers:
+        return cls(Path(out) / LIVE_DIR, Path(out) / "games")
+
+    def watch(self, game_id: str) -> LiveGameWriter | None:
+        """The watcher of game ``game_id`` (None for an id the viewer cannot load)."""
+        if not GAME_ID_RE.match(game_id):
+            return None
+        return LiveGameWriter(self.live, self.pages, game_id)
