@@ -204,7 +204,9 @@ async def ratings(request: Request) -> Response:
 
 
 async def running(request: Request) -> Response:
-    return _json({"games": _rt(request).running_games()})
+    from referee.site.live import running as running_now
+
+    return _json({"games": running_now(_rt(request))})
 
 
 def routes(site: SiteRuntime) -> list[BaseRoute]:

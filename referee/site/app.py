@@ -101,13 +101,14 @@ def make_app(
     """The site's app. ``background(site)``: an async function run in the lifespan's nursery (the
     pipeline and the ladder; None: nothing in the background, as in the API tests). ``access_log``
     receives one JSON line per request (default: standard error)."""
-    from referee.site import api, games, pages
+    from referee.site import api, games, live, pages
 
     routes: list[BaseRoute] = [
         Route("/login", login, methods=["POST"], name="login"),
         Route("/logout", logout, methods=["POST"], name="logout"),
         *api.routes(site),
         *games.routes(site),
+        *live.routes(site),
         *pages.routes(site),
         Mount("/static", app=StaticFiles(directory=str(STATIC)), name="static"),
     ]

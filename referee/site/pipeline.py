@@ -35,7 +35,6 @@ from __future__ import annotations
 import math
 import os
 import sys
-import time
 from typing import Any
 
 import msgspec
@@ -372,25 +371,12 @@ async def ladder_loop(rt: SiteRuntime, tables: int | None = None) -> None:
                 site.write_pool(pool_entries(rt))
                 await ladder.reload()
 
-                def started(lt: Any) -> None:
-                    for g in lt.games:
-                        rt.running[g.game_id] = {
-                            "variant": g.variant,
-                            "bots": [ladder.league.slots[i] for i in lt.table.lineup],
-                            "kind": "ladder",
-                            "since": time.time(),
-                        }
-
-                try:
-                    lt = await ladder.play_table(started)
-                finally:
-                    rt.running.clear()
+                await ladder.play_table()
                 st = ladder.write_outputs()
                 record_ratings(rt, st, [b.name for b in ladder.league.bots])
                 played += 1
                 if site.settings.ladder_interval > 0:
                     await trio.sleep(site.settings.ladder_interval)
-                del lt
         except UserError as exc:
             say(rt, f"the ladder stopped: {exc}; it starts again when the pool changes (or in 30 s)")
             with trio.move_on_after(30):

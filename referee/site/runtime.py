@@ -28,8 +28,6 @@ class SiteRuntime:
     #: set when the pool (the active versions) may have changed; the ladder waits on it while it cannot play
     pool_changed: trio.Event = field(default_factory=trio.Event)
     log: list[str] = field(default_factory=list)
-    #: the games being played now: game id -> what the live list shows (variant, bots, what for)
-    running: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.login_limit = RateLimiter(self.site.settings.logins_per_minute, 60.0)
@@ -46,10 +44,6 @@ class SiteRuntime:
     def owners(self) -> dict[str, str]:
         """Pool bot name -> its entrant, for every version that was ever in the pool."""
         return {v.bot: v.entrant for v in self.store.versions()}
-
-    def running_games(self) -> list[dict[str, Any]]:
-        """The games being played now (ladder, gauntlets and duels), in the order they started."""
-        return [{"game": g, **info} for g, info in self.running.items()]
 
     def leaderboard(self) -> list[BoardRow]:
         active = {v.bot for v in self.store.active()} | set(self.site.house_bots)
