@@ -63,12 +63,6 @@ async def test_live_follows_a_running_game_to_its_end(client: httpx.AsyncClient,
 
 async def test_live_of_a_game_not_running(client: httpx.AsyncClient) -> None:
     r = await client.get("/live/kwartet-3p-000001-d1-r0")
-    assert _events(r.text) == [
-        (
-            "error",
-            {
-                "error": "kwartet-3p-000001-d1-r0 is not being played (a finished game is at /view/kwartet-3p-000001-d1-r0)"
-            },
-        )
-    ]
+    g = "kwartet-3p-000001-d1-r0"
+    assert _events(r.text) == [("error", {"error": f"{g} is not being played (a finished game is at /view/{g})"})]
     assert (await client.get("/live/..%2Fx")).status_code == 404
