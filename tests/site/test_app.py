@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from referee.site.runtime import SiteRuntime
 
@@ -74,3 +75,14 @@ def test_bind_defaults_to_localhost(site_path: Path) -> None:
 
     assert load_site(site_path).bind() == ("127.0.0.1", 8000)
     assert os.path.exists(site_path)
+
+
+def test_a_taken_port_is_one_error(site_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from referee.cli import main
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert main(["host", str(site_path), "--bind", f"127.0.0.1:{port}"]) == 2
+    assert f"error: --bind 127.0.0.1:{port}: cannot listen there" in capsys.readouterr().err
