@@ -139,6 +139,18 @@ def make_app(
     return app
 
 
+def served_app(site: SiteRuntime, **kw: Any) -> Any:
+    """:func:`make_app`, behind ``site.trusted_proxies`` proxies: then the client address (rate limits,
+    access log) is the one they forward in ``X-Forwarded-For`` (Hypercorn's ``ProxyFixMiddleware``)."""
+    app: Any = make_app(site, **kw)
+    hops = site.site.settings.trusted_proxies
+    if hops:
+        from hypercorn.middleware import ProxyFixMiddleware
+
+        app = ProxyFixMiddleware(app, mode="legacy", trusted_hops=hops)
+    return app
+
+
 async def serve(
     site: SiteRuntime,
     host: str,
@@ -157,13 +169,13 @@ async def serve(
     config.errorlog = "-"
     config.graceful_timeout = 2.0
     config.include_server_header = False
-    app = make_app(site, background=background)
+    app = served_app(site, background=background)
 
     async def never() -> None:  # shutdown is Ctrl-C/SIGTERM (KeyboardInterrupt through trio), not hypercorn's
         await trio.sleep_forever()
 
     try:
-        await hypercorn_serve(app, config, shutdown_trigger=never, task_status=task_status)  # type: ignore[arg-type]
+        await hypercorn_serve(app, config, shutdown_trigger=never, task_status=task_status)
     except* OSError as group:
         exc = group.exceptions[0]
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)

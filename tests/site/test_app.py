@@ -86,3 +86,19 @@ def test_a_taken_port_is_one_error(site_path: Path, capsys: pytest.CaptureFixtur
         port = s.getsockname()[1]
         assert main(["host", str(site_path), "--bind", f"127.0.0.1:{port}"]) == 2
     assert f"error: --bind 127.0.0.1:{port}: cannot listen there" in capsys.readouterr().err
+
+
+async def test_behind_a_trusted_proxy_the_forwarded_address_counts(tmp_path: Path) -> None:
+    from referee.site.app import served_app
+    from referee.site.config import load_site
+    from tests.site.conftest import write_site
+
+    rt = SiteRuntime.open(load_site(write_site(tmp_path, "trusted_proxies = 1\n")))
+    try:
+        app = served_app(rt, access_log=rt.log.append)
+        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 5000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+            await c.get("/api/leaderboard", headers={"X-Forwarded-For": "203.0.113.9"})
+        assert json.loads(rt.log[-1])["client"] == "203.0.113.9"
+    finally:
+        rt.store.close()
