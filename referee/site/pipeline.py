@@ -327,6 +327,10 @@ async def queue_loop(rt: SiteRuntime) -> None:
 # the ladder
 
 
+#: how often a ladder that cannot play looks at the pool again (besides being told by this process)
+POOL_POLL_S = 5.0
+
+
 def pool_league(rt: SiteRuntime) -> League | None:
     """The pool's league as the ladder will load it, or None while it cannot be played (too few bots)."""
     try:
@@ -351,7 +355,8 @@ async def ladder_loop(rt: SiteRuntime, tables: int | None = None) -> None:
     while tables is None or played < tables:
         rt.pool_changed = trio.Event()
         if pool_league(rt) is None:
-            await rt.pool_changed.wait()
+            with trio.move_on_after(POOL_POLL_S):  # a promotion by `referee host ... promote` is another process's
+                await rt.pool_changed.wait()
             continue
         site.write_pool(pool_entries(rt))
         try:

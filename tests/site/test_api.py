@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import re
 import tarfile
 
@@ -36,6 +37,8 @@ async def test_tokens(client: httpx.AsyncClient, runtime: SiteRuntime) -> None:
     assert r.status_code == 401 and "not valid" in r.json()["error"]
     r = await client.get("/api/me", headers=bearer(token))
     assert r.json() == {"name": "alice", "host": False}
+    logged = json.loads(runtime.log[-1])
+    assert (logged["path"], logged["status"], logged["entrant"]) == ("/api/me", 200, "alice")
     assert token not in runtime.store.db.execute("SELECT token_sha256 FROM entrants").fetchone()[0]
 
 
