@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import traceback
 from typing import Any
 
 import msgspec
@@ -81,6 +82,32 @@ def say(rt: SiteRuntime, line: str) -> None:
 # build and check
 
 
+async def unpack_again(rt: SiteRuntime, v: Version) -> Version:
+    """Unpack a received version's kept archive into its (fresh) folder."""
+    import shutil
+
+    from referee.site.api import FIX_ARCHIVE, caps
+    from referee.site.archive import ArchiveError, unpack
+
+    dest = rt.site.bots_dir / v.entrant / f"v{v.number}"
+    try:
+        data = open(v.archive, "rb").read()
+    except OSError as exc:
+        return rt.store.move(v.id, "failed", error=f"its archive is gone ({exc.strerror})", fix="upload it again")
+    shutil.rmtree(dest, ignore_errors=True)
+    try:
+        got = await trio.to_thread.run_sync(unpack, data, dest, caps(rt))
+    except ArchiveError as exc:
+        return rt.store.move(v.id, "failed", note="the archive was refused", error=str(exc), fix=FIX_ARCHIVE)
+    return rt.store.move(
+        v.id,
+        "received",
+        note=f"unpacked again: {got.files} files, {got.size:,} bytes",
+        folder=str(got.root),
+        manifest=msgspec.to_builtins(got.manifest),
+    )
+
+
 def _protect(rt: SiteRuntime, folders: list[str]) -> None:
     """What no bot may see: the site's database, uploads, league and work folders, SITE.toml."""
     from referee.runtime.sandbox import protect_paths
@@ -100,7 +127,9 @@ async def build_and_check(rt: SiteRuntime, v: Version) -> Version:
 
     store, site = rt.store, rt.site
     if not v.folder or not os.path.isdir(v.folder) or not v.manifest:
-        return store.move(v.id, "failed", error="the version's folder is gone", fix="upload it again")
+        v = await unpack_again(rt, v)  # the site was killed between keeping the archive and unpacking it
+        if v.state == "failed":
+            return v
     v = store.move(v.id, "building")
     work = site.data / "work" / f"v{v.id}"
     try:
@@ -313,12 +342,16 @@ async def queue_loop(rt: SiteRuntime) -> None:
                 v = await build_and_check(rt, v)
             else:
                 v = await trial(rt, v)
-        except UserError as exc:
-            say(rt, f"version {v.id} ({v.bot}): {exc}")
-            if v.state in ("received", "building", "checking"):
-                rt.store.move(v.id, "failed", error=str(exc), fix="see the error; upload a new version")
-            else:
-                rt.store.move(v.id, "rejected", note=f"its trial could not be played: {exc}")
+        except Exception as exc:  # noqa: BLE001 - one version's trouble must not stop the site
+            text = str(exc) if isinstance(exc, UserError) else f"internal error: {type(exc).__name__}: {exc}"
+            if not isinstance(exc, UserError):
+                traceback.print_exc(file=sys.stderr)
+            say(rt, f"version {v.id} ({v.bot}): {text}")
+            now = rt.store.version(v.id)
+            if now is not None and now.state in ("received", "building", "checking"):
+                rt.store.move(v.id, "failed", error=text, fix="see the error; tell the host if it is the site's")
+            elif now is not None and now.state == "candidate":
+                rt.store.move(v.id, "rejected", note=f"its trial could not be played: {text}")
         say(rt, f"version {v.id} ({v.bot}): {rt.store.version(v.id).state}")  # type: ignore[union-attr]
         rt.pool_changed.set()
 
@@ -382,7 +415,9 @@ async def ladder_loop(rt: SiteRuntime, tables: int | None = None) -> None:
                 played += 1
                 if site.settings.ladder_interval > 0:
                     await trio.sleep(site.settings.ladder_interval)
-        except UserError as exc:
+        except Exception as exc:  # noqa: BLE001 - the site goes on; the ladder tries again
+            if not isinstance(exc, UserError):
+                traceback.print_exc(file=sys.stderr)
             say(rt, f"the ladder stopped: {exc}; it starts again when the pool changes (or in 30 s)")
             with trio.move_on_after(30):
                 await rt.pool_changed.wait()

@@ -140,3 +140,19 @@ def test_redact_cuts_stderr_out() -> None:
 
     data = {"faults": [{"detail": "exited with status 1; stderr ends: 'secret'", "stderr": "x"}], "n": 3}
     assert redact(data) == {"faults": [{"detail": "exited with status 1" + HIDDEN}], "n": 3}
+
+
+async def test_a_version_killed_before_it_was_unpacked_is_unpacked_again(runtime: SiteRuntime, tmp_path: Path) -> None:
+    alice = runtime.store.add_entrant("alice")
+    e = runtime.store.entrant_by_token(alice)
+    assert e is not None
+    archive = tmp_path / "kept.tar.gz"
+    archive.write_bytes(pack_folder(ROOT / "starters" / "python"))
+    v = runtime.store.add_version(e, str(archive))  # as if killed right after the archive was kept
+    (runtime.site.bots_dir / "alice" / "v1").mkdir(parents=True)  # and a half-written folder left
+    v = await pipeline.unpack_again(runtime, v)
+    assert v.state == "received" and v.manifest and v.manifest["runtime"] == "python"
+    assert (Path(v.folder or "") / "bot.py").is_file()
+    archive.unlink()
+    w = await pipeline.unpack_again(runtime, runtime.store.add_version(e, str(archive)))
+    assert w.state == "failed" and "archive is gone" in (w.error or "")
