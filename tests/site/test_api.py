@@ -60,6 +60,10 @@ async def test_submit_and_privacy_between_entrants(client: httpx.AsyncClient, ru
     assert (await client.get("/api/versions/999", headers=bearer(alice))).status_code == 404
     assert [x["id"] for x in (await client.get("/api/versions", headers=bearer(bob))).json()["versions"]] == []
     assert [x["id"] for x in (await client.get("/api/versions", headers=bearer(host))).json()["versions"]] == [vid]
+    r = await client.post("/api/versions?entrant=bob", content=good_tar(), headers=bearer(host))
+    assert r.status_code == 201 and r.json()["bot"] == "bob-v1"  # the host uploads for an entrant
+    r = await client.post("/api/versions?entrant=bob", content=good_tar(), headers=bearer(alice))
+    assert r.status_code == 201 and r.json()["bot"] == "alice-v2"  # an entrant only for itself
     r = await client.post(f"/api/versions/{vid}/promote", headers=bearer(alice))
     assert r.status_code == 403
     r = await client.post(f"/api/versions/{vid}/promote", headers=bearer(host))
