@@ -205,9 +205,9 @@ async def ratings(request: Request) -> Response:
 
 
 async def running(request: Request) -> Response:
-    from referee.site.live import running as running_now
+    from referee.site.live import running_json
 
-    return _json({"games": running_now(_rt(request))})
+    return _json({"games": running_json(_rt(request))})
 
 
 def routes(site: SiteRuntime) -> list[BaseRoute]:

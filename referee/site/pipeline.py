@@ -216,6 +216,23 @@ def pool_entries(rt: SiteRuntime, leave_out: str | None = None) -> list[dict[str
     return [entry(a) for a in rt.store.active() if a.bot != leave_out]
 
 
+class GauntletResult(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A candidate's gauntlet (``Version.gauntlet``): its games and, from the gauntlet's standings,
+    its place among ``field + 1`` bots and its figures; or why none was played (``skipped``)."""
+
+    games: int = 0
+    out: str | None = None
+    place: int | None = None
+    field: int | None = None
+    win_share: float | None = None
+    mu: float | None = None
+    sigma: float | None = None
+    ordinal: float | None = None
+    forfeits: int | None = None
+    faults: dict[str, int] | None = None
+    skipped: str | None = None
+
+
 async def gauntlet(rt: SiteRuntime, v: Version) -> dict[str, Any]:
     """The candidate against the active pool; its figures from the gauntlet's standings."""
     from referee.league.outdir import open_night, write_outputs
@@ -234,7 +251,7 @@ async def gauntlet(rt: SiteRuntime, v: Version) -> dict[str, Any]:
         schedule = {"kind": "gauntlet", "challengers": [v.bot], "seats_per_bot": tables}
         league = site.pool_league(bots, out=out, schedule=schedule)
     except UserError as exc:
-        return {"skipped": f"no gauntlet: {exc}"}
+        return msgspec.to_builtins(GauntletResult(skipped=f"no gauntlet: {exc}"))  # type: ignore[no-any-return]
     league, ledger, _ = open_night(league)
     try:
         league = settle_seed(league, ledger)
@@ -242,12 +259,13 @@ async def gauntlet(rt: SiteRuntime, v: Version) -> dict[str, Any]:
         st = write_outputs(out, ledger, league.name)
     finally:
         ledger.close()
-    row = next((r for r in st["scopes"]["overall"]["bots"] if r["bot"] == v.bot), None)
-    result: dict[str, Any] = {"games": stats.done, "out": str(out)}
+    rows = st["scopes"]["overall"]["bots"]
+    row = next((r for r in rows if r["bot"] == v.bot), None)
+    result = GauntletResult(games=stats.done, out=str(out))
     if row is not None:
-        result.update({k: row[k] for k in ("place", "win_share", "mu", "sigma", "ordinal", "forfeits", "faults")})
-        result["field"] = len(st["scopes"]["overall"]["bots"]) - 1
-    return result
+        figures = {k: row[k] for k in ("place", "win_share", "mu", "sigma", "ordinal", "forfeits", "faults")}
+        result = msgspec.structs.replace(result, field=len(rows) - 1, **figures)
+    return msgspec.to_builtins(result)  # type: ignore[no-any-return]
 
 
 async def duel(rt: SiteRuntime, v: Version, current: Version) -> dict[str, Any]:
