@@ -95,8 +95,16 @@ async def test_host_mode_waits_for_the_host(tmp_path: Path) -> None:
         v = await pipeline.trial(rt, v)
         assert v.state == "candidate" and v.duel == {"waiting": "host"}
         assert pipeline.next_job(rt.store, host_mode=True) is None
-        v = pipeline.promote(rt.store, v.id, "the host")
-        assert v.state == "active"
+        import httpx
+
+        from referee.site.app import make_app
+
+        host = rt.store.add_entrant("boss", host=True)
+        transport = httpx.ASGITransport(app=make_app(rt, access_log=rt.log.append))
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            r = await client.post(f"/api/versions/{v.id}/promote", headers={"Authorization": f"Bearer {host}"})
+        assert r.status_code == 200 and r.json()["state"] == "active"
+        assert rt.store.transitions(v.id)[-1].note == "promoted by the host"
     finally:
         rt.store.close()
 
