@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import os
+import secrets
 import sys
 import traceback
 from typing import Any
@@ -299,7 +300,8 @@ async def duel(rt: SiteRuntime, v: Version, current: Version) -> dict[str, Any]:
         a=a.bot,
         b=b.bot,
         field=field_seats(field, players - 2, [v.bot, current.bot]),
-        seed=derive(league.seed or 0, f"site-duel:{v.id}") % (2**31),
+        # a secret season's seed is not known here (the ladder's ledger keeps it): a fresh secret one
+        seed=derive(league.seed, f"site-duel:{v.id}") % (2**31) if league.seed is not None else secrets.randbits(31),
         max_pairs=max(1, site.settings.duel_games // 2),
         test=site.sprt,
         match=match,
@@ -445,6 +447,7 @@ async def ladder_loop(rt: SiteRuntime, tables: int | None = None) -> None:
 
 async def background(rt: SiteRuntime) -> None:
     """The queue and the ladder, until cancelled."""
+    _protect(rt, [])  # before any build, check, gauntlet or table: the site's files hidden from every bot
     queued = rt.store.resume()
     if queued:
         say(rt, f"{len(queued)} submission(s) in the queue")
