@@ -139,7 +139,7 @@ def test_network_refused_where_impossible(monkeypatch: pytest.MonkeyPatch, tmp_p
     """Where the machine cannot make network namespaces, network = false is an
     error naming the reason - never a silent run with network. (The machine's
     answer is replaced here: this machine can do it.)"""
-    monkeypatch.setattr(sandbox, "namespace_support", lambda network: (network, "no namespaces on this box"))
+    monkeypatch.setattr(sandbox.mode, "namespace_support", lambda network: (network, "no namespaces on this box"))
     with pytest.raises(UserError) as info:
         sandbox.plan_spawn(BotSpec("b", ["true"], limits=ResourceLimits(network=False, isolation="basic")))
     assert "network = false" in str(info.value) and "no namespaces on this box" in str(info.value)
@@ -163,7 +163,7 @@ def test_sandbox_keys_and_refusals(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     assert not parse_limits({"sandbox": "none"}).sandbox
     with pytest.raises(LimitsError, match='expected "bwrap", "basic" or "none"'):
         parse_limits({"sandbox": "docker"})
-    monkeypatch.setattr(sandbox, "bwrap_support", lambda network=True, uid=None: (False, "no bwrap on this box"))
+    monkeypatch.setattr(sandbox.mode, "bwrap_support", lambda network=True, uid=None: (False, "no bwrap on this box"))
     assert sandbox.sandbox_mode(ResourceLimits()) == ("basic", None)
     assert sandbox.sandbox_mode(ResourceLimits(sandbox=False)) == ("none", None)
     with pytest.raises(UserError, match='sandbox = "bwrap" is not possible here: no bwrap on this box'):

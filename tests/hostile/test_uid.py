@@ -220,7 +220,7 @@ def test_uids_are_never_shared_within_a_process_or_across_processes(
     comes back."""
     from referee.errors import UserError
 
-    monkeypatch.setattr(sandbox, "UID_LOCK_DIR", str(tmp_path / "locks"))
+    monkeypatch.setattr(sandbox.uids, "UID_LOCK_DIR", str(tmp_path / "locks"))
     limits = ResourceLimits(uid_base=3_100_000_000, uid_count=3)
     other = 3_100_000_000 + (os.getpid() * 7919) % 3  # where this process starts its search
     (tmp_path / "locks").mkdir(mode=0o700)
