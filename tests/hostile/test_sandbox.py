@@ -107,10 +107,17 @@ async def test_bwrap_mounts_the_bot_folder_read_only_unless_writable() -> None:
 
 
 async def test_sandbox_off_runs_the_command_as_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No sandbox: the command as given, in its folder, with the referee's
+    environment - but a root referee's bot runs as a host uid of its own,
+    for which the root-owned folder is not writable (unless ``writable``)."""
     monkeypatch.setenv("REFEREE_TEST_SECRET", "s3cret")
-    report, _ = await introspect(ResourceLimits(sandbox=False, file_size=4 * MiB), env=dict(os.environ))
+    report, session = await introspect(ResourceLimits(sandbox=False, file_size=4 * MiB), env=dict(os.environ))
     assert report["cwd"] == str(ZOO) and "REFEREE_TEST_SECRET" in report["env"] and report["pid"] != 1
-    (ZOO / report["big"]).unlink()
+    if os.geteuid() == 0:
+        assert "Permission denied" in str(report["wrote"]), report["wrote"]
+        assert session.sandbox_info()["uid"] == "own"
+    else:
+        (ZOO / report["big"]).unlink()
 
 
 async def test_network_false_cuts_the_network() -> None:

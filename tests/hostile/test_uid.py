@@ -26,6 +26,8 @@ from .conftest import PYTHON, REPO, ZOO, assert_no_survivors, new_tag, survivors
 CLOCK = ClockSpec(move_ms=2000, startup_ms=10000, grace_ms=200)
 BWRAP_OK, BWRAP_WHY = sandbox.bwrap_support(True)
 SANDBOXES = [pytest.param("bwrap", marks=pytest.mark.skipif(not BWRAP_OK, reason=BWRAP_WHY)), "basic"]
+#: and without a sandbox: a root referee's bots still never run as host root
+ALL_MODES = [*SANDBOXES, "none"]
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="the referee runs as root on CI; here it does not")
 
 
@@ -53,7 +55,7 @@ def own_folder(tmp_path: Path, bot: str) -> Path:
 
 
 @root_only
-@pytest.mark.parametrize("kind", SANDBOXES)
+@pytest.mark.parametrize("kind", ALL_MODES)
 async def test_bots_run_as_host_uids_of_their_own_and_cannot_touch_the_kernels_knobs(tmp_path: Path, kind: str) -> None:
     folder = own_folder(tmp_path, "rootprobe")
     secret = folder / "secret.txt"
@@ -82,24 +84,26 @@ async def test_bots_run_as_host_uids_of_their_own_and_cannot_touch_the_kernels_k
         # not root on the host: seen from the host, and (basic, where the bot is in the host's user
         # namespace) from inside; in bwrap /proc/self/uid_map is relative to bwrap's outer namespace
         assert seen and 0 not in seen, seen
-        if kind == "basic":
+        if kind in ("basic", "none"):
             assert report["uid"] in seen and report["uid_map"][:2] == ["0", "0"]
+            assert report["euid"] == report["uid"] and 0 not in report["groups"], report
         else:
             assert report["uid"] == sandbox.SANDBOX_UID
         opened = [k for k, v in report["knobs"].items() if not v.startswith("refused")]
         assert not opened, f"kernel knobs writable: {opened}"
         assert report["secret"].startswith("refused"), report["secret"]
+        assert report["capabilities"] == "0" * 16 and report["no_new_privs"] == "1", report
         created = {d: v for d, v in report["create"].items() if v == "CREATED"}
-        if kind == "bwrap":
-            created.pop("/etc", None)  # bwrap's own /etc, a folder of the sandbox's private root, not the host's
-        assert created == {".": "CREATED"}, report["create"]  # only its temporary folder is writable
+        # only its temporary folder is writable (bwrap: not even the sandbox's own /etc); without a
+        # sandbox there is none: "." is its own folder, not writable for its uid
+        assert created == ({} if kind == "none" else {".": "CREATED"}), report["create"]
     assert not uids[0] & uids[1], f"two bots share a host uid: {uids}"
     start, count = sandbox.uid_range()
     assert all(start <= u < start + count for u in uids[0] | uids[1])
 
 
 @root_only
-@pytest.mark.parametrize("kind", SANDBOXES)
+@pytest.mark.parametrize("kind", ALL_MODES)
 async def test_a_fork_bomb_at_its_process_limit_leaves_the_next_bot_its_own(kind: str) -> None:
     """RLIMIT_NPROC counts the processes of a uid; each bot has its own, so a
     bot forking up to its limit costs the other bots nothing: the second one
@@ -127,7 +131,7 @@ async def test_a_fork_bomb_at_its_process_limit_leaves_the_next_bot_its_own(kind
 
 
 @root_only
-@pytest.mark.parametrize("kind", SANDBOXES)
+@pytest.mark.parametrize("kind", ALL_MODES)
 async def test_a_build_runs_as_a_host_uid_of_its_own_and_writes_its_folder(tmp_path: Path, kind: str) -> None:
     """The build runs as a non-root host uid (seen from the host while it
     runs), yet writes its root-owned folder (an idmapped mount: what it

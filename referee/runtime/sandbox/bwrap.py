@@ -180,7 +180,9 @@ def _bwrap_args(
             args += ["--tmpfs", mask, "--remount-ro", mask]
         else:
             args += ["--ro-bind", "/dev/null", mask]
-    args += ["--chdir", chdir]
+    # the sandbox's own root (its /etc, the folders bwrap made for the mounts) read-only: the
+    # bot writes only its temporary folder, /tmp, /dev/shm and a writable folder (own mounts)
+    args += ["--remount-ro", "/", "--chdir", chdir]
     if seccomp_fd is not None:  # the filter (referee.runtime.seccomp), read from this fd
         args += ["--seccomp", str(seccomp_fd)]
     return args

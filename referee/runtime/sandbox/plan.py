@@ -17,13 +17,15 @@ from typing import Any, Callable
 from referee.errors import UserError
 
 from .. import cgroups
-from .access import strip_setid
+from .access import strip_setid, uid_setup
 from .basic import plan_basic
 from .bwrap import plan_bwrap
+from .child import Child
 from .linux import WORKDIR_INODES, WORKDIR_KIB
 from .mode import check_limits, sandbox_mode
+from .none import none_preexec
 from .uids import allocate_uid, check_reachable, release_uid, resolve_user
-from .view import BotView, bot_view, check_view, minimal_env, resolve_command, unseen_hint
+from .view import BotView, bot_view, check_view, minimal_env, resolve_command, sdk_folder, unseen_hint
 
 
 @dataclass
@@ -108,7 +110,7 @@ class SpawnPlan:
         }
         if self.workdir is not None or self.tmpfs:
             info["workdir"] = f"tmpfs {WORKDIR_KIB // 1024} MiB, {WORKDIR_INODES} files" if self.tmpfs else "host"
-        if getattr(limits, "user", None) is not None and self.mode != "none":
+        if getattr(limits, "user", None) is not None and (self.mode != "none" or self.uid is not None):
             info["user"] = limits.user
         if self.uid is not None and getattr(limits, "user", None) is None:
             info["uid"] = "own"  # a host uid of its own (the number differs from run to run: not logged)
@@ -243,23 +245,41 @@ def plan_spawn(spec: Any, *, probe_leftovers: bool = False) -> SpawnPlan:
     if problem:
         raise UserError(f"bot {spec.name!r}: limits: {problem}")
     if mode == "none":
-        argv = spec.argv() if hasattr(spec, "argv") else resolve_command(spec.command, os.getcwd())
-        return SpawnPlan(
-            argv=argv, cwd=spec.cwd, env=spec.env, preexec=_rlimits_only(limits.pairs()), mode="none", limits=limits
-        )
+        return _plan_none(spec, limits)
     check_limits(limits, f"bot {spec.name!r}: limits")
     base = os.path.abspath(spec.cwd) if spec.cwd else os.getcwd()
+    plan = _new_plan(spec, limits, mode, base)
+    try:
+        ids = _host_ids(plan, spec, limits)
+        if mode == "bwrap" or probe_leftovers:
+            # the bot is started through a wrapper whose own exec succeeds: check its command first
+            error = _exec_error(plan.argv, base, plan.env)
+            if error is not None:
+                return _as_failing(plan, plan.argv, base)
+        if mode == "bwrap":
+            plan_bwrap(plan, spec, limits, base, plan.workdir or os.path.realpath(base), ids, probe_leftovers)
+        else:
+            plan_basic(plan, spec, limits, base, ids, probe_leftovers)
+    except BaseException:
+        plan.cleanup()
+        raise
+    if plan.cgroup is None:
+        plan.notes.append("no control group: CPU time from /proc, memory and processes by rlimits only")
+    return plan
+
+
+def _new_plan(spec: Any, limits: Any, mode: str, base: str) -> SpawnPlan:
+    """The plan of a sandboxed bot before its sandbox's part: argv resolved
+    from ``base``, the temporary folder and control groups named (not made),
+    the environment, what the bot sees (refused if it shows a protected path)."""
     label = re.sub(r"[^A-Za-z0-9_.-]", "_", spec.name)[:40]
     token = secrets.token_hex(6)
     workdir = None
     if limits.temp_workdir:
         workdir = os.path.join(tempfile.gettempdir(), f"referee-bot-{label}-{token}")
         _LIVE_WORKDIRS.add(workdir)
-        cwd = workdir
-        argv = resolve_command(spec.command, base)
-    else:
-        cwd = os.path.realpath(base)  # mounted at its resolved path
-        argv = resolve_command(spec.command, base)
+    cwd = workdir or os.path.realpath(base)  # a named folder is mounted at its resolved path
+    argv = resolve_command(spec.command, base)
     data = tuple(getattr(spec, "data", ()) or ())
     env = minimal_env(spec.env, cwd) if limits.clean_env else None
     view = bot_view(spec.command, base, env, named_cwd=not limits.temp_workdir, data=data)
@@ -269,21 +289,13 @@ def plan_spawn(spec: Any, *, probe_leftovers: bool = False) -> SpawnPlan:
         env.setdefault("REFEREE_BOT_DIR", view.folder or cwd)
     else:
         env = dict(os.environ) if spec.env is None else dict(spec.env)
-    ids: tuple[int, int] | None = None
-    if limits.user is not None:
-        try:
-            ids = resolve_user(limits.user)
-        except ValueError as exc:
-            raise UserError(f"bot {spec.name!r}: limits: {exc}") from None
-        if workdir:
-            check_reachable(workdir, ids[0], limits.user)
     lay = cgroups.layout()
     cg = None
     if lay is not None:
         cg = cgroups.BotCgroup(
             lay, f"referee-bot-{label}-{token}", memory_bytes=limits.address_space, pids_max=limits.processes
         )
-    plan = SpawnPlan(
+    return SpawnPlan(
         argv=argv,
         cwd=None if workdir else cwd,
         env=env,
@@ -294,26 +306,59 @@ def plan_spawn(spec: Any, *, probe_leftovers: bool = False) -> SpawnPlan:
         limits=limits,
         view=view,
     )
+
+
+def _host_ids(plan: SpawnPlan, spec: Any, limits: Any) -> tuple[int, int] | None:
+    """The host uid and gid the bot runs as: ``limits.user``'s; as a root
+    referee without ``user`` a uid of its own (:func:`allocate_uid`, locked
+    in ``plan``); None: the referee's own (a non-root referee)."""
+    ids: tuple[int, int] | None = None
+    if limits.user is not None:
+        try:
+            ids = resolve_user(limits.user)
+        except ValueError as exc:
+            raise UserError(f"bot {spec.name!r}: limits: {exc}") from None
+        if plan.workdir:
+            check_reachable(plan.workdir, ids[0], limits.user)
+    elif os.geteuid() == 0:
+        # no bot ever runs as host uid 0: each gets a uid (and gid) of its own
+        uid, plan._uid_lock = allocate_uid(limits)
+        ids = (uid, uid)
+    plan.uid = ids[0] if ids is not None else None
+    return ids
+
+
+def _plan_none(spec: Any, limits: Any) -> SpawnPlan:
+    """``sandbox = "none"``: the command as given, in its ``cwd``, with the
+    rlimits only - but a root referee still never runs it as host uid 0: it
+    runs as ``user`` or a uid of its own (as in the sandboxes), without
+    capabilities and with ``no_new_privs`` (no setuid program gives root
+    back). What that uid cannot reach of what the bot needs (its folder, its
+    interpreter in root's 0700 home, the SDK) is exposed to it the way the
+    sandboxes do, in a mount namespace of the bot's own (:func:`uid_setup`);
+    its folder is writable to it only with ``writable`` (a build)."""
+    argv = spec.argv() if hasattr(spec, "argv") else resolve_command(spec.command, os.getcwd())
+    plan = SpawnPlan(
+        argv=argv, cwd=spec.cwd, env=spec.env, preexec=_rlimits_only(limits.pairs()), mode="none", limits=limits
+    )
+    if os.geteuid() != 0:
+        return plan
     try:
-        if ids is None and os.geteuid() == 0:
-            # no bot ever runs as host uid 0: each gets a uid (and gid) of its own
-            uid, plan._uid_lock = allocate_uid(limits)
-            ids = (uid, uid)
-        plan.uid = ids[0] if ids is not None else None
-        if mode == "bwrap" or probe_leftovers:
-            # the bot is started through a wrapper whose own exec succeeds: check its command first
-            error = _exec_error(plan.argv, base, env)
-            if error is not None:
-                return _as_failing(plan, plan.argv, base)
-        if mode == "bwrap":
-            plan_bwrap(plan, spec, limits, base, cwd, ids, probe_leftovers)
-        else:
-            plan_basic(plan, spec, limits, base, ids, probe_leftovers)
+        ids = _host_ids(plan, spec, limits)
+        assert ids is not None
+        base = os.path.abspath(spec.cwd) if spec.cwd else os.getcwd()
+        plan.view = bot_view(spec.command, base, spec.env, named_cwd=True)
+        folder = plan.view.folder or os.path.realpath(base)
+        needed = [*plan.view.mounts(), os.path.realpath(base)]
+        sdk = sdk_folder()
+        if sdk is not None:
+            needed.append(sdk)
+        covers, idmaps = uid_setup(plan, spec, ids, needed, folder if limits.writable else None)
     except BaseException:
         plan.cleanup()
         raise
-    if cg is None:
-        plan.notes.append("no control group: CPU time from /proc, memory and processes by rlimits only")
+    umask = 0o022 if limits.writable else 0o077
+    plan.preexec = none_preexec(Child(pairs=limits.pairs(), ids=ids, umask=umask, covers=covers, idmaps=idmaps))
     return plan
 
 
