@@ -219,14 +219,19 @@ def test_the_uid_range_comes_from_the_limits_or_the_environment(monkeypatch: pyt
 def test_uids_are_never_shared_within_a_process_or_across_processes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Within the process a set, across processes a flock per uid: another
-    process's uid is skipped, a full range is a clear error, a released uid
-    comes back."""
+    """Within the process a set, across processes a flock per block of uids:
+    another process's block is skipped, a full range is a clear error, a
+    released uid comes back, and a forked child takes blocks of its own."""
     from referee.errors import UserError
 
-    monkeypatch.setattr(sandbox.uids, "UID_LOCK_DIR", str(tmp_path / "locks"))
-    limits = ResourceLimits(uid_base=3_100_000_000, uid_count=3)
-    other = 3_100_000_000 + (os.getpid() * 7919) % 3  # where this process starts its search
+    uids = sandbox.uids
+    monkeypatch.setattr(uids, "UID_LOCK_DIR", str(tmp_path / "locks"))
+    for name, fresh in (("_LOCK_DIRS", {}), ("_BLOCKS", {}), ("_UIDS_IN_USE", set())):
+        monkeypatch.setattr(uids, name, fresh)
+    first = 3_100_000_000  # two whole blocks: 48437500 and 48437501
+    assert first % uids.UID_BLOCK == 0
+    limits = ResourceLimits(uid_base=first, uid_count=2 * uids.UID_BLOCK)
+    other = first // uids.UID_BLOCK + (os.getpid() * 7919) % 2  # where this process starts its search
     (tmp_path / "locks").mkdir(mode=0o700)
     holder = subprocess.Popen(
         [
@@ -234,23 +239,34 @@ def test_uids_are_never_shared_within_a_process_or_across_processes(
             "-c",
             "import fcntl, sys, time; f = open(sys.argv[1], 'w'); fcntl.flock(f, fcntl.LOCK_EX); "
             "print('locked', flush=True); time.sleep(60)",
-            str(tmp_path / "locks" / str(other)),
+            str(tmp_path / "locks" / f"block-{other}"),
         ],
         stdout=subprocess.PIPE,
         text=True,
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
-        a = sandbox.allocate_uid(limits)
-        b = sandbox.allocate_uid(limits)
-        assert len({a[0], b[0], other}) == 3, (a, b, other)
-        with pytest.raises(UserError, match="all 3 bot uids"):
+        got = [sandbox.allocate_uid(limits) for _ in range(uids.UID_BLOCK)]
+        assert len({u for u, _fd in got}) == uids.UID_BLOCK
+        assert all(u // uids.UID_BLOCK != other for u, _fd in got), "a uid of the other process's block"
+        with pytest.raises(UserError, match=f"all {2 * uids.UID_BLOCK} bot uids"):
             sandbox.allocate_uid(limits)
-        sandbox.release_uid(*a)
-        c = sandbox.allocate_uid(limits)
-        assert c[0] == a[0]
-        sandbox.release_uid(*b)
-        sandbox.release_uid(*c)
+        sandbox.release_uid(*got[5])
+        again = sandbox.allocate_uid(limits)
+        assert again[0] == got[5][0]
+        # a forked child does not use its parent's block: it finds none free here
+        pid = os.fork()
+        if pid == 0:
+            try:
+                sandbox.allocate_uid(limits)
+                os._exit(1)
+            except UserError:
+                os._exit(0)
+            except BaseException:
+                os._exit(2)
+        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
     finally:
         holder.kill()
         holder.wait()
+        for fd in uids._BLOCKS.values():
+            os.close(fd)

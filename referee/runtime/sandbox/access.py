@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from referee.errors import UserError
 
+from . import uids as _uids
 from .child import Child
 from .linux import (
     AT_EMPTY_PATH,
@@ -59,8 +60,16 @@ def _covers(paths: list[str], uid: int, gid: int) -> list[tuple[str, list[str]]]
     0700): ``(folder, [paths inside it])``, the outermost such folder each.
     The child covers each folder with an empty tmpfs that holds only those
     paths, bind-mounted (:func:`expose`): the bot reaches what it needs and
-    nothing else of that folder."""
+    nothing else of that folder. For a uid of the pool (which owns none of
+    the folders on the way) the answer is the same for every such uid: it is
+    kept (:data:`_COVERS`; a folder opened since is then covered for nothing,
+    one closed since stops the bot's start with an error - never more access)."""
+    pooled = uid == gid and uid in _uids._UIDS_IN_USE
+    key = tuple(paths)
+    if pooled and key in _COVERS:
+        return _COVERS[key]
     out: dict[str, list[str]] = {}
+    owned = False  # a folder on the way belongs to this uid or gid: the answer is its own
     for p in paths:
         p = os.path.abspath(p)
         parts = p.strip("/").split("/")
@@ -71,12 +80,22 @@ def _covers(paths: list[str], uid: int, gid: int) -> list[tuple[str, list[str]]]
                 st = os.stat(cur)
             except OSError:
                 break
+            owned = owned or st.st_uid == uid or st.st_gid == gid
             if not _can_enter(st, uid, gid):
                 out.setdefault(cur, [])
                 if p not in out[cur]:
                     out[cur].append(p)
                 break
-    return sorted(out.items())
+    found = sorted(out.items())
+    if pooled and not owned:
+        if len(_COVERS) > 256:
+            _COVERS.clear()
+        _COVERS[key] = found
+    return found
+
+
+#: :func:`_covers` of the pool's uids, by the paths asked about
+_COVERS: dict[tuple[str, ...], list[tuple[str, list[str]]]] = {}
 
 
 def _idmap_userns(owner: tuple[int, int], ids: tuple[int, int]) -> int:

@@ -77,11 +77,33 @@ def check_reachable(path: str, uid: int, user: Any, what: str = "the bots' tempo
 #: systemd's container range (up to 0x6FFFFFFF) and below its foreign range (0x7FFE0000)
 UID_BASE = 2_000_000_000
 UID_COUNT = 65536
-#: where referee processes on one host lock the uids their bots run as (one file per uid)
+#: where referee processes on one host lock the uids their bots run as: one file per
+#: block of :data:`UID_BLOCK` uids (``block-N``: uids N * UID_BLOCK ... + UID_BLOCK - 1)
 UID_LOCK_DIR = "/run/referee-uids"
+#: uids locked at once: a referee process takes a block (one ``flock``) and hands its
+#: uids to its bots without another system call; more bots at once take another block
+UID_BLOCK = 64
 
+#: this process's blocks: block number -> the fd holding its lock (kept for the process's life)
+_BLOCKS: dict[int, int] = {}
 _UIDS_IN_USE: set[int] = set()
 _UID_POOL_LOCK = threading.Lock()
+_LOCK_DIRS: dict[int, str] = {}  # euid -> the lock folder, checked once
+_OWNER = [os.getpid()]  # the process the blocks are locked for (a forked child has none of its own)
+
+
+def _forget_inherited() -> None:
+    """In a process forked from the one that locked the blocks: drop them (the
+    locks are the parent's, and so are the uids it hands out)."""
+    if _OWNER[0] != os.getpid():
+        for fd in _BLOCKS.values():
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        _BLOCKS.clear()
+        _UIDS_IN_USE.clear()
+        _OWNER[0] = os.getpid()
 
 
 def uid_range(limits: Any = None) -> tuple[int, int]:
@@ -115,57 +137,88 @@ def uid_range(limits: Any = None) -> tuple[int, int]:
 
 
 def _uid_lock_dir() -> str:
-    """The lock folder (root's own, 0700), made on first use."""
+    """The lock folder (root's own, 0700), made and checked on first use."""
+    euid = os.geteuid()
+    if euid in _LOCK_DIRS:
+        return _LOCK_DIRS[euid]
     for top in (UID_LOCK_DIR, os.path.join(tempfile.gettempdir(), "referee-uids-0")):
         try:
             os.makedirs(top, mode=0o700, exist_ok=True)
             st = os.lstat(top)
         except OSError:
             continue
-        if st.st_uid == os.geteuid() and not os.path.islink(top) and not st.st_mode & 0o022:
+        if st.st_uid == euid and not os.path.islink(top) and not st.st_mode & 0o022:
+            _LOCK_DIRS[euid] = top
             return top
     raise UserError(f"cannot make a private folder to lock the bots' uids in ({UID_LOCK_DIR})")
 
 
+def _lock_block(top: str, block: int) -> int | None:
+    """An fd holding the exclusive ``flock`` of ``block`` (fd >= 10, close-on-exec), or
+    None when another referee process holds it."""
+    fd = os.open(os.path.join(top, f"block-{block}"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
+    os.close(fd)
+    return high
+
+
+def _free_uid(first: int, count: int, blocks: list[int]) -> tuple[int, int] | None:
+    """A uid of the range in one of ``blocks`` (this process's) not in use here, with its block's fd."""
+    for block in blocks:
+        lo, hi = max(first, block * UID_BLOCK), min(first + count, (block + 1) * UID_BLOCK)
+        for uid in range(lo, hi):
+            if uid not in _UIDS_IN_USE:
+                return uid, _BLOCKS[block]
+    return None
+
+
 def allocate_uid(limits: Any = None) -> tuple[int, int]:
     """A host uid no other bot runs as right now: ``(uid, lock_fd)``. The
-    uid is taken in this process (a set) and on this host (an exclusive
-    ``flock`` on ``UID_LOCK_DIR/UID``, which every referee process honours).
-    The lock lives as long as ``lock_fd`` or a copy of it: the bot's watcher
-    keeps one until the bot is dead, so a uid is reused only once nothing
-    runs as it any more - even when the referee was killed. Referee
-    processes start their search at different places in the range (from
-    their pid). Release with :func:`release_uid`. ``UserError`` when every
-    uid of the range is taken."""
+    uid is taken in this process (a set) from a block of :data:`UID_BLOCK`
+    uids this process holds on this host (an exclusive ``flock`` on
+    ``UID_LOCK_DIR/block-N``, which every referee process honours; blocks are
+    numbered over the whole uid space, so the ranges of different configs meet
+    on the same files). ``lock_fd`` is the block's lock: the bot's watcher
+    keeps a copy until the bot is dead, so a block (and its uids) passes to
+    another process only once nothing runs as its uids any more - even when
+    the referee was killed. A process keeps its blocks; referee processes
+    start their search for a block at different places (from their pid).
+    Give the uid back with :func:`release_uid`. ``UserError`` when every uid
+    of the range is taken."""
     first, count = uid_range(limits)
-    top = _uid_lock_dir()
-    start = (os.getpid() * 7919) % count
+    lo, hi = first // UID_BLOCK, (first + count - 1) // UID_BLOCK
     with _UID_POOL_LOCK:
-        for i in range(count):
-            uid = first + (start + i) % count
-            if uid in _UIDS_IN_USE:
-                continue
-            fd = os.open(os.path.join(top, str(uid)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                os.close(fd)
-                continue
-            high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
-            os.close(fd)
-            _UIDS_IN_USE.add(uid)
-            return uid, high
-    raise UserError(
-        f"all {count} bot uids from {first} are in use on this host; raise uid_count "
-        "(limits, or REFEREE_UID_COUNT) or run fewer bots at once"
-    )
+        _forget_inherited()
+        found = _free_uid(first, count, [b for b in _BLOCKS if lo <= b <= hi])
+        if found is None:
+            top = _uid_lock_dir()
+            n = hi - lo + 1
+            start = (os.getpid() * 7919) % n
+            for i in range(n):
+                block = lo + (start + i) % n
+                if block in _BLOCKS:
+                    continue
+                fd = _lock_block(top, block)
+                if fd is not None:
+                    _BLOCKS[block] = fd
+                    found = _free_uid(first, count, [block])
+                    break
+        if found is None:
+            raise UserError(
+                f"all {count} bot uids from {first} are in use on this host; raise uid_count "
+                "(limits, or REFEREE_UID_COUNT) or run fewer bots at once"
+            )
+        _UIDS_IN_USE.add(found[0])
+        return found
 
 
 def release_uid(uid: int, lock_fd: int) -> None:
-    """Give back a uid of :func:`allocate_uid` (its watcher may hold the lock a little longer)."""
+    """Give back a uid of :func:`allocate_uid` (its block, and ``lock_fd``, stay
+    this process's; the bot's watcher may hold a copy of the lock a little longer)."""
     with _UID_POOL_LOCK:
         _UIDS_IN_USE.discard(uid)
-    try:
-        os.close(lock_fd)
-    except OSError:
-        pass

@@ -69,12 +69,15 @@ def protect_paths(secret: list[str] | tuple[str, ...] = (), bot_folders: list[st
         _OTHERS.update({os.path.abspath(p), os.path.realpath(p)})
 
 
+_SYSTEM_PREFIXES = tuple(d + "/" for d in SYSTEM_DIRS)
+
+
 def inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def is_system(path: str) -> bool:
-    return any(inside(path, d) for d in SYSTEM_DIRS)
+    return path in SYSTEM_DIRS or path.startswith(_SYSTEM_PREFIXES)
 
 
 def _program_path(word: str, env: dict[str, str] | None) -> str | None:
