@@ -55,11 +55,14 @@ class LocalExecutor:
             raise ValueError(f"unit {unit.table}: no dead session for the given-up bots {sorted(unknown)}")
         dead = {i: s for i, s in self.given_up.items() if i in unit.given_up}
         per_game = unit.reuse == "game"
+        last_cut = max(unit.fresh, default=0)
         async with open_pool(unit.lineup, max_line=unit.max_line, given_up=dead) as pool:
             for i, game in enumerate(unit.games):
                 if i in unit.fresh:
                     await pool.renew()  # a session cut: fresh processes from here on
                 bots = await pool.seat(game.positions)
+                if i < last_cut and not per_game:
+                    pool.prestart()  # the next cut's processes start while this rotation plays
                 for p, b in zip(game.positions, bots, strict=True):
                     b.log_budget = self.log_budgets.setdefault(unit.lineup[p].index, [self.log_budget])
                 try:
