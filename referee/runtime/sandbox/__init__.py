@@ -12,7 +12,7 @@ Three sandboxes (``[limits] sandbox``, see docs/SECURITY.md):
 
 * ``"bwrap"`` - bubblewrap (the default where it is installed and works)::
 
-    referee ──pipe──> watcher (python -I -S, pid W, own session; host namespaces)
+    referee ──pipe──> watcher (python -I -S watcher.py, pid W, own session; host namespaces)
                         └── bwrap (in the bot's cgroup; dies with the watcher)
                               └── bwrap's init, PID 1 of a new PID namespace
                                     └── the bot (new user namespace, uid 65534 inside - on the
@@ -29,7 +29,9 @@ Three sandboxes (``[limits] sandbox``, see docs/SECURITY.md):
   read-only) and /dev/shm and, having done its mounts, no capabilities
   left. It sees the host's file system - read-only, but for its own
   folders, where the referee is root.
-* ``"none"`` - only the rlimits (trusted bots, debugging).
+* ``"none"`` - only the rlimits (trusted bots, debugging); a root referee
+  still runs the bot as a host uid of its own (or ``user``), without
+  capabilities and with ``no_new_privs`` (:mod:`.none`).
 
 In the first two the **watcher** is the process the runtime sees (its pid is
 the process group id). It holds no pipe of the bot (its stdio is /dev/null),
@@ -79,7 +81,8 @@ The package, by seam: :mod:`.linux` (system calls, constants, the lifeline),
 :mod:`.uids` (host uids), :mod:`.view` (what a bot sees: paths resolved,
 mounts, refusals, hints), :mod:`.access` (a bot's uid reaching what it needs),
 :mod:`.child` (the forked child, the watcher it becomes), :mod:`.bwrap` and
-:mod:`.basic` (the two sandboxes), :mod:`.mode` (which one, and whether the
+:mod:`.basic` (the two sandboxes), :mod:`.none` (a root referee's bot without
+one), :mod:`.mode` (which one, and whether the
 limits can be met), :mod:`.plan` (:func:`plan_spawn`, :class:`SpawnPlan`);
 ``watcher.py`` (the watcher's program) and ``probe.sh`` (check-bot's leftover
 probe) are run as files.
