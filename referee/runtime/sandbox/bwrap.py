@@ -272,15 +272,17 @@ def _bwrap_preexec(child: Child, argv: list[str], env: dict[str, str] | None) ->
             become_watcher(child, pid)
         if child.cgroup is not None:
             child.cgroup.join()
-        if child.tmpfs:
-            unshare(CLONE_NEWNS)  # bwrap binds the tmpfs from this namespace; the host never sees it
-            mount_workdir(child, libc, private=True)
-        set_rlimits(child.pairs)
-        if child.covers or child.idmaps:
-            # what bwrap (as the bot's uid) must mount but could not reach, or a writable folder
-            # the bot's uid could not write: prepared in a mount namespace of the bot's own
+        exposed = bool(child.covers or child.idmaps)
+        if child.tmpfs or exposed:
+            # one mount namespace of the bot's own, whose mounts never reach the host: the bounded
+            # tmpfs of its temporary folder (bwrap binds it from here), and what bwrap (as the bot's
+            # uid) must mount but could not reach, or a writable folder its uid could not write
             unshare(CLONE_NEWNS)
             mount("none", "/", None, MS_REC | MS_PRIVATE)
+        if child.tmpfs:
+            mount_workdir(child, libc)
+        set_rlimits(child.pairs)
+        if exposed:
             expose(child)
         os.umask(child.umask)
         if child.ids is not None:
