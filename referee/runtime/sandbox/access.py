@@ -60,42 +60,49 @@ def _covers(paths: list[str], uid: int, gid: int) -> list[tuple[str, list[str]]]
     0700): ``(folder, [paths inside it])``, the outermost such folder each.
     The child covers each folder with an empty tmpfs that holds only those
     paths, bind-mounted (:func:`expose`): the bot reaches what it needs and
-    nothing else of that folder. For a uid of the pool (which owns none of
-    the folders on the way) the answer is the same for every such uid: it is
-    kept (:data:`_COVERS`; a folder opened since is then covered for nothing,
-    one closed since stops the bot's start with an error - never more access)."""
+    nothing else of that folder."""
     pooled = uid == gid and uid in _uids._UIDS_IN_USE
-    key = tuple(paths)
-    if pooled and key in _COVERS:
-        return _COVERS[key]
     out: dict[str, list[str]] = {}
-    owned = False  # a folder on the way belongs to this uid or gid: the answer is its own
     for p in paths:
         p = os.path.abspath(p)
-        parts = p.strip("/").split("/")
-        cur = "/"
-        for part in parts[:-1]:
-            cur = os.path.join(cur, part)
-            try:
-                st = os.stat(cur)
-            except OSError:
-                break
-            owned = owned or st.st_uid == uid or st.st_gid == gid
-            if not _can_enter(st, uid, gid):
-                out.setdefault(cur, [])
-                if p not in out[cur]:
-                    out[cur].append(p)
-                break
-    found = sorted(out.items())
+        block = _blocked_at(os.path.dirname(p), uid, gid, pooled)
+        if block is not None:
+            out.setdefault(block, [])
+            if p not in out[block]:
+                out[block].append(p)
+    return sorted(out.items())
+
+
+def _blocked_at(folder: str, uid: int, gid: int, pooled: bool) -> str | None:
+    """The outermost folder from ``/`` down to ``folder`` that ``uid`` may not
+    enter, or None. For a uid of the pool (which owns none of the folders on
+    the way) the answer is the same for every such uid: it is kept
+    (:data:`_BLOCKED`; a folder opened since is then covered for nothing, one
+    closed since stops the bot's start with an error - never more access)."""
+    if pooled and folder in _BLOCKED:
+        return _BLOCKED[folder]
+    found = None
+    owned = False  # a folder on the way belongs to this uid or gid: the answer is its own
+    cur = "/"
+    for part in folder.strip("/").split("/") if folder != "/" else ():
+        cur = os.path.join(cur, part)
+        try:
+            st = os.stat(cur)
+        except OSError:
+            break
+        owned = owned or st.st_uid == uid or st.st_gid == gid
+        if not _can_enter(st, uid, gid):
+            found = cur
+            break
     if pooled and not owned:
-        if len(_COVERS) > 256:
-            _COVERS.clear()
-        _COVERS[key] = found
+        if len(_BLOCKED) > 1024:
+            _BLOCKED.clear()
+        _BLOCKED[folder] = found
     return found
 
 
-#: :func:`_covers` of the pool's uids, by the paths asked about
-_COVERS: dict[tuple[str, ...], list[tuple[str, list[str]]]] = {}
+#: :func:`_blocked_at` of the pool's uids, by folder
+_BLOCKED: dict[str, str | None] = {}
 
 
 def _idmap_userns(owner: tuple[int, int], ids: tuple[int, int]) -> int:
@@ -138,11 +145,13 @@ def uid_setup(
     covers = _covers(needed, ids[0], ids[1])
     idmaps: list[tuple[str, int, bool]] = []
     for p in sorted({os.path.abspath(x) for x in needed}, key=lambda x: x.count("/")):
+        if p == plan.workdir:
+            continue  # made later, the bot's own
         try:
             st = os.stat(p)
         except OSError:
-            continue  # made later (its temporary folder), or not there (the bot will say so)
-        if p == plan.workdir or (st.st_uid, st.st_gid) == ids:
+            continue  # not there (the bot will say so)
+        if (st.st_uid, st.st_gid) == ids:
             continue
         rw = p == writable
         bits = 0o5 if stat.S_ISDIR(st.st_mode) else 0o4
