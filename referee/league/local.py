@@ -6,7 +6,10 @@ each game is played by :func:`referee.runtime.play_game`, which writes its log
 into the executor's ``log_dir`` (compressed when ``unit.compress``) before the
 game is delivered. With ``reuse =
 "game"`` the pool's processes are closed after every game (after its
-delivery), so the next game starts fresh ones. With ``viewers``
+delivery), so the next game gets fresh ones. The next game's processes (per-game
+mode) or the next session cut's are started ahead, while the current game or
+rotation plays (:meth:`referee.league.pool.BotPool.prestart`), so a table does
+not wait for their starts; they get nothing but ``hello`` before their turn. With ``viewers``
 (:class:`referee.view.live.LiveViewers`) every game is watched as it is played:
 its frames go to a live file and its viewer page is written next to its log
 when it ends (no second replay of the log for the page).
@@ -68,11 +71,16 @@ class LocalExecutor:
             raise ValueError(f"unit {unit.table}: no dead session for the given-up bots {sorted(unknown)}")
         dead = {i: s for i, s in self.given_up.items() if i in unit.given_up}
         per_game = unit.reuse == "game"
+        last_cut = max(unit.fresh, default=0)
         async with open_pool(unit.lineup, max_line=unit.max_line, given_up=dead) as pool:
             for i, game in enumerate(unit.games):
-                if i in unit.fresh:
-                    await pool.renew()  # a session cut: fresh processes from here on
+                if i in unit.fresh or (per_game and i > 0):
+                    await pool.renew()  # fresh processes from here on: those started ahead, if up
                 bots = await pool.seat(game.positions)
+                if i + 1 < len(unit.games) and (per_game or i < last_cut):
+                    # the next game's processes (per-game mode) or the next cut's start while this
+                    # game or rotation plays: nothing but hello reaches them before their turn
+                    pool.prestart()
                 for p, b in zip(game.positions, bots, strict=True):
                     b.log_budget = self.log_budgets.setdefault(unit.lineup[p].index, [self.log_budget])
                 try:

@@ -108,6 +108,8 @@ class BotPool:
         self._given_up = given_up
         #: the sessions the last renew() replaced: a bot that cannot start at all keeps its old (closed) one
         self._replaced: list[BotSession | None] = [None] * len(self.lineup)
+        #: the next session cut's processes, started ahead (:meth:`prestart`), and when they are all up
+        self._next: tuple[list[BotSession | None], trio.Event, trio.CancelScope] | None = None
 
     async def seat(self, positions: Sequence[int]) -> list[BotSession]:
         """The sessions for a game whose seat ``s`` is played by position
@@ -155,17 +157,65 @@ class BotPool:
         """Close every session (the next :meth:`seat` starts fresh ones)."""
         await close_all(self.sessions)
 
+    def prestart(self) -> None:
+        """Start the processes of the next session cut now, in the background,
+        while the current ones play (a no-op while such a set exists): the
+        :meth:`renew` at the cut then finds them ready instead of waiting for
+        their starts. They get nothing but ``hello`` before the cut, so each
+        still plays one rotation only. A bot whose early start fails is
+        started again at the cut (and fails there as :meth:`seat` says)."""
+        if self._next is not None:
+            return
+        sessions: list[BotSession | None] = [None] * len(self.lineup)
+        self._next = (sessions, trio.Event(), trio.CancelScope())
+        self._nursery.start_soon(self._start_ahead, *self._next)
+
+    async def _start_ahead(self, sessions: list[BotSession | None], done: trio.Event, scope: trio.CancelScope) -> None:
+        async def one(j: int) -> None:
+            entrant = self.lineup[j]
+            if entrant.index in self._given_up:
+                return  # seated dead at the cut, as always
+            try:
+                sessions[j] = await start_bot(entrant, self._nursery, max_line=self._max_line)
+            except BotStartFailed as exc:
+                sessions[j] = exc.dead  # its crash stands in (or None: tried again at the cut)
+
+        try:
+            with scope:
+                async with trio.open_nursery() as starters:
+                    for j in range(len(self.lineup)):
+                        starters.start_soon(one, j)
+        finally:
+            done.set()
+
     async def renew(self) -> None:
         """Replace every session by a fresh process (a session cut, see
-        :func:`referee.league.work.session_order`): the old ones are closed while
-        the new ones start, so the cut costs one start, not a close and a start.
-        Raises :class:`BotStartFailed` as :meth:`seat` does; the old sessions are
-        closed either way (shielded)."""
-        old, self.sessions = self.sessions, [None] * len(self.lineup)
+        :func:`referee.league.work.session_order`): those of :meth:`prestart`
+        when there are (waiting for the last of them), else new ones, started
+        while the old ones are closed, so the cut costs at most one start, not
+        a close and a start. Raises :class:`BotStartFailed` as :meth:`seat`
+        does; the old sessions are closed either way (shielded)."""
+        fresh: list[BotSession | None] = [None] * len(self.lineup)
+        if self._next is not None:
+            fresh, done, _scope = self._next
+            self._next = None
+            await done.wait()
+        old, self.sessions = self.sessions, fresh
         self._replaced = old
         async with trio.open_nursery() as nursery:
             nursery.start_soon(close_all, old)
             await self.seat(range(len(self.lineup)))
+
+    async def aclose(self) -> None:
+        """Close every session, those started ahead included (shielded)."""
+        with trio.CancelScope(shield=True):
+            if self._next is not None:
+                ahead, done, scope = self._next
+                self._next = None
+                scope.cancel()
+                await done.wait()
+                await close_all(ahead)
+            await close_all(self.sessions)
 
 
 @asynccontextmanager
@@ -180,5 +230,5 @@ async def open_pool(
         try:
             yield pool
         finally:
-            await pool.close_all()
+            await pool.aclose()
             nursery.cancel_scope.cancel()

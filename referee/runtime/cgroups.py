@@ -351,24 +351,6 @@ class BotCgroup:
                 return [int(x) for x in text.split()]
         return []
 
-    def oom_kills(self) -> int:
-        """How many processes the memory limit has killed so far (0 if unknown)."""
-        d = self._dir(self.layout.memory)
-        if d is None:
-            return 0
-        for name, key in (("memory.events", "oom_kill"), ("memory.oom_control", "oom_kill")):
-            text = _read(os.path.join(d, name))
-            if text is None:
-                continue
-            for line in text.splitlines():
-                k, _, v = line.partition(" ")
-                if k == key:
-                    try:
-                        return int(v)
-                    except ValueError:
-                        return 0
-        return 0
-
     # -- the end ---------------------------------------------------------------
     def kill(self) -> None:
         """SIGKILL every process in the group (``cgroup.kill`` where there is

@@ -21,7 +21,7 @@ from __future__ import annotations
 import difflib
 import resource
 from dataclasses import dataclass, fields, replace
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 MiB = 1 << 20
 
@@ -127,23 +127,6 @@ class ResourceLimits:
         """No rlimits and no sandbox: the process runs exactly as started
         (except that it may not dump core)."""
         return cls(address_space=None, cpu_seconds=None, processes=None, file_size=None, open_files=None, sandbox=False)
-
-
-def preexec_for(limits: ResourceLimits | None) -> Callable[[], None] | None:
-    """A ``preexec_fn`` applying only the rlimits of ``limits`` in the child, or
-    ``None`` if there are none. (The full sandbox is
-    :func:`referee.runtime.sandbox.plan_spawn`.)"""
-    if limits is None:
-        return None
-    pairs = limits.pairs()
-    if not pairs:
-        return None
-
-    def apply() -> None:  # runs in the forked child: keep it tiny
-        for which, value in pairs:
-            resource.setrlimit(which, (value, value))
-
-    return apply
 
 
 # --------------------------------------------------------------------------

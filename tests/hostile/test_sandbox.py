@@ -107,10 +107,17 @@ async def test_bwrap_mounts_the_bot_folder_read_only_unless_writable() -> None:
 
 
 async def test_sandbox_off_runs_the_command_as_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No sandbox: the command as given, in its folder, with the referee's
+    environment - but a root referee's bot runs as a host uid of its own,
+    for which the root-owned folder is not writable (unless ``writable``)."""
     monkeypatch.setenv("REFEREE_TEST_SECRET", "s3cret")
-    report, _ = await introspect(ResourceLimits(sandbox=False, file_size=4 * MiB), env=dict(os.environ))
+    report, session = await introspect(ResourceLimits(sandbox=False, file_size=4 * MiB), env=dict(os.environ))
     assert report["cwd"] == str(ZOO) and "REFEREE_TEST_SECRET" in report["env"] and report["pid"] != 1
-    (ZOO / report["big"]).unlink()
+    if os.geteuid() == 0:
+        assert "Permission denied" in str(report["wrote"]), report["wrote"]
+        assert session.sandbox_info()["uid"] == "own"
+    else:
+        (ZOO / report["big"]).unlink()
 
 
 async def test_network_false_cuts_the_network() -> None:
@@ -139,7 +146,7 @@ def test_network_refused_where_impossible(monkeypatch: pytest.MonkeyPatch, tmp_p
     """Where the machine cannot make network namespaces, network = false is an
     error naming the reason - never a silent run with network. (The machine's
     answer is replaced here: this machine can do it.)"""
-    monkeypatch.setattr(sandbox, "namespace_support", lambda network: (network, "no namespaces on this box"))
+    monkeypatch.setattr(sandbox.mode, "namespace_support", lambda network: (network, "no namespaces on this box"))
     with pytest.raises(UserError) as info:
         sandbox.plan_spawn(BotSpec("b", ["true"], limits=ResourceLimits(network=False, isolation="basic")))
     assert "network = false" in str(info.value) and "no namespaces on this box" in str(info.value)
@@ -163,7 +170,7 @@ def test_sandbox_keys_and_refusals(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     assert not parse_limits({"sandbox": "none"}).sandbox
     with pytest.raises(LimitsError, match='expected "bwrap", "basic" or "none"'):
         parse_limits({"sandbox": "docker"})
-    monkeypatch.setattr(sandbox, "bwrap_support", lambda network=True, uid=None: (False, "no bwrap on this box"))
+    monkeypatch.setattr(sandbox.mode, "bwrap_support", lambda network=True, uid=None: (False, "no bwrap on this box"))
     assert sandbox.sandbox_mode(ResourceLimits()) == ("basic", None)
     assert sandbox.sandbox_mode(ResourceLimits(sandbox=False)) == ("none", None)
     with pytest.raises(UserError, match='sandbox = "bwrap" is not possible here: no bwrap on this box'):

@@ -26,6 +26,8 @@ from .conftest import PYTHON, REPO, ZOO, assert_no_survivors, new_tag, survivors
 CLOCK = ClockSpec(move_ms=2000, startup_ms=10000, grace_ms=200)
 BWRAP_OK, BWRAP_WHY = sandbox.bwrap_support(True)
 SANDBOXES = [pytest.param("bwrap", marks=pytest.mark.skipif(not BWRAP_OK, reason=BWRAP_WHY)), "basic"]
+#: and without a sandbox: a root referee's bots still never run as host root
+ALL_MODES = [*SANDBOXES, "none"]
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="the referee runs as root on CI; here it does not")
 
 
@@ -53,7 +55,7 @@ def own_folder(tmp_path: Path, bot: str) -> Path:
 
 
 @root_only
-@pytest.mark.parametrize("kind", SANDBOXES)
+@pytest.mark.parametrize("kind", ALL_MODES)
 async def test_bots_run_as_host_uids_of_their_own_and_cannot_touch_the_kernels_knobs(tmp_path: Path, kind: str) -> None:
     folder = own_folder(tmp_path, "rootprobe")
     secret = folder / "secret.txt"
@@ -82,24 +84,26 @@ async def test_bots_run_as_host_uids_of_their_own_and_cannot_touch_the_kernels_k
         # not root on the host: seen from the host, and (basic, where the bot is in the host's user
         # namespace) from inside; in bwrap /proc/self/uid_map is relative to bwrap's outer namespace
         assert seen and 0 not in seen, seen
-        if kind == "basic":
+        if kind in ("basic", "none"):
             assert report["uid"] in seen and report["uid_map"][:2] == ["0", "0"]
+            assert report["euid"] == report["uid"] and 0 not in report["groups"], report
         else:
             assert report["uid"] == sandbox.SANDBOX_UID
         opened = [k for k, v in report["knobs"].items() if not v.startswith("refused")]
         assert not opened, f"kernel knobs writable: {opened}"
         assert report["secret"].startswith("refused"), report["secret"]
+        assert report["capabilities"] == "0" * 16 and report["no_new_privs"] == "1", report
         created = {d: v for d, v in report["create"].items() if v == "CREATED"}
-        if kind == "bwrap":
-            created.pop("/etc", None)  # bwrap's own /etc, a folder of the sandbox's private root, not the host's
-        assert created == {".": "CREATED"}, report["create"]  # only its temporary folder is writable
+        # only its temporary folder is writable (bwrap: not even the sandbox's own /etc); without a
+        # sandbox there is none: "." is its own folder, not writable for its uid
+        assert created == ({} if kind == "none" else {".": "CREATED"}), report["create"]
     assert not uids[0] & uids[1], f"two bots share a host uid: {uids}"
     start, count = sandbox.uid_range()
     assert all(start <= u < start + count for u in uids[0] | uids[1])
 
 
 @root_only
-@pytest.mark.parametrize("kind", SANDBOXES)
+@pytest.mark.parametrize("kind", ALL_MODES)
 async def test_a_fork_bomb_at_its_process_limit_leaves_the_next_bot_its_own(kind: str) -> None:
     """RLIMIT_NPROC counts the processes of a uid; each bot has its own, so a
     bot forking up to its limit costs the other bots nothing: the second one
@@ -127,7 +131,7 @@ async def test_a_fork_bomb_at_its_process_limit_leaves_the_next_bot_its_own(kind
 
 
 @root_only
-@pytest.mark.parametrize("kind", SANDBOXES)
+@pytest.mark.parametrize("kind", ALL_MODES)
 async def test_a_build_runs_as_a_host_uid_of_its_own_and_writes_its_folder(tmp_path: Path, kind: str) -> None:
     """The build runs as a non-root host uid (seen from the host while it
     runs), yet writes its root-owned folder (an idmapped mount: what it
@@ -215,14 +219,19 @@ def test_the_uid_range_comes_from_the_limits_or_the_environment(monkeypatch: pyt
 def test_uids_are_never_shared_within_a_process_or_across_processes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Within the process a set, across processes a flock per uid: another
-    process's uid is skipped, a full range is a clear error, a released uid
-    comes back."""
+    """Within the process a set, across processes a flock per block of uids:
+    another process's block is skipped, a full range is a clear error, a
+    released uid comes back, and a forked child takes blocks of its own."""
     from referee.errors import UserError
 
-    monkeypatch.setattr(sandbox, "UID_LOCK_DIR", str(tmp_path / "locks"))
-    limits = ResourceLimits(uid_base=3_100_000_000, uid_count=3)
-    other = 3_100_000_000 + (os.getpid() * 7919) % 3  # where this process starts its search
+    uids = sandbox.uids
+    monkeypatch.setattr(uids, "UID_LOCK_DIR", str(tmp_path / "locks"))
+    for name, fresh in (("_LOCK_DIRS", {}), ("_BLOCKS", {}), ("_UIDS_IN_USE", set())):
+        monkeypatch.setattr(uids, name, fresh)
+    first = 3_100_000_000  # two whole blocks: 48437500 and 48437501
+    assert first % uids.UID_BLOCK == 0
+    limits = ResourceLimits(uid_base=first, uid_count=2 * uids.UID_BLOCK)
+    other = first // uids.UID_BLOCK + (os.getpid() * 7919) % 2  # where this process starts its search
     (tmp_path / "locks").mkdir(mode=0o700)
     holder = subprocess.Popen(
         [
@@ -230,23 +239,34 @@ def test_uids_are_never_shared_within_a_process_or_across_processes(
             "-c",
             "import fcntl, sys, time; f = open(sys.argv[1], 'w'); fcntl.flock(f, fcntl.LOCK_EX); "
             "print('locked', flush=True); time.sleep(60)",
-            str(tmp_path / "locks" / str(other)),
+            str(tmp_path / "locks" / f"block-{other}"),
         ],
         stdout=subprocess.PIPE,
         text=True,
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
-        a = sandbox.allocate_uid(limits)
-        b = sandbox.allocate_uid(limits)
-        assert len({a[0], b[0], other}) == 3, (a, b, other)
-        with pytest.raises(UserError, match="all 3 bot uids"):
+        got = [sandbox.allocate_uid(limits) for _ in range(uids.UID_BLOCK)]
+        assert len({u for u, _fd in got}) == uids.UID_BLOCK
+        assert all(u // uids.UID_BLOCK != other for u, _fd in got), "a uid of the other process's block"
+        with pytest.raises(UserError, match=f"all {2 * uids.UID_BLOCK} bot uids"):
             sandbox.allocate_uid(limits)
-        sandbox.release_uid(*a)
-        c = sandbox.allocate_uid(limits)
-        assert c[0] == a[0]
-        sandbox.release_uid(*b)
-        sandbox.release_uid(*c)
+        sandbox.release_uid(*got[5])
+        again = sandbox.allocate_uid(limits)
+        assert again[0] == got[5][0]
+        # a forked child does not use its parent's block: it finds none free here
+        pid = os.fork()
+        if pid == 0:
+            try:
+                sandbox.allocate_uid(limits)
+                os._exit(1)
+            except UserError:
+                os._exit(0)
+            except BaseException:
+                os._exit(2)
+        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
     finally:
         holder.kill()
         holder.wait()
+        for fd in uids._BLOCKS.values():
+            os.close(fd)

@@ -23,7 +23,12 @@ KNOBS = (
 )
 
 tag = sys.argv[1]
-report = {"uid": os.getuid(), "pid": os.getpid()}
+report = {"uid": os.getuid(), "euid": os.geteuid(), "groups": [os.getgid(), os.getegid(), *os.getgroups()]}
+report["pid"] = os.getpid()
+with open("/proc/self/status") as f:
+    status = dict(line.split(":", 1) for line in f if ":" in line)
+report["capabilities"] = status["CapEff"].strip()  # none left: sixteen hex zeros
+report["no_new_privs"] = status.get("NoNewPrivs", "?").strip()  # no setuid program gives root back
 with open("/proc/self/uid_map") as f:
     report["uid_map"] = f.read().split()
 report["knobs"] = {}

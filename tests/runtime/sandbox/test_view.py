@@ -56,7 +56,7 @@ def test_a_programs_bin_folder_mounts_its_install_prefix(tmp_path: Path) -> None
 # mounts that cannot be tricked (issue 19) and a predictable view (issue 21)
 
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PY = sys.executable
 BWRAP_OK, BWRAP_WHY = bwrap_support()
 needs_bwrap = pytest.mark.skipif(not BWRAP_OK, reason=f"no bubblewrap: {BWRAP_WHY}")
