@@ -135,8 +135,10 @@ def rating_history_svg(bot: str, points: list[RatingPoint], *, width: int = 160,
     )
     dot = f'<circle cx="{x(n - 1):.1f}" cy="{y(lows[-1]):.1f}" r="2" fill="#1d3557"/>'
     if n == 1:
-        upper_pt, lower_pt = f"{x(0):.1f},{y(highs[0]):.1f}", f"{x(0):.1f},{y(lows[0]):.1f}"
-        band = f'<line x1="{x(0):.1f}" x2="{x(0):.1f}" y1="{upper_pt.split(",")[1]}" y2="{lower_pt.split(",")[1]}" stroke="#a8c5e6" stroke-width="4"/>'
+        band = (
+            f'<line x1="{x(0):.1f}" x2="{x(0):.1f}" y1="{y(highs[0]):.1f}" y2="{y(lows[0]):.1f}" '
+            'stroke="#a8c5e6" stroke-width="4"/>'
+        )
         path = ""
     else:
         band = f'<polygon points="{upper} {lower}" fill="#a8c5e6" opacity="0.6"/>'
