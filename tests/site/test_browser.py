@@ -12,27 +12,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from referee.site.archive import pack_folder
 from referee.site.config import load_site
 from referee.site.store import Store
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
 from tests.site.conftest import ROOT, SAMPLES
 from tests.site.test_app import _free_port, start_host, wait_up
 from tests.view.axe import violations
 from tests.view.conftest import CHROMIUM_ARGS, PageProbe, chromium_path
 
 BOTS = ROOT / "tests" / "bots"
-#: a house bot (tests/bots/botlib.py's random legal moves, copied into its folder) that thinks 150 ms a turn once its folder holds ``slow.flag`` (the ladder's games then
-#: last a few seconds, long enough to watch live; the candidate's gauntlet before it runs at full speed)
-FLAGGED_BOT = f"""
+#: a house bot (tests/bots/botlib.py's random legal moves, copied into its folder) that thinks 150 ms
+#: a turn once its folder holds ``slow.flag``: the ladder's games then last a few seconds, long enough
+#: to watch live, while the candidate's check-bot and gauntlet before it run at full speed
+FLAGGED_BOT = """
 import os, sys, time
 import botlib
 def think(turn):
     if os.path.exists("slow.flag"):
         time.sleep(0.15)
-sys.exit(botlib.run(think=think, hello={{"type": "hello", "protocol": 1, "name": "slow"}}))
+sys.exit(botlib.run(think=think, hello={"type": "hello", "protocol": 1, "name": "slow"}))
 """
 
 SITE = f"""
