@@ -7,7 +7,8 @@ session cookie (then a state-changing request needs ``X-CSRF-Token`` or a ``csrf
 =================================  ======================================================================
 ``GET  /api/me``                   who am I: ``{"name", "host"}`` (401 without a valid token)
 ``POST /api/versions``             submit a version: the archive (zip or tar.gz) as the raw body, or as the
-                                   multipart field ``archive``; 201 ``Version`` (state ``received``)
+                                   multipart field ``archive``; 201 ``Version`` (state ``received``);
+                                   the host may add ``?entrant=NAME`` (an upload for that entrant)
 ``GET  /api/versions``             my versions (the host: everyone's, or ``?entrant=NAME``)
 ``GET  /api/versions/ID``          one version: state, transitions, manifest, check-bot report (owner/host)
 ``GET  /api/versions/ID/logs``     its build log and check-bot report as text (owner/host)
@@ -204,9 +205,9 @@ async def ratings(request: Request) -> Response:
 
 
 async def running(request: Request) -> Response:
-    from referee.site.live import running as running_now
+    from referee.site.live import running_json
 
-    return _json({"games": running_now(_rt(request))})
+    return _json({"games": running_json(_rt(request))})
 
 
 def routes(site: SiteRuntime) -> list[BaseRoute]:

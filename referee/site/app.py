@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -30,6 +31,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from referee.errors import UserError
 from referee.site import auth
 from referee.site.runtime import SiteRuntime
 
@@ -137,6 +139,18 @@ def make_app(
     return app
 
 
+def served_app(site: SiteRuntime, **kw: Any) -> Any:
+    """:func:`make_app`, behind ``site.trusted_proxies`` proxies: then the client address (rate limits,
+    access log) is the one they forward in ``X-Forwarded-For`` (Hypercorn's ``ProxyFixMiddleware``)."""
+    app: Any = make_app(site, **kw)
+    hops = site.site.settings.trusted_proxies
+    if hops:
+        from hypercorn.middleware import ProxyFixMiddleware
+
+        app = ProxyFixMiddleware(app, mode="legacy", trusted_hops=hops)
+    return app
+
+
 async def serve(
     site: SiteRuntime,
     host: str,
@@ -155,12 +169,30 @@ async def serve(
     config.errorlog = "-"
     config.graceful_timeout = 2.0
     config.include_server_header = False
-    app = make_app(site, background=background)
+    app = served_app(site, background=background)
 
     async def never() -> None:  # shutdown is Ctrl-C/SIGTERM (KeyboardInterrupt through trio), not hypercorn's
         await trio.sleep_forever()
 
-    await hypercorn_serve(app, config, shutdown_trigger=never, task_status=task_status)  # type: ignore[arg-type]
+    try:
+        await hypercorn_serve(app, config, shutdown_trigger=never, task_status=task_status)
+    except* OSError as group:
+        exc = group.exceptions[0]
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UserError(f"--bind {config.bind[0]}: cannot listen there ({why}); choose another HOST:PORT") from None
+
+
+def check_bind(host: str, port: int) -> None:
+    """Refuse a HOST:PORT that cannot be listened on before anything starts (:class:`UserError`)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            raise UserError(
+                f"--bind {host}:{port}: cannot listen there ({exc.strerror or exc}); choose another HOST:PORT"
+            ) from None
 
 
 def dumps(obj: Any) -> str:

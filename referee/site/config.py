@@ -25,6 +25,7 @@ versions join them (:func:`pool_league`). ``[site]`` (every key optional)::
     ladder_interval = 1.0             # seconds between two ladder tables
     cookie_secure = true              # the session cookie's Secure flag (keep it on behind TLS)
     session_hours = 168               # how long a browser login lasts
+    trusted_proxies = 0               # behind N proxies of yours: take the client address from X-Forwarded-For
 
 Errors: :class:`referee.errors.UserError` naming the file and the key (``SITE.toml: site.promote:
 invalid value 'vote'; expected one of: sprt, host``).
@@ -66,6 +67,7 @@ class SiteSettings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     ladder_interval: float = 1.0
     cookie_secure: bool = True
     session_hours: float = 168
+    trusted_proxies: int = 0
 
 
 #: the league's output folder inside the site's data folder (ledger, game logs, report)
@@ -226,6 +228,7 @@ def load_site(path: str | Path) -> Site:
         ("gauntlet_tables", 1 <= settings.gauntlet_tables <= 200),
         ("ladder_interval", settings.ladder_interval >= 0),
         ("session_hours", settings.session_hours > 0),
+        ("trusted_proxies", 0 <= settings.trusted_proxies <= 10),
     ]
     for key, ok in checks:
         if not ok:

@@ -30,6 +30,7 @@ from referee.errors import UserError
 from referee.site import auth
 from referee.site.games import GAME_RE, redact
 from referee.site.runtime import SiteRuntime
+from referee.view.live import LiveGame
 
 
 def live_folders(rt: SiteRuntime) -> list[Path]:
@@ -41,16 +42,29 @@ def live_folders(rt: SiteRuntime) -> list[Path]:
     return folders
 
 
-def running(rt: SiteRuntime) -> list[dict[str, Any]]:
-    """The games being played now, each with its kind (``ladder`` or ``gauntlet``) and its live URL."""
+class RunningGame(msgspec.Struct, frozen=True):
+    """A game being played on the site: :class:`referee.view.live.LiveGame` (``game``), what it is for
+    (``kind``: ``"ladder"`` or ``"gauntlet"``) and where to watch it (``live``)."""
+
+    game: LiveGame
+    kind: str
+    live: str
+
+
+def running(rt: SiteRuntime) -> list[RunningGame]:
+    """The games being played now, each with its kind and its live URL."""
     from referee.view.live import running_games
 
     games = []
     for out in live_folders(rt):
         kind = "ladder" if out == rt.site.league_out else "gauntlet"
-        for g in running_games(out):
-            games.append({**msgspec.to_builtins(g), "kind": kind, "live": f"/live/{g.game}"})
+        games += [RunningGame(g, kind, f"/live/{g.game}") for g in running_games(out)]
     return games
+
+
+def running_json(rt: SiteRuntime) -> list[dict[str, Any]]:
+    """:func:`running` as the API answers it: the live game's fields, ``kind`` and ``live`` side by side."""
+    return [{**msgspec.to_builtins(r.game), "kind": r.kind, "live": r.live} for r in running(rt)]
 
 
 def _sse(event: str, data: Any) -> bytes:

@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import math
 import os
+import secrets
 import sys
+import traceback
 from typing import Any
 
 import msgspec
@@ -81,6 +83,32 @@ def say(rt: SiteRuntime, line: str) -> None:
 # build and check
 
 
+async def unpack_again(rt: SiteRuntime, v: Version) -> Version:
+    """Unpack a received version's kept archive into its (fresh) folder."""
+    import shutil
+
+    from referee.site.api import FIX_ARCHIVE, caps
+    from referee.site.archive import ArchiveError, unpack
+
+    dest = rt.site.bots_dir / v.entrant / f"v{v.number}"
+    try:
+        data = open(v.archive, "rb").read()
+    except OSError as exc:
+        return rt.store.move(v.id, "failed", error=f"its archive is gone ({exc.strerror})", fix="upload it again")
+    shutil.rmtree(dest, ignore_errors=True)
+    try:
+        got = await trio.to_thread.run_sync(unpack, data, dest, caps(rt))
+    except ArchiveError as exc:
+        return rt.store.move(v.id, "failed", note="the archive was refused", error=str(exc), fix=FIX_ARCHIVE)
+    return rt.store.move(
+        v.id,
+        "received",
+        note=f"unpacked again: {got.files} files, {got.size:,} bytes",
+        folder=str(got.root),
+        manifest=msgspec.to_builtins(got.manifest),
+    )
+
+
 def _protect(rt: SiteRuntime, folders: list[str]) -> None:
     """What no bot may see: the site's database, uploads, league and work folders, SITE.toml."""
     from referee.runtime.sandbox import protect_paths
@@ -100,7 +128,9 @@ async def build_and_check(rt: SiteRuntime, v: Version) -> Version:
 
     store, site = rt.store, rt.site
     if not v.folder or not os.path.isdir(v.folder) or not v.manifest:
-        return store.move(v.id, "failed", error="the version's folder is gone", fix="upload it again")
+        v = await unpack_again(rt, v)  # the site was killed between keeping the archive and unpacking it
+        if v.state == "failed":
+            return v
     v = store.move(v.id, "building")
     work = site.data / "work" / f"v{v.id}"
     try:
@@ -187,6 +217,23 @@ def pool_entries(rt: SiteRuntime, leave_out: str | None = None) -> list[dict[str
     return [entry(a) for a in rt.store.active() if a.bot != leave_out]
 
 
+class GauntletResult(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A candidate's gauntlet (``Version.gauntlet``): its games and, from the gauntlet's standings,
+    its place among ``field + 1`` bots and its figures; or why none was played (``skipped``)."""
+
+    games: int = 0
+    out: str | None = None
+    place: int | None = None
+    field: int | None = None
+    win_share: float | None = None
+    mu: float | None = None
+    sigma: float | None = None
+    ordinal: float | None = None
+    forfeits: int | None = None
+    faults: dict[str, int] | None = None
+    skipped: str | None = None
+
+
 async def gauntlet(rt: SiteRuntime, v: Version) -> dict[str, Any]:
     """The candidate against the active pool; its figures from the gauntlet's standings."""
     from referee.league.outdir import open_night, write_outputs
@@ -205,7 +252,7 @@ async def gauntlet(rt: SiteRuntime, v: Version) -> dict[str, Any]:
         schedule = {"kind": "gauntlet", "challengers": [v.bot], "seats_per_bot": tables}
         league = site.pool_league(bots, out=out, schedule=schedule)
     except UserError as exc:
-        return {"skipped": f"no gauntlet: {exc}"}
+        return msgspec.to_builtins(GauntletResult(skipped=f"no gauntlet: {exc}"))  # type: ignore[no-any-return]
     league, ledger, _ = open_night(league)
     try:
         league = settle_seed(league, ledger)
@@ -213,12 +260,13 @@ async def gauntlet(rt: SiteRuntime, v: Version) -> dict[str, Any]:
         st = write_outputs(out, ledger, league.name)
     finally:
         ledger.close()
-    row = next((r for r in st["scopes"]["overall"]["bots"] if r["bot"] == v.bot), None)
-    result: dict[str, Any] = {"games": stats.done, "out": str(out)}
+    rows = st["scopes"]["overall"]["bots"]
+    row = next((r for r in rows if r["bot"] == v.bot), None)
+    result = GauntletResult(games=stats.done, out=str(out))
     if row is not None:
-        result.update({k: row[k] for k in ("place", "win_share", "mu", "sigma", "ordinal", "forfeits", "faults")})
-        result["field"] = len(st["scopes"]["overall"]["bots"]) - 1
-    return result
+        figures = {k: row[k] for k in ("place", "win_share", "mu", "sigma", "ordinal", "forfeits", "faults")}
+        result = msgspec.structs.replace(result, field=len(rows) - 1, **figures)
+    return msgspec.to_builtins(result)  # type: ignore[no-any-return]
 
 
 async def duel(rt: SiteRuntime, v: Version, current: Version) -> dict[str, Any]:
@@ -252,7 +300,8 @@ async def duel(rt: SiteRuntime, v: Version, current: Version) -> dict[str, Any]:
         a=a.bot,
         b=b.bot,
         field=field_seats(field, players - 2, [v.bot, current.bot]),
-        seed=derive(league.seed or 0, f"site-duel:{v.id}") % (2**31),
+        # a secret season's seed is not known here (the ladder's ledger keeps it): a fresh secret one
+        seed=derive(league.seed, f"site-duel:{v.id}") % (2**31) if league.seed is not None else secrets.randbits(31),
         max_pairs=max(1, site.settings.duel_games // 2),
         test=site.sprt,
         match=match,
@@ -313,18 +362,26 @@ async def queue_loop(rt: SiteRuntime) -> None:
                 v = await build_and_check(rt, v)
             else:
                 v = await trial(rt, v)
-        except UserError as exc:
-            say(rt, f"version {v.id} ({v.bot}): {exc}")
-            if v.state in ("received", "building", "checking"):
-                rt.store.move(v.id, "failed", error=str(exc), fix="see the error; upload a new version")
-            else:
-                rt.store.move(v.id, "rejected", note=f"its trial could not be played: {exc}")
+        except Exception as exc:  # noqa: BLE001 - one version's trouble must not stop the site
+            text = str(exc) if isinstance(exc, UserError) else f"internal error: {type(exc).__name__}: {exc}"
+            if not isinstance(exc, UserError):
+                traceback.print_exc(file=sys.stderr)
+            say(rt, f"version {v.id} ({v.bot}): {text}")
+            now = rt.store.version(v.id)
+            if now is not None and now.state in ("received", "building", "checking"):
+                rt.store.move(v.id, "failed", error=text, fix="see the error; tell the host if it is the site's")
+            elif now is not None and now.state == "candidate":
+                rt.store.move(v.id, "rejected", note=f"its trial could not be played: {text}")
         say(rt, f"version {v.id} ({v.bot}): {rt.store.version(v.id).state}")  # type: ignore[union-attr]
         rt.pool_changed.set()
 
 
 # --------------------------------------------------------------------------
 # the ladder
+
+
+#: how often a ladder that cannot play looks at the pool again (besides being told by this process)
+POOL_POLL_S = 5.0
 
 
 def pool_league(rt: SiteRuntime) -> League | None:
@@ -351,7 +408,8 @@ async def ladder_loop(rt: SiteRuntime, tables: int | None = None) -> None:
     while tables is None or played < tables:
         rt.pool_changed = trio.Event()
         if pool_league(rt) is None:
-            await rt.pool_changed.wait()
+            with trio.move_on_after(POOL_POLL_S):  # a promotion by `referee host ... promote` is another process's
+                await rt.pool_changed.wait()
             continue
         site.write_pool(pool_entries(rt))
         try:
@@ -377,7 +435,9 @@ async def ladder_loop(rt: SiteRuntime, tables: int | None = None) -> None:
                 played += 1
                 if site.settings.ladder_interval > 0:
                     await trio.sleep(site.settings.ladder_interval)
-        except UserError as exc:
+        except Exception as exc:  # noqa: BLE001 - the site goes on; the ladder tries again
+            if not isinstance(exc, UserError):
+                traceback.print_exc(file=sys.stderr)
             say(rt, f"the ladder stopped: {exc}; it starts again when the pool changes (or in 30 s)")
             with trio.move_on_after(30):
                 await rt.pool_changed.wait()
@@ -387,6 +447,7 @@ async def ladder_loop(rt: SiteRuntime, tables: int | None = None) -> None:
 
 async def background(rt: SiteRuntime) -> None:
     """The queue and the ladder, until cancelled."""
+    _protect(rt, [])  # before any build, check, gauntlet or table: the site's files hidden from every bot
     queued = rt.store.resume()
     if queued:
         say(rt, f"{len(queued)} submission(s) in the queue")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import re
 import tarfile
 
@@ -36,6 +37,8 @@ async def test_tokens(client: httpx.AsyncClient, runtime: SiteRuntime) -> None:
     assert r.status_code == 401 and "not valid" in r.json()["error"]
     r = await client.get("/api/me", headers=bearer(token))
     assert r.json() == {"name": "alice", "host": False}
+    logged = json.loads(runtime.log[-1])
+    assert (logged["path"], logged["status"], logged["entrant"]) == ("/api/me", 200, "alice")
     assert token not in runtime.store.db.execute("SELECT token_sha256 FROM entrants").fetchone()[0]
 
 
@@ -57,6 +60,10 @@ async def test_submit_and_privacy_between_entrants(client: httpx.AsyncClient, ru
     assert (await client.get("/api/versions/999", headers=bearer(alice))).status_code == 404
     assert [x["id"] for x in (await client.get("/api/versions", headers=bearer(bob))).json()["versions"]] == []
     assert [x["id"] for x in (await client.get("/api/versions", headers=bearer(host))).json()["versions"]] == [vid]
+    r = await client.post("/api/versions?entrant=bob", content=good_tar(), headers=bearer(host))
+    assert r.status_code == 201 and r.json()["bot"] == "bob-v1"  # the host uploads for an entrant
+    r = await client.post("/api/versions?entrant=bob", content=good_tar(), headers=bearer(alice))
+    assert r.status_code == 201 and r.json()["bot"] == "alice-v2"  # an entrant only for itself
     r = await client.post(f"/api/versions/{vid}/promote", headers=bearer(alice))
     assert r.status_code == 403
     r = await client.post(f"/api/versions/{vid}/promote", headers=bearer(host))

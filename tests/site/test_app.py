@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from referee.site.runtime import SiteRuntime
 
@@ -74,3 +75,30 @@ def test_bind_defaults_to_localhost(site_path: Path) -> None:
 
     assert load_site(site_path).bind() == ("127.0.0.1", 8000)
     assert os.path.exists(site_path)
+
+
+def test_a_taken_port_is_one_error(site_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from referee.cli import main
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert main(["host", str(site_path), "--bind", f"127.0.0.1:{port}"]) == 2
+    assert f"error: --bind 127.0.0.1:{port}: cannot listen there" in capsys.readouterr().err
+
+
+async def test_behind_a_trusted_proxy_the_forwarded_address_counts(tmp_path: Path) -> None:
+    from referee.site.app import served_app
+    from referee.site.config import load_site
+    from tests.site.conftest import write_site
+
+    rt = SiteRuntime.open(load_site(write_site(tmp_path, "trusted_proxies = 1\n")))
+    try:
+        app = served_app(rt, access_log=rt.log.append)
+        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 5000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+            await c.get("/api/leaderboard", headers={"X-Forwarded-For": "203.0.113.9"})
+        assert json.loads(rt.log[-1])["client"] == "203.0.113.9"
+    finally:
+        rt.store.close()

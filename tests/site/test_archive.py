@@ -185,3 +185,21 @@ def test_not_an_archive_and_a_damaged_one(tmp_path: Path) -> None:
         unpack(good_tar()[:40], tmp_path / "v2")
     with pytest.raises(ArchiveError, match="appears twice"):
         unpack(good_tar((file_info("bot.py"), b"again")), tmp_path / "v3")
+
+
+def test_every_starter_has_a_manifest_matching_its_readme() -> None:
+    import re
+
+    import msgspec
+
+    from referee.site.archive import Manifest
+    from tests.site.conftest import ROOT
+
+    for folder in sorted((ROOT / "starters").iterdir()):
+        if not folder.is_dir():
+            continue
+        m = msgspec.toml.decode((folder / MANIFEST).read_bytes(), type=Manifest)
+        readme = (folder / "README.md").read_text()
+        build = re.search(r"^Build: `([^`]+)`", readme, re.M)
+        assert m.build == (build[1] if build else None), folder.name
+        assert f"--runtime {m.runtime} " in readme, folder.name

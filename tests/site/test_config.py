@@ -72,3 +72,11 @@ def test_host_command_errors(site_path: Path, capsys: pytest.CaptureFixture[str]
     assert "no version 7" in capsys.readouterr().err
     assert main(["host", str(site_path), "--bind", "nowhere"]) == 2
     assert "--bind: expected HOST:PORT" in capsys.readouterr().err
+
+
+def test_the_example_site_loads() -> None:
+    from tests.site.conftest import ROOT
+
+    site = load_site(ROOT / "tournaments" / "site" / "site.toml")
+    assert site.house_bots == ["house-random", "house-tracker"] and site.settings.promote == "sprt"
+    assert site.data == ROOT / "tournaments" / "site" / "out"

@@ -95,8 +95,16 @@ async def test_host_mode_waits_for_the_host(tmp_path: Path) -> None:
         v = await pipeline.trial(rt, v)
         assert v.state == "candidate" and v.duel == {"waiting": "host"}
         assert pipeline.next_job(rt.store, host_mode=True) is None
-        v = pipeline.promote(rt.store, v.id, "the host")
-        assert v.state == "active"
+        import httpx
+
+        from referee.site.app import make_app
+
+        host = rt.store.add_entrant("boss", host=True)
+        transport = httpx.ASGITransport(app=make_app(rt, access_log=rt.log.append))
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            r = await client.post(f"/api/versions/{v.id}/promote", headers={"Authorization": f"Bearer {host}"})
+        assert r.status_code == 200 and r.json()["state"] == "active"
+        assert rt.store.transitions(v.id)[-1].note == "promoted by the host"
     finally:
         rt.store.close()
 
@@ -140,3 +148,19 @@ def test_redact_cuts_stderr_out() -> None:
 
     data = {"faults": [{"detail": "exited with status 1; stderr ends: 'secret'", "stderr": "x"}], "n": 3}
     assert redact(data) == {"faults": [{"detail": "exited with status 1" + HIDDEN}], "n": 3}
+
+
+async def test_a_version_killed_before_it_was_unpacked_is_unpacked_again(runtime: SiteRuntime, tmp_path: Path) -> None:
+    alice = runtime.store.add_entrant("alice")
+    e = runtime.store.entrant_by_token(alice)
+    assert e is not None
+    archive = tmp_path / "kept.tar.gz"
+    archive.write_bytes(pack_folder(ROOT / "starters" / "python"))
+    v = runtime.store.add_version(e, str(archive))  # as if killed right after the archive was kept
+    (runtime.site.bots_dir / "alice" / "v1").mkdir(parents=True)  # and a half-written folder left
+    v = await pipeline.unpack_again(runtime, v)
+    assert v.state == "received" and v.manifest and v.manifest["runtime"] == "python"
+    assert (Path(v.folder or "") / "bot.py").is_file()
+    archive.unlink()
+    w = await pipeline.unpack_again(runtime, runtime.store.add_version(e, str(archive)))
+    assert w.state == "failed" and "archive is gone" in (w.error or "")
