@@ -320,9 +320,9 @@ async def upload(request: Request) -> Response:
 
 
 def _running(rt: SiteRuntime) -> list[dict[str, Any]]:
-    from referee.site.live import running
+    from referee.site.live import running_json
 
-    return running(rt)
+    return running_json(rt)
 
 
 async def live_page(request: Request) -> Response:
