@@ -23,7 +23,7 @@ from tests.view.axe import violations
 from tests.view.conftest import CHROMIUM_ARGS, PageProbe, chromium_path
 
 BOTS = ROOT / "tests" / "bots"
-#: a house bot (tests/bots/botlib.py's random legal moves, copied into its folder) that thinks 150 ms
+#: a house bot (tests/bots/botlib.py's random legal moves, copied into its folder) that thinks 400 ms
 #: a turn once its folder holds ``slow.flag``: the ladder's games then last a few seconds, long enough
 #: to watch live, while the candidate's check-bot and gauntlet before it run at full speed
 FLAGGED_BOT = """
@@ -31,7 +31,7 @@ import os, sys, time
 import botlib
 def think(turn):
     if os.path.exists("slow.flag"):
-        time.sleep(0.15)
+        time.sleep(0.4)
 sys.exit(botlib.run(think=think, hello={"type": "hello", "protocol": 1, "name": "slow"}))
 """
 
