@@ -31,13 +31,13 @@ def start_host(site: Path, port: int, *extra: str) -> subprocess.Popen[bytes]:
     )
 
 
-def wait_up(port: int, proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
+def wait_up(port: int, proc: subprocess.Popen[bytes], timeout: float = 90.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise AssertionError(f"referee host exited: {proc.stderr.read().decode() if proc.stderr else ''}")
         try:
-            httpx.get(f"http://127.0.0.1:{port}/api/leaderboard", timeout=1)
+            httpx.get(f"http://127.0.0.1:{port}/api/leaderboard", timeout=5)
             return
         except httpx.TransportError:
             time.sleep(0.1)
@@ -55,7 +55,7 @@ def test_host_serves_the_home_page_and_stops_on_sigterm(site_path: Path) -> None
         assert httpx.get(f"http://127.0.0.1:{port}/static/site.css").status_code == 200
     finally:
         proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=20)
+        _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, err.decode()
     lines = [json.loads(x) for x in err.decode().splitlines() if x.startswith("{")]
     home = next(x for x in lines if x["path"] == "/")
