@@ -6,8 +6,15 @@ takes an existing night's folder (``--out``), then writes every game's viewer pa
 a process pool on all cores) into a fresh folder, and reports per game:
 
 * the night: wall ms per game of the league itself (only when it was played here);
-* the viewer pages: wall ms per page on all cores, and CPU ms per page (this process and its pool
-  workers), and CPU ms per page in one process (no pool) for ``--sample`` games spread over the night.
+* the viewer pages made from the logs (older nights, ``referee report``): wall ms per page on all
+  cores, and CPU ms per page (this process and its pool workers), and CPU ms per page in one process
+  (no pool) for ``--sample`` games spread over the night;
+* the viewer pages made as the games are played (``referee run`` since the live viewer,
+  :mod:`referee.view.live`): the CPU the night spends on a game's page, measured on the same
+  ``--sample`` games as the CPU of a replay of the log through the hand machine with the live
+  writer attached (frames builder, live file, final page) minus the same replay without it (the
+  machine's own work is the night's play, not the page's); each game best of ``--repeat`` runs,
+  the two alternated.
 
 Nothing here is a test: the figures depend on the machine and its load (the load average is shown).
 """
@@ -35,6 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--deals", type=positive_int, default=3, help="deals per variant and table size (default 3)")
     p.add_argument("--jobs", type=positive_int, default=None, help="viewer processes (default: all cores)")
     p.add_argument("--sample", type=positive_int, default=60, help="games timed in one process (default 60)")
+    p.add_argument("--repeat", type=positive_int, default=3, help="runs per game of the live figure (default 3)")
 
 
 def _config(deals: int) -> str:
@@ -81,6 +89,51 @@ def _cpu() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def _live_cost(logs: list[str], folder: Path, repeat: int) -> tuple[float, float]:
+    """CPU ms per game: a replay of the log without and with the live writer (best of ``repeat``
+    each, alternated), summed over ``logs``, divided by their number."""
+    from referee.core.spec import GameResult
+    from referee.runtime.replay import load_log, replay_records
+    from referee.view.live import LiveGameWriter
+
+    live, pages = folder / "live", folder / "games"
+    live.mkdir(parents=True, exist_ok=True)
+    pages.mkdir(parents=True, exist_ok=True)
+    clock = time.thread_time_ns
+    bare = watched = 0
+    for log in logs:
+        records = load_log(log)
+        header, footer = records[0][2], records[-1][2]["footer"]
+        result = GameResult(
+            game_id=str(header["game"]),
+            scores=footer["scores"],
+            ranks=footer["ranks"],
+            win_shares=footer["win_shares"],
+            forfeits=footer["forfeits"],
+            faults=[],
+            think_ms=[],
+            log_path=None,
+            reason=footer["reason"],
+            detail=footer.get("detail"),
+            log_capped=bool(footer.get("log_capped")),
+        )
+        best_bare = best_watched = 1 << 62
+        for _ in range(repeat):
+            t = clock()
+            replay_records(records, log)
+            best_bare = min(best_bare, clock() - t)
+            t = clock()
+            w = LiveGameWriter(live, pages, str(header["game"]))
+            w.begin(None, header)  # type: ignore[arg-type]  # (the writer needs no machine to begin)
+            replay_records(records, log, observer=w)
+            w.end(result, False)
+            best_watched = min(best_watched, clock() - t)
+        bare += best_bare
+        watched += best_watched
+    n = max(1, len(logs))
+    return bare / n / 1e6, watched / n / 1e6
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from referee.errors import UserError
     from referee.view.frames import frames_from_log
@@ -110,6 +163,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for _, log in sample:
             frames_js(frames_from_log(log))
         one = (time.process_time() - c1) * 1000 / len(sample)
+        bare, watched = _live_cost([log for _, log in sample], Path(tmp) / "live-pages", args.repeat)
         size = sum(p.stat().st_size for p in (target / "games").glob("*.frames.js"))
         shutil.rmtree(target, ignore_errors=True)
     return {
@@ -124,6 +178,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "wall_ms_per_page": wall * 1000 / n,
         "cpu_ms_per_page": cpu * 1000 / n,
         "one_process_cpu_ms_per_page": one,
+        "live_cpu_ms_per_page": watched - bare,
+        "replay_cpu_ms_per_game": bare,
         "sample": len(sample),
         "kb_per_page": size / n / 1000,
     }
@@ -141,6 +197,13 @@ def print_result(r: dict[str, Any]) -> None:
         f", {r['cpu_ms_per_page']:.1f} ms CPU per page"
     )
     print(f"  one process   : {r['one_process_cpu_ms_per_page']:7.1f} ms CPU per page ({r['sample']} games)")
+    print(
+        f"  made live     : {r['live_cpu_ms_per_page']:7.2f} ms CPU per page, as the night makes them "
+        f"({r['sample']} games; the machine's own replay of a game: {r['replay_cpu_ms_per_game']:.1f} ms)"
+    )
+    if r["one_process_cpu_ms_per_page"] and r["live_cpu_ms_per_page"] > 0:
+        ratio = r["one_process_cpu_ms_per_page"] / r["live_cpu_ms_per_page"]
+        print(f"  ratio         : {ratio:7.1f} x less CPU per page made live than from its log")
     print(f"  page size     : {r['kb_per_page']:7.1f} KB per page")
     if r["failed"]:
         print(f"  FAILED        : {r['failed']} logs could not be shown ({r['first_error']})", file=sys.stderr)

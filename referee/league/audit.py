@@ -19,7 +19,11 @@
   every message, action, fault and the footer must be what the rules give;
 * **the row against the log**: the log's header names the same game, seed and
   bots, and its footer holds the row's scores, ranks, win shares, forfeits,
-  reason, detail, faults and think times.
+  reason, detail, faults and think times;
+* **the viewer page against the log**: a game's viewer page (``games/GAME.frames.js``, written
+  as the game was played, :mod:`referee.view.live`) must be the frames the replay of its log
+  gives (:func:`referee.view.frames.frames_from_records`, made in the same replay), so the
+  viewer can never show what ``referee replay`` does not prove.
 
 It also lists the rows whose log is missing, and the log files in
 ``OUT/games/`` that no row names (a game in flight while a run is playing
@@ -62,6 +66,7 @@ KINDS = (
     "row not in the schedule",
     "damaged row",
     "log without a row",
+    "viewer differs from its log",
 )
 #: below this many logs the replays run in this process (starting workers costs more)
 PARALLEL_FROM = 48
@@ -179,15 +184,25 @@ def _schedule_diff(row: GameRow, g: sched.ScheduledGame, league: League) -> str 
 
 
 def _replay_one(path: str) -> dict[str, Any]:
-    """Replay one log; the little the parent needs (runs in a worker)."""
-    from referee.runtime.replay import replay
+    """Replay one log (with the frames builder when the game has a viewer page, which is then
+    compared with the frames the replay gives); the little the parent needs (runs in a worker)."""
+    from referee.runtime.replay import load_log, replay_records
+    from referee.view.frames import new_builder
 
+    page = _page_of(path)
+    builder = None
     try:
-        report = replay(path)
+        records = load_log(path)
+        builder = new_builder(records[0][2], strict=True) if page is not None else None
+        report = replay_records(records, path, observer=builder)
     except UserError as exc:
         return {"error": str(exc)}
     h = report.header
+    viewer = None
+    if page is not None and builder is not None and not report.mismatches:
+        viewer = _page_differs(page, h, report.footer, builder)
     return {
+        "viewer": viewer,
         "mismatch": report.mismatches[0] if report.mismatches else None,
         "game": h.get("game"),
         "seed": h.get("seed"),
@@ -195,6 +210,43 @@ def _replay_one(path: str) -> dict[str, Any]:
         "bots": [s.get("bot") for s in h.get("seats") or []],
         "footer": report.footer,
     }
+
+
+def _page_of(log: str) -> Path | None:
+    """The viewer page of the game whose log is ``log``, if it has one."""
+    name = os.path.basename(log)
+    for suffix in LOG_SUFFIXES:
+        if name.endswith(suffix):
+            page = Path(log).with_name(name[: -len(suffix)] + ".frames.js")
+            return page if page.is_file() else None
+    return None
+
+
+def _page_differs(page: Path, header: dict[str, Any], footer: dict[str, Any], builder: Any) -> str | None:
+    """How the viewer page ``page`` differs from the frames the replay made (``builder``), or None."""
+    import json
+
+    from referee.view.frames import frames_document
+
+    doc = frames_document(header, footer, builder.frames, verified=builder.problem is None, mismatch=builder.problem)
+    want = json.loads(json.dumps(doc))
+    try:
+        text = page.read_text(encoding="utf-8")
+        got = json.loads(text[text.index("=") + 1 :].rstrip().removesuffix(";"))
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        return f"its viewer page {page.name} cannot be read ({exc})"
+    if got == want:
+        return None
+    if isinstance(got, dict) and isinstance(got.get("frames"), list):
+        frames = got["frames"]
+        for i, (a, b) in enumerate(zip(frames, want["frames"])):
+            if a != b:
+                return f"its viewer page {page.name} differs from the replay's frames at step {i}"
+        if len(frames) != len(want["frames"]):
+            return f"its viewer page {page.name} has {len(frames)} steps, the replay {len(want['frames'])}"
+        key = next((k for k in want if got.get(k) != want[k]), "?")
+        return f"its viewer page {page.name} differs from the replay's in {key!r}"
+    return f"its viewer page {page.name} is not a frames document"
 
 
 def _replays(paths: list[str], jobs: int) -> Iterator[dict[str, Any]]:
@@ -335,6 +387,8 @@ def _check_logs(
             diff = _row_vs_log(row, got)
             if diff is not None:
                 report.problems.append(Problem("row differs from its log", row.game_id, diff))
+            elif got.get("viewer") is not None:
+                report.problems.append(Problem("viewer differs from its log", row.game_id, got["viewer"]))
             else:
                 report.verified += 1
         if progress is not None:

@@ -717,6 +717,12 @@ class DaskExecutor:
         dst = os.path.join(self.games, os.path.basename(src))
         try:
             os.replace(src, dst)
+            page = _frames_page_of(src)
+            if page is not None:  # the viewer page the worker wrote as the game was played
+                try:
+                    os.replace(page, os.path.join(self.games, os.path.basename(page)))
+                except FileNotFoundError:
+                    pass
         except OSError as exc:
             raise UserError(
                 f"{self.games}: cannot move the log of {done.game_id} there from {src}: {exc.strerror or exc} "
@@ -725,6 +731,17 @@ class DaskExecutor:
             ) from None
         self.moved += 1
         return replace(done, result=msgspec.structs.replace(done.result, log_path=dst))
+
+
+def _frames_page_of(log: str) -> str | None:
+    """The viewer page next to a game log (``GAME.frames.js`` beside ``GAME.jsonl[.zst]``)."""
+    from referee.runtime.gamelog import LOG_SUFFIXES
+
+    name = os.path.basename(log)
+    for suffix in LOG_SUFFIXES:
+        if name.endswith(suffix):
+            return os.path.join(os.path.dirname(log), name[: -len(suffix)] + ".frames.js")
+    return None
 
 
 async def _wait(fut: Future[Any]) -> None:
@@ -895,7 +912,7 @@ def _play_unit(unit: Unit, setup: WorkerSetup) -> list[tuple[str, bytes]]:
 
     try:
         try:
-            trio.run(_play_watched, unit, tmp, deliver, flush, lambda: _released(worker, key))
+            trio.run(_play_watched, unit, tmp, deliver, flush, lambda: _released(worker, key), in_place is not None)
         finally:
             flush()  # before the task ends: the coordinator sees these games before the unit's end
     except UserError as exc:
@@ -936,9 +953,18 @@ def _released(worker: Any, key: str) -> bool:
 
 
 async def _play_watched(
-    unit: Unit, tmp: Path, deliver: Deliver, flush: Callable[[], None], released: Callable[[], bool]
+    unit: Unit,
+    tmp: Path,
+    deliver: Deliver,
+    flush: Callable[[], None],
+    released: Callable[[], bool],
+    in_place: bool = False,
 ) -> None:
+    """Play ``unit`` into ``tmp``; ``in_place``: ``tmp`` is in the run's incoming folder
+    (``OUT/.incoming/<run>/<unit>``), so the games are watched live into ``OUT/live`` and each
+    game's viewer page is written next to its log (the coordinator moves both into ``OUT/games``)."""
     from referee.league.local import LocalExecutor
+    from referee.view.live import LIVE_DIR, LiveViewers
 
     async with trio.open_nursery() as nursery:
 
@@ -957,7 +983,8 @@ async def _play_watched(
         # the given-up bots of this unit's lineup (the night's others are not seated here)
         unit = dataclasses.replace(unit, given_up=unit.given_up & {e.index for e in unit.lineup})
         dead = await _given_up_sessions(unit, nursery)
-        await LocalExecutor(tmp, dead).play(unit, deliver)
+        viewers = LiveViewers(tmp.parent.parent.parent / LIVE_DIR, tmp) if in_place else None
+        await LocalExecutor(tmp, dead, viewers=viewers).play(unit, deliver)
         nursery.cancel_scope.cancel()
 
 

@@ -351,6 +351,12 @@ async def run_league(
 
     hellos: dict[int, dict[str, Any]] = {}
     if cluster is not None:
+        from referee.view.live import prune_stale
+        from referee.view.viewers import write_shell
+
+        prune_stale(league.out)  # (the workers that see OUT write its live files and viewer pages)
+        (league.out / "games").mkdir(parents=True, exist_ok=True)
+        write_shell(league.out / "games")
         given_up_ids = await cluster.prepare(league, maker, to_stderr, hellos=hellos, rebuild=rebuild)
         _stage_bots(ledger, league, hellos)
         ledger.commit_staged()

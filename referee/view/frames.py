@@ -131,29 +131,62 @@ _STATE_KEYS = (
 )
 
 
-def _own(v: Any) -> Any:
-    """A copy of a state value as JSON would give it back (lists of lists of cards, numbers,
-    booleans; tuples become lists), without encoding it: the viewer takes thousands a night."""
-    if isinstance(v, (list, tuple)):
-        return [_own(x) if isinstance(x, (list, tuple, dict)) else x for x in v]
-    if isinstance(v, dict):
-        return {str(k): _own(x) for k, x in v.items()}
-    return v
+#: a frame's fields, in order, before its own values (:meth:`_Frames._put`)
+_FRAME: dict[str, Any] = {
+    "i": 0,
+    "hand": 0,
+    "game": None,
+    "kind": "",
+    "text": "",
+    "actor": None,
+    "target": None,
+    "ask": None,
+    "please": None,
+    "hit": None,
+    "rude": None,
+    "cards": None,
+    "fallback": False,
+    "think_ms": None,
+    "fault": None,
+    "retry": None,
+    "end": None,
+    "state": None,
+}
+#: the state keys the events of an action change, checked against the engine
+_CHECKED = ("hands", "counts", "laid", "scores", "stock", "faulted")
+#: chickens: the same, where the engine's state is the events' (the end of a round clears
+#: the centre and the takes at once; its frames show them as the events left them)
+_CHECKED_CHICKENS = ("hands", "counts", "scores", "faulted")
 
 
 class _Frames:
-    """The machine's observer during the viewer's replay: builds the frames."""
+    """The machine's observer that builds the frames: during the night the playing game's machine
+    (:mod:`referee.view.live`), and the replay's for an older log (:func:`frames_from_log`).
 
-    def __init__(self, players: int, kind: str) -> None:
+    The state shown is kept here (``full``) and changed by what each event says (a hit moves the
+    cards between two hands, a lay takes a family out of one, a draw adds one card); a frame's patch
+    holds only the keys its event changed. Nothing is copied: a value in ``full`` is never changed in
+    place once shown (a change makes a new list), so a frame's patch can share it. After an action's
+    last event the engine's own turn, waiting seats, scores and stock are shown. The derived hands,
+    counts and laid families are checked against the engine's at every hand's end and, with
+    ``strict`` (the replay's builder), after every action; the first difference is ``problem``."""
+
+    def __init__(self, players: int, kind: str, strict: bool = False) -> None:
         self.n = players
         self.kind = kind
+        self.strict = strict
         self.frames: list[dict[str, Any]] = []
         self.full: dict[str, Any] = {}  # the state shown by the last frame
+        self.hands: list[Any] = []  # full["hands"], per seat (the list itself is never shown)
         self.hand_no = 0
         self.base: list[Any] = [0] * players  # match totals before the current hand
         self.names: list[str] = []
         self.deck_order: dict[str, int] = {}
         self.values: dict[str, int] = {}
+        self.family: dict[str, str] = {}
+        self.points = 1
+        self.polite = False
+        self.gid: str | None = None
         #: the first disagreement between the events and the engine (a bug: never expected)
         self.problem: str | None = None
         #: faults the machine records before the first hand's start frame (a bot whose process
@@ -205,68 +238,90 @@ class _Frames:
             snap["turn"] = pending[0] if len(pending) == 1 and state.decision() == "take" else None
         return snap
 
-    def _frame(
-        self, m: HandMachine, kind: str, text: str, state: dict[str, Any], owned: bool = True, **extra: Any
-    ) -> None:
-        """``owned``: ``state`` is fresh and nobody changes it afterwards (a snapshot, a ``_copy()``);
-        otherwise the frame takes its own copy (the caller goes on changing its lists)."""
-        if not owned:
-            state = {k: _own(v) for k, v in state.items()}
-        patch: dict[str, Any] = {}
-        if not self.frames:
-            patch = {k: v for k, v in state.items()}
-            patch["hands"] = {str(i): h for i, h in enumerate(state["hands"])}
+    def _check(self, m: HandMachine, keys: tuple[str, ...] = _CHECKED) -> None:
+        """Compare the state shown with the engine's (the first difference becomes ``problem``)."""
+        if self.problem is not None:
+            return
+        snap = self._snapshot(m)
+        full = self.full
+        for key in keys:
+            if key in snap and key in full and full[key] != snap[key]:
+                self.problem = (
+                    f"frame {len(self.frames) - 1}: the {key} derived from the events of {m.gid} "
+                    f"differ from the engine's ({full[key]} vs {snap[key]})"
+                )
+                return
+
+    def _shown(self, m: HandMachine) -> dict[str, Any]:
+        """After an action's last event: the engine's waiting seats and turn (chickens: and who has
+        played face down), to be shown with the state the events left."""
+        state = m.state
+        pending = state.pending()
+        if pending and m.playing and not state.terminal:
+            seats = m.hand_seats
+            waiting = [seats[p].index for p in pending]
         else:
-            for k, v in state.items():
-                if k == "hands":
-                    changed = {str(i): h for i, h in enumerate(v) if h != self.full["hands"][i]}
-                    if changed:
-                        patch["hands"] = changed
-                elif self.full.get(k) != v:
-                    patch[k] = v
-        # the frame's own copy is the state shown from now on (nothing changes it in place: _copy copies)
-        self.full = state
-        frame = {
-            "i": len(self.frames),
-            "hand": self.hand_no,
-            "game": m.gid,
-            "kind": kind,
-            "text": text,
-            "actor": None,
-            "target": None,
-            "ask": None,
-            "please": None,
-            "hit": None,
-            "rude": None,
-            "cards": None,
-            "fallback": False,
-            "think_ms": None,
-            "fault": None,
-            "retry": None,
-            "end": None,
-            "state": patch,
+            waiting = []
+        if self.kind == "ask":
+            return {"waiting": waiting, "turn": waiting[0] if waiting else None}
+        decision = state.decision() if not state.terminal else ""
+        playing = decision == "play"
+        return {
+            "waiting": waiting,
+            "played": [playing and i not in waiting for i in range(self.n)],
+            "turn": waiting[0] if len(waiting) == 1 and decision == "take" else None,
         }
-        frame.update(extra)
+
+    def _put(self, kind: str, text: str, changes: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
+        """A frame: ``changes`` holds new values of state keys (``hands``: a dict of seat to its
+        new hand); the patch keeps those that differ from the state shown."""
+        full = self.full
+        patch: dict[str, Any] = {}
+        for k, v in changes.items():
+            if k == "hands":
+                old = self.hands
+                changed = {}
+                for i, h in v.items():
+                    if h != old[i]:
+                        old[i] = h
+                        changed[str(i)] = h
+                if changed:
+                    patch["hands"] = changed
+            elif full.get(k) != v:
+                full[k] = v
+                patch[k] = v
+        frame = _FRAME.copy()
+        frame["i"] = len(self.frames)
+        frame["hand"] = self.hand_no
+        frame["game"] = self.gid
+        frame["kind"] = kind
+        frame["text"] = text
+        if extra:
+            frame.update(extra)
+        frame["state"] = patch
         self.frames.append(frame)
 
-    def _copy(self) -> dict[str, Any]:
-        out = {k: (list(v) if isinstance(v, list) else v) for k, v in self.full.items()}
-        out["hands"] = [list(h) if h is not None else None for h in self.full["hands"]]
-        out["laid"] = [list(x) for x in self.full["laid"]]
-        return out
-
     def _sorted(self, cards: list[str]) -> list[str]:
-        order = self.deck_order
-        return sorted(cards, key=lambda c: order.get(c, 1 << 30))
+        try:
+            return sorted(cards, key=self.deck_order.__getitem__)
+        except KeyError:  # a card not in the deck (never in a valid game): last
+            order = self.deck_order
+            return sorted(cards, key=lambda c: order.get(c, 1 << 30))
 
     # ---------------------------------------------------------------- observer hooks
     def hand_started(self, m: HandMachine) -> None:
         self.hand_no += 1
+        self.gid = m.gid
         if not self.names:
             self.names = [s.name for s in m.seats]
             rules = m.rules
             if self.kind == "ask":
                 self.deck_order = {c: i for i, c in enumerate(rules.deck)}
+                if isinstance(rules, AskRules):
+                    self.points = rules.family_points
+                    self.polite = bool(rules.please)
+                    per = len(rules.members)  # the deck is the families in order, each its members in order
+                    self.family = {c: rules.families[i // per] for i, c in enumerate(rules.deck)}
             else:
                 from referee.rules.chickens import CARD_VALUES
 
@@ -277,7 +332,18 @@ class _Frames:
         snap = self._snapshot(m)
         who = ", ".join(self.names[s.index] for s in m.hand_seats)
         what = "a tie-break hand" if self.hand_no > 1 and len(m.hand_seats) < self.n else "the cards are dealt"
-        self._frame(m, "start", f"hand {self.hand_no} ({m.gid}): {what}; seats {who}", snap)
+        text = f"hand {self.hand_no} ({m.gid}): {what}; seats {who}"
+        hands = snap.pop("hands")
+        if not self.frames:
+            self.hands = list(hands)
+            self.full = {"hands": self.hands}
+            first = {"hands": {str(i): h for i, h in enumerate(hands)}, **snap}
+            self.full.update(snap)
+            frame = _FRAME.copy()
+            frame.update(i=0, hand=self.hand_no, game=m.gid, kind="start", text=text, state=first)
+            self.frames.append(frame)
+        else:
+            self._put("start", text, {"hands": dict(enumerate(hands)), **snap})
         early, self.early = self.early, []
         for rec in early:
             self.faulted(m, rec)
@@ -298,90 +364,101 @@ class _Frames:
         if self.kind == "chickens":
             self._chickens(m, seat, decide, action, events, who, common)
         else:
-            self._ask(m, seat, action, events, who, common)
+            self._ask(m, seat, events, who, common)
+        if self.strict:
+            self._check(m, _CHECKED if self.kind == "ask" else _CHECKED_CHICKENS)
 
-    def _ask(
-        self, m: HandMachine, seat: int, action: Any, events: list[dict[str, Any]], who: str, common: dict[str, Any]
-    ) -> None:
+    def _between(self, m: HandMachine, changes: dict[str, Any]) -> dict[str, Any]:
+        """``changes`` of an event that is not its action's last: no seat is awaited in between."""
+        if m.playing:
+            changes["waiting"] = []
+        return changes
+
+    def _ask(self, m: HandMachine, seat: int, events: list[dict[str, Any]], who: str, common: dict[str, Any]) -> None:
         hseats = m.hand_seats
-        st = self._copy()
+        names = self.names
+        hands = self.hands
+        full = self.full
         last = len(events) - 1
-        polite_rules = isinstance(m.rules, AskRules) and m.rules.please
         then = ""  # who asks next, said after the last event the ask caused (a lay, a draw)
         for k, ev in enumerate(events):
             kind = ev["kind"]
+            changes: dict[str, Any]
             if kind == "ask":
                 s, t = hseats[ev["seat"]].index, hseats[ev["target"]].index
-                cards = list(ev.get("cards") or [])
-                st["hands"][t] = [c for c in st["hands"][t] if c not in cards]
-                st["hands"][s] = self._sorted(st["hands"][s] + cards)
-                st["counts"][t] -= len(cards)
-                st["counts"][s] += len(cards)
-                what = ev.get("card") or ev.get("family")
+                cards = ev.get("cards") or []
+                if cards:
+                    cards = list(cards)
+                    counts = full["counts"][:]
+                    counts[t] -= len(cards)
+                    counts[s] += len(cards)
+                    changes = {
+                        "hands": {t: [c for c in hands[t] if c not in cards], s: self._sorted(hands[s] + cards)},
+                        "counts": counts,
+                    }
+                else:
+                    cards = []
+                    changes = {}
+                card = ev.get("card")
+                what = card or ev.get("family")
                 # "please" means something only in a politeness variant
-                please = bool(ev.get("please")) and polite_rules
-                polite = " please" if please else ""
-                if ev.get("rude"):
+                please = self.polite and bool(ev.get("please"))
+                rude = bool(ev.get("rude"))
+                if rude:
                     result = "rude (no please): nothing moves"
                 elif cards:
                     result = "hit: gets " + ", ".join(cards)
                 else:
                     result = "miss"
                 nxt = ev.get("next")
-                turn_to = f"; {self.names[hseats[nxt].index]} asks next" if nxt is not None else ""
+                turn_to = f"; {names[hseats[nxt].index]} asks next" if nxt is not None else ""
                 if k != last:
                     then, turn_to = turn_to, ""
-                extra = dict(
-                    common,
-                    target=t,
-                    ask={"card": what} if ev.get("card") else {"family": what},
-                    please=please,
-                    hit=bool(cards),
-                    rude=bool(ev.get("rude")),
-                    cards=cards,
-                )
-                self._emit(
-                    m, k == last, "ask", f"{who} asks {self.names[t]} for {what}{polite}: {result}{turn_to}", st, extra
-                )
+                extra = common.copy()
+                extra["target"] = t
+                extra["ask"] = {"card": what} if card else {"family": what}
+                extra["please"] = please
+                extra["hit"] = bool(cards)
+                extra["rude"] = rude
+                extra["cards"] = cards
+                text = f"{who} asks {names[t]} for {what}{' please' if please else ''}: {result}{turn_to}"
             elif kind == "laid":
                 s = hseats[ev["seat"]].index
                 fam = ev["family"]
-                members = [c for c in st["hands"][s] if self._family(m, c) == fam]
-                st["hands"][s] = [c for c in st["hands"][s] if c not in members]
-                st["counts"][s] -= len(members)
-                st["laid"][s] = st["laid"][s] + [fam]
-                points = m.rules.family_points if isinstance(m.rules, AskRules) else 1
-                st["scores"][s] += points
-                self._emit(
-                    m,
-                    k == last,
-                    "laid",
-                    f"{self.names[s]} lays family {fam} (+{points})" + (then if k == last else ""),
-                    st,
-                    {"actor": s, "cards": members},
-                )
+                family = self.family
+                held = hands[s]
+                members = [c for c in held if family.get(c) == fam]
+                counts = full["counts"][:]
+                counts[s] -= len(members)
+                laid = full["laid"][:]
+                laid[s] = laid[s] + [fam]
+                scores = full["scores"][:]
+                scores[s] += self.points
+                changes = {
+                    "hands": {s: [c for c in held if c not in members]},
+                    "counts": counts,
+                    "laid": laid,
+                    "scores": scores,
+                }
+                extra = {"actor": s, "cards": members}
+                text = f"{names[s]} lays family {fam} (+{self.points})" + (then if k == last else "")
             elif kind == "draw":
                 s = hseats[ev["seat"]].index
                 card = ev.get("card")
+                counts = full["counts"][:]
+                counts[s] += 1
+                changes = {"counts": counts, "stock": (full.get("stock") or 1) - 1}
                 if card is not None:
-                    st["hands"][s] = self._sorted(st["hands"][s] + [card])
-                st["counts"][s] += 1
-                st["stock"] = (st.get("stock") or 1) - 1
-                self._emit(
-                    m,
-                    k == last,
-                    "draw",
-                    f"{self.names[s]} draws a card from the stock" + (then if k == last else ""),
-                    st,
-                    {"actor": s, "cards": [card] if card else None},
-                )
+                    changes["hands"] = {s: self._sorted(hands[s] + [card])}
+                extra = {"actor": s, "cards": [card] if card else None}
+                text = f"{names[s]} draws a card from the stock" + (then if k == last else "")
             else:
-                self._emit(m, k == last, kind, f"{kind}", st, {})
-
-    @staticmethod
-    def _family(m: HandMachine, card: str) -> str:
-        t = m.rules._t
-        return t.family_names[t.card_fam[t.card_index[card]]]
+                changes, extra, text = {}, {}, f"{kind}"
+            if k == last:
+                changes.update(self._shown(m))
+            elif m.playing:
+                changes["waiting"] = []  # no seat is awaited between the events of one action
+            self._put(kind, text, changes, extra)
 
     def _chickens(
         self,
@@ -394,135 +471,106 @@ class _Frames:
         common: dict[str, Any],
     ) -> None:
         card = action.card
-        st = self._copy()
+        full = self.full
+        names = self.names
         # at the end of a round the engine discards the centre and the round's takes: the
         # frame of the action's last event then shows them as the events left them
         round_over = m.state.terminal or any(ev["kind"] == "round" for ev in events)
         if decide == "play":
-            st["played"] = list(st["played"])
-            st["played"][seat] = True
-            self._emit(m, not events, "play", f"{who} plays a card face down", st, dict(common, cards=[card]))
+            played = list(full["played"])
+            played[seat] = True
+            changes: dict[str, Any] = {"played": played}
+            if not events:
+                changes.update(self._shown(m))
+            else:
+                self._between(m, changes)
+            self._put("play", f"{who} plays a card face down", changes, dict(common, cards=[card]))
         last = len(events) - 1
         for k, ev in enumerate(events):
             kind = ev["kind"]
+            final = k == last and not round_over
             if kind == "reveal":
                 plays = ev["plays"]
-                for s, c in enumerate(plays):
-                    st["hands"][s] = [x for x in st["hands"][s] if x != c]
-                    st["counts"][s] = len(st["hands"][s])
-                st["centre"] = list(ev["centre"])
-                st["played"] = [False] * self.n
-                shown = ", ".join(f"{self.names[s]} {c}" for s, c in enumerate(plays))
-                self._emit(
-                    m,
-                    k == last and not round_over,
-                    "reveal",
-                    f"reveal: {shown}; centre: {', '.join(ev['centre']) or 'empty'}",
-                    st,
-                    {"cards": list(plays)},
-                )
+                hands = self.hands
+                new = {s: [x for x in hands[s] if x != c] for s, c in enumerate(plays)}
+                counts = list(full["counts"])
+                for s in new:
+                    counts[s] = len(new[s])
+                changes = {
+                    "hands": new,
+                    "counts": counts,
+                    "centre": list(ev["centre"]),
+                    "played": [False] * self.n,
+                }
+                shown = ", ".join(f"{names[s]} {c}" for s, c in enumerate(plays))
+                text = f"reveal: {shown}; centre: {', '.join(ev['centre']) or 'empty'}"
+                extra = {"cards": list(plays)}
             elif kind == "take":
                 s = ev["seat"]
                 c = ev["card"]
-                st["laid"][s] = st["laid"][s] + [c]
-                st["scores"] = list(st["scores"])
-                st["scores"][s] += self.values.get(c, 0)
-                st["centre"] = list(ev["centre"])
                 value = self.values.get(c, 0)
+                laid = list(full["laid"])
+                laid[s] = laid[s] + [c]
+                scores = list(full["scores"])
+                scores[s] += value
+                changes = {"laid": laid, "scores": scores, "centre": list(ev["centre"])}
                 extra = dict(common, cards=[c]) if s == seat else {"actor": s, "cards": [c]}
-                self._emit(
-                    m,
-                    k == last and not round_over,
-                    "take",
-                    f"{self.names[s] if s != seat else who} takes {c} ({value:+d})",
-                    st,
-                    extra,
-                )
+                text = f"{names[s] if s != seat else who} takes {c} ({value:+d})"
             elif kind == "round":
-                self._emit(
-                    m,
-                    True,
-                    "round",
-                    f"round {ev['round']}: leader {self.names[ev['leader']]}, "
-                    f"commissioner {self.names[ev['commissioner']]}; scores {ev['scores']}",
-                    st,
-                    {},
-                    authoritative=True,
+                # the engine's own state (a new round: its hands, the takes and centre cleared)
+                snap = self._snapshot(m)
+                snap["hands"] = dict(enumerate(snap["hands"]))
+                text = (
+                    f"round {ev['round']}: leader {names[ev['leader']]}, "
+                    f"commissioner {names[ev['commissioner']]}; scores {ev['scores']}"
                 )
-
-    def _emit(
-        self,
-        m: HandMachine,
-        last: bool,
-        kind: str,
-        text: str,
-        st: dict[str, Any],
-        extra: dict[str, Any],
-        authoritative: bool = False,
-    ) -> None:
-        """A frame for one event. After an action's last event the engine's own
-        state is shown, and the state derived from the events must equal it."""
-        if last or authoritative:
-            snap = self._snapshot(m)
-            if not authoritative and self.problem is None:
-                for key in ("hands", "counts", "laid", "scores", "centre", "stock"):
-                    if key in st and key in snap and st[key] != snap[key]:
-                        self.problem = (
-                            f"frame {len(self.frames)}: the {key} derived from the events of {m.gid} "
-                            f"differ from the engine's ({st[key]} vs {snap[key]})"
-                        )
-                        break
-            self._frame(m, kind, text, snap, **extra)
-            return
-        if m.playing:
-            st = dict(st, waiting=[], turn=st.get("turn"))
-        self._frame(m, kind, text, st, owned=False, **extra)
+                self._put("round", text, snap)
+                continue
+            else:
+                continue
+            if final:
+                changes.update(self._shown(m))
+            else:
+                self._between(m, changes)
+            self._put(kind, text, changes, extra)
 
     def faulted(self, m: HandMachine, rec: FaultRecord) -> None:
         if not self.frames:  # before the start frame: there is no state to mark yet
             self.early.append(rec)
             return
-        st = self._copy()
-        st["faulted"] = sorted(set(st.get("faulted") or []) | {rec.seat})
+        faulted = sorted(set(self.full.get("faulted") or []) | {rec.seat})
         # the text says what every seat was told (the public fault event); the bot's own detail is in "fault"
-        self._frame(
-            m,
+        self._put(
             "fault",
             f"{rec.bot} faults ({rec.fault}): {public_fault_detail(rec.fault)}",
-            st,
-            actor=rec.seat,
-            fault={"fault": rec.fault, "detail": rec.detail},
+            {"faulted": faulted},
+            {"actor": rec.seat, "fault": {"fault": rec.fault, "detail": rec.detail}},
         )
 
     def retried(self, m: HandMachine, seat: int, fault: str, detail: str, left: int) -> None:
         # only that bot learns of a refused reply: the text names no detail (it is in "retry")
-        self._frame(
-            m,
+        self._put(
             "retry",
             f"{self.names[seat]}'s reply is refused ({fault}); it may try again "
             f"({left} more {'retry' if left == 1 else 'retries'} after this one)",
-            self._copy(),
-            actor=seat,
-            retry={"fault": fault, "detail": detail, "left": left},
+            {},
+            {"actor": seat, "retry": {"fault": fault, "detail": detail, "left": left}},
         )
 
     def hand_ended(self, m: HandMachine, scores: list[Any], ranks: list[int], reason: str, detail: str | None) -> None:
-        st = self._copy()
-        st["waiting"] = []
-        st["turn"] = None
         what = {
             "complete": "ends",
             "stalled": "ends by the stalemate rule (no card moved for too long)",
             "aborted": "is aborted",
         }.get(reason, reason)
         shown = ", ".join(f"{self.names[s.index]} {scores[s.hs]}" for s in m.hand_seats)
-        self._frame(
-            m,
+        self._put(
             "end",
             f"hand {self.hand_no} {what}: {shown}" + (f" ({detail})" if detail else ""),
-            st,
-            end={"scores": list(scores), "ranks": list(ranks), "reason": reason, "detail": detail},
+            {"waiting": [], "turn": None},
+            {"end": {"scores": list(scores), "ranks": list(ranks), "reason": reason, "detail": detail}},
         )
+        self._check(m, _CHECKED if self.kind == "ask" else _CHECKED_CHICKENS)
 
 
 #: the fields of a frames document taken from the game (its log's header): the first line of a
@@ -587,16 +635,17 @@ def frames_document(
     return doc
 
 
-def new_builder(header: Mapping[str, Any]) -> _Frames:
-    """A frames builder (the machine's observer) for the game whose log header is ``header``."""
-    return _Frames(int(header.get("players", 0)), game_kind(header))
+def new_builder(header: Mapping[str, Any], strict: bool = False) -> _Frames:
+    """A frames builder (the machine's observer) for the game whose log header is ``header``;
+    ``strict``: check its state against the engine's after every action (see :class:`_Frames`)."""
+    return _Frames(int(header.get("players", 0)), game_kind(header), strict)
 
 
 def frames_from_records(records: list[tuple[int, Any, dict[str, Any]]], name: str = "log") -> dict[str, Any]:
     """The viewer data of a loaded log (see the module docstring)."""
     header = records[0][2]
     footer = records[-1][2]["footer"]
-    obs = new_builder(header)
+    obs = new_builder(header, strict=True)
     from referee.runtime.replay import replay_records
 
     report = replay_records(records, name, observer=obs)

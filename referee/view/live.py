@@ -412,14 +412,22 @@ class LiveViewers:
     (``OUT/live``) and each finished game's page in ``pages`` (the folder of its log). Stale live
     files of a killed earlier run are removed when this is made."""
 
-    def __init__(self, live: Path, pages: Path) -> None:
+    def __init__(self, live: Path, pages: Path, shell: Path | None = None) -> None:
         self.live = Path(live)
         self.pages = Path(pages)
         prune_stale(self.live.parent)
+        if shell is not None:  # the viewer shell, so that a game can be watched from the night's start
+            from referee.view.viewers import write_shell
+
+            try:
+                shell.mkdir(parents=True, exist_ok=True)
+                write_shell(shell)
+            except OSError:
+                pass
 
     @classmethod
     def for_out(cls, out: Path) -> LiveViewers:
-        return cls(Path(out) / LIVE_DIR, Path(out) / "games")
+        return cls(Path(out) / LIVE_DIR, Path(out) / "games", Path(out) / "games")
 
     def watch(self, game_id: str) -> LiveGameWriter | None:
         """The watcher of game ``game_id`` (None for an id the viewer cannot load)."""

@@ -14,7 +14,13 @@ another process, ``/live`` shows its progress and standings and refreshes by
 itself (it polls ``/api/status``, which adds only the games recorded since the
 last poll to a running tally, so a poll costs little even for a big night).
 
-``/view/<game>`` shows a game: the report's viewer page
+``/live/<game>`` streams a game being played as server-sent events (:func:`referee.view.live.follow`:
+an event ``header`` with the frames header, then an event ``frame`` per frame, each with its index as
+the event id, then ``end``; ``?start=N`` or a reconnection's ``Last-Event-ID`` resumes after a frame);
+``/api/live`` lists the games being played (:func:`referee.view.live.running_games`) and the live
+page shows them with a "watch" link each (the viewer shell following ``/live/<game>``).
+
+``/view/<game>`` shows a game: the viewer shell following it while it is played, the report's viewer page
 (``/games/viewer.html?game=<game>``, when ``OUT/games/<game>.frames.js`` exists),
 else a page built on the spot from its log. ``/log/<game>`` is the game's log as text (decompressed).
 
@@ -43,7 +49,9 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit
+
+import msgspec
 
 from referee.errors import UserError
 from referee.league.ledger import LEDGER_NAME, GameRow, Ledger, check_db
@@ -92,6 +100,12 @@ def servable(rel: str) -> bool:
     if folder == "report-data":
         return _REPORT_DATA.fullmatch(name) is not None
     return folder == "games" and name.endswith(_GAME_FILES)
+
+
+def _watch_href(game: str) -> str:
+    """The viewer shell following ``game`` while it is played (``/live/<game>``)."""
+    g = quote(game, safe="")
+    return f"/games/viewer.html?game={g}&live={quote('/live/' + g, safe='')}"
 
 
 def _lock_held(path: Path) -> bool | None:
@@ -282,6 +296,15 @@ class _Handler(BaseHTTPRequestHandler):
                 self.end_headers()
             elif path == "/live":
                 self._send(HTTPStatus.OK, "text/html; charset=utf-8", LIVE_PAGE.encode())
+            elif path == "/api/live":
+                from referee.view.live import running_games
+
+                games = [
+                    {**msgspec.structs.asdict(g), "watch": _watch_href(g.game)} for g in running_games(self.server.out)
+                ]
+                self._send(HTTPStatus.OK, "application/json; charset=utf-8", json.dumps(games).encode(), no_cache=True)
+            elif path.startswith("/live/"):
+                self._live(path[len("/live/") :])
             elif path == "/api/status":
                 body = json.dumps(self.server.state.status()).encode()
                 self._send(HTTPStatus.OK, "application/json; charset=utf-8", body, no_cache=True)
@@ -330,10 +353,62 @@ class _Handler(BaseHTTPRequestHandler):
         ctype = _TYPES.get(suffix) or mimetypes.guess_type(target.name)[0] or "application/octet-stream"
         self._send(HTTPStatus.OK, ctype, body)
 
+    def _live(self, game: str) -> None:
+        """``/live/<game>``: the frames of a game being played, as server-sent events (HTTP/1.0: the
+        stream ends when the connection closes, after the ``end`` event)."""
+        import trio
+
+        from referee.view.live import follow, live_path
+
+        query = parse_qs(urlsplit(self.path).query)
+        resume = self.headers.get("Last-Event-ID")  # a reconnecting EventSource: the last frame it got
+        try:
+            start = int(query["start"][0]) if "start" in query else int(resume) + 1 if resume else 0
+        except ValueError:
+            start = 0
+        start = max(0, start)
+        if not _NAME.fullmatch(game) or not live_path(self.server.out, game).is_file():
+            self._not_found(f"no game {game} is being played")
+            return
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Accel-Buffering", "no")
+        self.end_headers()
+        out = self.wfile
+
+        async def stream() -> None:
+            first = True
+            try:
+                async for item in follow(self.server.out, game, start):
+                    if first:
+                        out.write(b"retry: 1000\nevent: header\ndata: " + json.dumps(item).encode() + b"\n\n")
+                        first = False
+                    else:
+                        out.write(b"id: %d\nevent: frame\ndata: " % item["i"] + json.dumps(item).encode() + b"\n\n")
+                    out.flush()
+            except UserError as exc:
+                out.write(b"event: gone\ndata: " + json.dumps(str(exc)).encode() + b"\n\n")
+                return
+            out.write(b"event: end\ndata: {}\n\n")
+            out.flush()
+
+        try:
+            trio.run(stream)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the browser went away
+
     def _viewer(self, game: str) -> None:
         games = self.server.out / "games"
         if not _NAME.fullmatch(game) or games.is_symlink():
             self._not_found(game)
+            return
+        from referee.view.live import live_path
+
+        if live_path(self.server.out, game).is_file() and (games / "viewer.html").is_file():
+            self.send_response(HTTPStatus.FOUND)  # being played: the shell follows it
+            self.send_header("Location", _watch_href(game))
+            self.end_headers()
             return
         if (games / f"{game}.frames.js").is_file() and (games / "viewer.html").is_file():
             self.send_response(HTTPStatus.FOUND)  # the report wrote its viewer page: the shared shell shows it
@@ -473,6 +548,10 @@ a { color:#1f5fbf; }
 standings, with ratings per variant, are in the report when the night ends.</p>
 <table><thead><tr><th>#</th><th>bot</th><th>games</th><th>win share</th><th>faults</th></tr></thead>
 <tbody id="top" data-testid="standings"></tbody></table></section>
+<section style="grid-column: 1 / -1"><h2>Games being played</h2>
+<table><thead><tr><th>game</th><th>variant</th><th>bots</th><th>started</th><th>steps</th><th></th></tr></thead>
+<tbody id="running" data-testid="running"></tbody></table>
+<p id="none-running" style="color:var(--muted);margin:6px 0 0">none at the moment</p></section>
 <section style="grid-column: 1 / -1"><h2>Latest games</h2>
 <table><thead><tr><th>game</th><th>variant</th><th>bots</th><th>scores</th><th>result</th><th></th></tr></thead>
 <tbody id="recent" data-testid="recent"></tbody></table></section>
@@ -505,6 +584,14 @@ async function poll() {
       `<td>${g.scores.join(" : ")}</td><td class="${esc(g.reason)}">${esc(g.reason)}${g.faults ? ", " + g.faults + " fault(s)" : ""}</td>` +
       `<td><a href="${esc(g.view)}">watch</a></td></tr>`).join("");
     $("updated").textContent = "updated " + new Date(s.updated * 1000).toLocaleTimeString();
+    const lr = await fetch("/api/live", {cache: "no-store"});
+    const running = lr.ok ? await lr.json() : [];
+    const rows = running.map(g =>
+      `<tr><td>${esc(g.game)}</td><td>${esc(g.variant)}</td><td>${g.seats.map(esc).join(", ")}</td>` +
+      `<td>${esc(g.started ? new Date(g.started).toLocaleTimeString() : "")}</td><td>${g.frames}</td>` +
+      `<td><a href="${esc(g.watch)}" data-testid="watch-${esc(g.game)}">watch</a></td></tr>`).join("");
+    if ($("running").innerHTML !== rows) $("running").innerHTML = rows;  // (a link being clicked stays)
+    $("none-running").hidden = running.length > 0;
   } catch (e) {
     $("state").className = "state stopped"; $("state").textContent = "no answer from the server";
   }

@@ -211,6 +211,9 @@ def test_a_night_on_the_cluster_equals_the_local_night_game_by_game(tmp_path: Pa
     # the workers see the output folder (this machine): they wrote the logs into it themselves
     n = len(_planned(cfg))
     assert f"logs: {n} written into {tmp_path / 'out'} by the workers, 0 sent to this machine" in remote.stdout
+    # and each game's viewer page, made as it was played (its live file removed at its end)
+    assert f"viewer pages: 0 written, {n} up to date" in remote.stdout, remote.stdout
+    assert not list((tmp_path / "out" / "live").glob("*.frames.jsonl"))
     replay = referee("replay", str(next((tmp_path / "out" / "games").glob("*.jsonl*"))))
     assert replay.returncode == 0, replay.stdout + replay.stderr
 

@@ -206,8 +206,18 @@ def _first_id(out: Path) -> str:
     return _first_log(out).name.split(".jsonl")[0]
 
 
+def _forge_viewer_page(out: Path) -> None:
+    page = out / "games" / f"{_first_id(out)}.frames.js"
+    text = page.read_text(encoding="utf-8")
+    prefix = "window.__referee_game_data = "
+    data = json.loads(text[len(prefix) :].rstrip().removesuffix(";"))
+    data["frames"][2]["text"] = "a step that never happened"
+    page.write_text(prefix + json.dumps(data) + ";\n", encoding="utf-8")
+
+
 CASES = {
     "missing log": lambda out: _first_log(out).unlink(),
+    "viewer differs from its log": _forge_viewer_page,
     "altered log": _edit_footer_score,
     "truncated log": lambda out: _first_log(out).write_bytes(_first_log(out).read_bytes()[:3000]),
     "row differs from its log": lambda out: _sql(

@@ -1,5 +1,8 @@
 /* card-referee game viewer: steps through a "frames" document (docs: referee/view, format card-referee-frames v1).
-   No network: the data is embedded (#game-data) or loaded from GAME.frames.js next to this page (?game=GAME). */
+   No network: the data is embedded (#game-data) or loaded from GAME.frames.js next to this page (?game=GAME).
+   Live: ?game=GAME&live=URL follows a game being played through server-sent events from URL (`referee serve`'s
+   /live/GAME: a "header" event, then a "frame" event per frame, then "end"); it stays on the newest step
+   unless the user steps back, and loads GAME.frames.js (the result, the verified badge) once the game ends. */
 (function () {
   "use strict";
 
@@ -28,6 +31,7 @@
   };
 
   var D = null, frames = [], states = [], thinkAt = [], revealAt = [];
+  var live = null;  // following a running game: {source, ended}
   var cur = 0, last = 0, view = "all", playing = false, timer = null, deck = null, nSeats = 0;
   var seatEls = [], logItems = [];
   var el = {};
@@ -85,6 +89,12 @@
       showError("not a game id: " + JSON.stringify(game) + " (letters, digits, '.', '_' and '-' only)");
       return;
     }
+    var liveUrl = params.get("live");
+    if (liveUrl) { follow(game, liveUrl); return; }
+    loadPage(game);
+  }
+
+  function loadPage(game) {
     var script = document.createElement("script");
     script.src = encodeURIComponent(game) + ".frames.js";
     script.onload = function () {
@@ -95,6 +105,79 @@
     script.onerror = function () {
       showError("could not load " + game + ".frames.js: it must be in the same folder as this page");
     };
+    document.head.appendChild(script);
+  }
+
+  // ---------------------------------------------------------------- a live game (server-sent events)
+  function follow(game, url) {
+    var header = null, queued = [];
+    var source;
+    try { source = new EventSource(url); } catch (e) { showError("cannot follow " + url + " (" + e.message + ")"); return; }
+    live = { source: source, ended: false };
+    el.app.dataset.live = "connecting";
+    source.addEventListener("header", function (ev) {
+      if (header) return;  // (a reconnection repeats it)
+      header = JSON.parse(ev.data);
+      if (header.game !== game) { source.close(); showError("the live stream is of game " + header.game + ", not " + game); }
+    });
+    source.addEventListener("frame", function (ev) {
+      var f = JSON.parse(ev.data);
+      if (!header) return;
+      if (D === null) {
+        queued.push(f);
+        var data = Object.assign({}, header, { frames: queued, result: null, verified: null, mismatch: null, live: true });
+        start(data);
+        if (D) el.app.dataset.live = "following";
+        return;
+      }
+      if (f.i !== frames.length) return;  // a frame already shown (after a reconnection)
+      addFrame(f);
+    });
+    source.addEventListener("end", function () {
+      source.close();
+      live.ended = true;
+      el.app.dataset.live = "ended";
+      finalPage(game, 0);
+    });
+    source.onerror = function () {
+      if (live.ended) return;
+      if (D === null && source.readyState === EventSource.CLOSED) {
+        // not (or no longer) being played: the game's page, if it has one
+        live = null;
+        delete el.app.dataset.live;
+        loadPage(game);
+      }
+    };
+  }
+
+  // a frame that arrived while the viewer shows the game: the newest step is followed unless the user stepped back
+  function addFrame(f) {
+    var atEnd = cur === last;
+    frames.push(f);
+    last = frames.length - 1;
+    precompute();
+    appendLog(f, last);
+    buildTicks();
+    el.scrubber.max = String(last);
+    el.meta.textContent = el.meta.textContent.replace(/\d+ steps$/, frames.length + " steps");
+    if (atEnd && !playing) go(last, true);
+    else render();
+  }
+
+  // once the game is over: its final page (with the result and the verified badge), when it is there
+  function finalPage(game, tries) {
+    var script = document.createElement("script");
+    window.__referee_game_data = undefined;
+    script.src = encodeURIComponent(game) + ".frames.js?live-end=" + Date.now();
+    script.onload = function () {
+      var data = window.__referee_game_data;
+      if (!data || check(data) || !D) return;
+      D.result = data.result; D.verified = data.verified; D.mismatch = data.mismatch; D.log_capped = data.log_capped;
+      buildHeader();
+      render();
+      el.app.dataset.live = "done";
+    };
+    script.onerror = function () { if (tries < 10) setTimeout(function () { finalPage(game, tries + 1); }, 300); };
     document.head.appendChild(script);
   }
 
@@ -123,6 +206,7 @@
   }
 
   function precompute() {
+    thinkAt = []; revealAt = [];
     var acc = [];
     for (var s = 0; s < nSeats; s++) acc.push({ n: 0, sum: 0, max: 0, last: null });
     var reveal = -1;
@@ -230,6 +314,9 @@
     if (D.verified === true) {
       el.verified.className = "verified yes";
       el.verified.textContent = "✓ verified by replay";
+    } else if (D.live && D.verified === null) {
+      el.verified.className = "verified live";
+      el.verified.textContent = "● live: being played";
     } else {
       el.verified.className = "verified no";
       el.verified.textContent = "✗ not verified by replay";
@@ -334,18 +421,22 @@
     return tags;
   }
 
+  function logItemHTML(f, i) {
+    var tags = frameTags(f);
+    var marked = tags.some(function (t) { return t[0] !== "end"; });
+    return '<li data-testid="log-item-' + i + '" data-i="' + i + '" class="k-' + esc(f.kind) + (marked ? " marked" : "") + '">' +
+      '<span class="n">' + i + '</span><span class="tx">' + esc(f.text || KIND_LABEL[f.kind] || f.kind) + "</span>" +
+      tags.map(function (t) { return '<span class="tg ' + t[0] + '">' + esc(t[1]) + "</span>"; }).join("") +
+      (typeof f.think_ms === "number" ? '<span class="ms">' + ms(f.think_ms) + "</span>" : "") + "</li>";
+  }
   function buildLog() {
-    var html = [];
-    frames.forEach(function (f, i) {
-      var tags = frameTags(f);
-      var marked = tags.some(function (t) { return t[0] !== "end"; });
-      html.push('<li data-testid="log-item-' + i + '" data-i="' + i + '" class="k-' + esc(f.kind) + (marked ? " marked" : "") + '">' +
-        '<span class="n">' + i + '</span><span class="tx">' + esc(f.text || KIND_LABEL[f.kind] || f.kind) + "</span>" +
-        tags.map(function (t) { return '<span class="tg ' + t[0] + '">' + esc(t[1]) + "</span>"; }).join("") +
-        (typeof f.think_ms === "number" ? '<span class="ms">' + ms(f.think_ms) + "</span>" : "") + "</li>");
-    });
-    el.log.innerHTML = html.join("");
+    el.log.innerHTML = frames.map(logItemHTML).join("");
     logItems = Array.prototype.slice.call(el.log.children);
+    el.logTotal.textContent = "(" + frames.length + ")";
+  }
+  function appendLog(f, i) {
+    el.log.insertAdjacentHTML("beforeend", logItemHTML(f, i));
+    logItems.push(el.log.lastElementChild);
     el.logTotal.textContent = "(" + frames.length + ")";
   }
 
