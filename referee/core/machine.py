@@ -76,7 +76,6 @@ from .errors import (
     wrong_reply,
 )
 from .inputs import (
-    WRITTEN,
     Crash,
     DeadAtStart,
     Input,
@@ -596,6 +595,8 @@ class HandMachine:
         if isinstance(event, Reply):
             return self._reply(event.seat, event.line, event.ms, event.wall_ms, event.lineno)
         if isinstance(event, Written):
+            if self._barrier and not self._writes:
+                self._log_input(event)  # only the `written` that ends a hand changes anything
             self._written()
             return None
         if not 0 <= event.seat < len(self.seats):
@@ -634,7 +635,6 @@ class HandMachine:
         Only needed while :attr:`barrier` is set (the end of a hand waits for it)."""
         if self._barrier and not self._writes:
             self._barrier = False
-            self._log_input(WRITTEN)
             try:
                 self._after_end()
             except _Abort as exc:

@@ -428,18 +428,8 @@ class _Driver:
                 if line is not None and ms > w.limit_ms:
                     timed_out = True
             if timed_out:
-                what = "CPU time" if cpu_mode else "time"
-                lim = f"{w.limit_ms:.0f} ms" + (
-                    " (bank)" if clock.bank_ms is not None and w.limit_ms < clock.move_ms else ""
-                )
-                # the CPU actually used tells a CPU-limit timeout from a wall-ceiling one (overloaded machine)
-                ceiling = (
-                    f", wall ceiling {wall_limit * 1000:.0f} ms (it used {ms:.0f} ms of CPU in {wall_ms:.0f} ms)"
-                    if cpu_mode
-                    else ""
-                )
                 bot.lost()
-                detail = f"no reply to turn {w.turn_id} ({w.decide}) within the {what} limit of {lim}{ceiling}"
+                detail = _timeout_detail(w, wall_limit * 1000 if cpu_mode else None, ms, wall_ms)
                 data = m.feed(Timeout(seat=seat, detail=detail, ms=ms))
                 await self._write_now(seat, data)
                 if bot.pipe_open and not bot.closed:
@@ -522,6 +512,20 @@ class _Driver:
             with trio.move_on_at(until):
                 await done.wait()
             scope.cancel()
+
+
+def _timeout_detail(w: Wait, ceiling_ms: float | None, ms: float, wall_ms: float) -> str:
+    """A timeout's detail; ``ceiling_ms``: the wall ceiling of a cpu clock (None: a wall clock)."""
+    clock = w.clock
+    what = "CPU time" if ceiling_ms is not None else "time"
+    lim = f"{w.limit_ms:.0f} ms" + (" (bank)" if clock.bank_ms is not None and w.limit_ms < clock.move_ms else "")
+    # the CPU actually used tells a CPU-limit timeout from a wall-ceiling one (overloaded machine)
+    ceiling = (
+        f", wall ceiling {ceiling_ms:.0f} ms (it used {ms:.0f} ms of CPU in {wall_ms:.0f} ms)"
+        if ceiling_ms is not None
+        else ""
+    )
+    return f"no reply to turn {w.turn_id} ({w.decide}) within the {what} limit of {lim}{ceiling}"
 
 
 #: what a game log keeps of a bot's stderr once its budget (``BotSession.log_budget``) is spent
