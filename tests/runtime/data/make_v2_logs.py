@@ -2,12 +2,13 @@
 ``python tests/runtime/data/make_v2_logs.py OUT_DIR`` in a checkout of that commit, then
 ``tar czf v2-logs.tar.gz *.jsonl`` in OUT_DIR."""
 
+import os
 import sys
 from pathlib import Path
 
 import trio
 
-sys.path.insert(0, "/work/wt/machine")
+sys.path.insert(0, os.getcwd())
 from referee.rules import get_variant
 from referee.rules.match import MatchFormat
 from referee.runtime import ClockSpec, FaultPolicy, GameSpec, play_game, start_bots
@@ -44,7 +45,7 @@ async def main():
         "v2-kwartet",
         [
             bot("ill", "illegal_bot.py", BOT_THEN_LEGAL="1"),
-            bot("long", "longline_bot.py", BOT_LONG_BYTES="70000"),
+            bot("long", "longline_bot.py"),
             bot("late", "late_bot.py", BOT_LATE_MS="550"),
             bot("crash", "crash_bot.py", BOT_FAULT_AT="3"),
         ],
@@ -79,7 +80,7 @@ async def main():
             bot("ill", "illegal_bot.py", BOT_FAULT_AT="2"),
             bot("nj", "nonjson_bot.py", BOT_FAULT_AT="2"),
             bot("late", "late_bot.py", BOT_FAULT_AT="2", BOT_LATE_MS="500"),
-            bot("long", "longline_bot.py", BOT_FAULT_AT="3", BOT_LONG_BYTES="70000"),
+            bot("long", "longline_bot.py", BOT_FAULT_AT="3"),
             inst("i"),
         ],
         "chickens",
