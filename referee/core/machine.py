@@ -5,27 +5,33 @@ a clock or a file. Whoever owns the bots drives it:
 
 * :func:`referee.runtime.game.play_game` drives it with trio and real bot
   processes;
-* :func:`referee.runtime.replay.replay` drives it with the replies recorded in
+* :func:`referee.runtime.replay.replay` drives it with the inputs recorded in
   a game log and compares what it emits with the log;
-* the game viewer (:mod:`referee.view`) drives it through replay to draw frames.
+* the game viewer (:mod:`referee.view`) drives it through replay to draw frames;
+* ``tests/core/test_machine.py`` drives it with scripted inputs.
 
-What the machine says (read after every call):
+What the machine says (read after every input):
 
-* :attr:`HandMachine.writes` - lines due to be written now, as
-  ``(seat, data, timeout_s)``; the driver takes them (:meth:`take_writes`),
-  writes them, reports a write that failed (:meth:`write_failed`) and then
-  calls :meth:`written` (at the end of a hand the machine waits for that);
+* :attr:`HandMachine.writes` (read-only) - lines due to be written now, as
+  ``(seat, data, timeout_s)``; the driver takes them (:meth:`take_writes`, the
+  one way to), writes them, feeds a write that failed (``WriteFailed``) and
+  then ``WRITTEN`` (while :attr:`barrier` is set, at the end of a hand, the
+  machine waits for that);
 * :attr:`HandMachine.waits` - the decisions awaited now (:class:`Wait`: seat,
-  turn id, decision, time limit); one for a sequential decision, several for a
-  simultaneous chickens ``play``;
+  turn id, decision, time limit; :meth:`awaiting` for one seat); one for a
+  sequential decision, several for a simultaneous chickens ``play``;
 * :attr:`HandMachine.playing` - False once every hand is over; then
   :meth:`close` writes the tail of the log and returns the result.
 
-What the machine is told: :meth:`reply` (seat S's line arrived after T ms),
-:meth:`timeout`, :meth:`crash`, :meth:`write_failed`, :meth:`pipe_closed`,
-:meth:`stale_line` (a late line of a seat that timed out). The input methods
+What the machine is told: one entry point, :meth:`feed`, with one of the
+closed union of Structs of :mod:`referee.core.inputs` (a reply, a line too
+long, a timeout, a crash, a failed write, a closed pipe, a stale line, a bot
+dead at the start - fed before :meth:`start` - and ``WRITTEN``). The inputs
 that concern one seat's own wait return bytes to write to that seat at once
-(an ``error`` message), or None.
+(an ``error`` message), or None. Every input but a reply is logged as it comes
+(the sink's ``input``: a game log's ``input`` record), so a log holds every
+input; a ``WRITTEN`` only when it ends a hand (the others change nothing).
+The log sink and the observer are given at construction.
 
 The machine applies the rules, turns every bot failure into a fault (the
 ``error`` to the bot, the public ``fault`` event, the seeded fallback for the
@@ -37,10 +43,11 @@ runs with the same bots give the same records apart from measured times.
 Simultaneous decisions (chickens ``play``): every turn is written at once, in
 seat order; replies are judged as they arrive (a retry ``error`` goes out at
 once) but their records, faults and fault events take effect in seat order
-once every seat has answered or faulted (``canonical=True``, log version 2;
-version 1 logs recorded them as they arrived, which replay reproduces with
-``canonical=False``). The plays are then applied in seat order, so nobody's
+once every seat has answered or faulted (the seat's inputs logged among them,
+in the order they came). The plays are then applied in seat order, so nobody's
 choice is applied or revealed early and fallback draws stay deterministic.
+(Version 1 logs recorded them as they arrived: replay's legacy module has a
+machine that records so, by overriding :meth:`_defer`.)
 
 Errors: the constructor raises ``ValueError`` for a seat count or
 ``seat_clocks`` length that does not match the game, or a bad clock. Nothing
@@ -928,7 +935,7 @@ class HandMachine:
         lines, data = self._error_out(seat, err)
         if self._simul is not None:
             self._simul[seat.hs].fault = err
-            self._defer(seat, lambda: self._fault_record(seat, err, lines))  # in seat order (canonical)
+            self._defer(seat, lambda: self._fault_record(seat, err, lines))  # in seat order
             self._maybe_complete()
             return data
         self._fault_record(seat, err, lines)
@@ -975,7 +982,7 @@ class HandMachine:
             )
 
     def _defer(self, seat: _Seat, fn: Callable[[], None]) -> None:
-        """Log now or, for a seat of a simultaneous decision (canonical order), when it completes."""
+        """Log now or, for a seat of a simultaneous decision, when it completes (in seat order)."""
         simul = self._simul
         if simul is not None and seat.in_hand and seat.hs in simul:
             simul[seat.hs].records.append(fn)
