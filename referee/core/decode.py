@@ -198,3 +198,14 @@ def malformed_problem(line: bytes, lineno: int) -> tuple[str, Problem]:
     if not text.strip():
         return f"line {lineno} is empty - every line on stdout must be one JSON message", Problem("empty")
     return f"line {lineno} is not JSON: {_show(line)} - write debug output to stderr", Problem("not_json")
+
+
+_LINE_PREFIX = re.compile(r"line (\d+)\b")
+
+
+def detail_lineno(detail: str | None) -> int | None:
+    """The line number a fault's detail starts with (``line N ...``, as this module,
+    the framing and the machine word it), or None. For logs older than version 2,
+    which recorded a refused line's number only there."""
+    m = _LINE_PREFIX.match(detail or "")
+    return int(m.group(1)) if m else None

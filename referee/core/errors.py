@@ -147,14 +147,26 @@ def wrong_reply(turn_id: int | None, want: str, got: str) -> tuple[str, Problem]
     )
 
 
+_RETRY_NOTE = " (send a corrected reply to this turn now; "
+
+
 def retry_note(left: int) -> str:
     """The end of an ``error`` message that forgives a bad reply (retry policy):
     ``left`` retries remain after the corrected reply the bot may send now."""
     if left <= 0:
-        return " (send a corrected reply to this turn now; this is your last try)"
-    return (
-        f" (send a corrected reply to this turn now; {left} more {'retry' if left == 1 else 'retries'} after this one)"
-    )
+        return _RETRY_NOTE + "this is your last try)"
+    return _RETRY_NOTE + f"{left} more {'retry' if left == 1 else 'retries'} after this one)"
+
+
+def is_retry_error(detail: str) -> bool:
+    """Whether an ``error`` message's detail ends with :func:`retry_note` (a forgiven reply)."""
+    return _RETRY_NOTE in detail
+
+
+def split_retry_note(detail: str) -> tuple[str, str]:
+    """An ``error`` detail as (the fault's detail, its :func:`retry_note`; "" without one)."""
+    i = detail.find(_RETRY_NOTE)
+    return (detail, "") if i < 0 else (detail[:i], detail[i:])
 
 
 def public_fault_detail(fault: str) -> str:

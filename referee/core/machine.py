@@ -5,27 +5,33 @@ a clock or a file. Whoever owns the bots drives it:
 
 * :func:`referee.runtime.game.play_game` drives it with trio and real bot
   processes;
-* :func:`referee.runtime.replay.replay` drives it with the replies recorded in
+* :func:`referee.runtime.replay.replay` drives it with the inputs recorded in
   a game log and compares what it emits with the log;
-* the game viewer (:mod:`referee.view`) drives it through replay to draw frames.
+* the game viewer (:mod:`referee.view`) drives it through replay to draw frames;
+* ``tests/core/test_machine.py`` drives it with scripted inputs.
 
-What the machine says (read after every call):
+What the machine says (read after every input):
 
-* :attr:`HandMachine.writes` - lines due to be written now, as
-  ``(seat, data, timeout_s)``; the driver takes them (:meth:`take_writes`),
-  writes them, reports a write that failed (:meth:`write_failed`) and then
-  calls :meth:`written` (at the end of a hand the machine waits for that);
+* :attr:`HandMachine.writes` (read-only) - lines due to be written now, as
+  ``(seat, data, timeout_s)``; the driver takes them (:meth:`take_writes`, the
+  one way to), writes them, feeds a write that failed (``WriteFailed``) and
+  then ``WRITTEN`` (while :attr:`barrier` is set, at the end of a hand, the
+  machine waits for that);
 * :attr:`HandMachine.waits` - the decisions awaited now (:class:`Wait`: seat,
-  turn id, decision, time limit); one for a sequential decision, several for a
-  simultaneous chickens ``play``;
+  turn id, decision, time limit; :meth:`awaiting` for one seat); one for a
+  sequential decision, several for a simultaneous chickens ``play``;
 * :attr:`HandMachine.playing` - False once every hand is over; then
   :meth:`close` writes the tail of the log and returns the result.
 
-What the machine is told: :meth:`reply` (seat S's line arrived after T ms),
-:meth:`timeout`, :meth:`crash`, :meth:`write_failed`, :meth:`pipe_closed`,
-:meth:`stale_line` (a late line of a seat that timed out). The input methods
+What the machine is told: one entry point, :meth:`feed`, with one of the
+closed union of Structs of :mod:`referee.core.inputs` (a reply, a line too
+long, a timeout, a crash, a failed write, a closed pipe, a stale line, a bot
+dead at the start - fed before :meth:`start` - and ``WRITTEN``). The inputs
 that concern one seat's own wait return bytes to write to that seat at once
-(an ``error`` message), or None.
+(an ``error`` message), or None. Every input but a reply is logged as it comes
+(the sink's ``input``: a game log's ``input`` record), so a log holds every
+input; a ``WRITTEN`` only when it ends a hand (the others change nothing).
+The log sink and the observer are given at construction.
 
 The machine applies the rules, turns every bot failure into a fault (the
 ``error`` to the bot, the public ``fault`` event, the seeded fallback for the
@@ -37,10 +43,11 @@ runs with the same bots give the same records apart from measured times.
 Simultaneous decisions (chickens ``play``): every turn is written at once, in
 seat order; replies are judged as they arrive (a retry ``error`` goes out at
 once) but their records, faults and fault events take effect in seat order
-once every seat has answered or faulted (``canonical=True``, log version 2;
-version 1 logs recorded them as they arrived, which replay reproduces with
-``canonical=False``). The plays are then applied in seat order, so nobody's
+once every seat has answered or faulted (the seat's inputs logged among them,
+in the order they came). The plays are then applied in seat order, so nobody's
 choice is applied or revealed early and fallback draws stay deterministic.
+(Version 1 logs recorded them as they arrived: replay's legacy module has a
+machine that records so, by overriding :meth:`_defer`.)
 
 Errors: the constructor raises ``ValueError`` for a seat count or
 ``seat_clocks`` length that does not match the game, or a bad clock. Nothing
@@ -75,6 +82,19 @@ from .errors import (
     retry_note,
     wrong_reply,
 )
+from .inputs import (
+    Crash,
+    DeadAtStart,
+    Input,
+    PipeClosed,
+    Reply,
+    StaleLine,
+    Timeout,
+    TooLong,
+    WriteFailed,
+    Written,
+    dead_at_start_detail,
+)
 from .records import LOG_KIND, LOG_VERSION
 from .spec import ClockSpec, FaultPolicy, FaultRecord, GameResult, GameSpec, ThinkStats
 
@@ -104,6 +124,7 @@ class Sink(Protocol):
     def act_raw(
         self, seat: int, turn_id: int, decide: str, raw: bytes, ms: float, wall_ms: float | None = None
     ) -> None: ...
+    def input(self, event: Input) -> None: ...
 
 
 class Observer(Protocol):
@@ -252,20 +273,18 @@ class HandMachine:
         first_ids: Sequence[int] | None = None,
         sink: Sink | None = None,
         observer: Observer | None = None,
-        canonical: bool = True,
     ) -> None:
         self.validate(spec, len(names))
         clocks = [spec.clock_for(i) for i in range(spec.players)]
         self.spec = spec
         self.rules = spec.rules
         self.policy: FaultPolicy = spec.policy
-        self.log = sink
-        self.observer = observer
-        self.canonical = canonical
+        self._sink = sink
+        self._observer = observer
         ids = first_ids if first_ids is not None else [1] * spec.players
         self.seats = [_Seat(i, names[i], clocks[i], ids[i]) for i in range(spec.players)]
         self.faults: list[FaultRecord] = []
-        self.writes: list[tuple[int, bytes, float]] = []
+        self._writes: list[tuple[int, bytes, float]] = []
         self.waits: list[Wait] = []
         self.playing = True
         self.reason = "complete"
@@ -281,7 +300,7 @@ class HandMachine:
         # per hand
         self.gid = spec.game_id
         self.hand_index = 0
-        self.state: Any = None
+        self._state: Any = None
         self.hand_seats: list[_Seat] = []
         self.seq = 0
         self.decisions_left = 0
@@ -289,14 +308,50 @@ class HandMachine:
         self._events: EventEncoder | None = None
         self._turns: TurnEncoder | None = None
         self._fields: Callable[[int], bytes] | None = None
-        #: the machine waits for :meth:`written` before it goes on (the end of a hand)
-        self.barrier = False
+        self._barrier = False  # the machine waits for Written before it goes on (the end of a hand)
         self._ended: tuple[list[Any], list[int], str, str | None] | None = None
         self._simul: dict[int, _Outcome] | None = None  # hand seat -> outcome, during a simultaneous decision
         self._stalled = False  # a hand ended by the stalemate rule
-        #: the last reply refused: (seat, fault, detail) - for replay's messages
-        self.last_refusal: tuple[int, str, str] | None = None
+        self._last_refusal: tuple[int, str, str, str] | None = None
         self._decide = ""
+        self._dead: dict[int, str] = {}  # match seat -> the detail of its crash fault (DeadAtStart)
+        self._started = False
+
+    # ------------------------------------------------------------------ what drivers read
+    @property
+    def writes(self) -> Sequence[tuple[int, bytes, float]]:
+        """The writes due now, ``(seat, data, timeout_s)`` in order (read-only:
+        :meth:`take_writes` takes them)."""
+        return self._writes
+
+    @property
+    def barrier(self) -> bool:
+        """Whether the machine waits for :data:`~referee.core.inputs.WRITTEN` before
+        it goes on (the end of a hand: its ``end`` lines must be written first)."""
+        return self._barrier
+
+    @property
+    def state(self) -> Any:
+        """The hand's game state (the engine's; observers read it, nobody changes it)."""
+        return self._state
+
+    @property
+    def last_refusal(self) -> tuple[int, str, str, str] | None:
+        """The last reply refused: ``(seat, fault, detail, reason)``; ``reason`` is
+        the detail without its line and turn (replay names it)."""
+        return self._last_refusal
+
+    def awaiting(self, seat: int) -> Wait | None:
+        """The turn awaited from match seat ``seat`` now, or None."""
+        return self.seats[seat].wait
+
+    def faulted(self, seat: int) -> bool:
+        """Whether match seat ``seat`` has a fault (the fallback plays it)."""
+        return self.seats[seat].faulted
+
+    def timed_out(self, seat: int) -> bool:
+        """Whether match seat ``seat`` timed out (its later lines are stale)."""
+        return self.seats[seat].timed_out_turn is not None
 
     @staticmethod
     def validate(spec: GameSpec, seats: int) -> None:
@@ -336,12 +391,12 @@ class HandMachine:
         }
 
     # ------------------------------------------------------------------ start
-    def start(self, dead: dict[int, str] | None = None) -> None:
-        """Begin the first hand. ``dead``: match seats whose bot is not running,
-        with the detail of the ``crash`` fault each gets as its ``start`` is due."""
-        self._dead = dict(dead or {})
-        for s in self._dead:
-            self.seats[s].writable = False
+    def start(self) -> None:
+        """Begin the first hand. The seats fed :class:`DeadAtStart` before get a
+        ``crash`` fault each as its ``start`` is due."""
+        if self._started:
+            raise RuntimeError("the hand machine has started already")
+        self._started = True
         spec = self.spec
         try:
             if self.match_format is None:
@@ -405,7 +460,7 @@ class HandMachine:
     def _begin_hand(self, gid: str, state: Any, seats: list[_Seat]) -> None:
         self.gid = gid
         self.hand_index += 1
-        self.state = state
+        self._state = state
         self._events = EventEncoder(gid)
         self._turns = TurnEncoder(gid)
         self._fields = getattr(state, "turn_fields", None)  # the engine's pre-encoded view, when it has one
@@ -443,8 +498,8 @@ class HandMachine:
                     start_clock(c.move_ms, c.bank_ms, c.mode),
                 ),
             )
-        if self.observer is not None:
-            self.observer.hand_started(self)
+        if self._observer is not None:
+            self._observer.hand_started(self)
         try:
             self._enqueue_flush(state.initial_events())
         except Exception as exc:
@@ -455,7 +510,7 @@ class HandMachine:
     # ------------------------------------------------------------------ the decision loop
     def _advance(self) -> None:
         """Ask for the next decision(s); apply fallbacks for faulted seats; end the hand when it is over."""
-        state = self.state
+        state = self._state
         seats = self.hand_seats
         try:
             while True:
@@ -511,17 +566,17 @@ class HandMachine:
             left = move_ms
         fields = self._fields
         hs = seat.hs
-        body = fields(hs) if fields is not None else TurnEncoder.view_fields(self.state.view(hs))
+        body = fields(hs) if fields is not None else TurnEncoder.view_fields(self._state.view(hs))
         assert self._turns is not None
         lines = seat.out
         seat.out = []
         seat.out_size = 0
         if seat.writable:  # (else its pipe closed: the read will find its stdout closed)
             lines.append(self._turns.line(tid, decide, body, left, move_ms))
-            if self.log is not None:
-                self.log.out(seat.index, lines)
+            if self._sink is not None:
+                self._sink.out(seat.index, lines)
             lines.append(b"")
-            self.writes.append((seat.index, _NL.join(lines), seat.write_s))
+            self._writes.append((seat.index, _NL.join(lines), seat.write_s))
         wait = Wait(seat.index, tid, decide, limit_ms, clock)
         seat.wait = wait
         seat.retries = self.policy.retries
@@ -529,22 +584,76 @@ class HandMachine:
 
     # ------------------------------------------------------------------ inputs
     def take_writes(self) -> list[tuple[int, bytes, float]]:
-        """The writes due now, ``(seat, data, timeout_s)`` in order; the driver writes them."""
-        w = self.writes
-        self.writes = []
+        """The writes due now, ``(seat, data, timeout_s)`` in order; the driver
+        writes them, feeds any failure (:class:`WriteFailed`), then :data:`WRITTEN`."""
+        w = self._writes
+        self._writes = []
         return w
 
-    def written(self) -> None:
-        """The driver finished the writes it took (and reported any failure).
+    def feed(self, event: Input) -> bytes | None:
+        """Tell the machine what happened (one :data:`~referee.core.inputs.Input`).
+
+        Returns bytes to write to that seat at once (an ``error``: a retry or a
+        fault) for the inputs that concern one seat's own wait (a reply, a line
+        too long, a timeout, a stale line), else None. Raises ``RuntimeError``
+        for an input the machine cannot take now (a reply from a seat whose
+        turn is not awaited: a driver's bug, or a forged log in replay).
+        Every input but a reply and ``written`` is logged as it comes."""
+        if isinstance(event, Reply):
+            return self._reply(event.seat, event.line, event.ms, event.wall_ms, event.lineno)
+        if isinstance(event, Written):
+            if self._barrier and not self._writes:
+                self._log_input(event)  # only the `written` that ends a hand changes anything
+            self._written()
+            return None
+        if not 0 <= event.seat < len(self.seats):
+            raise RuntimeError(f"no seat {event.seat} in this game")
+        if isinstance(event, StaleLine):
+            return self._stale_line(event)
+        self._log_input(event)
+        if isinstance(event, TooLong):
+            return self._too_long(event)
+        if isinstance(event, Timeout):
+            return self._timeout(event)
+        if isinstance(event, Crash):
+            self._crash(event)
+        elif isinstance(event, WriteFailed):
+            self._write_failed(event)
+        elif isinstance(event, PipeClosed):
+            self._pipe_closed(event.seat)
+        elif isinstance(event, DeadAtStart):
+            self._dead_at_start(event)
+        else:  # pragma: no cover - the union is closed
+            raise TypeError(f"not an input of the hand machine: {event!r}")
+        return None
+
+    def _log_input(self, event: Input) -> None:
+        """Log an input (not a reply) as it comes; a seat's inputs during a simultaneous
+        decision in order with its other records (which wait for the decision's end)."""
+        sink = self._sink
+        if sink is not None:
+            if isinstance(event, Written):
+                sink.input(event)
+            else:
+                self._defer(self.seats[event.seat], lambda: sink.input(event))
+
+    def _written(self) -> None:
+        """The driver finished the writes it took (and fed any failure).
         Only needed while :attr:`barrier` is set (the end of a hand waits for it)."""
-        if self.barrier and not self.writes:
-            self.barrier = False
+        if self._barrier and not self._writes:
+            self._barrier = False
             try:
                 self._after_end()
             except _Abort as exc:
                 self._abort_game(str(exc))
 
-    def reply(
+    def _dead_at_start(self, ev: DeadAtStart) -> None:
+        if self._started:
+            raise RuntimeError("DeadAtStart is fed before start()")
+        self._dead.setdefault(ev.seat, dead_at_start_detail(ev.death))
+        self.seats[ev.seat].writable = False
+
+    def _reply(
         self, seat_index: int, line: bytes, ms: float, wall_ms: float | None = None, lineno: int | None = None
     ) -> bytes | None:
         """Seat ``seat_index`` wrote ``line`` (without its newline) ``ms`` after
@@ -588,7 +697,7 @@ class HandMachine:
                 return None
             # the usual case: a sequential decision and a valid reply
             try:
-                events = self.state.apply(seat.hs, msg)
+                events = self._state.apply(seat.hs, msg)
             except IllegalAction:
                 pass  # the general path below says why
             except Exception as exc:
@@ -604,10 +713,10 @@ class HandMachine:
                     seat.bank_left -= ms
                 seat.wait = None
                 self.waits = []
-                if self.log is not None:  # the reply as received is the action record
-                    self.log.act_raw(seat.index, tid, wait.decide, line, ms, wall_ms)
-                if self.observer is not None:
-                    self.observer.applied(self, seat.index, wait.decide, msg, events, False, ms)
+                if self._sink is not None:  # the reply as received is the action record
+                    self._sink.act_raw(seat.index, tid, wait.decide, line, ms, wall_ms)
+                if self._observer is not None:
+                    self._observer.applied(self, seat.index, wait.decide, msg, events, False, ms)
                 self._enqueue_flush(events)
                 self._advance()
                 return None
@@ -621,6 +730,7 @@ class HandMachine:
         tid = wait.turn_id
         n = lineno if lineno is not None else 0
         err: BotError | None = None
+        reason: str | None = None  # the detail without its line and turn
         result: Any = None
         ok = False
         msg: Any = None
@@ -628,24 +738,30 @@ class HandMachine:
             msg = decode_line(line, n, bot=seat.name, seat=seat.index, turn_id=tid)
         except BotMalformed as exc:
             err = exc
+            prefix = f"line {n}: "
+            reason = exc.detail[len(prefix) :] if exc.detail.startswith(prefix) else exc.detail
         else:
             ok = True
             mid = getattr(msg, "id", None)
             if mid is not None and mid != tid:
+                reason = f"reply id {mid} is not the current turn's id {tid}" + (
+                    " (an earlier turn's reply)" if mid < tid else " (no such turn yet)"
+                )
                 err = BotStale(
-                    f"line {n}: reply id {mid} is not the current turn's id {tid}"
-                    + (" (an earlier turn's reply)" if mid < tid else " (no such turn yet)"),
+                    f"line {n}: {reason}",
                     bot=seat.name,
                     seat=seat.index,
                     turn_id=tid,
                 )
             elif type(msg) is not REPLY_FOR_DECISION[wait.decide]:
                 detail, problem = wrong_reply(tid, wait.decide, _tag(msg))
+                reason = detail
                 err = BotIllegal(f"line {n}: {detail}", bot=seat.name, seat=seat.index, turn_id=tid, problem=problem)
             else:
                 try:
-                    result = self._check(seat.hs, msg) if self._simul is not None else self.state.apply(seat.hs, msg)
+                    result = self._check(seat.hs, msg) if self._simul is not None else self._state.apply(seat.hs, msg)
                 except IllegalAction as exc:
+                    reason = exc.reason
                     err = BotIllegal(
                         f"line {n}: turn {tid}: {exc.reason}",
                         bot=seat.name,
@@ -666,99 +782,96 @@ class HandMachine:
                 out.action, out.turn_id, out.ms, out.raw, out.wall = msg, tid, ms, line, wall_ms
                 self._maybe_complete()
                 return None
-            if self.log is not None:
-                self.log.act_raw(seat.index, tid, wait.decide, line, ms, wall_ms)
-            if self.observer is not None:
-                self.observer.applied(self, seat.index, wait.decide, msg, result, False, ms)
+            if self._sink is not None:
+                self._sink.act_raw(seat.index, tid, wait.decide, line, ms, wall_ms)
+            if self._observer is not None:
+                self._observer.applied(self, seat.index, wait.decide, msg, result, False, ms)
             self._enqueue_flush(result)
             self._advance()
             return None
-        log = self.log
+        log = self._sink
         if log is not None:
-            self._record(seat, lambda: log.inbound(seat.index, line, ms, ok, lineno))
-        return self._refused(seat, wait, err, ms)
+            self._defer(seat, lambda: log.inbound(seat.index, line, ms, ok, lineno))
+        return self._refused(seat, wait, err, ms, reason)
 
-    def _refused(self, seat: _Seat, wait: Wait, err: BotError, ms: float) -> bytes | None:
+    def _refused(self, seat: _Seat, wait: Wait, err: BotError, ms: float, reason: str | None = None) -> bytes | None:
         """A refused reply: forgiven (retry policy) while tries and time remain, else a fault."""
-        self.last_refusal = (seat.index, err.fault, err.detail)
+        self._last_refusal = (seat.index, err.fault, err.detail, reason if reason is not None else err.detail)
         if err.fault in _RETRYABLE and seat.retries > 0 and ms < wait.limit_ms:
             seat.retries -= 1
             left = seat.retries
             tid = wait.turn_id
             data = error_line(err.fault, err.detail + retry_note(left), self.gid, tid)
-            log = self.log
+            log = self._sink
             fault, detail = err.fault, err.detail
 
             def record_retry() -> None:
                 if log is not None:
                     log.timed("retry", {"seat": seat.index, "id": tid, "fault": fault, "detail": detail, "left": left})
                     log.out(seat.index, [data])
-                if self.observer is not None:
-                    self.observer.retried(self, seat.index, fault, detail, left)
+                if self._observer is not None:
+                    self._observer.retried(self, seat.index, fault, detail, left)
 
-            self._record(seat, record_retry)
+            self._defer(seat, record_retry)
             return data + _NL
         return self._fail(seat, err, ms)
 
-    def timeout(self, seat_index: int, detail: str, ms: float | None = None) -> bytes | None:
-        """Seat ``seat_index`` did not answer its turn in time (``ms``: the time
-        charged, when measured). Returns the ``error`` to write to it at once."""
-        seat, wait = self._awaited(seat_index)
+    def _timeout(self, ev: Timeout) -> bytes | None:
+        """The seat did not answer its turn in time (``ms``: the time charged,
+        when measured). Returns the ``error`` to write to it at once."""
+        seat, wait = self._awaited(ev.seat)
         seat.timed_out_turn = wait.turn_id
-        return self._fail(seat, BotTimeout(detail, bot=seat.name, seat=seat.index, turn_id=wait.turn_id), ms)
+        return self._fail(seat, BotTimeout(ev.detail, bot=seat.name, seat=seat.index, turn_id=wait.turn_id), ev.ms)
 
-    def crash(self, seat_index: int, detail: str, ms: float | None = None) -> None:
-        """Seat ``seat_index``'s stdout closed (or its process ended) while its reply was awaited."""
-        seat, wait = self._awaited(seat_index)
+    def _crash(self, ev: Crash) -> None:
+        """The seat's stdout closed (or its process ended) while its reply was awaited."""
+        seat, wait = self._awaited(ev.seat)
         seat.writable = False
         seat.out = []
         seat.out_size = 0
-        self._fail(seat, BotCrashed(detail, bot=seat.name, seat=seat.index, turn_id=wait.turn_id), ms)
+        self._fail(seat, BotCrashed(ev.detail, bot=seat.name, seat=seat.index, turn_id=wait.turn_id), ev.ms)
 
-    def too_long(self, seat_index: int, detail: str, head: bytes, ms: float, lineno: int | None = None) -> bytes | None:
-        """Seat ``seat_index`` wrote a line longer than ``FaultPolicy.max_line``
-        (``head``: its start; ``detail``: the framing's description). Returns
-        bytes to write to that seat at once, or None."""
-        seat, wait = self._awaited(seat_index)
-        log = self.log
-        if log is not None and self.canonical:  # (version 1 logs did not record a line too long)
-            self._record(seat, lambda: log.inbound(seat.index, head, ms, False, lineno, True))
-        err = BotMalformed(detail, bot=seat.name, seat=seat.index, turn_id=wait.turn_id, problem=Problem("too_long"))
-        return self._refused(seat, wait, err, ms)
+    def _too_long(self, ev: TooLong) -> bytes | None:
+        """The seat wrote a line longer than ``FaultPolicy.max_line``: a malformed
+        reply (retried by the policy like any other)."""
+        seat, wait = self._awaited(ev.seat)
+        err = BotMalformed(ev.detail, bot=seat.name, seat=seat.index, turn_id=wait.turn_id, problem=Problem("too_long"))
+        return self._refused(seat, wait, err, ev.ms)
 
-    def write_failed(self, seat_index: int, fault: str, detail: str) -> None:
-        """A write to ``seat_index`` failed: its stdin is closed (``fault``
-        "crash") or it stopped reading (``fault`` "timeout"). A seat that has
-        no fault yet gets one (without a turn id)."""
-        seat = self.seats[seat_index]
-        seat.writable = False
-        seat.out = []
-        seat.out_size = 0
+    def _write_failed(self, ev: WriteFailed) -> None:
+        """A write to the seat failed. A seat that has no fault yet gets one
+        (without a turn id)."""
+        seat = self.seats[ev.seat]
+        self._pipe_closed(ev.seat)
         if seat.faulted or not self.playing:
             return
-        err: BotError = (BotTimeout if fault == "timeout" else BotCrashed)(detail, bot=seat.name, seat=seat.index)
+        kind = BotTimeout if ev.fault == "timeout" else BotCrashed
+        err: BotError = kind(ev.detail, bot=seat.name, seat=seat.index)
         if seat.wait is not None:
             self._fail(seat, err, None)
         else:
             self._fault_now(seat, err)
 
-    def pipe_closed(self, seat_index: int) -> None:
-        """Writes to ``seat_index`` fail (its stdin is closed): queue nothing more for it."""
+    def _pipe_closed(self, seat_index: int) -> None:
+        """Writes to the seat fail (its stdin is closed): queue nothing more for it."""
         seat = self.seats[seat_index]
         seat.writable = False
         seat.out = []
         seat.out_size = 0
 
-    def stale_line(self, seat_index: int, line: bytes, ms: float, lineno: int | None = None) -> bytes | None:
+    def _stale_line(self, ev: StaleLine) -> bytes | None:
         """A line a seat wrote after it timed out (read by the driver until the
         end of the game; ``ms`` since that turn was written). The first is a
         ``stale`` fault (logged; the bot gets the ``error`` returned here; no
         event to the other seats); later ones are logged and discarded, up to
         :data:`STALE_LOG_LINES` lines and :data:`STALE_LOG_BYTES` bytes per seat and
         game; those over it are only counted (the seat's stderr record says how many)."""
-        seat = self.seats[seat_index]
-        ms = round(ms, 3)  # as the log records it, so that a replay words the detail alike (607.4996 is 607.5)
-        log = self.log
+        seat = self.seats[ev.seat]
+        if seat.timed_out_turn is None:
+            raise RuntimeError(f"seat {ev.seat} did not time out: its line is not stale")
+        line, lineno = ev.line, ev.lineno
+        ms = round(ev.ms, 3)  # as the log records it, so that a replay words the detail alike (607.4996 is 607.5)
+        log = self._sink
         logged = seat.stale_logged
         if logged[0] >= STALE_LOG_LINES or (logged[0] and logged[1] + len(line) > STALE_LOG_BYTES):
             seat.stale_dropped[0] += 1
@@ -766,8 +879,7 @@ class HandMachine:
         else:
             logged[0] += 1
             logged[1] += len(line)
-            if log is not None:
-                self._record(seat, lambda: log.inbound(seat.index, line, ms, False, lineno))
+            self._log_input(ev)
         if seat.stale_recorded:
             return None
         seat.stale_recorded = True
@@ -790,11 +902,16 @@ class HandMachine:
             self.faults.append(rec)
             if log is not None:
                 log.timed("fault", rec.to_json())
-                if data is not None and self.canonical:  # (version 1 logs did not record this write)
-                    log.out(seat.index, [data])
+                if data is not None:
+                    self._log_stale_error(seat.index, data)
 
-        self._record(seat, record)
+        self._defer(seat, record)
         return data + _NL if data is not None else None
+
+    def _log_stale_error(self, seat: int, data: bytes) -> None:
+        """Log the ``error`` written for a stale line (a hook: version 1 logs lack it)."""
+        if self._sink is not None:
+            self._sink.out(seat, [data])
 
     def _awaited(self, seat_index: int) -> tuple[_Seat, Wait]:
         seat = self.seats[seat_index]
@@ -818,7 +935,7 @@ class HandMachine:
         lines, data = self._error_out(seat, err)
         if self._simul is not None:
             self._simul[seat.hs].fault = err
-            self._record(seat, lambda: self._fault_record(seat, err, lines))  # in seat order (canonical)
+            self._defer(seat, lambda: self._fault_record(seat, err, lines))  # in seat order
             self._maybe_complete()
             return data
         self._fault_record(seat, err, lines)
@@ -836,7 +953,7 @@ class HandMachine:
         lines, data = self._error_out(seat, err)
         self._fault_record(seat, err, lines)
         if data is not None:
-            self.writes.append((seat.index, data, ERROR_WRITE_S))
+            self._writes.append((seat.index, data, ERROR_WRITE_S))
 
     def _error_out(self, seat: _Seat, err: BotError) -> tuple[list[bytes] | None, bytes | None]:
         """The seat's pending lines and the fault's ``error``, as one write (not logged yet)."""
@@ -853,21 +970,21 @@ class HandMachine:
         rec.with_problem(err.problem)
         self.faults.append(rec)
         seat.faulted = True
-        if self.log is not None:
-            self.log.timed("fault", rec.to_json())
+        if self._sink is not None:
+            self._sink.timed("fault", rec.to_json())
             if lines is not None:
-                self.log.out(seat.index, lines)
-        if self.observer is not None:
-            self.observer.faulted(self, rec)
-        if seat.in_hand and self.state is not None:
+                self._sink.out(seat.index, lines)
+        if self._observer is not None:
+            self._observer.faulted(self, rec)
+        if seat.in_hand and self._state is not None:
             self._enqueue_flush(
                 [{"kind": "fault", "seat": seat.hs, "fault": err.fault, "detail": public_fault_detail(err.fault)}]
             )
 
-    def _record(self, seat: _Seat, fn: Callable[[], None]) -> None:
-        """Log now or, for a seat of a simultaneous decision (canonical order), when it completes."""
+    def _defer(self, seat: _Seat, fn: Callable[[], None]) -> None:
+        """Log now or, for a seat of a simultaneous decision, when it completes (in seat order)."""
         simul = self._simul
-        if simul is not None and self.canonical and seat.in_hand and seat.hs in simul:
+        if simul is not None and seat.in_hand and seat.hs in simul:
             simul[seat.hs].records.append(fn)
         else:
             fn()
@@ -881,7 +998,7 @@ class HandMachine:
     # ------------------------------------------------------------------ simultaneous decisions
     def _check(self, hs: int, action: Any) -> Any:
         """Judge a simultaneous play without applying it (raises IllegalAction)."""
-        state = self.state
+        state = self._state
         card = action.card
         for legal in state.legal_actions(hs):
             if legal.card == card:
@@ -897,7 +1014,7 @@ class HandMachine:
         if simul is None or self.waits:
             return
         self._simul = None
-        state = self.state
+        state = self._state
         decide = self._decide
         seats = self.hand_seats
         try:
@@ -911,10 +1028,10 @@ class HandMachine:
                 if got is not None and got.fault is None:
                     applied = state.apply(hs, got.action)
                     events.extend(applied)
-                    if self.log is not None:
-                        self.log.act_raw(seat.index, got.turn_id, decide, got.raw, got.ms, got.wall)
-                    if self.observer is not None:
-                        self.observer.applied(self, seat.index, decide, got.action, applied, False, got.ms)
+                    if self._sink is not None:
+                        self._sink.act_raw(seat.index, got.turn_id, decide, got.raw, got.ms, got.wall)
+                    if self._observer is not None:
+                        self._observer.applied(self, seat.index, decide, got.action, applied, False, got.ms)
                 else:
                     self._apply_fallback(seat, decide, events.extend)
             self._enqueue_flush(events)
@@ -928,17 +1045,17 @@ class HandMachine:
         """The hand's fallback generator (``state.fallback_rng()``), made on first use."""
         rng = self._fallback
         if rng is None:
-            state = self.state
+            state = self._state
             fb = getattr(state, "fallback_rng", None)
             rng = self._fallback = fb() if callable(fb) else Rng(derive(getattr(state, "seed", None) or 0, "fallback"))
         return rng
 
     def _apply_fallback(self, seat: _Seat, decide: str, sink: Callable[[list[dict[str, Any]]], Any]) -> None:
-        state = self.state
+        state = self._state
         action = state.random_action(seat.hs, self.fallback())
         events = state.apply(seat.hs, action)
-        if self.log is not None:
-            self.log.timed(
+        if self._sink is not None:
+            self._sink.timed(
                 "act",
                 {
                     "seat": seat.index,
@@ -949,8 +1066,8 @@ class HandMachine:
                     "ms": 0.0,
                 },
             )
-        if self.observer is not None:
-            self.observer.applied(self, seat.index, decide, action, events, True, None)
+        if self._observer is not None:
+            self._observer.applied(self, seat.index, decide, action, events, True, None)
         sink(events)
 
     def _queue(self, seat: _Seat, line: bytes) -> None:
@@ -995,10 +1112,10 @@ class HandMachine:
             return
         seat.out = []
         seat.out_size = 0
-        if self.log is not None:
-            self.log.out(seat.index, lines)
+        if self._sink is not None:
+            self._sink.out(seat.index, lines)
         lines.append(b"")
-        self.writes.append((seat.index, _NL.join(lines), seat.write_s))
+        self._writes.append((seat.index, _NL.join(lines), seat.write_s))
 
     # ------------------------------------------------------------------ the end of a hand
     def _end_hand_failed(self, exc: BaseException) -> None:
@@ -1023,11 +1140,11 @@ class HandMachine:
         for seat in seats:
             self._flush(seat)
         self._ended = (scores, ranks, reason, detail)
-        if self.observer is not None:
-            self.observer.hand_ended(self, scores, ranks, reason, detail)
-        self.barrier = True
-        if not self.writes:
-            self.written()
+        if self._observer is not None:
+            self._observer.hand_ended(self, scores, ranks, reason, detail)
+        self._barrier = True
+        if not self._writes:
+            self._written()
 
     def _after_end(self) -> None:
         ended = self._ended
@@ -1080,12 +1197,12 @@ class HandMachine:
             self.playing = False
         forfeits = sorted({f.seat for f in self.faults})
         scores, ranks = self.scores, self.ranks
-        if self.log is not None:
+        if self._sink is not None:
             for s in self.seats:
                 err: dict[str, Any] = {"seat": s.index, "bot": s.name, "tail": stderr_tails[s.index]}
                 if s.stale_dropped[0]:
                     err["stale_dropped"] = {"lines": s.stale_dropped[0], "bytes": s.stale_dropped[1]}
-                self.log.record({"stderr": err})
+                self._sink.record({"stderr": err})
             footer: dict[str, Any] = {
                 "scores": scores,
                 "ranks": ranks,
@@ -1098,7 +1215,7 @@ class HandMachine:
             }
             if log_capped:
                 footer["log_capped"] = True
-            self.log.record({"footer": footer})
+            self._sink.record({"footer": footer})
         return GameResult(
             game_id=self.spec.game_id,
             scores=list(scores),
@@ -1119,8 +1236,8 @@ class HandMachine:
 
     # ------------------------------------------------------------------ helpers
     def _log_rec(self, rec: dict[str, Any]) -> None:
-        if self.log is not None:
-            self.log.record(rec)
+        if self._sink is not None:
+            self._sink.record(rec)
 
 
 def _tag(msg: Any) -> str:

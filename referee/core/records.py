@@ -13,6 +13,10 @@ first line; every other line is one record, told apart by its key:
   (``in``, embedded as JSON) or a line that did not (``bad``, as text);
   ``line`` is the line's number in the bot's output (log version 2);
 * ``fault`` (:class:`FaultRec`), ``retry`` (:class:`RetryRec`);
+* ``input`` (:class:`InputRec`) - an input of the hand machine other than a
+  reply, as it came (:mod:`referee.core.inputs`: a line too long, a timeout, a
+  crash, a failed write, a closed pipe, a stale line, a bot dead at the start),
+  so that replay feeds the machine the very inputs it had (log version 3);
 * ``capped`` (:class:`CappedRec`) - the log reached its size limit and stops
   recording the play here (log version 2);
 * ``hand_end`` (:class:`HandEndRec`), ``stderr`` (:class:`StderrRec`, one per
@@ -26,7 +30,10 @@ frequent records (``out``, ``act``, ``in``) as bytes by hand for speed; the
 tests check that everything it writes decodes as these Structs. Version 2
 added ``in.line``, ``bad.line``/``bad.long``, ``capped``, ``footer.log_capped``,
 ``seats[].sandbox``, the end reason ``stalled`` and ``policy.max_log_bytes``;
-version 1 logs are read too (see :mod:`referee.runtime.replay`).
+version 3 added the ``input`` records (a line too long and a stale line are
+recorded as ``input`` records, no longer as ``bad``/``in`` records). Versions
+1 and 2 are read too (:mod:`referee.runtime.replay.legacy` turns them into
+the machine's inputs).
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from typing import Any
 
 import msgspec
 
+from .inputs import LoggedInput
 from .spec import ClockSpec, EndReason, FaultKind, FaultPolicy, FaultRecord
 
 __all__ = [
@@ -50,6 +58,7 @@ __all__ = [
     "ActRec",
     "InRec",
     "FaultRec",
+    "InputRec",
     "RetryInfo",
     "RetryRec",
     "CappedInfo",
@@ -68,8 +77,8 @@ __all__ = [
 ]
 
 LOG_KIND = "card-referee-game"
-LOG_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+LOG_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 
 
 class _S(msgspec.Struct, kw_only=True):
@@ -157,6 +166,13 @@ class FaultRec(_S):
     fault: FaultRecord
 
 
+class InputRec(_S):
+    """An input of the hand machine other than a reply, as it came (version 3)."""
+
+    t: float
+    input: LoggedInput
+
+
 class RetryInfo(_S):
     seat: int
     id: int
@@ -230,6 +246,7 @@ RECORD_TYPES: dict[str, type] = {
     "out": OutRec,
     "act": ActRec,
     "fault": FaultRec,
+    "input": InputRec,
     "hand": HandRec,
     "hand_end": HandEndRec,
     "in": InRec,

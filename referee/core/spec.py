@@ -116,7 +116,7 @@ class ClockSpec(msgspec.Struct, kw_only=True):
 
     def to_json(self) -> dict[str, Any]:
         """The log header's form (builtins; ``wall_ceiling_ms`` resolved)."""
-        out: dict[str, Any] = msgspec.to_builtins(self.resolved())  # type: ignore[assignment]
+        out: dict[str, Any] = msgspec.to_builtins(self.resolved())
         return out
 
 
@@ -143,7 +143,7 @@ class FaultPolicy(msgspec.Struct, kw_only=True):
     max_log_bytes: Annotated[int, Meta(ge=65536)] = 32 * 1024 * 1024
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = msgspec.to_builtins(self)  # type: ignore[assignment]
+        out: dict[str, Any] = msgspec.to_builtins(self)
         return out
 
 

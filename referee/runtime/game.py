@@ -4,7 +4,11 @@
 which holds every rule of the protocol) with trio and real bot processes. This
 module only does what needs I/O and a clock:
 
-* writes what the machine hands out (:attr:`HandMachine.writes`): one
+* feeds the machine what happened, one typed input at a time
+  (:meth:`HandMachine.feed` with a :mod:`referee.core.inputs` Struct: a reply,
+  a line too long, a timeout, a crash, a failed write, a closed pipe, a stale
+  line, a bot dead at the start, ``WRITTEN``);
+* writes what the machine hands out (:meth:`HandMachine.take_writes`): one
   non-blocking ``write`` in the usual case; a write that does not fit the pipe
   waits at most its timeout (the seat's wall limit + 0.5 s; 0.5 s for an
   ``error``), and a bot that stops reading its stdin is reported as a
@@ -47,6 +51,17 @@ from typing import Any, Protocol, Sequence
 
 import trio
 
+from referee.core.inputs import (
+    WRITTEN,
+    Crash,
+    DeadAtStart,
+    PipeClosed,
+    Reply,
+    StaleLine,
+    Timeout,
+    TooLong,
+    WriteFailed,
+)
 from referee.core.machine import HandMachine, Observer, Wait, action_json, share_wins
 from referee.core.spec import GameResult, GameSpec
 
@@ -86,7 +101,6 @@ class _Driver:
         self.spec = spec
         self.bots = list(bots)
         HandMachine.validate(spec, len(bots))
-        self.m = HandMachine(spec, [b.name for b in bots], first_ids=[b.next_id for b in bots], observer=watch)
         self.watch = watch
         self.log: GameLog | None = None
         if log_dir is not None:
@@ -96,7 +110,11 @@ class _Driver:
                 max_bytes=spec.policy.max_log_bytes,
                 compress=compress,
             )
-            self.m.log = self.log
+        self.m = HandMachine(
+            spec, [b.name for b in bots], first_ids=[b.next_id for b in bots], sink=self.log, observer=watch
+        )
+        #: writes taken from the machine and not finished yet (the fast path found a pipe full)
+        self.pending: list[tuple[int, bytes, float]] = []
         self._now = trio.lowlevel.current_clock().current_time  # trio's clock, without the run-context lookup
         self.nursery: trio.Nursery | None = None
         self.drains: dict[int, tuple[trio.CancelScope, trio.Event, float]] = {}
@@ -126,15 +144,11 @@ class _Driver:
         try:
             async with trio.open_nursery() as nursery:
                 self.nursery = nursery
-                m.start(
-                    {
-                        i: "the bot process is not running at the start of the game"
-                        + (f" ({b.death})" if b.death else "")
-                        for i, b in enumerate(self.bots)
-                        if not b.alive
-                    }
-                )
-                while m.playing or m.writes:
+                for i, b in enumerate(self.bots):
+                    if not b.alive:
+                        m.feed(DeadAtStart(seat=i, death=b.death))
+                m.start()
+                while m.playing or m.writes or self.pending:
                     with trio.CancelScope() as scope:
                         self._scope = scope
                         self._armed = math.inf
@@ -182,7 +196,7 @@ class _Driver:
         scope = self._scope
         assert scope is not None
         while True:
-            if m.writes and not self._write_fast():
+            if (m.writes or self.pending) and not self._write_fast():
                 await self._write_all()
                 continue
             waits = m.waits
@@ -217,7 +231,7 @@ class _Driver:
                     await trio.lowlevel.checkpoint()
                 self._waiting = None
                 if line is not None:
-                    data = m.reply(seat, line, (now() - t0) * 1000, None, bot.reader.lineno)
+                    data = m.feed(Reply(seat=seat, line=line, ms=(now() - t0) * 1000, lineno=bot.reader.lineno))
                     if data is not None:
                         await self._after_refusal(w, data, t0)
                     continue
@@ -235,14 +249,15 @@ class _Driver:
 
     def _write_fast(self) -> bool:
         """The usual case: every write the machine hands out fits its pipe at once.
-        Returns False (nothing taken) when one may not: :meth:`_write_all` then does them."""
+        Returns False when one may not: the rest is in :attr:`pending`, and
+        :meth:`_write_all` does it."""
         m = self.m
-        if self.partial:
+        if self.partial or self.pending:
             return False
         bots = self.bots
         cpu_seats = self._cpu_seats
-        while m.writes:  # written() may hand out more (the next hand)
-            writes = m.writes
+        while m.writes:  # WRITTEN may hand out more (the next hand)
+            writes = m.take_writes()
             for i, (seat, data, timeout_s) in enumerate(writes):
                 if cpu_seats and seat in cpu_seats:
                     self._cpu_sent[seat] = bots[seat].cpu_seconds()
@@ -257,22 +272,22 @@ class _Driver:
                         self._broken.add(seat)
                     else:
                         rest[0] = (seat, data[sent:], timeout_s)
-                    m.writes = rest
+                    self.pending = rest
                     return False
-            m.writes = []
             if m.barrier:
-                m.written()
+                m.feed(WRITTEN)
         return True
 
     # ------------------------------------------------------------------ writes
     async def _write_all(self) -> None:
         """Write what the machine hands out; report failures; let it go on."""
         m = self.m
-        while m.writes:
+        while m.writes or self.pending:
             stuck: list[tuple[int, memoryview, float]] = []
             failed: list[tuple[int, str, str]] = []
             awaited = {w.seat for w in m.waits}
-            for seat, data, timeout_s in m.take_writes():
+            todo, self.pending = self.pending + m.take_writes(), []
+            for seat, data, timeout_s in todo:
                 bot = self.bots[seat]
                 if seat in self._broken:
                     self._broken.discard(seat)
@@ -312,8 +327,8 @@ class _Driver:
                 if fault == "crash" and not detail:
                     self._disarm()
                     detail = f"its stdin is closed ({await bot.exit_description()})"
-                m.write_failed(seat, fault, detail)
-        m.written()
+                m.feed(WriteFailed(seat=seat, fault=fault, detail=detail))  # type: ignore[arg-type]
+        m.feed(WRITTEN)
 
     async def _send_rest(self, seat: int, rest: memoryview, timeout_s: float) -> tuple[str, str] | None:
         """Finish a write; None when done, else (fault, detail)."""
@@ -335,7 +350,7 @@ class _Driver:
             return
         bot = self.bots[seat]
         if not bot.pipe_open or bot.closed:
-            self.m.pipe_closed(seat)
+            self.m.feed(PipeClosed(seat=seat))
             return
         self._disarm()
         with trio.move_on_after(0.5) as scope:
@@ -343,10 +358,10 @@ class _Driver:
                 await bot.send_bytes(data)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 bot.stdin_failed()
-                self.m.pipe_closed(seat)
+                self.m.feed(PipeClosed(seat=seat))
         if scope.cancelled_caught:
             bot.stdin_failed()
-            self.m.pipe_closed(seat)
+            self.m.feed(PipeClosed(seat=seat))
 
     # ------------------------------------------------------------------ replies
     async def _resume_wait(self) -> None:
@@ -364,7 +379,7 @@ class _Driver:
         leaves the turn awaited, so go on waiting for it."""
         self._disarm()
         await self._write_now(w.seat, data)
-        if self.m.seats[w.seat].wait is w:
+        if self.m.awaiting(w.seat) is w:
             await self._wait_reply(w, t0, None, resumed=True)
 
     async def _wait_reply(
@@ -376,14 +391,13 @@ class _Driver:
         m = self.m
         seat = w.seat
         bot = self.bots[seat]
-        mseat = m.seats[seat]
         if seat in self.partial:
             rest = self.partial.pop(seat)
             res = await self._send_rest(seat, rest, w.clock.ceiling_ms() / 1000 + 0.5)
             if res is not None:
                 bot.stdin_failed()
                 bot.lost()
-                m.write_failed(seat, *res)
+                m.feed(WriteFailed(seat=seat, fault=res[0], detail=res[1]))  # type: ignore[arg-type]
                 return
         now = self._now
         if t0 is None:
@@ -402,7 +416,7 @@ class _Driver:
             deadline = t0 + w.limit_ms / 1000
         cpu0 = started or 0.0
         fresh = not resumed and first is None
-        while mseat.wait is w:
+        while m.awaiting(seat) is w:
             line: bytes | None = None
             err: Any = None
             timed_out = False
@@ -440,39 +454,28 @@ class _Driver:
                 if line is not None and ms > w.limit_ms:
                     timed_out = True
             if timed_out:
-                what = "CPU time" if cpu_mode else "time"
-                lim = f"{w.limit_ms:.0f} ms" + (
-                    " (bank)" if clock.bank_ms is not None and w.limit_ms < clock.move_ms else ""
-                )
-                # the CPU actually used tells a CPU-limit timeout from a wall-ceiling one (overloaded machine)
-                ceiling = (
-                    f", wall ceiling {wall_limit * 1000:.0f} ms (it used {ms:.0f} ms of CPU in {wall_ms:.0f} ms)"
-                    if cpu_mode
-                    else ""
-                )
                 bot.lost()
-                data = m.timeout(
-                    seat, f"no reply to turn {w.turn_id} ({w.decide}) within the {what} limit of {lim}{ceiling}", ms
-                )
+                detail = _timeout_detail(w, wall_limit * 1000 if cpu_mode else None, ms, wall_ms)
+                data = m.feed(Timeout(seat=seat, detail=detail, ms=ms))
                 await self._write_now(seat, data)
                 if bot.pipe_open and not bot.closed:
-                    self._start_drain(seat, t0)
+                    self._start_drain(seat, t0, w)
                 return
             if err is _CLOSED:
                 bot.stdin_failed()
                 bot.lost()
-                m.crash(
-                    seat,
+                detail = (
                     f"the bot closed its stdout during turn {w.turn_id} "
-                    f"({await bot.exit_description()}){bot.stderr_hint()}",
-                    ms,
+                    f"({await bot.exit_description()}){bot.stderr_hint()}"
                 )
+                m.feed(Crash(seat=seat, detail=detail, ms=ms))
                 return
             if isinstance(err, LineTooLong):
-                data = m.too_long(seat, str(err), err.head, ms, err.lineno)
+                data = m.feed(TooLong(seat=seat, head=err.head, detail=str(err), ms=ms, lineno=err.lineno))
             else:
                 assert line is not None
-                data = m.reply(seat, line, ms, wall_ms if cpu_mode else None, bot.reader.lineno)
+                wall = wall_ms if cpu_mode else None
+                data = m.feed(Reply(seat=seat, line=line, ms=ms, wall_ms=wall, lineno=bot.reader.lineno))
             if data is not None:
                 await self._write_now(seat, data)
 
@@ -495,10 +498,10 @@ class _Driver:
             self._armed = math.inf
 
     # ------------------------------------------------------------------ stale lines
-    def _start_drain(self, seat: int, t_turn: float) -> None:
+    def _start_drain(self, seat: int, t_turn: float, w: Wait) -> None:
         assert self.nursery is not None
         bot = self.bots[seat]
-        until = self._now() + min(max(self.m.seats[seat].clock.ceiling_ms(), 250), 1000) / 1000
+        until = self._now() + min(max(w.clock.ceiling_ms(), 250), 1000) / 1000
         scope = trio.CancelScope()
         done = trio.Event()
         self.drains[seat] = (scope, done, until)
@@ -515,14 +518,15 @@ class _Driver:
                         line = await bot.reader.read_line()
                     except LineTooLong:
                         continue
-                    data = self.m.stale_line(seat, line, (self._now() - t_turn) * 1000, bot.reader.lineno)
+                    ms = (self._now() - t_turn) * 1000
+                    data = self.m.feed(StaleLine(seat=seat, line=line, ms=ms, lineno=bot.reader.lineno))
                     if data is not None:
                         with trio.move_on_after(0.5):
                             try:
                                 await bot.send_bytes(data)
                             except (trio.BrokenResourceError, trio.ClosedResourceError):
                                 bot.stdin_failed()
-                                self.m.pipe_closed(seat)
+                                self.m.feed(PipeClosed(seat=seat))
                         done.set()
             except StreamClosed:
                 pass
@@ -534,6 +538,20 @@ class _Driver:
             with trio.move_on_at(until):
                 await done.wait()
             scope.cancel()
+
+
+def _timeout_detail(w: Wait, ceiling_ms: float | None, ms: float, wall_ms: float) -> str:
+    """A timeout's detail; ``ceiling_ms``: the wall ceiling of a cpu clock (None: a wall clock)."""
+    clock = w.clock
+    what = "CPU time" if ceiling_ms is not None else "time"
+    lim = f"{w.limit_ms:.0f} ms" + (" (bank)" if clock.bank_ms is not None and w.limit_ms < clock.move_ms else "")
+    # the CPU actually used tells a CPU-limit timeout from a wall-ceiling one (overloaded machine)
+    ceiling = (
+        f", wall ceiling {ceiling_ms:.0f} ms (it used {ms:.0f} ms of CPU in {wall_ms:.0f} ms)"
+        if ceiling_ms is not None
+        else ""
+    )
+    return f"no reply to turn {w.turn_id} ({w.decide}) within the {what} limit of {lim}{ceiling}"
 
 
 #: what a game log keeps of a bot's stderr once its budget (``BotSession.log_budget``) is spent

@@ -277,6 +277,10 @@ class GameLog:
                 raw = raw.replace(b"\r", b" ")
             self._act = (self._now() - self._t0, seat, turn_id, decide, raw, ms, wall_ms)
 
+    def input(self, event: Any) -> None:
+        """Log an input of the hand machine other than a reply (an ``input`` record)."""
+        self.timed("input", event)
+
     def close(self) -> None:
         if self._open:
             if self._act is not None:

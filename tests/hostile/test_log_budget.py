@@ -4,6 +4,7 @@ the rest counted in its stderr record; the log still replays (referee replay).""
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -23,9 +24,9 @@ def test_a_stale_line_flood_is_counted_not_logged(tmp_path: Path) -> None:
     assert {f.fault for f in result.faults if f.seat == 1} == {"timeout", "stale"}
     log = Path(result.log_path)
     records = [json.loads(line) for line in read_log_bytes(log.read_bytes()).splitlines()]
-    stale = [r for r in records if r.get("from") == 1 and ("in" in r or "bad" in r)]
-    assert 1 <= len(stale) <= STALE_LOG_LINES
-    assert sum(len(json.dumps(r["in"])) for r in stale if "in" in r) <= STALE_LOG_BYTES
+    stale = [r["input"] for r in records if r.get("input", {}).get("type") == "stale_line"]  # log version 3
+    assert all(s["seat"] == 1 for s in stale) and 1 <= len(stale) <= STALE_LOG_LINES
+    assert sum(len(base64.b64decode(s["line"])) for s in stale) <= STALE_LOG_BYTES
     err = next(r["stderr"] for r in records if "stderr" in r and r["stderr"]["seat"] == 1)
     dropped = err["stale_dropped"]
     assert dropped["lines"] > 0 and dropped["bytes"] >= dropped["lines"] * 20  # it read, counted, did not log

@@ -46,6 +46,45 @@ def test_version_1_logs_still_replay(v1_logs, capsys):
     assert kinds == {"crash", "illegal", "malformed", "stale", "timeout"}
 
 
+@pytest.fixture(scope="module")
+def v2_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Logs written by the referee before the typed input stream (log version 2, main at b50ad56,
+    written by data/make_v2_logs.py): faults of every kind, retries, lines too long, stale lines, a
+    bot dead at the start, a bank, a cpu clock, simultaneous chickens plays, matches."""
+    d = tmp_path_factory.mktemp("v2")
+    with tarfile.open(DATA / "v2-logs.tar.gz") as tar:
+        tar.extractall(d, filter="data")
+    return {p.stem: p for p in sorted(d.glob("*.jsonl"))}
+
+
+def test_version_2_logs_still_replay(v2_logs):
+    assert len(v2_logs) == 6
+    kinds: set[str] = set()
+    records: set[str] = set()
+    retried: set[str] = set()
+    for name, path in v2_logs.items():
+        assert json.loads(path.read_text().splitlines()[0])["log_version"] == 2
+        report = replay(path)
+        assert report.ok, (name, report.mismatches)
+        kinds |= {f["fault"] for f in report.faults}
+        recs = log_records(path)[1:]
+        records |= {record_type(r)[0] for r in recs}  # type: ignore[index]
+        retried |= {r["retry"]["fault"] for r in recs if "retry" in r}
+    assert kinds == {"crash", "illegal", "stale", "timeout"} and retried == {"illegal", "malformed"}
+    assert {"in", "bad", "retry"} <= records and "input" not in records
+
+
+def test_a_forged_version_2_log_is_caught(v2_logs, tmp_path, capsys):
+    lines = v2_logs["v2-kwartet"].read_text().splitlines()
+    i = next(k for k, x in enumerate(lines) if '"long":true' in x)  # a line too long: its record is the input
+    rec = json.loads(lines[i])
+    rec["from"] = (rec["from"] + 1) % 4
+    forged = tmp_path / "forged.jsonl"
+    forged.write_text("\n".join(lines[:i] + [json.dumps(rec)] + lines[i + 1 :]) + "\n")
+    assert main(["replay", "-q", str(forged)]) == 1
+    assert f"line {i + 1}: " in capsys.readouterr().out
+
+
 def test_a_forged_version_1_log_is_caught(v1_logs, tmp_path, capsys):
     lines = v1_logs["v1-kwartet"].read_text().splitlines()
     i = next(k for k, x in enumerate(lines) if '"fallback":true' in x)

@@ -366,7 +366,10 @@ def test_times_never_decrease(logs, tmp_path, capsys):
 def test_a_timeout_fault_sooner_than_the_limit_is_caught(logs, tmp_path, capsys):
     recs = _recs(logs["timeout"])
     i = _find(recs, lambda r: r.get("fault", {}).get("fault") == "timeout")
-    recs[i]["t"] = max(r["t"] for r in recs[:i] if "t" in r)  # right after the turn: long before 200 ms
+    early = max(r["t"] for r in recs[:i] if "t" in r and "input" not in r)  # right after the turn: before 200 ms
+    recs[i]["t"] = early
+    assert recs[i - 1]["input"]["type"] == "timeout"  # the input the fault records (log version 3)
+    recs[i - 1]["t"] = early
     out = _mismatch(tmp_path, recs, capsys)
     assert f"line {i + 1}: the timeout fault of seat" in out and "its limit is 200.000 ms" in out, out
 
