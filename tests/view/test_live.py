@@ -16,7 +16,7 @@ import trio
 
 from referee.errors import UserError
 from referee.rules import get_variant
-from referee.runtime import ClockSpec, GameSpec, play_game, start_bots
+from referee.runtime import ClockSpec, FaultPolicy, GameSpec, play_game, start_bots
 from referee.view.frames import HEADER_FIELDS, frames_from_log
 from referee.view.live import (
     END_LINE,
@@ -129,6 +129,36 @@ async def test_follow_yields_a_running_games_frames_in_order_and_ends(tmp_path: 
     assert got[1:] == page["frames"]
     assert [f["i"] for f in got[1:]] == list(range(len(page["frames"])))
     assert result.reason == "complete"
+
+
+@pytest.mark.parametrize("variant", ["kwartet", "chickens"])
+async def test_faults_retries_and_fallback_moves_made_live_are_the_replays_frames(tmp_path: Path, variant: str) -> None:
+    """The builder on the playing machine (hand ends checked) and on the replay of the log (every
+    action checked) give the same page for a game with a retry, an illegal move, a crash and the
+    fallback moves after them."""
+    out = tmp_path / "night"
+    games = out / "games"
+    games.mkdir(parents=True)
+    gid = f"{variant}-4p-t0000-d000-r0"
+    clock = ClockSpec(move_ms=3000)
+    specs = [
+        bot("illegal", "illegal_bot.py", BOT_FAULT_AT="2", BOT_THEN_LEGAL="1"),
+        bot("crash", "crash_bot.py", BOT_FAULT_AT="3"),
+        bot("r1", RANDOM_BOT),
+        bot("r2", RANDOM_BOT),
+    ]
+    spec = GameSpec(gid, get_variant(variant), 4, seed=9, clock=clock, policy=FaultPolicy(retries=1))
+    async with trio.open_nursery() as nursery:
+        sessions = await start_bots(specs, clock, nursery)
+        try:
+            result = await play_game(spec, sessions, games, watch=LiveViewers.for_out(out).watch(gid))
+        finally:
+            for s in sessions:
+                await s.close()
+    page = _page(games / f"{gid}.frames.js")
+    kinds = {f["kind"] for f in page["frames"]}
+    assert {"fault", "retry"} <= kinds and any(f["fallback"] for f in page["frames"])
+    assert page == _same_json(frames_from_log(result.log_path)) and page["verified"] is True
 
 
 def _fake_live(out: Path, game_id: str, writer: dict[str, Any], frames: int, end: bool = False) -> Path:
