@@ -258,3 +258,20 @@ def test_a_watcher_that_cannot_write_does_not_stop_the_game(tmp_path: Path) -> N
     w.begin(None, {"game": "g-1", "players": 2, "rules": {}, "seats": []})  # type: ignore[arg-type]
     assert w.fd is None
     assert msgspec.json.decode(END_LINE) == {"end": True}
+
+
+def test_a_failing_builder_gives_up_without_stopping_the_game(tmp_path: Path) -> None:
+    class Broken:
+        frames: list[Any] = []
+
+        def applied(self, *args: Any) -> None:
+            raise KeyError("a bug")
+
+    w = LiveGameWriter(tmp_path / "live", tmp_path / "games", "g-1")
+    w.begin(None, {"game": "g-1", "players": 2, "rules": {}, "seats": []})  # type: ignore[arg-type]
+    assert live_path(tmp_path, "g-1").is_file()
+    w.builder = Broken()
+    w.applied(None, 0, "ask", None, [], False, None)  # type: ignore[arg-type]  # nothing raised
+    assert w.failed and not live_path(tmp_path, "g-1").exists()
+    w.end(None, False)  # type: ignore[arg-type]
+    assert not (tmp_path / "games").exists()  # no page: it is made from the log at the night's end
