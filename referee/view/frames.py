@@ -1,19 +1,19 @@
-"""The viewer's data ("frames", format version 1): made from a game log by the same
-core that replays it, checked and materialized here.
+"""The viewer's data ("frames", format version 1): made by the core that plays and replays the
+game, checked and materialized here.
 
-:func:`frames_from_log` replays a game log with :func:`referee.runtime.replay.replay_records`
-(the hand machine fed with the recorded replies) and, through the machine's
-observer hooks, takes a frame at every step: a hand starting, every public
-event of every action (an ask, the family it completed, a draw; a hidden
-chickens play, the reveal, each take, the next round), every fault and
-retry, and every hand's end. The format is version 1 of
-``docs/VIEWER-FORMAT.md`` (a frame's state is a patch on the previous one).
+The frames builder is the hand machine's observer: through its hooks it takes a frame at every
+step (a hand starting, every public event of every action - an ask, the family it completed, a
+draw; a hidden chickens play, the reveal, each take, the next round - every fault and retry, and
+every hand's end). During a night it is fed by the machine that plays the game
+(:mod:`referee.view.live`, which writes the frames as they are made and the page at the end);
+:func:`frames_from_log` feeds it from :func:`referee.runtime.replay.replay_records` for a game
+without a page. The format is version 1 of ``docs/VIEWER-FORMAT.md`` (a frame's state is a patch on
+the previous one).
 
-What a frame shows between the events of one action (an ask and the family
-it completes are one ``apply`` of the engine) is derived from the events'
-public contents; after the action's last event the frame's state is the
-engine's own, and the two are checked against each other, so the viewer can
-never disagree with ``referee replay``.
+The state a frame shows is derived from the events' public contents, with the engine's turn and
+waiting seats after an action's last event; the derived state is checked against the engine's at
+every hand's end, and after every action in the replay (``strict``), so the viewer can never
+disagree with ``referee replay`` (and ``referee verify`` compares every page with its log's frames).
 
 The consumer side (:func:`check_frames`, :func:`apply_patch`, :func:`materialize`)
 reads the format as the page's JavaScript does, for tests and tools.
@@ -111,24 +111,6 @@ def materialize(data: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 # ----------------------------------------------------------------------------- the producer
-
-_STATE_KEYS = (
-    "hands",
-    "counts",
-    "laid",
-    "scores",
-    "turn",
-    "waiting",
-    "stock",
-    "centre",
-    "played",
-    "round",
-    "leader",
-    "commissioner",
-    "dealer",
-    "faulted",
-    "in_hand",
-)
 
 
 #: a frame's fields, in order, before its own values (:meth:`_Frames._put`)

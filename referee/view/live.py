@@ -301,7 +301,11 @@ class LiveGameWriter:
     # -------------------------------------------------------------- GameWatch
     def begin(self, machine: HandMachine, header: dict[str, Any]) -> None:
         self.header = header
-        self.builder = new_builder(header)
+        try:
+            self.builder = new_builder(header)
+        except Exception:  # (a header the builder cannot read: no live file, the page from the log)
+            self.failed = True
+            return
         first = frames_header(header)
         me = _me()
         first["writer"] = {"host": me.host, "pid": me.pid, "since": me.since}
@@ -341,13 +345,16 @@ class LiveGameWriter:
             self.fd = None
 
     def end(self, result: GameResult, interrupted: bool) -> None:
+        if self.builder is None:
+            self.failed = True  # (never begun)
         try:
-            self._flush()
-            if self.fd is not None:
-                os.write(self.fd, END_LINE)
-            if not interrupted and self.lines:
-                self._write_page(result)
-        except (OSError, ValueError, TypeError):
+            if not self.failed:
+                self._flush()
+                if self.fd is not None:
+                    os.write(self.fd, END_LINE)
+                if not interrupted and self.lines:
+                    self._write_page(result)
+        except Exception:  # never stops the game (see the hooks below)
             self.failed = True
         finally:
             self._close()
@@ -377,9 +384,24 @@ class LiveGameWriter:
         write_atomic(self.pages / f"{self.game_id}.frames.js", text)
 
     # -------------------------------------------------------------- the machine's observer hooks
+    # A builder that fails (a bug: never expected) must not stop the game: the writer gives up, its
+    # live file is removed, and the page is made from the log at the night's end (which reports it).
+    def _give_up(self) -> None:
+        self.failed = True
+        self._close()
+        try:
+            self.path.unlink()
+        except OSError:
+            pass
+
     def hand_started(self, m: HandMachine) -> None:
-        self.builder.hand_started(m)
-        self._flush()
+        if self.failed:
+            return
+        try:
+            self.builder.hand_started(m)
+            self._flush()
+        except Exception:
+            self._give_up()
 
     def applied(
         self,
@@ -391,20 +413,40 @@ class LiveGameWriter:
         fallback: bool,
         ms: float | None,
     ) -> None:
-        self.builder.applied(m, seat, decide, action, events, fallback, ms)
-        self._flush()
+        if self.failed:
+            return
+        try:
+            self.builder.applied(m, seat, decide, action, events, fallback, ms)
+            self._flush()
+        except Exception:
+            self._give_up()
 
     def faulted(self, m: HandMachine, rec: FaultRecord) -> None:
-        self.builder.faulted(m, rec)
-        self._flush()
+        if self.failed:
+            return
+        try:
+            self.builder.faulted(m, rec)
+            self._flush()
+        except Exception:
+            self._give_up()
 
     def retried(self, m: HandMachine, seat: int, fault: str, detail: str, left: int) -> None:
-        self.builder.retried(m, seat, fault, detail, left)
-        self._flush()
+        if self.failed:
+            return
+        try:
+            self.builder.retried(m, seat, fault, detail, left)
+            self._flush()
+        except Exception:
+            self._give_up()
 
     def hand_ended(self, m: HandMachine, scores: list[Any], ranks: list[int], reason: str, detail: str | None) -> None:
-        self.builder.hand_ended(m, scores, ranks, reason, detail)
-        self._flush()
+        if self.failed:
+            return
+        try:
+            self.builder.hand_ended(m, scores, ranks, reason, detail)
+            self._flush()
+        except Exception:
+            self._give_up()
 
 
 class LiveViewers:

@@ -16,7 +16,7 @@ import trio
 
 from referee.errors import UserError
 from referee.rules import get_variant
-from referee.runtime import ClockSpec, GameSpec, play_game, start_bots
+from referee.runtime import ClockSpec, FaultPolicy, GameSpec, play_game, start_bots
 from referee.view.frames import HEADER_FIELDS, frames_from_log
 from referee.view.live import (
     END_LINE,
@@ -131,6 +131,36 @@ async def test_follow_yields_a_running_games_frames_in_order_and_ends(tmp_path: 
     assert result.reason == "complete"
 
 
+@pytest.mark.parametrize("variant", ["kwartet", "chickens"])
+async def test_faults_retries_and_fallback_moves_made_live_are_the_replays_frames(tmp_path: Path, variant: str) -> None:
+    """The builder on the playing machine (hand ends checked) and on the replay of the log (every
+    action checked) give the same page for a game with a retry, an illegal move, a crash and the
+    fallback moves after them."""
+    out = tmp_path / "night"
+    games = out / "games"
+    games.mkdir(parents=True)
+    gid = f"{variant}-4p-t0000-d000-r0"
+    clock = ClockSpec(move_ms=3000)
+    specs = [
+        bot("illegal", "illegal_bot.py", BOT_FAULT_AT="2", BOT_THEN_LEGAL="1"),
+        bot("crash", "crash_bot.py", BOT_FAULT_AT="3"),
+        bot("r1", RANDOM_BOT),
+        bot("r2", RANDOM_BOT),
+    ]
+    spec = GameSpec(gid, get_variant(variant), 4, seed=9, clock=clock, policy=FaultPolicy(retries=1))
+    async with trio.open_nursery() as nursery:
+        sessions = await start_bots(specs, clock, nursery)
+        try:
+            result = await play_game(spec, sessions, games, watch=LiveViewers.for_out(out).watch(gid))
+        finally:
+            for s in sessions:
+                await s.close()
+    page = _page(games / f"{gid}.frames.js")
+    kinds = {f["kind"] for f in page["frames"]}
+    assert {"fault", "retry"} <= kinds and any(f["fallback"] for f in page["frames"])
+    assert page == _same_json(frames_from_log(result.log_path)) and page["verified"] is True
+
+
 def _fake_live(out: Path, game_id: str, writer: dict[str, Any], frames: int, end: bool = False) -> Path:
     path = live_path(out, game_id)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -228,3 +258,20 @@ def test_a_watcher_that_cannot_write_does_not_stop_the_game(tmp_path: Path) -> N
     w.begin(None, {"game": "g-1", "players": 2, "rules": {}, "seats": []})  # type: ignore[arg-type]
     assert w.fd is None
     assert msgspec.json.decode(END_LINE) == {"end": True}
+
+
+def test_a_failing_builder_gives_up_without_stopping_the_game(tmp_path: Path) -> None:
+    class Broken:
+        frames: list[Any] = []
+
+        def applied(self, *args: Any) -> None:
+            raise KeyError("a bug")
+
+    w = LiveGameWriter(tmp_path / "live", tmp_path / "games", "g-1")
+    w.begin(None, {"game": "g-1", "players": 2, "rules": {}, "seats": []})  # type: ignore[arg-type]
+    assert live_path(tmp_path, "g-1").is_file()
+    w.builder = Broken()
+    w.applied(None, 0, "ask", None, [], False, None)  # type: ignore[arg-type]  # nothing raised
+    assert w.failed and not live_path(tmp_path, "g-1").exists()
+    w.end(None, False)  # type: ignore[arg-type]
+    assert not (tmp_path / "games").exists()  # no page: it is made from the log at the night's end

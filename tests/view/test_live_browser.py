@@ -20,7 +20,7 @@ SLOW_BOT = REPO / "tests" / "bots" / "slow_bot.py"
 def _slow_night(tmp_path: Path) -> Path:
     bots = "".join(
         f'[[bots]]\nname = "slow-{n}"\ncommand = ["{{python}}", "{SLOW_BOT}"]\n'
-        'env = { BOT_DELAY_MS = "50", BOT_SLOW_TURNS = "100000" }\n'
+        'env = { BOT_DELAY_MS = "120", BOT_SLOW_TURNS = "100000" }\n'
         for n in "abc"
     )
     cfg = tmp_path / "league.toml"
@@ -50,7 +50,8 @@ def test_a_game_is_watched_live_step_by_step_to_its_final_state(tmp_path: Path, 
         game = (link.get_attribute("data-testid") or "").removeprefix("watch-")
         href = link.get_attribute("href")
         page.goto(served.origin + (href or ""))
-        page.wait_for_selector('[data-testid="viewer"][data-ready="true"][data-live="following"]')
+        # (a loaded machine may take seconds to open the page: the bots think 120 ms a move)
+        page.wait_for_selector('[data-testid="viewer"][data-ready="true"][data-live="following"]', timeout=30_000)
         assert "live" in (page.text_content('[data-testid="verified"]') or "")
         step = "() => window.refereeViewer.step"
         steps = "() => window.refereeViewer.steps"

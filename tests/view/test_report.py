@@ -594,6 +594,7 @@ def test_bench_viewers_on_a_night(night: tuple[Path, str], capsys: pytest.Captur
     r = json.loads(capsys.readouterr().out)
     assert r["pages"] == len(_games(out)) and r["failed"] == 0 and r["night"] is None
     assert r["wall_ms_per_page"] > 0 and r["cpu_ms_per_page"] > 0 and r["sample"] == 2
+    assert isinstance(r["live_cpu_ms_per_page"], float) and r["replay_cpu_ms_per_game"] > 0  # made as played
     assert {p.name: p.stat().st_mtime_ns for p in (out / "games").glob("*.frames.js")} == before
     assert main(["bench", "viewers", "--out", str(out / "nothing-here")]) == 2  # a user error
     assert capsys.readouterr().err.startswith("error: bench viewers:")
