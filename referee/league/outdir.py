@@ -28,7 +28,7 @@ from typing import Any
 from referee.errors import UserError
 from referee.league.config import League, normalize_stored
 from referee.league.ledger import LEDGER_NAME, Ledger, MergedMeta, config_text
-from referee.league.roster import EPOCHS_META, WITHDRAWN_META, Growth, reconcile, stored_withdrawn
+from referee.league.roster import EPOCHS_META, WITHDRAWN_META, Growth, check_return, reconcile, stored_withdrawn
 from referee.league.shards import format_shards
 
 #: the ledger meta key saying how game ids number tables (:data:`referee.league.schedule.IDS`)
@@ -123,6 +123,8 @@ def open_night(league: League) -> tuple[League, Ledger, Growth | None]:
             withdrawn = stored_withdrawn(ledger.get_meta(WITHDRAWN_META))
             growth = reconcile(league, stored, withdrawn, out, ledger.get_meta(EPOCHS_META))
             league = growth.league
+            if growth.back:
+                check_return(league, growth, ledger.done_ids())
     except BaseException:
         ledger.close()
         raise
