@@ -192,6 +192,10 @@ async def check_bot(
     return report
 
 
+#: programs that run a bot named by their last argument (a class, an assembly, a package)
+_LAUNCHERS = frozenset({"java", "dotnet", "mono", "go", "cargo", "npx", "deno", "bun"})
+
+
 def default_name(command: list[str] | str) -> str:
     """The bot's name when ``--name`` is not given: the name of its script or program
     without folder and suffix (``python3 bots/tracker_bot.py``: ``tracker_bot``), as a
@@ -200,6 +204,8 @@ def default_name(command: list[str] | str) -> str:
     words = command.split() if isinstance(command, str) else list(command)
     kind = _interpreter(words[0]) if words else None
     picks = [w for w in words[1:] if not w.startswith("-")] if kind is not None else words[:1]
+    if words and os.path.basename(words[0]) in _LAUNCHERS:  # java -cp classes Bot: the class
+        picks = [w for w in words[1:] if not w.startswith("-")][-1:] + picks
     for word in [*(w for w in words if w.endswith(SCRIPT_SUFFIXES)), *picks]:
         stem = os.path.splitext(os.path.basename(word.rstrip("/")))[0]
         stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", stem).strip("-.")

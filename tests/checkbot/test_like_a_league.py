@@ -102,3 +102,13 @@ def test_check_bot_looks_like_a_league_night(tmp_path: Path) -> None:
     # the one deliberate difference, in the probes' process only
     marked = [m for m in check if PROBE_FIELD in m]
     assert marked and all(m["game"] == marked[0]["game"] for m in marked)
+
+
+def test_the_bot_is_named_after_its_program() -> None:
+    from referee.checkbot import default_name
+
+    assert default_name([PY, "bots/tracker_bot.py"]) == "tracker_bot"
+    assert default_name(["./c_bot"]) == "c_bot"
+    assert default_name("cd mybot && ./run.sh") == "run"
+    assert default_name(["java", "-cp", "classes", "JBot"]) == "JBot"
+    assert default_name(["node", "--stack-size", "999", "x/js_bot.js"]) == "js_bot"
