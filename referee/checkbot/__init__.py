@@ -67,6 +67,7 @@ __all__ = [
     "RawBot",
     "Report",
     "check_bot",
+    "default_name",
     "decode_probe_line",
     "fix_for",
     "missing_script",
@@ -91,7 +92,7 @@ def parse_command(command: Sequence[str]) -> list[str] | str:
 async def check_bot(
     command: list[str] | str,
     *,
-    name: str = "candidate",
+    name: str | None = None,
     cwd: str | None = None,
     move_ms: int = 1000,
     startup_ms: int = 10000,
@@ -105,6 +106,9 @@ async def check_bot(
     bank_ms: int | None = None,
     clock_mode: Literal["wall", "cpu"] = "wall",
     data: tuple[str, ...] = (),
+    retries: int = 0,
+    max_line: int = 65536,
+    max_decisions: int | None = None,
 ) -> Report:
     """Run every check on the bot started by ``command``; return the :class:`Report`.
 
@@ -112,12 +116,18 @@ async def check_bot(
     and environment variables (None: the league's defaults); ``runtime``: the
     language preset they came from (:mod:`referee.runtime.runtimes`), for the fixes;
     ``bank_ms`` and ``clock_mode`` ("wall" or "cpu") the games' clock, as in a league;
-    ``data``: folders the bot may read besides its own (``--data``).
+    ``data``: folders the bot may read besides its own (``--data``); ``retries``,
+    ``max_line`` and ``max_decisions`` the games' fault policy, as a league's
+    (:class:`~referee.runtime.FaultPolicy`; ``max_line`` also bounds the probes' lines,
+    ``max_decisions`` None: the variant's default, self-play's
+    :data:`SELF_PLAY_MAX_DECISIONS`).
+    ``name``: the bot's name in its hello and the games' seats (None: :func:`default_name`).
     Never raises for a misbehaving bot (that is what the report is for);
     raises :class:`UserError` for a bad ``cwd`` or bad variants.
     """
     if cwd is not None and not os.path.isdir(cwd):
         raise UserError(f"--cwd {cwd!r} is not a directory")
+    name = name or default_name(command)
     chosen: list[str | dict[str, Any]] = list(variants) if variants else [*PRESETS, *CUSTOM_VARIANTS]
     for v in chosen:
         get_variant(v)  # RulesError for an unknown name
@@ -131,13 +141,20 @@ async def check_bot(
         try:
             progress("handshake")
             try:
-                bot = await RawBot.open(command, cwd, nursery, name, limits=limits, env=env, runtime=runtime, data=data)
+                bot = await RawBot.open(
+                    command, cwd, nursery, name, limits=limits, env=env, runtime=runtime, data=data, max_line=max_line
+                )
             except _ProbeFailure as exc:
                 report.add("handshake", False, exc.detail, exc.fix)
             else:
                 if await _handshake(bot, report, startup_ms / 1000, name):
                     progress("probes")
-                    await _probes(bot, report, max(move_ms, 1000) / 1000, grace_ms / 1000)
+                    from referee.runtime import ClockSpec
+
+                    clock = ClockSpec(
+                        move_ms=move_ms, startup_ms=startup_ms, grace_ms=grace_ms, bank_ms=bank_ms, mode=clock_mode
+                    )
+                    await _probes(bot, report, max(move_ms, 1000) / 1000, grace_ms / 1000, name, clock)
         finally:
             if bot is not None:
                 await bot.kill()
@@ -159,6 +176,9 @@ async def check_bot(
             bank_ms=bank_ms,
             clock_mode=clock_mode,
             data=data,
+            retries=retries,
+            max_line=max_line,
+            max_decisions=max_decisions,
         )
     else:
         why = "not run until the handshake works (every other check needs a bot that answers hello)"
@@ -170,6 +190,28 @@ async def check_bot(
         report.skip("per-game mode", why)
     report.seconds = time.monotonic() - t0
     return report
+
+
+#: programs that run a bot named by their last argument (a class, an assembly, a package)
+_LAUNCHERS = frozenset({"java", "dotnet", "mono", "go", "cargo", "npx", "deno", "bun"})
+
+
+def default_name(command: list[str] | str) -> str:
+    """The bot's name when ``--name`` is not given: the name of its script or program
+    without folder and suffix (``python3 bots/tracker_bot.py``: ``tracker_bot``), as a
+    league's entries are usually named, never a word that says check-bot ("bot" if
+    the command names nothing usable)."""
+    words = command.split() if isinstance(command, str) else list(command)
+    kind = _interpreter(words[0]) if words else None
+    picks = [w for w in words[1:] if not w.startswith("-")] if kind is not None else words[:1]
+    if words and os.path.basename(words[0]) in _LAUNCHERS:  # java -cp classes Bot: the class
+        picks = [w for w in words[1:] if not w.startswith("-")][-1:] + picks
+    for word in [*(w for w in words if w.endswith(SCRIPT_SUFFIXES)), *picks]:
+        stem = os.path.splitext(os.path.basename(word.rstrip("/")))[0]
+        stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", stem).strip("-.")
+        if stem:
+            return stem
+    return "bot"
 
 
 #: interpreters whose first non-option argument is the script they open, with

@@ -56,14 +56,30 @@ SELF_PLAY_FIX = (
 
 
 def game_id(rules: Any, players: int, table: int, rotation: int = 0) -> str:
-    """A check-bot game's id, shaped like a league game's (``kwartet-4p-t0003-d000-r2``:
-    variant, table size, table, deal, rotation; :mod:`referee.league.schedule`), so a
-    bot cannot tell check-bot from a league night by its game ids. Tables are
-    numbered apart per check: the session games from 1, per-game mode from 101,
-    self-play from 201 (each game's id is unique within check-bot's log folder)."""
+    """A check-bot game's id, made as a league game's (``kwartet-4p-t0003-d000-r2``:
+    :func:`referee.league.schedule.game_id` of the table's key), so a bot cannot
+    tell check-bot from a league night by its game ids. Tables are numbered apart
+    per check: the probes' table 0, the session games from 1, per-game mode from
+    101, self-play from 201 (each game's id is unique within check-bot's log folder)."""
     from referee.league.config import slugify
+    from referee.league.schedule import game_id as league_game_id
+    from referee.league.schedule import table_key
 
-    return f"{slugify(rules.name)}-{players}p-t{table:04d}-d000-r{rotation % players}"
+    return league_game_id(table_key(slugify(rules.name), players, table), 0, rotation % players)
+
+
+def helper_name(i: int) -> str:
+    """The name of check-bot's ``i``-th helper seat (the SDK's random bot), named as a
+    league's entries are (``random-01``, as tournaments/big-field.toml names its random
+    bots): a bot cannot tell check-bot's table from a league's by the seat names."""
+    return f"random-{i + 1:02d}"
+
+
+def copy_name(name: str, i: int) -> str:
+    """The seat name of the ``i``-th copy (0-based) of the candidate in self-play: the first
+    keeps its name, the others are numbered as a league's entries of one author are
+    (``mybot-02``)."""
+    return name if i == 0 else f"{name}-{i + 1:02d}"
 
 
 def _table_sizes(rules: Any) -> list[int]:
@@ -148,9 +164,19 @@ async def _games(
     bank_ms: int | None = None,
     clock_mode: Literal["wall", "cpu"] = "wall",
     data: tuple[str, ...] = (),
+    retries: int = 0,
+    max_line: int = 65536,
+    max_decisions: int | None = None,
 ) -> None:
     from referee.core.errors import BotError
-    from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, play_game, start_bots
+    from referee.runtime import BotSession, BotSpec, ClockSpec, FaultPolicy, GameSpec, play_game, start_bots
+    from referee.runtime.spec import max_decisions_for
+
+    def policy(rules: Any, n: int) -> FaultPolicy:
+        """The games' fault policy: the options', else a league's defaults for the variant and size."""
+        return FaultPolicy(
+            retries=retries, max_line=max_line, max_decisions=max_decisions or max_decisions_for(rules, n)
+        )
 
     clock = ClockSpec(move_ms=move_ms, startup_ms=startup_ms, grace_ms=grace_ms, bank_ms=bank_ms, mode=clock_mode)
     spec = BotSpec(name=name, command=command, cwd=cwd, env=env, limits=limits, data=data)
@@ -163,7 +189,7 @@ async def _games(
         instants: list[Any] = []
         try:
             instants = await start_bots(
-                [BotSpec(name=f"instant-{i}", command=[*INSTANT_BOT, str(i)]) for i in range(max_seats - 1)],
+                [BotSpec(name=helper_name(i), command=[*INSTANT_BOT, str(i)]) for i in range(max_seats - 1)],
                 clock,
                 nursery,
             )
@@ -178,7 +204,7 @@ async def _games(
                         if cand is not None:
                             await cand.close()
                         try:
-                            cand = await BotSession.start(spec, clock, nursery)
+                            cand = await BotSession.start(spec, clock, nursery, max_line=max_line)
                         except BotError as exc:
                             problems.append((f"could not start the bot: {exc}", FIXES["crash"]))
                             cand = None
@@ -191,6 +217,7 @@ async def _games(
                         players=n,
                         seed=1000 + game_no,
                         clock=clock,
+                        policy=policy(rules, n),
                     )
                     progress(f"{rules.name}: {n} seats, seat {seat}")
                     result = await play_game(gspec, bots, log_dir)
@@ -210,7 +237,7 @@ async def _games(
                         if not b.alive:
                             await b.close()
                             instants[i] = await BotSession.start(
-                                BotSpec(name=f"instant-{i}", command=[*INSTANT_BOT, str(i)]), clock, nursery
+                                BotSpec(name=helper_name(i), command=[*INSTANT_BOT, str(i)]), clock, nursery
                             )
                 label = f"game: {rules.name}"
                 if problems:
@@ -225,7 +252,12 @@ async def _games(
                     )
             if cand is not None:
                 await cand.close()
-            await _self_play(spec, clock, [rules for rules, _ in plans], instants, nursery, report, log_dir, progress)
+            self_policy = FaultPolicy(
+                retries=retries, max_line=max_line, max_decisions=max_decisions or SELF_PLAY_MAX_DECISIONS
+            )
+            await _self_play(
+                spec, clock, [rules for rules, _ in plans], instants, nursery, report, log_dir, progress, self_policy
+            )
             # per-game mode: a fresh process per game
             problems = []
             per_game = [get_variant("kwartet"), get_variant("authors"), get_variant("chickens")]
@@ -234,7 +266,7 @@ async def _games(
                 seat = k % n
                 progress(f"per-game mode: {rules.name}")
                 try:
-                    fresh = await BotSession.start(spec, clock, nursery)
+                    fresh = await BotSession.start(spec, clock, nursery, max_line=max_line)
                 except BotError as exc:
                     problems.append((f"could not start the bot: {exc}", FIXES["crash"]))
                     break
@@ -242,7 +274,9 @@ async def _games(
                 bots.insert(seat, fresh)
                 gid = game_id(rules, n, 101 + k, seat)
                 result = await play_game(
-                    GameSpec(game_id=gid, rules=rules, players=n, seed=77 + k, clock=clock), bots, log_dir
+                    GameSpec(game_id=gid, rules=rules, players=n, seed=77 + k, clock=clock, policy=policy(rules, n)),
+                    bots,
+                    log_dir,
                 )
                 if any(f.seat == seat for f in result.faults):
                     detail, fix = _describe_faults(
@@ -270,6 +304,7 @@ async def _self_play(
     report: Report,
     log_dir: Path | None,
     progress: Callable[[str], None],
+    policy: Any = None,
 ) -> None:
     """The self-play check: per ask variant, two copies of the bot (instant bots
     fill the variant's smallest table) and three copies at one table, in session
@@ -292,7 +327,8 @@ async def _self_play(
             "not run: fix the failed games above first (self-play needs a bot that plays legal games without faults)",
         )
         return
-    policy = FaultPolicy(max_decisions=SELF_PLAY_MAX_DECISIONS)
+    policy = policy or FaultPolicy(max_decisions=SELF_PLAY_MAX_DECISIONS)
+    limit = policy.max_decisions
     problems: list[tuple[str, str]] = []
     tables: list[str] = []  # "kwartet x2": the tables played
     copies: list[Any] = []
@@ -304,7 +340,9 @@ async def _self_play(
                 continue
             if i < len(copies):
                 await copies[i].close()
-            fresh = await BotSession.start(replace(spec, name=f"{spec.name}-{i + 1}"), clock, nursery)
+            fresh = await BotSession.start(
+                replace(spec, name=copy_name(spec.name, i)), clock, nursery, max_line=policy.max_line
+            )
             if i < len(copies):
                 copies[i] = fresh
             else:
@@ -356,7 +394,7 @@ async def _self_play(
                 elif result.reason != "complete":
                     problems.append(
                         (
-                            f"{who}: the hand was aborted: no end after {SELF_PLAY_MAX_DECISIONS} "
+                            f"{who}: the hand was aborted: no end after {limit} "
                             "decisions (the copies ask in circles, or hand the same cards back and "
                             "forth)",
                             SELF_PLAY_FIX,

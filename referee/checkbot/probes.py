@@ -8,8 +8,10 @@ import json
 import time
 from typing import Any
 
+import msgspec
 import trio
 
+from protocol.encode import end_line, error_line, start_clock, start_line
 from referee.core.errors import wrong_reply
 from referee.rules import IllegalAction, get_variant
 
@@ -17,6 +19,7 @@ from .fixes import _DECIDES, _START_FIXES, FIXES, fix_for
 from .report import Check, Report, plural
 
 PROTOCOL_VERSION = 1
+_ENCODER = msgspec.json.Encoder()
 
 # --------------------------------------------------------------------------
 # a raw connection for the probes
@@ -60,6 +63,7 @@ class RawBot:
         env: dict[str, str] | None = None,
         runtime: str | None = None,
         data: tuple[str, ...] = (),
+        max_line: int = 65536,
     ) -> "RawBot":
         """Start the process in the same sandbox a league uses, with ``limits``
         and ``env`` (:class:`~referee.runtime.BotSpec`'s; ``runtime``: the preset
@@ -71,7 +75,7 @@ class RawBot:
         spec = BotSpec(name=name, command=command, cwd=cwd, env=env, limits=limits, data=data)
         # probe_leftovers: the sandbox reports the processes the bot leaves behind when it exits
         try:
-            proc = await BotProcess.spawn(spec, nursery, probe_leftovers=True)
+            proc = await BotProcess.spawn(spec, nursery, max_line=max_line, probe_leftovers=True)
         except BotStartError as exc:
             raise _ProbeFailure(exc.detail, _START_FIXES.get(exc.reason, "check the command")) from None
         return cls(proc, runtime)
@@ -108,16 +112,19 @@ class RawBot:
     def stderr_tail(self) -> str:
         return str(self.proc.stderr_tail()).strip()[-400:]
 
-    async def send(self, msg: dict[str, Any]) -> None:
-        """Write one message line. Raises :class:`_ProbeFailure` if the bot's stdin is closed."""
+    async def send(self, msg: dict[str, Any] | bytes) -> None:
+        """Write one message line (a dict, encoded as the league encodes its messages, or the
+        encoded line). Raises :class:`_ProbeFailure` if the bot's stdin is closed."""
+        data = msg if isinstance(msg, bytes) else _ENCODER.encode(msg) + b"\n"
+        kind = (json.loads(msg) if isinstance(msg, bytes) else msg).get("type")
         try:
-            await self.proc.send_bytes(json.dumps(msg, separators=(",", ":")).encode() + b"\n")
+            await self.proc.send_bytes(data)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            died = await self.death(f"before the referee's {msg.get('type')!r} message (it closed its stdin)")
+            died = await self.death(f"before the referee's {kind!r} message (it closed its stdin)")
             if died is not None:
                 raise _ProbeFailure(*died) from None
             raise _ProbeFailure(
-                f"the bot closed its stdin before the referee's {msg.get('type')!r} message" + self._stderr_hint(),
+                f"the bot closed its stdin before the referee's {kind!r} message" + self._stderr_hint(),
                 FIXES["crash"],
             ) from None
 
@@ -207,28 +214,34 @@ class _Act:
         self.please = d.get("please", False)
 
 
-def _start_msg(game_id: str, rules: Any, game: Any, seat: int, n: int) -> dict[str, Any]:
-    return {
-        "type": "start",
-        "game": game_id,
-        "variant": rules.name,
-        "rules": rules.to_wire(n),
-        "seat": seat,
-        "seats": [f"checkbot-{i}" if i != seat else "you" for i in range(n)],
-        "dealer": getattr(game, "dealer", 0),
-        "hand": game.dealt_hand(seat),
-        "clock": {"move_ms": 1000, "bank_ms": 60000},
-    }
+def _start_msg(game_id: str, rules: Any, game: Any, seat: int, names: list[str], clock: Any) -> bytes:
+    """The ``start`` line, encoded as a league's (:func:`protocol.encode.start_line`)."""
+    return (
+        start_line(
+            game_id,
+            rules.name,
+            rules.to_wire(len(names)),
+            seat,
+            names,
+            getattr(game, "dealer", 0),
+            game.dealt_hand(seat),
+            start_clock(clock.move_ms, clock.bank_ms, clock.mode),
+        )
+        + b"\n"
+    )
 
 
-def _turn_msg(game_id: str, game: Any, seat: int, turn_id: int) -> dict[str, Any]:
+def _turn_msg(game_id: str, game: Any, seat: int, turn_id: int, clock: Any) -> dict[str, Any]:
+    """A ``turn``, its fields in a league's order (:class:`protocol.encode.TurnEncoder`): the
+    clock a league's first turn of a game shows (the whole bank left, or the move limit)."""
+    left = clock.bank_ms if clock.bank_ms is not None else clock.move_ms
     return {
         "type": "turn",
         "game": game_id,
         "id": turn_id,
         "decide": game.decision(),
-        "clock": {"left_ms": 60000, "move_ms": 1000},
         **game.view(seat),
+        "clock": {"left_ms": left, "move_ms": clock.move_ms},
     }
 
 
@@ -252,8 +265,10 @@ def _check_reply(msg: dict[str, Any], turn: dict[str, Any], game: Any, seat: int
 
 
 async def _handshake(bot: RawBot, report: Report, startup_s: float, name: str) -> bool:
+    from referee.runtime.session import hello_line
+
     try:
-        await bot.send({"type": "hello", "protocol": PROTOCOL_VERSION, "name": name})
+        await bot.send(hello_line(name))
         t0 = time.monotonic()
         msg = await bot.read_message(startup_s, "hello reply")
         ms = (time.monotonic() - t0) * 1000
@@ -303,7 +318,9 @@ PROBES = (
     "probe: answers only with the current id",
     "probe: exits on bye",
 )
-_ERROR_TEXT = "check-bot probe: pretend your reply was illegal; keep going"
+#: the probes' error message after a legal reply: worded as a league's for an illegal reply (the
+#: bot's reply to turn 1 is its line 2), so that nothing in it says check-bot
+_ERROR_TEXT = "line 2: turn 1: you cannot ask yourself: ask another seat that holds cards"
 _LEFTOVER_FIX = (
     "leave nothing running when you exit: wait for (or kill) every child process first, and never "
     "daemonize (double fork, setsid); the league's sandbox kills whatever a bot leaves behind"
@@ -361,7 +378,7 @@ async def _after_error(
     name = PROBES[2]
     try:
         try:
-            await bot.send({"type": "error", "game": turn2["game"], "id": 1, "fault": "illegal", "detail": _ERROR_TEXT})
+            await bot.send(error_line("illegal", _ERROR_TEXT, turn2["game"], 1) + b"\n")
             # anything written before the next turn exists answers the error message
             early = await bot.read_line(min(move_s, 0.3))
         except _ProbeFailure:
@@ -429,10 +446,11 @@ async def _after_error(
     return False
 
 
-async def _probes(bot: RawBot, report: Report, move_s: float, grace_s: float) -> None:
+async def _probes(bot: RawBot, report: Report, move_s: float, grace_s: float, name: str, clock: Any) -> None:
+    """The probes on ``bot`` (named ``name``, its messages showing the games' ``clock``)."""
     skip_reason = ""
     try:
-        skip_reason = await _run_probes(bot, report, move_s, grace_s)
+        skip_reason = await _run_probes(bot, report, move_s, grace_s, _Table(name, clock))
     finally:
         done = {c.name for c in report.checks}
         for name in PROBES:
@@ -442,24 +460,32 @@ async def _probes(bot: RawBot, report: Report, move_s: float, grace_s: float) ->
 
 class _Table:
     """The probes' hand-made situation: a 4-seat kwartet hand (a fixed seed), the
-    candidate in the seat whose turn it is; :meth:`fresh` is a copy to check a reply against."""
+    candidate (``name``) in the seat whose turn it is, the other seats named as
+    check-bot's games name its helpers, the game id made as a league's (table 0 of
+    :func:`~referee.checkbot.games.game_id`), the games' ``clock``;
+    :meth:`fresh` is a copy to check a reply against."""
 
     SEED = 20240601
 
-    def __init__(self) -> None:
+    def __init__(self, name: str, clock: Any) -> None:
+        from .games import game_id, helper_name
+
         self.rules = get_variant("kwartet")
         self.game = self.rules.new_game(4, seed=self.SEED)
         self.seat: int = self.game.pending()[0]
-        self.gid = "checkbot-probe"
+        self.gid = game_id(self.rules, 4, 0, self.seat)
+        others = iter(range(3))
+        self.names = [name if i == self.seat else helper_name(next(others)) for i in range(4)]
+        self.clock = clock
 
     def fresh(self) -> Any:
         return self.rules.new_game(4, seed=self.SEED)
 
     def turn(self, turn_id: int) -> dict[str, Any]:
-        return _turn_msg(self.gid, self.game, self.seat, turn_id)
+        return _turn_msg(self.gid, self.game, self.seat, turn_id, self.clock)
 
 
-async def _run_probes(bot: RawBot, report: Report, move_s: float, grace_s: float) -> str:
+async def _run_probes(bot: RawBot, report: Report, move_s: float, grace_s: float, table: _Table) -> str:
     """Run the probes in order; return why the ones not run were skipped ("" if all ran)."""
 
     def gone() -> str:
@@ -471,7 +497,6 @@ async def _run_probes(bot: RawBot, report: Report, move_s: float, grace_s: float
         if not all(c.ok for c in report.checks):
             await _drain(bot)
 
-    table = _Table()
     first = await _probe_quiet(bot, report, table, move_s)
     if first is None:
         return gone() or (
@@ -501,7 +526,7 @@ async def _probe_quiet(
     turn: the first line must be the reply. Returns (the reply, the turn), or None if it failed."""
     rules, game, seat, gid = table.rules, table.game, table.seat, table.gid
     try:
-        await bot.send(_start_msg(gid, rules, game, seat, 4))
+        await bot.send(_start_msg(gid, rules, game, seat, table.names, table.clock))
         for seq, ev in enumerate(game.initial_events()):
             await bot.send({"type": "event", "game": gid, "seq": seq, **ev, "x_future_field": "ignore me"})
         turn = table.turn(1)
@@ -540,14 +565,9 @@ async def _probe_current_id(
     silence on turn id 2 is then blamed on the legal-reply probe (``legal``)."""
     try:
         await bot.send(table.turn(3))
+        limit = f"{table.clock.move_ms} ms"
         await bot.send(
-            {
-                "type": "error",
-                "game": table.gid,
-                "id": 3,
-                "fault": "timeout",
-                "detail": "check-bot probe: pretend your answer to turn 3 came too late",
-            }
+            error_line("timeout", f"no reply to turn 3 (ask) within the time limit of {limit}", table.gid, 3) + b"\n"
         )
         turn4 = table.turn(4)
         await bot.send(turn4)
@@ -587,16 +607,12 @@ async def _probe_bye(bot: RawBot, report: Report, table: _Table, grace_s: float)
     """The "exits on bye" probe: an end (no reply expected), then bye with stdin left
     open: the bot must exit within the grace time, leaving no process behind."""
     try:
-        await bot.send(
-            {
-                "type": "end",
-                "game": table.gid,
-                "scores": [0, 0, 0, 0],
-                "ranks": [1, 1, 1, 1],
-                "reason": "aborted",
-                "detail": "check-bot probe",
-            }
-        )
+        from referee.runtime.spec import max_decisions_for
+
+        # an aborted hand's end, worded as a league's (a hand past max_decisions)
+        cap = max_decisions_for(table.rules, 4)
+        detail = f"no end after {cap} decisions (FaultPolicy.max_decisions)"
+        await bot.send(end_line(table.gid, [0, 0, 0, 0], [1, 1, 1, 1], "aborted", detail, []) + b"\n")
         extra = await bot.read_line(0.1)
         if extra is not None:
             raise _ProbeFailure(

@@ -19,7 +19,15 @@ from rich.console import Console
 from rich.markup import escape
 
 from referee.checkbot import Report, check_bot, parse_command, plural
-from referee.commands.play import add_bot_limit_options, add_data_option, bot_limits, data_folders
+from referee.commands.play import (
+    add_bot_limit_options,
+    add_data_option,
+    add_limit_options,
+    bot_limits,
+    clock_option,
+    data_folders,
+    fault_options,
+)
 from referee.errors import UserError
 
 DESCRIPTION = """Is this bot ready for a league? check-bot starts the bot, checks the hello handshake,
@@ -47,31 +55,26 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--name", default="candidate", help="the bot's name in the games (default: candidate)")
+    p.add_argument(
+        "--name",
+        default=None,
+        help="the bot's name in its hello and the games, as a league's [[bots]] name (default: its script's or "
+        "program's name, e.g. tracker_bot)",
+    )
     p.add_argument("--cwd", default=None, help="working directory to start the bot in")
     add_data_option(p)
-    p.add_argument("--move-ms", type=int, default=1000, help="time limit per decision (default 1000)")
-    p.add_argument("--startup-ms", type=int, default=10000, help="time limit for the hello reply (default 10000)")
-    p.add_argument("--bank-ms", type=int, help="the games' time bank per game in ms, as a league's (default: none)")
-    p.add_argument(
-        "--clock",
-        choices=("wall", "cpu"),
-        default="wall",
-        help="the games' clock, as a league's: wall (elapsed time) or cpu (the bot's own CPU time, with a "
-        "wall ceiling of 3 x move-ms)",
-    )
-    p.add_argument(
-        "--grace-ms",
-        type=int,
-        default=500,
-        help="how long the bot may take to exit after bye (default 500, as in a league)",
-    )
     p.add_argument(
         "--variant",
         action="append",
         default=None,
         metavar="NAME",
         help="check only this variant (repeatable; default: every preset and two custom variants)",
+    )
+    add_limit_options(
+        p,
+        grace_help="how long the bot may take to exit after bye (default 500, as in a league)",
+        max_decisions_help="abort a hand still running after N decisions, as a league's max_decisions (default: "
+        "the variant's and table size's, as referee play; self-play: 2000)",
     )
     add_bot_limit_options(p)
     p.add_argument("--log-dir", default=None, help="keep the game logs here (default: a temporary directory)")
@@ -90,11 +93,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         print(USAGE, file=sys.stderr)
         return 2
-    for opt in ("move_ms", "startup_ms", "grace_ms"):
-        if getattr(args, opt) <= 0:
-            raise UserError(f"--{opt.replace('_', '-')} must be a positive number of milliseconds")
-    if args.bank_ms is not None and args.bank_ms <= 0:
-        raise UserError("--bank-ms must be a positive number of milliseconds")
+    clock_option(args)
+    fault_options(args)
     limits, env = bot_limits(args)
     err = Console(stderr=True, highlight=False)
     status = err.status("check-bot: starting", spinner="dots") if err.is_terminal and not args.json else None
@@ -120,6 +120,9 @@ def run(args: argparse.Namespace) -> int:
             bank_ms=args.bank_ms,
             clock_mode=args.clock,
             data=data_folders(args),
+            retries=args.retries,
+            max_line=args.max_line,
+            max_decisions=args.max_decisions,
         )
 
     with tempfile.TemporaryDirectory(prefix="checkbot-") as tmp:

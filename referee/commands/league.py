@@ -42,10 +42,10 @@ if TYPE_CHECKING:
     from referee.league.config import League
     from referee.league.ledger import Ledger
     from referee.league.merge import MergeResult
-    from referee.league.report import ReportResult
     from referee.league.runner import ProgressHook, RunStats
     from referee.league.schedule import PlanRow
     from referee.league.standings import Tally
+    from referee.view.night import ReportResult
 
 
 KEEP_HELP_TEXT = (
@@ -532,8 +532,8 @@ def _split_note(ledger: Ledger, out: str) -> str | None:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from referee.league.audit import missing_logs_warning
-    from referee.league.report import write_report
     from referee.league.standings import from_ledger
+    from referee.view.night import write_report
 
     if args.jobs is not None and args.jobs < 1:
         raise UserError("--jobs must be at least 1")
@@ -554,10 +554,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from referee.league.audit import missing_logs, missing_logs_warning
-    from referee.league.outdir import open_night, with_new_out, write_outputs
-    from referee.league.report import RUN_VIEWER_LIMIT
+    from referee.league.outdir import open_night, with_new_out
     from referee.league.runner import play
     from referee.league.secret import settle_seed
+    from referee.view.night import RUN_VIEWER_LIMIT, write_outputs
 
     league = _load(args.config, args.shard, out=args.out)
     if args.concurrency is not None and args.concurrency < 1:
@@ -792,6 +792,7 @@ class _Live:
 
 def cmd_ladder(args: argparse.Namespace) -> int:
     from referee.league.ladder import LadderTable, open_ladder, play_ladder
+    from referee.view.night import write_outputs
 
     if args.tables is not None and args.tables < 1:
         raise UserError("--tables must be at least 1 (or left out to run until Ctrl-C)")
@@ -799,7 +800,13 @@ def cmd_ladder(args: argparse.Namespace) -> int:
         raise UserError("--interval must be 0 or more (seconds)")
     if args.concurrency is not None and args.concurrency < 1:
         raise UserError("--concurrency must be at least 1")
-    ladder = open_ladder(args.config, out=args.out, keep_withdrawn=args.keep_withdrawn, concurrency=args.concurrency)
+    ladder = open_ladder(
+        args.config,
+        out=args.out,
+        keep_withdrawn=args.keep_withdrawn,
+        concurrency=args.concurrency,
+        outputs=write_outputs,
+    )
     ladder.rebuild = args.rebuild
     out = ladder.league.out
 
@@ -840,10 +847,13 @@ def cmd_ladder(args: argparse.Namespace) -> int:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
+    from functools import partial
+
     from referee.league.merge import merge
     from referee.league.shards import format_shards
+    from referee.view.night import RUN_VIEWER_LIMIT, write_outputs
 
-    res = merge([Path(p) for p in args.inputs], Path(args.into))
+    res = merge([Path(p) for p in args.inputs], Path(args.into), partial(write_outputs, viewer_limit=RUN_VIEWER_LIMIT))
     for p in res.running:
         print(
             f"warning: {p}: a `referee run` is still playing into it; merged the games it held so far "

@@ -306,7 +306,7 @@ def data_folders(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def add_limit_options(p: argparse.ArgumentParser, *, grace_help: str, max_decisions_help: str) -> None:
-    """The clock and fault options :func:`_limits` reads (``referee play`` and ``referee duel``)."""
+    """The clock and fault options :func:`_limits` reads (``referee play``, ``duel`` and ``check-bot``)."""
     p.add_argument("--move-ms", type=int, default=1000, help="limit per decision in ms (default 1000)")
     p.add_argument("--bank-ms", type=int, help="optional time bank per game in ms")
     p.add_argument("--startup-ms", type=int, default=10000, help="limit for the hello handshake (default 10000)")
@@ -325,9 +325,29 @@ def add_limit_options(p: argparse.ArgumentParser, *, grace_help: str, max_decisi
 def _limits(args: argparse.Namespace, rules: Rules, players: int) -> tuple[ClockSpec, FaultPolicy]:
     """``(ClockSpec, FaultPolicy)`` from the options, checked (``--max-decisions``
     defaults to :func:`referee.runtime.spec.max_decisions_for` the variant and table size)."""
-    from referee.runtime import ClockSpec, FaultPolicy
+    from referee.runtime import FaultPolicy
     from referee.runtime.spec import max_decisions_for
 
+    clock = clock_option(args)
+    fault_options(args)
+    return clock, FaultPolicy(
+        retries=args.retries,
+        max_line=args.max_line,
+        max_decisions=args.max_decisions or max_decisions_for(rules, players),
+    )
+
+
+def clock_option(args: argparse.Namespace) -> ClockSpec:
+    """The :class:`ClockSpec` of the clock options of :func:`add_limit_options`, checked
+    (:class:`UserError` naming the option)."""
+    from referee.runtime import ClockSpec
+
+    for opt in ("move_ms", "startup_ms", "bank_ms"):
+        value = getattr(args, opt)
+        if value is not None and value <= 0:
+            raise UserError(f"--{opt.replace('_', '-')} must be a positive number of milliseconds, got {value}")
+    if args.grace_ms < 0:
+        raise UserError(f"--grace-ms must be 0 or more milliseconds, got {args.grace_ms}")
     clock = ClockSpec(
         move_ms=args.move_ms, bank_ms=args.bank_ms, startup_ms=args.startup_ms, mode=args.clock, grace_ms=args.grace_ms
     )
@@ -335,17 +355,18 @@ def _limits(args: argparse.Namespace, rules: Rules, players: int) -> tuple[Clock
         clock.validate()
     except ValueError as exc:
         raise UserError(str(exc)) from None
+    return clock
+
+
+def fault_options(args: argparse.Namespace) -> None:
+    """Check ``--retries``, ``--max-line`` and ``--max-decisions`` of :func:`add_limit_options`
+    (:class:`UserError` for a bad value)."""
     if args.retries < 0 or args.max_line < 64:
         raise UserError("--retries must be >= 0 and --max-line at least 64")
     if args.max_decisions is not None and args.max_decisions < 1:
         raise UserError(
             "--max-decisions must be at least 1 (a hand still running after that many decisions is aborted)"
         )
-    return clock, FaultPolicy(
-        retries=args.retries,
-        max_line=args.max_line,
-        max_decisions=args.max_decisions or max_decisions_for(rules, players),
-    )
 
 
 def add_bot_limit_options(p: argparse.ArgumentParser) -> None:

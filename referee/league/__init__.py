@@ -15,5 +15,5 @@ these BotSessions, give me the GameResult" (see docs/ARCHITECTURE.md section 4).
   progress, Ctrl-C).
 * :mod:`referee.league.shards`, :mod:`referee.league.merge` - a night split over machines.
 * :mod:`referee.league.standings` - standings, ratings, head-to-head; JSON/CSV/Markdown output.
-* :mod:`referee.league.report` - the self-contained HTML report.
+* the night's report is written by :mod:`referee.view.night` (the view sits above the league).
 """

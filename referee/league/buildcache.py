@@ -155,7 +155,7 @@ def load_records(out: Path) -> dict[str, BuildRecord]:
 
 def save_records(out: Path, records: Mapping[str, BuildRecord]) -> None:
     """Write ``out/builds.json`` (atomically). Raises ``OSError``."""
-    from referee.league.outdir import write_atomic
+    from referee.fileio import write_atomic
 
     text = msgspec.json.format(msgspec.json.encode(_Records(builds=dict(sorted(records.items())))), indent=2)
     write_atomic(out / RECORD_NAME, text + b"\n")

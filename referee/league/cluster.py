@@ -904,7 +904,10 @@ def _play_unit(unit: Unit, setup: WorkerSetup) -> list[tuple[str, bytes]]:
             raw = path.read_bytes()
             data = raw if is_zstd(raw) else zc.compress(raw)  # on the wire always zstandard, compressed once
             path.unlink()
-        blob = pickle.dumps(GameDone(done.game_id, done.result, done.wall_ms, data), protocol=pickle.HIGHEST_PROTOCOL)
+        blob = pickle.dumps(
+            GameDone(done.game_id, done.result, done.wall_ms, data, done.stderr_logged),
+            protocol=pickle.HIGHEST_PROTOCOL,
+        )
         out.append((done.game_id, blob))
         batch.append((done.game_id, blob))
         if len(batch) >= BATCH_GAMES:

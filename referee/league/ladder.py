@@ -62,7 +62,7 @@ from referee.league.config import League, load_config, normalize_stored
 from referee.league.ledger import GameRow, Ledger, config_text
 from referee.league.local import LocalExecutor
 from referee.league.night import ladder_number
-from referee.league.outdir import write_outputs
+from referee.league.outdir import WriteOutputs
 from referee.league.preflight import prepare, to_stderr
 from referee.league.roster import EPOCHS_META, WITHDRAWN_META, reconcile, stored_withdrawn
 from referee.league.runner import RunStats, _Batch, _Committer, _drive
@@ -158,11 +158,13 @@ class Ladder:
         keep_withdrawn: bool,
         concurrency: int | None,
         say: Say,
+        outputs: WriteOutputs,
         cluster: Any = None,
     ) -> None:
         self.path = path
         self.league = league
         self.ledger = ledger
+        self.outputs = outputs  # writes the standings and the report (referee.view.night.write_outputs)
         self.keep_withdrawn = keep_withdrawn
         #: a :class:`referee.league.cluster.Cluster` to play the tables on (None: this machine)
         self.cluster = cluster
@@ -323,7 +325,7 @@ class Ladder:
         return lt
 
     def write_outputs(self) -> dict[str, Any]:
-        return write_outputs(self.league.out, self.ledger, self.league.name, keep_withdrawn=self.keep_withdrawn)
+        return self.outputs(self.league.out, self.ledger, self.league.name, keep_withdrawn=self.keep_withdrawn)
 
 
 def _deals(league: League, variant: str) -> int:
@@ -372,12 +374,14 @@ def open_ladder(
     keep_withdrawn: bool = False,
     concurrency: int | None = None,
     say: Say = to_stderr,
+    outputs: WriteOutputs,
     cluster: Any = None,
 ) -> Ladder:
     """Load the config, open (or create) its output directory as ``referee
     run`` does (:func:`referee.league.outdir.open_night`: a config that adds or
     removes bots is accepted), and make the :class:`Ladder`. The caller closes
-    ``ladder.ledger``."""
+    ``ladder.ledger``. ``outputs`` writes the standings and the report after each table
+    (:func:`referee.view.night.write_outputs`)."""
     from referee.league.outdir import open_night
     from referee.league.secret import settle_seed
 
@@ -388,7 +392,14 @@ def open_ladder(
         for line in growth.lines() if growth else []:
             say(line)
         return Ladder(
-            Path(path), league, ledger, keep_withdrawn=keep_withdrawn, concurrency=concurrency, say=say, cluster=cluster
+            Path(path),
+            league,
+            ledger,
+            keep_withdrawn=keep_withdrawn,
+            concurrency=concurrency,
+            say=say,
+            outputs=outputs,
+            cluster=cluster,
         )
     except BaseException:
         ledger.close()

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from referee.errors import UserError
+from referee.league.logbudget import STDERR_LOG_BUDGET
 from referee.league.pool import open_pool
 from referee.league.work import Deliver, GameDone, Unit
 from referee.runtime import BotSession, play_game
@@ -35,9 +36,7 @@ from referee.runtime import BotSession, play_game
 if TYPE_CHECKING:  # pragma: no cover
     from referee.view.live import LiveViewers
 
-#: the stderr bytes one bot may have copied into the game logs of a night (its tails; each
-#: game's is at most 64 KiB), then 1 KiB per game (referee.runtime.game.log_tail)
-STDERR_LOG_BUDGET = 4 * 1024 * 1024
+__all__ = ["STDERR_LOG_BUDGET", "LocalExecutor"]
 
 
 class LocalExecutor:
@@ -46,9 +45,10 @@ class LocalExecutor:
     start check's, see :func:`referee.league.preflight.prepare`), seated for
     every bot a unit names in ``given_up``; a unit naming a bot without one
     is a ``ValueError`` (a bug in the caller). ``log_budget``: the stderr bytes each bot
-    may have copied into the game logs it plays here (:func:`referee.runtime.game.log_tail`;
-    a night's, locally; a unit's on a cluster worker). ``viewers``: each game's live frames
-    and viewer page, made as it is played (None: none)."""
+    may have copied into the game logs it plays here (:func:`referee.runtime.game.log_tail`)
+    when a unit brings no grant of its own (``Unit.log_budgets``: the night's driver shares
+    each bot's night budget out among the units, :mod:`referee.league.logbudget`). ``viewers``:
+    each game's live frames and viewer page, made as it is played (None: none)."""
 
     def __init__(
         self,
@@ -72,6 +72,9 @@ class LocalExecutor:
         dead = {i: s for i, s in self.given_up.items() if i in unit.given_up}
         per_game = unit.reuse == "game"
         last_cut = max(unit.fresh, default=0)
+        budgets = self.log_budgets
+        if unit.log_budgets is not None:  # the unit's grants: this unit's logs only
+            budgets = {e.index: [g] for e, g in zip(unit.lineup, unit.log_budgets, strict=True)}
         async with open_pool(unit.lineup, max_line=unit.max_line, given_up=dead) as pool:
             for i, game in enumerate(unit.games):
                 if i in unit.fresh or (per_game and i > 0):
@@ -82,7 +85,8 @@ class LocalExecutor:
                     # game or rotation plays: nothing but hello reaches them before their turn
                     pool.prestart()
                 for p, b in zip(game.positions, bots, strict=True):
-                    b.log_budget = self.log_budgets.setdefault(unit.lineup[p].index, [self.log_budget])
+                    b.log_budget = budgets.setdefault(unit.lineup[p].index, [self.log_budget])
+                before = [b.log_budget[0] if b.log_budget is not None else 0 for b in bots]
                 try:
                     t0 = time.monotonic()
                     try:
@@ -96,7 +100,11 @@ class LocalExecutor:
                             f"{exc.strerror or exc}; the games recorded so far are safe: "
                             "fix this and run again to resume"
                         ) from None
-                    deliver(GameDone(game.game_id, result, (time.monotonic() - t0) * 1000.0))
+                    logged = tuple(
+                        was - (b.log_budget[0] if b.log_budget is not None else 0)
+                        for was, b in zip(before, bots, strict=True)
+                    )
+                    deliver(GameDone(game.game_id, result, (time.monotonic() - t0) * 1000.0, stderr_logged=logged))
                 finally:
                     if per_game:
                         await pool.close_all()  # closed sessions are not alive: restarted next game

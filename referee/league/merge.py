@@ -45,8 +45,7 @@ from referee.errors import UserError
 from referee.league import schedule as sched
 from referee.league.config import SECRET, League, describe_diff, from_canonical, normalize_stored
 from referee.league.ledger import LEDGER_NAME, BotInfo, GameRow, Ledger, MergedMeta, config_text, run_lock_held
-from referee.league.outdir import private, write_outputs
-from referee.league.report import RUN_VIEWER_LIMIT
+from referee.league.outdir import WriteOutputs, private
 from referee.league.secret import META_KEY as SECRET_KEY
 from referee.league.secret import stored_seed
 from referee.league.shards import Shard, format_shards, parse_shard, shard_of
@@ -169,10 +168,12 @@ def _copy_log(src: Path, dst: Path) -> None:
         ) from None
 
 
-def merge(inputs: list[Path], into: Path) -> MergeResult:
+def merge(inputs: list[Path], into: Path, outputs: WriteOutputs) -> MergeResult:
     """Merge the league output directories ``inputs`` into ``into`` (see the
-    module docstring). Raises :class:`UserError` before changing anything if
-    the inputs do not fit together or do not fit ``into``."""
+    module docstring); ``outputs`` writes the merged night's standings and report
+    (:func:`referee.view.night.write_outputs`, with the viewer limit of a run). Raises
+    :class:`UserError` before changing anything if the inputs do not fit together or do
+    not fit ``into``."""
     if not inputs:
         raise UserError("give at least one output directory to merge")
     into = Path(into).resolve()
@@ -188,7 +189,7 @@ def merge(inputs: list[Path], into: Path) -> MergeResult:
     try:
         for p in seen:
             opened.append(_open_input(p))
-        return _merge(opened, into)
+        return _merge(opened, into, outputs)
     finally:
         for inp in opened:
             inp.ledger.close()
@@ -227,7 +228,7 @@ class _ShardOf:
         return shard_of(start + row.table, self.n)
 
 
-def _merge(opened: list[_Input], into: Path) -> MergeResult:
+def _merge(opened: list[_Input], into: Path, outputs: WriteOutputs) -> MergeResult:
     """Check, then write (see :func:`merge`)."""
     first = opened[0]
     n = _check_fit(opened)
@@ -235,7 +236,7 @@ def _merge(opened: list[_Input], into: Path) -> MergeResult:
     shard_of_row = _ShardOf(league, n)
     found = _collect(opened, shard_of_row)
     prior = _check_target(into, first.config, n, found, opened)
-    return _write(into, opened, league, found, prior, shard_of_row)
+    return _write(into, opened, league, found, prior, shard_of_row, outputs)
 
 
 def _check_fit(opened: list[_Input]) -> int:
@@ -379,7 +380,13 @@ def _bots_meta(ledgers: list[Ledger]) -> str | None:
 
 
 def _write(
-    into: Path, opened: list[_Input], league: League, found: list[_Found], prior: _Prior, shard_of_row: _ShardOf
+    into: Path,
+    opened: list[_Input],
+    league: League,
+    found: list[_Found],
+    prior: _Prior,
+    shard_of_row: _ShardOf,
+    outputs: WriteOutputs,
 ) -> MergeResult:
     """Copy the logs, commit the new rows and the meta in one transaction, write the outputs."""
     try:
@@ -409,7 +416,7 @@ def _write(
         if bots is not None:
             meta["bots"] = bots
         ledger.record_many(new_rows, meta)
-        st = write_outputs(into, ledger, name, viewer_limit=RUN_VIEWER_LIMIT)
+        st = outputs(into, ledger, name)
     return MergeResult(
         into=into,
         n=n,

@@ -42,7 +42,9 @@ from typing import Any
 
 from referee.errors import UserError
 from referee.league import schedule as sched
-from referee.league.config import League, from_canonical, normalize_stored
+from referee.league.config import SECRET, League, from_canonical, normalize_stored
+from referee.league.ledger import Ledger, MergedMeta
+from referee.league.secret import EPOCH_META, META_KEY, stored_epoch_seeds, stored_seed
 from referee.league.shards import Shard, parse_shard
 
 #: a planned game's id: ``kwartet-4p-t0003-d002-r1``
@@ -79,8 +81,6 @@ def stored_league(config: dict[str, Any] | None, meta: Meta, where: str, *, with
     epochs = stored_epochs(meta(EPOCHS_META), league.out)
     league = dataclasses.replace(league, roster=roster if gone or epochs else (), epochs=epochs)
     if league.secret:
-        from referee.league.secret import EPOCH_META, META_KEY, stored_epoch_seeds
-
         text = meta(META_KEY)
         if text is not None and text.isdigit():
             league = dataclasses.replace(league, seed=int(text))
@@ -103,7 +103,6 @@ def with_seed_of_out(league: League) -> League:
     its seed is None: nothing that depends on it can be shown). Never raises
     for a missing or unreadable ledger."""
     from referee.league.ledger import LEDGER_NAME, Ledger
-    from referee.league.secret import EPOCH_META, stored_epoch_seeds, stored_seed
 
     if not league.secret or league.seed is not None or not (league.out / LEDGER_NAME).is_file():
         return league
@@ -243,3 +242,48 @@ class NightPlan:
             if table is not None:
                 out.update((g.game_id, g) for g in sched.table_games(everyone, table))
         return out
+
+
+def shown_seed(ledger: Ledger) -> int | str | None:
+    """The master seed as the standings and the report may show it: the
+    config's seed; for a secret night the seed once every planned game is
+    recorded (a whole night, or a complete merge; never a shard's own ledger:
+    the other shards may still be playing), else ``"secret"``. None when the
+    ledger stores no readable config."""
+    config = normalize_stored(ledger.config())
+    if not isinstance(config, dict) or "seed" not in config:
+        return None
+    if config["seed"] != SECRET:
+        seed = config["seed"]
+        return seed if isinstance(seed, int) else None
+    if not _complete(ledger, config):
+        return SECRET
+    stored = stored_seed(ledger)
+    return stored if stored is not None else SECRET
+
+
+def shown_epoch_seeds(ledger: Ledger) -> list[int] | None:
+    """The secrets of a grown secret night's later epochs (epoch 1, 2, ...) as
+    the standings and the report may show them: once :func:`shown_seed` shows
+    the first epoch's (every planned game of every epoch recorded); else None
+    (also for a public night or one that never grew)."""
+    seeds = stored_epoch_seeds(ledger.get_meta(EPOCH_META), str(ledger.path))
+    if not seeds or not isinstance(shown_seed(ledger), int):
+        return None
+    return [s for s in seeds[1:] if s is not None]
+
+
+def _complete(ledger: Ledger, config: dict[str, object]) -> bool:
+    """Whether every planned game of the whole night is in ``ledger``."""
+    if ledger.get_meta("shard") is not None:
+        return False
+    merged = ledger.get_meta("merged")
+    if merged is not None:
+        meta = MergedMeta.parse(merged)
+        return meta is not None and meta.complete
+    try:
+        night = NightPlan.of_ledger(ledger)  # the night as its ledger holds it: epochs, top-ups, withdrawn bots
+    except UserError:
+        return False
+    total = night.total()  # planned games only: ladder games never reveal the seed
+    return ledger.count() >= total and night.played(ledger.rows()) >= total

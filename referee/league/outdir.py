@@ -22,13 +22,15 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from referee.errors import UserError
+from referee.fileio import write_atomic as write_atomic  # its old home: the name still works here
 from referee.league.config import League, normalize_stored
 from referee.league.ledger import LEDGER_NAME, Ledger, MergedMeta, config_text
-from referee.league.roster import EPOCHS_META, WITHDRAWN_META, Growth, reconcile, stored_withdrawn
+from referee.league.roster import EPOCHS_META, WITHDRAWN_META, Growth, check_return, reconcile, stored_withdrawn
 from referee.league.shards import format_shards
 
 #: the ledger meta key saying how game ids number tables (:data:`referee.league.schedule.IDS`)
@@ -123,6 +125,8 @@ def open_night(league: League) -> tuple[League, Ledger, Growth | None]:
             withdrawn = stored_withdrawn(ledger.get_meta(WITHDRAWN_META))
             growth = reconcile(league, stored, withdrawn, out, ledger.get_meta(EPOCHS_META))
             league = growth.league
+            if growth.back:
+                check_return(league, growth, ledger.done_ids())
     except BaseException:
         ledger.close()
         raise
@@ -183,37 +187,7 @@ def _check(ledger: Ledger, league: League, stored: dict[str, Any] | None, empty:
         )
 
 
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write a file via a temporary file next to it and a rename, so that a
-    reader never sees half of it (text is UTF-8). ``OSError`` propagates."""
-    tmp = path.with_name(path.name + ".tmp")
-    if isinstance(data, str):
-        tmp.write_text(data, encoding="utf-8")
-    else:
-        tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
-def write_outputs(
-    out: Path,
-    ledger: Ledger,
-    name: str,
-    *,
-    viewer_limit: int | None = None,
-    result: list[Any] | None = None,
-    keep_withdrawn: bool = False,
-) -> dict[str, Any]:
-    """Recompute the standings from the ledger (game-id order), write standings.json/.csv/.md,
-    report.html with its game browser data, and the viewer pages (at most ``viewer_limit`` new
-    ones; see :mod:`referee.league.report`) into ``out``; return the standings. ``result``, when
-    given, receives the :class:`referee.league.report.ReportResult`. ``keep_withdrawn``: count the
-    games of withdrawn bots (:func:`referee.league.standings.from_ledger`)."""
-    from referee.league.report import write_report
-    from referee.league.standings import from_ledger
-
-    rows = list(ledger.rows())  # read once, for the standings and the report
-    st = from_ledger(ledger, name, keep_withdrawn=keep_withdrawn, rows=rows)
-    res = write_report(out, st, ledger, viewer_limit=viewer_limit, rows=rows)
-    if result is not None:
-        result.append(res)
-    return st
+#: what writes a night's outputs from its ledger (standings files, report, viewer pages) and returns
+#: the standings: :func:`referee.view.night.write_outputs` (``out, ledger, name, *, viewer_limit,
+#: result, keep_withdrawn``), handed in by the commands: the league never imports the view
+WriteOutputs = Callable[..., dict[str, Any]]

@@ -30,6 +30,13 @@ config with the one stored in the ledger (:func:`reconcile`):
   that bot). ``--keep-withdrawn`` counts their games (the bot marked
   withdrawn). A withdrawn bot that comes back with its old config is back in.
   The ledger's meta ``withdrawn`` lists them (JSON), for ``referee standings``.
+  In a secret night a bot that comes back to unplayed games is refused
+  (:func:`check_return`): its old tables are dealt from the secret of the epoch
+  it joined in, deals the other bots have played already (their hands are in
+  the night's logs, and in the report once that epoch is complete), and a fresh
+  secret cannot be given to them without changing the plan of games already
+  recorded; the refusal says to add it under a new name, so that it joins as a
+  newcomer with the current epoch's fresh secret.
 * **Settings that change no result** (:data:`BOT_SETTINGS`: a bot's ``build``
   and ``limits``; the ``[limits]`` table) are accepted and stored (the ledger's
   config follows them); a changed ``build`` runs before the next game (builds
@@ -288,6 +295,45 @@ def reconcile(
                     if p.epoch == last:
                         new_games += p.count * v.deals * size
     return Growth(grown, added=added, withdrawn=newly, back=back, new_games=new_games, settings=settings, meta=meta)
+
+
+def check_return(league: League, growth: Growth, done: set[str]) -> None:
+    """Refuse a withdrawn bot that comes back (``growth.back``) to a secret night with games
+    still to play (``done``: the recorded game ids); see the module docstring. Raises
+    :class:`UserError` naming the bot, why, and what to do instead."""
+    if not growth.back or not league.secret:
+        return
+    from referee.league import schedule as sched
+
+    index = {b.name: i for i, b in enumerate(league.bots)}
+    back = {index[n]: n for n in growth.back if n in index}
+    todo: dict[str, tuple[int, int]] = {}  # name -> (unplayed games, the epoch of its tables)
+    for table in sched.tables(league, league.shard):
+        who = [back[i] for i in table.lineup if i in back]
+        if not who:
+            continue
+        left = sum(
+            1
+            for d in range(table.variant.deals)
+            for r in range(table.size)
+            if sched.game_id(table.key, d, r) not in done
+        )
+        for n in who:
+            games, epoch = todo.get(n, (0, table.epoch))
+            todo[n] = (games + left, min(epoch, table.epoch))
+    todo = {n: v for n, v in todo.items() if v[0]}
+    if not todo:
+        return
+    name, (games, epoch) = next(iter(todo.items()))
+    others = f" (and {', '.join(list(todo)[1:])})" if len(todo) > 1 else ""
+    raise UserError(
+        f"{league.out}: '{name}'{others} was withdrawn from this secret night and would come back to {games} "
+        f"unplayed games on the deals of epoch {epoch}, the one it joined in: the other bots have played those "
+        "deals already (their hands are in the night's logs, and in the report once the epoch is complete), and "
+        "its old tables cannot get a fresh secret without changing the games already recorded. Add it under a "
+        f"new name (e.g. '{name}-2'): it joins as a newcomer and plays the current epoch's deals, drawn from a "
+        "fresh secret. Or leave it out."
+    )
 
 
 def _check_can_change(league: League, active_before: int, out: Path) -> None:

@@ -51,6 +51,8 @@ from referee.league import schedule as sched
 from referee.league.config import League
 from referee.league.ledger import BotInfo, GameRow, Ledger
 from referee.league.local import LocalExecutor
+from referee.league.logbudget import META_KEY as LOG_BUDGET_KEY
+from referee.league.logbudget import STDERR_LOG_BUDGET, LogBudgets
 from referee.league.outdir import clear_incoming
 from referee.league.preflight import prepare, to_stderr
 from referee.league.standings import Tally
@@ -112,16 +114,25 @@ class _Committer:
         self.hook = hook
         self._games = os.path.join(os.fspath(league.out), "games")
 
-    def commit(self, g: sched.ScheduledGame, done: GameDone) -> None:
-        """Write a delivered log, then record the row (its own transaction);
-        raises :class:`UserError` if either cannot be written."""
+    def log_budgets(self, slots: int) -> LogBudgets:
+        """The night's stderr budgets, each bot's use so far read from the ledger (a resumed night's too)."""
+        used = LogBudgets.read_used(self.ledger.get_meta(LOG_BUDGET_KEY))
+        return LogBudgets([b.name for b in self.league.bots], STDERR_LOG_BUDGET, used, slots)
+
+    def commit(self, g: sched.ScheduledGame, done: GameDone, budgets: LogBudgets | None = None) -> None:
+        """Write a delivered log, then record the row (its own transaction, with the
+        bots' stderr budget use when ``budgets``); raises :class:`UserError` if either
+        cannot be written."""
         log_path = done.result.log_path
         rel = None
         if done.log is not None:
             log_path, rel = self._write_log(g.game_id, done.log)
         row = _row(self.league, g, done, log_path, rel)
         try:
-            self.ledger.record(row)
+            if budgets is not None and any(done.stderr_logged):
+                self.ledger.record_many([row], {LOG_BUDGET_KEY: budgets.meta_text()})
+            else:
+                self.ledger.record(row)
         except sqlite3.Error as exc:
             raise UserError(
                 f"{self.ledger.path}: cannot record {g.game_id}: {exc}; the games recorded so far "
@@ -274,22 +285,28 @@ def _stage_bots(ledger: Ledger, league: League, hellos: dict[int, dict[str, Any]
 
 
 async def _drive(batches: Iterator[_Batch], executor: Executor, committer: _Committer, slots: int) -> None:
-    """Play the batches' units, at most ``slots`` at once, committing every game as it is delivered."""
+    """Play the batches' units, at most ``slots`` at once, committing every game as it is delivered.
+    Each unit is granted its share of its bots' night stderr budgets (:mod:`referee.league.logbudget`)."""
     limiter = trio.CapacityLimiter(slots)
+    budgets = committer.log_budgets(slots)
 
     async def one(batch: _Batch, token: object) -> None:
         pending = set(batch.games)  # the unit's games not recorded yet
+        unit = budgets.grant(batch.unit)
 
         def deliver(done: GameDone) -> None:
-            committer.commit(batch.games[done.game_id], done)
+            g = batch.games[done.game_id]
+            budgets.charge(g.seats, done)
+            committer.commit(g, done, budgets)
             pending.discard(done.game_id)
 
         try:
-            await executor.play(batch.unit, deliver)
+            await executor.play(unit, deliver)
         except BaseException:
             committer.discard_logs(pending)  # stopped (Ctrl-C, SIGTERM) or failed: no log without its row
             raise
         finally:
+            budgets.release(unit)
             limiter.release_on_behalf_of(token)
 
     async with trio.open_nursery() as nursery:

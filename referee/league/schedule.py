@@ -119,9 +119,21 @@ class Table:
 
     @property
     def key(self) -> str:
-        if self.ladder:
-            return f"{self.variant.slug}-{self.size}p-L{self.index:06d}"
-        return f"{self.variant.slug}-{self.size}p-t{self.index:04d}"
+        return table_key(self.variant.slug, self.size, self.index, ladder=self.ladder)
+
+
+def table_key(slug: str, size: int, index: int, *, ladder: bool = False) -> str:
+    """A table's part of its games' ids: ``kwartet-4p-t0003`` (a ladder table: ``kwartet-4p-L000003``)."""
+    if ladder:
+        return f"{slug}-{size}p-L{index:06d}"
+    return f"{slug}-{size}p-t{index:04d}"
+
+
+def game_id(key: str, deal: int, rotation: int) -> str:
+    """The id of a table's game: its :func:`table_key`, the deal and the rotation
+    (``kwartet-4p-t0003-d001-r2``). check-bot names its games with it too, so a bot
+    cannot tell check-bot from a league night by its game ids."""
+    return f"{key}-d{deal:03d}-r{rotation}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -691,7 +703,7 @@ def table_games(league: League, table: Table) -> Iterator[ScheduledGame]:
         for r in range(k):
             positions = tuple(order[(s + r) % k] for s in range(k))
             yield ScheduledGame(
-                game_id=f"{table.key}-d{d:03d}-r{r}",
+                game_id=game_id(table.key, d, r),
                 variant=table.variant,
                 size=k,
                 table=table.index,

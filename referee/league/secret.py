@@ -76,8 +76,8 @@ import secrets
 from pathlib import Path
 
 from referee.errors import UserError
-from referee.league.config import SECRET, League, normalize_stored
-from referee.league.ledger import Ledger, MergedMeta
+from referee.league.config import League
+from referee.league.ledger import Ledger
 
 #: the ledger's meta key holding a secret night's master seed (decimal text)
 META_KEY = "secret_seed"
@@ -234,50 +234,3 @@ def _settle_epochs(league: League, ledger: Ledger) -> tuple[int | None, ...]:
     if drawn:
         ledger.stage_meta({EPOCH_META: epoch_seeds_text(out)})
     return out
-
-
-def shown_seed(ledger: Ledger) -> int | str | None:
-    """The master seed as the standings and the report may show it: the
-    config's seed; for a secret night the seed once every planned game is
-    recorded (a whole night, or a complete merge; never a shard's own ledger:
-    the other shards may still be playing), else ``"secret"``. None when the
-    ledger stores no readable config."""
-    config = normalize_stored(ledger.config())
-    if not isinstance(config, dict) or "seed" not in config:
-        return None
-    if config["seed"] != SECRET:
-        seed = config["seed"]
-        return seed if isinstance(seed, int) else None
-    if not _complete(ledger, config):
-        return SECRET
-    stored = stored_seed(ledger)
-    return stored if stored is not None else SECRET
-
-
-def shown_epoch_seeds(ledger: Ledger) -> list[int] | None:
-    """The secrets of a grown secret night's later epochs (epoch 1, 2, ...) as
-    the standings and the report may show them: once :func:`shown_seed` shows
-    the first epoch's (every planned game of every epoch recorded); else None
-    (also for a public night or one that never grew)."""
-    seeds = stored_epoch_seeds(ledger.get_meta(EPOCH_META), str(ledger.path))
-    if not seeds or not isinstance(shown_seed(ledger), int):
-        return None
-    return [s for s in seeds[1:] if s is not None]
-
-
-def _complete(ledger: Ledger, config: dict[str, object]) -> bool:
-    """Whether every planned game of the whole night is in ``ledger``."""
-    if ledger.get_meta("shard") is not None:
-        return False
-    merged = ledger.get_meta("merged")
-    if merged is not None:
-        meta = MergedMeta.parse(merged)
-        return meta is not None and meta.complete
-    from referee.league.night import NightPlan
-
-    try:
-        night = NightPlan.of_ledger(ledger)  # the night as its ledger holds it: epochs, top-ups, withdrawn bots
-    except UserError:
-        return False
-    total = night.total()  # planned games only: ladder games never reveal the seed
-    return ledger.count() >= total and night.played(ledger.rows()) >= total

@@ -47,8 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from referee.fileio import write_atomic
 from referee.league.ledger import GameRow
-from referee.league.outdir import write_atomic
 from referee.league.ratings import BETA, MU0, PRIOR_SD, BatchRatings
 
 if TYPE_CHECKING:
@@ -306,8 +306,8 @@ def from_ledger(
     unless ``keep_withdrawn``; the result then lists them under ``withdrawn``
     (``bot``, ``games``: the games it sat in, ``counted``), and with
     ``keep_withdrawn`` their rows in every scope say ``"withdrawn": true``."""
+    from referee.league.night import shown_epoch_seeds, shown_seed
     from referee.league.roster import WITHDRAWN_META, stored_withdrawn
-    from referee.league.secret import shown_epoch_seeds, shown_seed
 
     tally = Tally(league or (ledger.get_meta("league") or ""))
     gone = stored_withdrawn(ledger.get_meta(WITHDRAWN_META))

@@ -146,8 +146,7 @@ def summarize(out: Path, ledger: Ledger, rows: list[GameRow] | None = None) -> N
         merged=MergedMeta.parse(merged_text) if merged_text else None,
         running=run_lock_held(out),
     )
-    from referee.league.night import ladder_number
-    from referee.league.secret import shown_epoch_seeds, shown_seed
+    from referee.league.night import ladder_number, shown_epoch_seeds, shown_seed
 
     s.seed = shown_seed(ledger)
     s.epoch_seeds = shown_epoch_seeds(ledger) or []

@@ -92,6 +92,9 @@ class Unit:
     given_up: frozenset[int] = frozenset()
     compress: bool = False
     fresh: frozenset[int] = frozenset()
+    #: per lineup position: the stderr bytes that bot may have copied into this unit's game
+    #: logs (its grant of the night's budget, :mod:`referee.league.logbudget`); None: the executor's own
+    log_budgets: tuple[int, ...] | None = None
 
     def spec(self, game: UnitGame) -> GameSpec:
         """What the runtime plays for ``game``."""
@@ -117,12 +120,15 @@ class GameDone:
     somewhere the caller cannot read (a remote worker; the caller writes it to
     its own ``games/<game_id>.jsonl``, or ``.jsonl.zst`` for compressed bytes,
     and ignores ``result.log_path``); None
-    when it is already at ``result.log_path``."""
+    when it is already at ``result.log_path``. ``stderr_logged``: per seat, the bytes of
+    its bot's stderr the log copied (charged to the bot's night budget)."""
 
     game_id: str
     result: GameResult
     wall_ms: float
     log: bytes | None = None
+    #: per seat: the bytes of that bot's stderr the game's log copied, charged to its budget
+    stderr_logged: tuple[int, ...] = ()
 
 
 #: what an executor calls once per finished game, before it starts the unit's next game

@@ -25,13 +25,22 @@ from .framing import LineTooLong, StreamClosed, decode_line
 from .process import STDERR_TAIL, BotProcess, ProcState, TailBuffer, close_pipes, kill_group
 from .spec import BotSpec, ClockSpec
 
-__all__ = ["STDERR_TAIL", "BotSession", "close_pipes", "kill_group", "start_bots"]
+__all__ = ["STDERR_TAIL", "BotSession", "close_pipes", "hello_line", "kill_group", "start_bots"]
 
 
 def _referee_version() -> str:
     from referee import __version__
 
     return __version__
+
+
+def hello_line(name: str) -> bytes:
+    """The referee's ``hello`` to a bot named ``name``, with its newline: one definition for the
+    league's sessions and check-bot's probes (a bot cannot tell them apart by it)."""
+    return (
+        ENCODER.encode({"type": "hello", "protocol": PROTOCOL_VERSION, "name": name, "referee": _referee_version()})
+        + b"\n"
+    )
 
 
 class BotSession(BotProcess):
@@ -109,12 +118,7 @@ class BotSession(BotProcess):
         return self
 
     async def _handshake(self, startup_ms: int) -> None:
-        hello = (
-            ENCODER.encode(
-                {"type": "hello", "protocol": PROTOCOL_VERSION, "name": self.name, "referee": _referee_version()}
-            )
-            + b"\n"
-        )
+        hello = hello_line(self.name)
         with trio.move_on_after(startup_ms / 1000) as scope:
             try:
                 await self.send_bytes(hello)

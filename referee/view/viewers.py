@@ -53,7 +53,7 @@ def _up_to_date(target: Path, log: Path) -> bool:
 def _write_one(job: tuple[str, str, str]) -> str | None:
     """Make and write one game's frames file; the error text if its log cannot be shown."""
     from referee.errors import UserError
-    from referee.league.outdir import write_atomic
+    from referee.fileio import write_atomic
     from referee.view.frames import frames_from_log
     from referee.view.page import frames_js
 
@@ -68,7 +68,7 @@ def _write_one(job: tuple[str, str, str]) -> str | None:
 
 def write_shell(games: Path) -> Path:
     """Write ``games/viewer.html`` if it is missing or differs from this version's shell."""
-    from referee.league.outdir import write_atomic
+    from referee.fileio import write_atomic
     from referee.view.page import render_viewer_shell
 
     path = games / SHELL_NAME

@@ -103,7 +103,7 @@ def test_undecided_after_max_games_exits_3_and_json_file(tmp_path: Path, capsys)
         (["--players", "9"], "--players 9: kwartet is for 3-6 players"),
         (["--players", "3", "--field", "g=x"], "2 --field bots but only 1 field seat"),
         (["--concurrency", "0"], "--concurrency 0"),
-        (["--move-ms", "0"], "move_ms"),
+        (["--move-ms", "0"], "--move-ms must be a positive number"),
         (["--match", "best:3"], "--match 'best:3'"),
     ],
 )

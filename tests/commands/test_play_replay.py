@@ -82,11 +82,11 @@ def test_play_with_a_deal_file_and_a_custom_variant(tmp_path, capsys):
         (["play", "kwartet", "--bot", f"a={INSTANT}"], "kwartet is for 3-6 players, not 1"),
         (
             ["play", "kwartet", "--move-ms", "0", "--bot", "a=x", "--bot", "b=x", "--bot", "c=x"],
-            "move_ms must be positive",
+            "--move-ms must be a positive number",
         ),
         (
             ["play", "kwartet", "--grace-ms", "-1", "--bot", "a=x", "--bot", "b=x", "--bot", "c=x"],
-            "grace_ms must be 0 or more",
+            "--grace-ms must be 0 or more",
         ),
         (["replay", "/no/such/log.jsonl"], "not found"),
     ],

@@ -14,6 +14,7 @@ import pytest
 from referee.cli import main
 from referee.league.ladder import open_ladder, play_ladder
 from referee.league.ledger import Ledger
+from referee.view.night import write_outputs
 
 from .conftest import REFEREE, REPO, processes_with
 
@@ -63,7 +64,7 @@ def test_ladder_plays_tables_and_takes_in_a_bot_added_between_them(
         if len(tables) == 1:
             _config(cfg, ["a", "b", "c", "d"])  # an entry arrives while the ladder runs
 
-    ladder = open_ladder(str(cfg))
+    ladder = open_ladder(str(cfg), outputs=write_outputs)
     with ladder.ledger:
         play_ladder(ladder, tables=2, after=after)
     err = capsys.readouterr().err
@@ -97,7 +98,7 @@ def test_a_broken_config_keeps_the_ladder_going(tmp_path: Path, capsys) -> None:
         if len(seen) == 1:
             cfg.write_text(cfg.read_text().replace("seed = 9", "seed = 10"))
 
-    ladder = open_ladder(str(cfg))
+    ladder = open_ladder(str(cfg), outputs=write_outputs)
     with ladder.ledger:
         play_ladder(ladder, tables=2, after=after)
     err = capsys.readouterr().err

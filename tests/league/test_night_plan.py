@@ -19,6 +19,7 @@ from referee.league.ladder import open_ladder, play_ladder
 from referee.league.ledger import Ledger
 from referee.league.night import NightPlan
 from referee.league.summary import notes, summarize
+from referee.view.night import write_outputs
 from referee.view.serve import LeagueState
 
 from .conftest import REPO
@@ -182,7 +183,7 @@ def test_verify_checks_ladder_games_against_the_ladder_records(
     cfg = _config(tmp_path / "night.toml", list("abcd"), kind="round-robin")
     out = tmp_path / "out"
     assert _cli(capsys, "run", str(cfg), "--quiet")[0] == 0
-    ladder = open_ladder(str(cfg))
+    ladder = open_ladder(str(cfg), outputs=write_outputs)
     with ladder.ledger:
         play_ladder(ladder, tables=2)
     text = _verified(capsys, out)

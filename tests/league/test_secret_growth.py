@@ -198,3 +198,50 @@ def test_a_grown_secret_night_is_not_played_as_a_shard(tmp_path: Path) -> None:
         ledger.commit_staged()
         again = settle_seed(dataclasses.replace(league, shard=None), ledger)
         assert again.epoch_seeds == whole.epoch_seeds
+
+
+def test_a_withdrawn_bot_cannot_come_back_to_its_old_epochs_deals(tmp_path: Path) -> None:
+    # a, b, c, d play a secret night; it is stopped (kill -9) before d's tables; d is withdrawn, the
+    # night completes without it (its secret shown), grows (e, epoch 1): d coming back would play the
+    # deals of epoch 0, already played and shown; it is refused with why, and joins under a new name
+    cfg = _config(tmp_path / "night.toml", "abcd")
+    proc = subprocess.Popen(
+        [*REFEREE, "run", str(cfg), "--progress-every", "0", "-j", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:  # one line per finished game
+        if line.startswith("["):
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=10)
+    out = tmp_path / "out"
+    assert 1 <= len(_seeds(out)) < 12
+    assert referee("run", str(_config(cfg, "abc")), "--quiet").returncode == 0  # d withdrawn
+    assert referee("run", str(_config(cfg, "abce")), "--quiet").returncode == 0  # e joins: epoch 1
+    seed = int(_meta(out)["secret_seed"])
+    kwartet = load_config(cfg).variants[0]
+    before = _seeds(out)
+
+    back = referee("run", str(_config(cfg, "abcde")), "--quiet")
+    assert back.returncode == 2 and "Traceback" not in back.stderr, back.stderr
+    err = back.stderr
+    assert "'d' was withdrawn from this secret night" in err and "deals of epoch 0" in err, err
+    assert "Add it under a new name (e.g. 'd-2')" in err, err
+    assert _seeds(out) == before  # nothing played
+
+    # under a new name it is a newcomer: a new epoch, a fresh secret, none of the deals played before
+    text = cfg.read_text().replace('name = "d"', 'name = "d-2"')
+    cfg.write_text(text)
+    assert "d-2" in text and 'name = "e"' in text
+    grown = referee("run", str(cfg), "--quiet")
+    assert grown.returncode == 0, grown.stderr
+    rows = _seeds(out)
+    secrets = json.loads(_meta(out)["epoch_secrets"])
+    assert sorted(secrets) == ["1", "2"]
+    newcomer = {g: s for g, s in rows.items() if g not in before}
+    assert newcomer and set(newcomer.values()) == {deal_seed(int(secrets["2"]), kwartet, 3, 0)}
+    assert deal_seed(seed, kwartet, 3, 0) not in newcomer.values()

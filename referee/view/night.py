@@ -1,4 +1,9 @@
-"""Writing a night's report: ``OUT/report.html``, the game browser's data files and the viewer pages.
+"""Writing a night's outputs: the standings files, ``OUT/report.html``, the game browser's data
+files and the viewer pages (:func:`write_outputs`, :func:`write_report`).
+
+The league's own code never imports this module (the view sits above the league, see
+docs/ARCHITECTURE.md, Layers): the commands call it, and hand :func:`write_outputs` to the league
+code that rewrites a night's outputs (``referee ladder``, ``referee merge``).
 
 :func:`write_report` reads the ledger once, writes the viewer pages next to the logs
 (:mod:`referee.view.viewers`: ``OUT/games/viewer.html`` and ``GAME.frames.js``, only those missing or
@@ -20,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from referee.errors import UserError
+from referee.fileio import write_atomic
 from referee.league.ledger import GameRow, Ledger
-from referee.league.outdir import write_atomic
 
 #: the most viewer pages ``referee run`` writes at its end (``referee report`` writes them all)
 RUN_VIEWER_LIMIT = 5000
@@ -136,3 +141,27 @@ def write_report(
     return ReportResult(
         path, vstats.written, vstats.fresh, vstats.skipped, vstats.failed, vstats.seconds, vstats.first_error, notes
     )
+
+
+def write_outputs(
+    out: Path,
+    ledger: Ledger,
+    name: str,
+    *,
+    viewer_limit: int | None = None,
+    result: list[Any] | None = None,
+    keep_withdrawn: bool = False,
+) -> dict[str, Any]:
+    """Recompute the standings from the ledger (game-id order), write standings.json/.csv/.md,
+    report.html with its game browser data, and the viewer pages (at most ``viewer_limit`` new
+    ones; see :func:`write_report`) into ``out``; return the standings. ``result``, when
+    given, receives the :class:`ReportResult`. ``keep_withdrawn``: count the
+    games of withdrawn bots (:func:`referee.league.standings.from_ledger`)."""
+    from referee.league.standings import from_ledger
+
+    rows = list(ledger.rows())  # read once, for the standings and the report
+    st = from_ledger(ledger, name, keep_withdrawn=keep_withdrawn, rows=rows)
+    res = write_report(out, st, ledger, viewer_limit=viewer_limit, rows=rows)
+    if result is not None:
+        result.append(res)
+    return st

@@ -1,0 +1,60 @@
+"""``referee check-bot --max-line / --retries / --max-decisions``: the fault options of ``referee play``
+(one definition, :func:`referee.commands.play.add_limit_options`) change what check-bot enforces.
+Real bot processes; one variant per run to keep it short."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from referee.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+BOTS = ROOT / "tests" / "bots"
+PY = sys.executable
+
+
+def check_bot(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    status = main(["check-bot", "--variant", "kwartet", "--grace-ms", "200", *argv])
+    return status, capsys.readouterr().out
+
+
+def test_max_line_bounds_the_bots_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    wide = ["--", PY, str(BOTS / "wide_bot.py")]  # every reply is a 100 kB line
+    status, out = check_bot(capsys, "--max-line", "200000", *wide)
+    assert status == 0 and "FAIL" not in out, out
+    status, out = check_bot(capsys, "--max-line", "65536", *wide)
+    assert status == 1, out
+    assert "longer than 65536 bytes" in out, out
+
+
+def test_retries_give_a_malformed_reply_another_try(capsys: pytest.CaptureFixture[str]) -> None:
+    # on its 10th turn (past the probes) it prints a debug line, then the legal reply (the retry)
+    bot = ["--", f"env BOT_FAULT_AT=10 BOT_THEN_LEGAL=1 {PY} {BOTS / 'nonjson_bot.py'}"]
+    status, out = check_bot(capsys, "--retries", "1", *bot)
+    assert status == 0 and "FAIL" not in out, out
+    status, out = check_bot(capsys, *bot)
+    assert status == 1 and "FAIL game: kwartet" in out and "malformed" in out, out
+
+
+def test_max_decisions_bounds_self_play(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out = check_bot(capsys, "--max-decisions", "5", "--", PY, str(ROOT / "sample_bots" / "random_bot.py"))
+    assert status == 1, out
+    assert "FAIL self-play" in out and "no end after 5 decisions" in out, out
+
+
+@pytest.mark.parametrize(
+    "argv,words",
+    [
+        (["--max-line", "10"], "--max-line at least 64"),
+        (["--retries", "-1"], "--retries must be >= 0"),
+        (["--max-decisions", "0"], "--max-decisions must be at least 1"),
+        (["--move-ms", "0"], "--move-ms must be a positive number"),
+    ],
+)
+def test_bad_fault_options_are_one_error_line(capsys: pytest.CaptureFixture[str], argv: list[str], words: str) -> None:
+    status = main(["check-bot", *argv, "--", PY, str(ROOT / "sample_bots" / "random_bot.py")])
+    out, err = capsys.readouterr()
+    assert status == 2 and words in err and "Traceback" not in err, err
