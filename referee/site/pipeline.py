@@ -236,7 +236,8 @@ class GauntletResult(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 async def gauntlet(rt: SiteRuntime, v: Version) -> dict[str, Any]:
     """The candidate against the active pool; its figures from the gauntlet's standings."""
-    from referee.league.outdir import open_night, write_outputs
+    from referee.league.outdir import open_night
+    from referee.view.night import write_outputs
     from referee.league.runner import run_league
     from referee.league.secret import settle_seed
 
@@ -402,6 +403,7 @@ def record_ratings(rt: SiteRuntime, st: dict[str, Any], bots: list[str]) -> None
 async def ladder_loop(rt: SiteRuntime, tables: int | None = None) -> None:
     """The ladder over the pool until cancelled (``tables``: stop after that many, for tests)."""
     from referee.league.ladder import open_ladder
+    from referee.view.night import write_outputs
 
     site = rt.site
     played = 0
@@ -414,7 +416,9 @@ async def ladder_loop(rt: SiteRuntime, tables: int | None = None) -> None:
         site.write_pool(pool_entries(rt))
         try:
             ladder = open_ladder(
-                str(site.pool_path), keep_withdrawn=True, say=lambda line: say(rt, line), cluster=rt.cluster
+                str(site.pool_path), keep_withdrawn=True, say=lambda line: say(rt, line),
+                cluster=rt.cluster,
+                outputs=write_outputs,
             )
         except UserError as exc:
             say(rt, f"the ladder cannot start: {exc}")
