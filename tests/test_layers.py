@@ -17,6 +17,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("__init__", "rules"),  # referee/__init__.py: the version only
     ("errors", "fileio", "core"),
     ("runtime",),
+    # the viewer's data: frames made from the machine (live or from a log), the live files, the pages
+    ("view.frames", "view.live", "view.page", "view.viewers"),
     ("league",),
     ("view",),
     ("checkbot", "site"),
@@ -73,6 +75,8 @@ def _layer(module: str) -> int | None:
     parts = module.split(".")
     if parts[0] != "referee":
         return None
+    if len(parts) > 2 and f"{parts[1]}.{parts[2]}" in LAYER:
+        return LAYER[f"{parts[1]}.{parts[2]}"]
     return LAYER.get(parts[1] if len(parts) > 1 else "__init__")
 
 

@@ -32,7 +32,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from referee.site import auth
-from referee.site.archive import ArchiveError, Caps, kind_of, unpack
+from referee.site.archive import FIX_ARCHIVE, ArchiveError, caps_of, kind_of, unpack
 from referee.site.runtime import SiteRuntime
 from referee.site.store import Entrant, Version
 
@@ -63,11 +63,6 @@ async def me(request: Request) -> Response:
 
 async def leaderboard(request: Request) -> Response:
     return _json({"leaderboard": _rt(request).leaderboard()})
-
-
-def caps(rt: SiteRuntime) -> Caps:
-    s = rt.site.settings
-    return Caps(max_bytes=int(s.unpacked_mb * 2**20), max_files=s.max_files, max_ratio=s.max_ratio)
 
 
 async def _upload_bytes(request: Request) -> bytes:
@@ -118,7 +113,7 @@ async def receive_version(rt: SiteRuntime, entrant: Entrant, data: bytes, kind: 
     v = rt.store.add_version(entrant, str(path))
     dest = site.bots_dir / entrant.name / f"v{v.number}"
     try:
-        got = await trio.to_thread.run_sync(unpack, data, dest, caps(rt))
+        got = await trio.to_thread.run_sync(unpack, data, dest, caps_of(rt.site.settings))
     except ArchiveError as exc:
         return rt.store.move(v.id, "failed", note="the archive was refused", error=str(exc), fix=FIX_ARCHIVE)
     v = rt.store.move(
@@ -132,21 +127,8 @@ async def receive_version(rt: SiteRuntime, entrant: Entrant, data: bytes, kind: 
     return v
 
 
-FIX_ARCHIVE = (
-    "pack your bot's folder again as a zip or tar.gz of plain files and folders (no links, no absolute or '..' "
-    "paths) with referee.toml at its top, within this site's limits; referee submit DIR does it for you"
-)
-
-
 def _version_of(request: Request) -> Version:
-    try:
-        vid = int(request.path_params["vid"])
-    except ValueError:
-        raise auth.HTTPProblem(404, "no such version") from None
-    v = _rt(request).store.version(vid)
-    auth.require_owner_or_host(request, v)
-    assert v is not None
-    return v
+    return auth.version_of(request)
 
 
 async def versions(request: Request) -> Response:

@@ -32,7 +32,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO, Literal
+from typing import IO, Any, Literal
 
 import msgspec
 
@@ -63,6 +63,17 @@ class Caps:
     max_bytes: int = 64 << 20
     max_files: int = 2000
     max_ratio: float = 100.0
+
+
+def caps_of(settings: Any) -> Caps:
+    """The caps of a site's ``[site]`` settings (``unpacked_mb``, ``max_files``, ``max_ratio``)."""
+    return Caps(max_bytes=int(settings.unpacked_mb * 2**20), max_files=settings.max_files, max_ratio=settings.max_ratio)
+
+
+FIX_ARCHIVE = (
+    "pack your bot's folder again as a zip or tar.gz of plain files and folders (no links, no absolute or '..' "
+    "paths) with referee.toml at its top, within this site's limits; referee submit DIR does it for you"
+)
 
 
 @dataclass(frozen=True)

@@ -111,6 +111,18 @@ def require_owner_or_host(request: Request, version: Version | None) -> Entrant:
     return entrant
 
 
+def version_of(request: Request) -> Version:
+    """The version named by the route's ``vid``, for its owner or the host only (else 403/404)."""
+    try:
+        vid = int(request.path_params["vid"])
+    except ValueError:
+        raise HTTPProblem(404, "no such version") from None
+    v = _store(request).version(vid)
+    require_owner_or_host(request, v)
+    assert v is not None
+    return v
+
+
 def csrf_token(request: Request) -> str | None:
     """The CSRF token a page puts in its forms (the session's), or None when not logged in by cookie."""
     current_entrant(request)

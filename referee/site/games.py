@@ -175,9 +175,7 @@ def stderr_tail(out: Path, game: str, bot: str) -> str | None:
 
 
 def _version(request: Request) -> Any:
-    from referee.site.api import _version_of
-
-    return _version_of(request)
+    return auth.version_of(request)
 
 
 async def games_of_version(request: Request) -> Response:

@@ -87,8 +87,7 @@ async def unpack_again(rt: SiteRuntime, v: Version) -> Version:
     """Unpack a received version's kept archive into its (fresh) folder."""
     import shutil
 
-    from referee.site.api import FIX_ARCHIVE, caps
-    from referee.site.archive import ArchiveError, unpack
+    from referee.site.archive import FIX_ARCHIVE, ArchiveError, caps_of, unpack
 
     dest = rt.site.bots_dir / v.entrant / f"v{v.number}"
     try:
@@ -97,7 +96,7 @@ async def unpack_again(rt: SiteRuntime, v: Version) -> Version:
         return rt.store.move(v.id, "failed", error=f"its archive is gone ({exc.strerror})", fix="upload it again")
     shutil.rmtree(dest, ignore_errors=True)
     try:
-        got = await trio.to_thread.run_sync(unpack, data, dest, caps(rt))
+        got = await trio.to_thread.run_sync(unpack, data, dest, caps_of(rt.site.settings))
     except ArchiveError as exc:
         return rt.store.move(v.id, "failed", note="the archive was refused", error=str(exc), fix=FIX_ARCHIVE)
     return rt.store.move(
@@ -237,9 +236,9 @@ class GauntletResult(msgspec.Struct, kw_only=True, omit_defaults=True):
 async def gauntlet(rt: SiteRuntime, v: Version) -> dict[str, Any]:
     """The candidate against the active pool; its figures from the gauntlet's standings."""
     from referee.league.outdir import open_night
-    from referee.view.night import write_outputs
     from referee.league.runner import run_league
     from referee.league.secret import settle_seed
+    from referee.view.night import write_outputs
 
     site = rt.site
     out = site.data / "gauntlets" / f"v{v.id}"
@@ -416,7 +415,9 @@ async def ladder_loop(rt: SiteRuntime, tables: int | None = None) -> None:
         site.write_pool(pool_entries(rt))
         try:
             ladder = open_ladder(
-                str(site.pool_path), keep_withdrawn=True, say=lambda line: say(rt, line),
+                str(site.pool_path),
+                keep_withdrawn=True,
+                say=lambda line: say(rt, line),
                 cluster=rt.cluster,
                 outputs=write_outputs,
             )

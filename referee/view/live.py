@@ -364,7 +364,7 @@ class LiveGameWriter:
                 pass
 
     def _write_page(self, result: GameResult) -> None:
-        from referee.league.outdir import write_atomic
+        from referee.fileio import write_atomic
         from referee.view.page import script_safe
 
         footer = {

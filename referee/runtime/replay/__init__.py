@@ -69,10 +69,11 @@ from typing import Any
 from referee.core.records import HandRec, OutRec
 from referee.errors import UserError
 
+from .legacy import legacy_stream
 from .load import load_log, parse_log
 from .report import ReplayReport, _Mismatch
 from .sim import _Replay
-from .stream import stream_of
+from .stream import Records, Stream, stream_of
 from .timing import LATE_MS
 
 __all__ = ["LATE_MS", "ReplayReport", "load_log", "parse_log", "replay", "replay_records"]
@@ -93,7 +94,7 @@ def replay_records(
 ) -> ReplayReport:
     """:func:`replay` of records already loaded (``observer``: also told about every change, for the viewer)."""
     report = ReplayReport(header=records[0][2], footer=records[-1][2]["footer"])
-    stream = stream_of(records)
+    stream = inputs_of(records)
     players = records[0][1].players
     all_dead = players > 0 and {e.seat for e in stream.initial} >= set(range(players))
     if (
@@ -118,3 +119,12 @@ def replay_records(
         where = f"line {sim.line}" if sim is not None else "the header"
         report.mismatches.append(f"{where}: the log cannot be re-simulated here ({type(exc).__name__}: {exc})")
     return report
+
+
+def inputs_of(records: Records) -> Stream:
+    """The machine's input stream of a loaded log: read from its ``input`` records (version 3), or
+    converted by the one legacy converter (:mod:`.legacy`, versions 1 and 2)."""
+    version = records[0][1].log_version
+    if version < 3:
+        return legacy_stream(version, records[1:-1])
+    return stream_of(records)

@@ -51,13 +51,12 @@ def reply_bytes(rec: InRec) -> bytes:
 
 
 def stream_of(records: Records) -> Stream:
-    """The input stream of a loaded log (:func:`referee.runtime.replay.load.load_log`)."""
+    """The input stream of a loaded log of the current version (3:
+    :func:`referee.runtime.replay.load.load_log`); older logs go through
+    :func:`referee.runtime.replay.legacy.legacy_stream` (the package's
+    :func:`referee.runtime.replay.inputs_of` picks one by the log's version)."""
     version = records[0][1].log_version
     body = records[1:-1]
-    if version < 3:
-        from .legacy import legacy_stream
-
-        return legacy_stream(version, body)
     st = Stream(version)
     started = False
     for k, (_, rec, _r) in enumerate(body):
