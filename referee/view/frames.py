@@ -32,7 +32,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from referee.core.errors import public_fault_detail
+from referee.rules import RulesError
 from referee.rules.ask import AskRules
+from referee.rules.registry import kind_of, style_of_wire
 
 if TYPE_CHECKING:  # pragma: no cover
     from referee.core.machine import HandMachine
@@ -177,28 +179,20 @@ class _Frames:
             "faulted": [s.index for s in m.seats if s.faulted],
             "waiting": pending,
         }
-        if self.kind == "ask":
-            laid: list[list[str]] = [[] for _ in range(n)]
-            for s in seats:
-                laid[s.index] = list(state.laid()[s.hs])
-            snap["laid"] = laid
-            hand_scores = state.scores()
-            snap["scores"] = [self.base[i] + (hand_scores[m.seats[i].hs] if in_hand[i] else 0) for i in range(n)]
-            snap["turn"] = pending[0] if pending else None
-            snap["stock"] = state.stock_size()
-            snap["dealer"] = seats[state.dealer].index
-        else:
-            view = state.view(0)
-            snap["laid"] = [list(x) for x in view["laid"]]
-            snap["scores"] = list(state.scores())
-            snap["centre"] = list(state.centre())
-            snap["round"] = state.round
-            snap["leader"] = state.leader
-            snap["commissioner"] = state.commissioner
-            # who has put a card face down: only while the play is awaited (the reveal shows them)
-            playing = not state.terminal and state.decision() == "play"
-            snap["played"] = [playing and i not in pending for i in range(n)]
-            snap["turn"] = pending[0] if len(pending) == 1 and state.decision() == "take" else None
+        # the engine's public state, as its kind registers it (referee.rules.registry), per match seat
+        kind = kind_of(m.rules)
+        public = kind.snapshot(state, state.pending() if pending else ())
+        for key, value in public.items():
+            if key in kind.per_seat:
+                per_seat: list[Any] = [[] if key == "laid" else (0 if key == "scores" else False) for _ in range(n)]
+                for s in seats:
+                    per_seat[s.index] = value[s.hs]
+                value = per_seat
+            elif key in kind.seat_refs and value is not None:
+                value = seats[value].index
+            snap[key] = value
+        if m.match is not None:  # a match's scores: the totals before this hand plus this hand's
+            snap["scores"] = [self.base[i] + (snap["scores"][i] if in_hand[i] else 0) for i in range(n)]
         return snap
 
     def _frame(
@@ -261,13 +255,11 @@ class _Frames:
         if not self.names:
             self.names = [s.name for s in m.seats]
             rules = m.rules
-            if self.kind == "ask":
-                self.deck_order = {c: i for i, c in enumerate(rules.deck)}
-            else:
+            self.deck_order = {c: i for i, c in enumerate(kind_of(rules).deck(rules))}
+            if self.kind == "chickens":
                 from referee.rules.chickens import CARD_VALUES
 
                 self.values = dict(CARD_VALUES)
-                self.deck_order = {c: i for i, c in enumerate(CARD_VALUES)}
         if m.match is not None:
             self.base = list(m.match.totals)
         snap = self._snapshot(m)
@@ -346,7 +338,7 @@ class _Frames:
                 st["hands"][s] = [c for c in st["hands"][s] if c not in members]
                 st["counts"][s] -= len(members)
                 st["laid"][s] = st["laid"][s] + [fam]
-                points = m.rules.family_points if isinstance(m.rules, AskRules) else 1
+                points = kind_of(m.rules).family_points(m.rules)
                 st["scores"][s] += points
                 self._emit(
                     m,
@@ -376,8 +368,9 @@ class _Frames:
 
     @staticmethod
     def _family(m: HandMachine, card: str) -> str:
-        t = m.rules._t
-        return t.family_names[t.card_fam[t.card_index[card]]]
+        family_of = kind_of(m.rules).family_of
+        assert family_of is not None  # an ask-style kind registers it
+        return family_of(m.rules, card)
 
     def _chickens(
         self,
@@ -526,7 +519,10 @@ def frames_from_records(records: list[tuple[int, Any, dict[str, Any]]], name: st
     header = records[0][2]
     footer = records[-1][2]["footer"]
     players = int(header.get("players", 0))
-    kind = "chickens" if (header.get("rules") or {}).get("game") == "chickens" else "ask"
+    try:
+        kind = style_of_wire(header.get("rules") or {})
+    except RulesError:  # an unknown game: replay says so (its mismatch), the page shows the ask layout
+        kind = "ask"
     obs = _Frames(players, kind)
     from referee.runtime.replay import replay_records
 
