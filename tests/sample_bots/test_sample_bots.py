@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import trio
 
-from referee.rules import get_variant
+from referee.rules import get_variant, kind_of
 from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, play_game
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,7 +79,7 @@ async def play_every_variant(command: list[str], label: str) -> None:
                     assert result.reason == "stalled" and sum(result.scores) < len(rules.families)
                     continue
                 assert result.reason == "complete"
-                if rules.kind == "ask":
+                if kind_of(rules).style == "ask":
                     assert sum(result.scores) == len(rules.families)
                 assert sum(t.count for t in result.think_ms) > 0, rules.name
                 assert all(b.alive for b in bots)
