@@ -22,6 +22,7 @@ from typing import Any, Mapping, Union
 
 from protocol.messages import AskRulesWire, ChickensRulesWire
 
+from . import go_fish
 from .ask import ASK_PRESETS, AskRules, _tables
 from .base import RulesError
 from .chickens import CARD_VALUES, ChickensRules
@@ -111,6 +112,7 @@ CHICKENS = GameKind(
 KINDS: tuple[GameKind, ...] = (
     ASK,
     CHICKENS,
+    go_fish.KIND,
 )
 
 _BY_GAME: dict[str, GameKind] = {k.game: k for k in KINDS}

@@ -49,6 +49,7 @@ VARIANTS: list[Any] = [
     "authors",
     "kwartet",
     "chickens",
+    "go-fish",
     CUSTOM_STOCK,
     CUSTOM_FAMILY,
 ]

@@ -29,6 +29,8 @@ VARIANTS: list[Any] = [
     {"name": "impatient", "base": "kwartet", "stall": 1},
     "kwartet",
     "chickens",
+    # Go Fish (OpenSpiel's rules): a game of its own kind that speaks the ask messages
+    "go-fish",
     # a custom ask variant the bots have never seen: 6-member families, stock, dealer first, politeness
     {
         "name": "three-generations",
