@@ -11,7 +11,6 @@ parameters (table sizes, small decks that force empty hands, empty draws and boo
 from __future__ import annotations
 
 import random
-from collections import Counter
 
 import pyspiel  # open_spiel, in the test extra (pip install -e '.[test]')
 import pytest
@@ -44,8 +43,7 @@ def _rules(params: dict) -> object:
     return get_variant(wire)
 
 
-def _play(params: dict, seed: int) -> int:
-    rules = _rules(params)
+def _play(params: dict, seed: int, rules: object, spiel_game: object) -> int:
     n = params["players"]
     R, S = len(rules.families), len(rules.members)
     game = rules.new_game(n, seed=seed)
@@ -56,7 +54,7 @@ def _play(params: dict, seed: int) -> int:
     assert game.dealer == dealer
     seat = [(dealer + 1 + p) % n for p in range(n)]
     rank = {f: i for i, f in enumerate(rules.families)}
-    spiel = pyspiel.load_game("go_fish", params).new_initial_state()
+    spiel = spiel_game.new_initial_state()
     nxt = 0
 
     def chance() -> None:
@@ -67,25 +65,32 @@ def _play(params: dict, seed: int) -> int:
             spiel.apply_action(outcome)
             nxt += 1
 
+    card_rank = {c: i // S for i, c in enumerate(rules.deck)}
+
+    def per_rank(cards: list[str]) -> list[int]:
+        out = [0] * R
+        for c in cards:
+            out[card_rank[c]] += 1
+        return out
+
     def compare(where: str) -> None:
         assert spiel.is_terminal() == game.terminal, where
         cards, books, pool = spiel.player_cards(), spiel.player_books(), spiel.pool()
+        counts, laid = game.counts(), game.laid()
         for p in range(n):
-            held = Counter(rank[rules.family_of(c)] for c in game.hand(seat[p]))
-            assert [held[r] for r in range(R)] == list(cards[p]), (where, p)
-            assert len(game.laid()[seat[p]]) == books[p], (where, p)
-            assert game.counts()[seat[p]] == spiel.player_counts(p), (where, p)
-        stock = Counter(rank[rules.family_of(c)] for c in game.stock())
-        assert [stock[r] for r in range(R)] == list(pool), where
-        assert game.stock() == [rules.deck[c] for c in order[nxt:]], where  # the same cards, the same order
+            assert per_rank(game.hand(seat[p])) == cards[p], (where, p)
+            assert len(laid[seat[p]]) == books[p], (where, p)
+            assert counts[seat[p]] == spiel.player_counts(p), (where, p)
+        stock = game.stock()
+        assert per_rank(stock) == pool, where
+        assert stock == [rules.deck[c] for c in order[nxt:]], where  # the same cards, the same order
         if not game.terminal:
             p = spiel.current_player()
             assert game.pending() == (seat[p],), where
             legal = {(seat[a // R], a % R) for a in spiel.legal_actions()}
-            mine = {(a.target, rank[a.family]) for a in game.legal_actions(seat[p])}
-            assert mine == legal, where
             view = game.view(seat[p])
             assert {(t, rank[f]) for t in view["targets"] for f in view["options"]} == legal, where
+            assert {(a.target, rank[a.family]) for a in game.legal_actions(seat[p])} == legal, where
 
     chance()
     if not spiel.is_terminal() and not spiel.legal_actions():
@@ -123,6 +128,7 @@ def _play(params: dict, seed: int) -> int:
 
 @pytest.mark.parametrize(("params", "games"), CASES, ids=[str(sorted(p.items())) for p, _ in CASES])
 def test_go_fish_plays_like_pyspiel(params, games):
-    steps = [_play(params, seed) for seed in range(1000, 1000 + games)]
+    rules, spiel_game = _rules(params), pyspiel.load_game("go_fish", params)
+    steps = [_play(params, seed, rules, spiel_game) for seed in range(1000, 1000 + games)]
     assert sum(s for s in steps if s > 0) > games  # real games, not empty ones
     assert steps.count(-1) <= games // 10  # OpenSpiel's dead end is rare
