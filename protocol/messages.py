@@ -283,4 +283,9 @@ class ChickensRulesWire(_Rules, tag="chickens", kw_only=True):
     nobles: list[str]
 
 
+#: the base of every ``start.rules`` shape (a rules module defines its own on it: ``tag`` = its ``game``)
+RulesWireBase = _Rules
+
+#: protocol v1's two shapes; every registered kind's, a new one included:
+#: ``referee.rules.registry.rules_wire()``
 RulesWire = Union[AskRulesWire, ChickensRulesWire]

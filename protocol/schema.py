@@ -8,7 +8,8 @@ Pure; no I/O.
 The schemas are plain JSON Schema 2020-12 (no OpenAPI keywords: msgspec's
 ``discriminator`` is dropped, the ``oneOf`` over the ``type`` constants does
 its work) and as strict as the referee where JSON Schema can say it:
-``start.rules`` is typed (an ask game's or chickens' rules), a ``turn``
+``start.rules`` is typed (the rules of every game in the referee's engine
+registry: an ask game's, chickens', Go Fish's...), a ``turn``
 requires the fields of its ``decide`` (an ``ask`` turn its ``options`` and
 ``targets``, a chickens turn its ``options``, ``centre``, ``scores`` and
 ``round``), an ``ask`` reply names a ``card`` or a ``family``. One thing no
@@ -23,7 +24,7 @@ from typing import Any, cast, get_args
 
 import msgspec
 
-from protocol.messages import BotMessage, EventKind, RefereeMessage, RulesWire
+from protocol.messages import BotMessage, EventKind, RefereeMessage
 
 GROUPS: dict[str, Any] = {
     "referee-to-bot": RefereeMessage,
@@ -69,7 +70,10 @@ def _tighten(defs: dict[str, Any]) -> None:
         if name in defs and "id" in defs[name]["properties"]:
             defs[name]["properties"]["id"]["description"] = _ID_NOTE
     if "Start" in defs:
-        (rules,), comps = msgspec.json.schema_components([RulesWire], ref_template="#/$defs/{name}")
+        # every registered game's ``start.rules`` shape (the referee's engine registry builds the union)
+        from referee.rules.registry import rules_wire
+
+        (rules,), comps = msgspec.json.schema_components([rules_wire()], ref_template="#/$defs/{name}")
         defs["Start"]["properties"]["rules"] = rules
         defs.update(comps)
     if "Turn" in defs:

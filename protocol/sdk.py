@@ -86,6 +86,10 @@ def log(*parts: Any) -> None:
     print(*parts, file=sys.stderr, flush=True)
 
 
+#: the games that do not speak the ask messages, by ``start.rules.game`` (the SDK's one table)
+_STYLES = {"chickens": "chickens"}
+
+
 @dataclass(frozen=True)
 class Ask:
     """An ask: ``Ask(target=2, card="A3")`` in card mode, ``Ask(target=2, family="Q")``
@@ -156,8 +160,11 @@ class GameView:
 
     @property
     def kind(self) -> str:
-        """``"ask"`` or ``"chickens"``."""
-        return "chickens" if self.rules.get("game") == "chickens" else "ask"
+        """The messages the game speaks: ``"chickens"`` (play and take) for chickens, ``"ask"``
+        (asks; deal, ask, draw and laid events) for every other game. The referee registers each
+        game with its style; tests/rules/test_registry.py checks this against every registered
+        game, so a new game needs no change here."""
+        return _STYLES.get(str(self.rules.get("game")), "ask")
 
     @property
     def families(self) -> list[str]:

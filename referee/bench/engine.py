@@ -31,9 +31,11 @@ from typing import Any
 
 from referee.bench import positive_int
 from referee.errors import UserError
+from referee.rules.registry import KINDS
 
-#: the variants benchmarked by default, in table order
-DEFAULT_VARIANTS = ("authors", "happy-families", "happy-families-jaques", "kwartet", "chickens")
+#: the variants benchmarked by default, in table order: every registered kind's presets (the kind's
+#: registration says ``bench``), kind by kind, in name order within a kind
+DEFAULT_VARIANTS: tuple[str, ...] = tuple(name for kind in KINDS if kind.bench for name in sorted(kind.presets))
 #: (variant, players) pairs the target applies to
 HEADLINE = (("authors", 4), ("happy-families", 4))
 TARGET_ACTIONS_PER_S = 250_000
@@ -60,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=None,
         metavar="NAME",
-        help="measure only this variant (repeatable; default: all five)",
+        help="measure only this variant (repeatable; default: every preset)",
     )
 
 

@@ -9,7 +9,7 @@ from typing import Any, Callable, Literal, Sequence
 
 import trio
 
-from referee.rules import get_variant
+from referee.rules import VARIANTS, get_variant, kind_of
 
 from .fixes import FIXES, fix_for
 from .report import Report, plural
@@ -41,7 +41,8 @@ CUSTOM_VARIANTS: list[dict[str, Any]] = [
         "players": [2, 5],
     },
 ]
-PRESETS = ["happy-families", "happy-families-jaques", "authors", "kwartet", "chickens"]
+#: every preset of every registered kind (referee.rules.registry)
+PRESETS: list[str] = list(VARIANTS)
 
 #: self-play: the hand a bot plays against copies of itself is aborted after this many decisions
 #: (a long normal hand takes a few hundred; see docs/PERFORMANCE.md "Hand lengths")
@@ -83,8 +84,9 @@ def copy_name(name: str, i: int) -> str:
 
 
 def _table_sizes(rules: Any) -> list[int]:
-    lo, hi = rules.min_players, rules.max_players
-    return sorted({lo, max(lo, min(hi, 4)), hi})
+    """The table sizes check-bot plays ``rules`` at, as its kind registers them (by default its
+    smallest, 4 and its largest)."""
+    return kind_of(rules).check_sizes(rules)
 
 
 def _turns_sent(log_dir: Path | None, game_id: str, seat: int) -> dict[int, str]:
@@ -317,7 +319,7 @@ async def _self_play(
     from referee.core.errors import BotError
     from referee.runtime import BotSession, FaultPolicy, GameSpec, play_game
 
-    ask_variants = [r for r in variants if r.kind == "ask"]
+    ask_variants = [r for r in variants if kind_of(r).style == "ask"]
     name = "self-play"
     if not ask_variants:
         return  # chickens only: no asking in circles, nothing to check

@@ -66,8 +66,9 @@ import msgspec
 
 from protocol.encode import EventEncoder, TurnEncoder, end_line, error_line, start_clock, start_line
 from protocol.messages import BOT_DECODER, PROTOCOL_VERSION, REPLY_FOR_DECISION
-from referee.rules import IllegalAction, Rng, derive, ranks_from_scores
+from referee.rules import IllegalAction, Rng, ranks_from_scores
 from referee.rules.match import Match, MatchFormat
+from referee.rules.registry import action_json
 
 from .decode import decode_line
 from .errors import (
@@ -146,19 +147,6 @@ class Observer(Protocol):
     def hand_ended(
         self, machine: "HandMachine", scores: list[Any], ranks: list[int], reason: str, detail: str | None
     ) -> None: ...
-
-
-def action_json(decide: str, action: Any) -> dict[str, Any]:
-    """The log form of an action (protocol reply field names, no ``type``/``id``)."""
-    if decide == "ask":
-        out: dict[str, Any] = {"target": action.target}
-        if action.card is not None:
-            out["card"] = action.card
-        if action.family is not None:
-            out["family"] = action.family
-        out["please"] = bool(action.please)
-        return out
-    return {"card": action.card}
 
 
 def share_wins(scores: Sequence[float], forfeits: Sequence[int]) -> list[float]:
@@ -410,8 +398,8 @@ class HandMachine:
                             "index": 1,
                             "game": spec.game_id,
                             "seats": list(range(spec.players)),
-                            "dealer": getattr(state, "dealer", 0),
-                            "seed": getattr(state, "seed", spec.seed),
+                            "dealer": state.dealer,
+                            "seed": state.seed,
                             "deal": spec.deal.to_json() if spec.deal is not None else None,
                         }
                     }
@@ -448,7 +436,7 @@ class HandMachine:
                     "index": hand.index,
                     "game": gid,
                     "seats": list(hand.seats),
-                    "dealer": getattr(state, "dealer", 0),
+                    "dealer": state.dealer,
                     "seed": hand.seed,
                     "deal": None,
                     "tiebreak": hand.tiebreak,
@@ -463,7 +451,7 @@ class HandMachine:
         self._state = state
         self._events = EventEncoder(gid)
         self._turns = TurnEncoder(gid)
-        self._fields = getattr(state, "turn_fields", None)  # the engine's pre-encoded view, when it has one
+        self._fields = state.turn_fields  # the engine's pre-encoded view, when it has one
         self.seq = 0
         self.hand_seats = seats
         self._fallback = None
@@ -478,7 +466,7 @@ class HandMachine:
         names = [s.name for s in seats]
         wire = self.rules.to_wire(len(seats))  # chickens: rounds = this table's size
         variant = self.rules.name
-        dealer = getattr(state, "dealer", 0)
+        dealer = state.dealer
         dead = self._dead
         for hs, seat in enumerate(seats):
             why = dead.pop(seat.index, None)
@@ -516,7 +504,7 @@ class HandMachine:
             while True:
                 pending = state.pending()
                 if not pending:
-                    reason = getattr(state, "end_reason", "complete")
+                    reason = state.end_reason
                     self._end_hand(list(state.scores()), reason, None)
                     return
                 self.decisions_left -= 1
@@ -1046,8 +1034,7 @@ class HandMachine:
         rng = self._fallback
         if rng is None:
             state = self._state
-            fb = getattr(state, "fallback_rng", None)
-            rng = self._fallback = fb() if callable(fb) else Rng(derive(getattr(state, "seed", None) or 0, "fallback"))
+            rng = self._fallback = state.fallback_rng()
         return rng
 
     def _apply_fallback(self, seat: _Seat, decide: str, sink: Callable[[list[dict[str, Any]]], Any]) -> None:

@@ -24,6 +24,10 @@ from typing import Annotated, Any, ClassVar, Literal
 import msgspec
 from msgspec import Meta
 
+from referee.rules import registry as _registry
+from referee.rules.kind import DECISIONS_PER_CARD_AND_SEAT as _PER_CARD
+from referee.rules.kind import MAX_DECISIONS as _MAX_DECISIONS
+
 from .errors import Problem
 
 __all__ = [
@@ -48,23 +52,19 @@ EndReason = Literal["complete", "stalled", "aborted"]
 END_REASONS: tuple[str, ...] = ("complete", "stalled", "aborted")
 
 #: ``FaultPolicy.max_decisions`` by default: a hand still running after this many decisions is
-#: aborted. The longest preset hand in 300 seeds per variant and table size took 1,164 decisions
-#: (random players, happy-families-jaques at 6 seats; the tracker's longest took 171, chickens at most
-#: 228); at 0.3-0.6 ms a decision an aborted hand costs 1.5-3 s (docs/PERFORMANCE.md, "Hand lengths")
-MAX_DECISIONS = 5000
-#: :func:`max_decisions_for`: decisions allowed per card of the deck and per seat (random players
-#: took at most 7.7 in the custom decks measured, 4.4 in the presets)
-DECISIONS_PER_CARD_AND_SEAT = 10
+#: aborted (defined in :mod:`referee.rules.kind`, with the measurements behind it); a kind's
+#: default cap is its registration's ``max_decisions`` (``max_decisions_for``)
+MAX_DECISIONS = _MAX_DECISIONS
+DECISIONS_PER_CARD_AND_SEAT = _PER_CARD
 
 
 def max_decisions_for(rules: Any, players: int) -> int:
     """The default cap on a hand's decisions for ``rules`` at ``players`` seats
-    (used when a league or ``referee play`` does not set one):
-    :data:`MAX_DECISIONS`, or for a big custom ask deck
-    :data:`DECISIONS_PER_CARD_AND_SEAT` per card and seat if that is more
-    (random players need more turns to gather bigger families). Pure."""
-    deck = len(getattr(rules, "deck", ())) if getattr(rules, "kind", "ask") == "ask" else 0
-    return max(MAX_DECISIONS, DECISIONS_PER_CARD_AND_SEAT * deck * players)
+    (used when a league or ``referee play`` does not set one), as the game's
+    kind registers it (``referee.rules.registry``): :data:`MAX_DECISIONS`, or
+    for a big deck :data:`DECISIONS_PER_CARD_AND_SEAT` per card and seat if that
+    is more (random players need more turns to gather bigger families). Pure."""
+    return _registry.max_decisions_for(rules, players)
 
 
 Positive = Annotated[int, Meta(ge=1)]

@@ -1071,8 +1071,10 @@ def _resolve_variant(
             with ctx.check():
                 _check_gauntlet_field(v, sched, size, len(cfg.bots), where, err)
     with ctx.check():
-        if match is not None and match.kind != "single" and getattr(rules, "kind", "ask") == "chickens":
-            raise err(f"{where}.match", 'chickens is played as single games only; remove match or set match = "single"')
+        if match is not None and match.kind != "single" and not _matches(rules):
+            raise err(
+                f"{where}.match", f'{rules.name} is played as single games only; remove match or set match = "single"'
+            )
     if not sizes or match is None or sched is None:
         return None
     spec = ScheduleSpec(kind=sched.kind, seats_per_bot=sched.seats or 0, challengers=sched.challengers or ())
@@ -1273,6 +1275,13 @@ def _check_gauntlet_field(v: VariantConfig, sched: _Sched, size: int, nbots: int
         f"field seats); every bot must play: use seats_per_bot = {need} or more, more challengers, or fewer "
         "field bots",
     )
+
+
+def _matches(rules: Any) -> bool:
+    """Whether ``rules``' kind plays multi-hand matches (its registration says)."""
+    from referee.rules import kind_of
+
+    return kind_of(rules).matches
 
 
 def _rules(v: VariantConfig, where: str, err: ErrorAt) -> Any:

@@ -33,9 +33,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
-from .rng import Rng
+from .rng import Rng, derive
 
 Event = dict[str, Any]
 
@@ -83,6 +83,13 @@ class GameState(ABC):
 
     #: number of seats
     n: int
+    #: the game's seed (the fallback player's generator derives from it)
+    seed: int = 0
+    #: the dealer's seat (the ``start`` message's ``dealer``; 0 for a game without one)
+    dealer: int = 0
+    #: an optional fast path: ``turn_fields(seat)``, the JSON fields of the seat's ``turn`` already
+    #: encoded (byte-equal to encoding :meth:`view`); ``None`` for an engine without one
+    turn_fields: Callable[[int], bytes] | None = None
 
     @property
     @abstractmethod
@@ -104,6 +111,10 @@ class GameState(ABC):
     @property
     def terminal(self) -> bool:
         return not self.pending()
+
+    def fallback_rng(self) -> Rng:
+        """The fallback player's generator: ``Rng(derive(seed, "fallback"))``."""
+        return Rng(derive(self.seed, "fallback"))
 
     @property
     def end_reason(self) -> str:

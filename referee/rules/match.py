@@ -50,6 +50,7 @@ from typing import Any, Literal, Mapping, Sequence
 import msgspec
 
 from .base import GameState, RulesError, ranks_from_scores, win_shares
+from .registry import kind_of
 from .rng import Rng, derive
 
 __all__ = ["HandSpec", "Match", "MatchFormat"]
@@ -152,10 +153,12 @@ class Match:
             or not (rules.min_players <= players <= rules.max_players)
         ):
             raise RulesError(f"{rules.name} is for {rules.min_players}-{rules.max_players} players, not {players!r}")
-        if fmt.kind != "single" and rules.kind != "ask":
+        if fmt.kind != "single" and not kind_of(rules).matches:
             raise RulesError(
                 f"{fmt.kind} matches are for the ask variants; {rules.name} plays single games "
                 "(a chickens game already has one round per player)"
+                if rules.kind == "chickens"
+                else f"{fmt.kind} matches are for the ask variants; {rules.name} plays single games"
             )
         if dealer is not None and (not isinstance(dealer, int) or not 0 <= dealer < players):
             raise RulesError(f"match dealer {dealer!r} is not a seat of this {players}-seat table")
@@ -192,7 +195,7 @@ class Match:
     def new_game(self, hand: HandSpec) -> GameState:
         """A fresh game for ``hand`` (its seed, its dealer, its table size)."""
         game: GameState
-        if self.rules.kind != "ask":
+        if not kind_of(self.rules).matches:  # single games only: hand 0, dealt from the seed
             game = self.rules.new_game(len(hand.seats), seed=hand.seed)
         else:
             game = self.rules.new_game(len(hand.seats), seed=hand.seed, dealer=hand.dealer, tiebreak=hand.tiebreak)

@@ -32,7 +32,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from referee.core.errors import public_fault_detail
+from referee.rules import RulesError
 from referee.rules.ask import AskRules
+from referee.rules.registry import kind_of, style_of_wire
 
 if TYPE_CHECKING:  # pragma: no cover
     from referee.core.machine import HandMachine
@@ -196,28 +198,20 @@ class _Frames:
             "faulted": [s.index for s in m.seats if s.faulted],
             "waiting": pending,
         }
-        if self.kind == "ask":
-            laid: list[list[str]] = [[] for _ in range(n)]
-            for s in seats:
-                laid[s.index] = list(state.laid()[s.hs])
-            snap["laid"] = laid
-            hand_scores = state.scores()
-            snap["scores"] = [self.base[i] + (hand_scores[m.seats[i].hs] if in_hand[i] else 0) for i in range(n)]
-            snap["turn"] = pending[0] if pending else None
-            snap["stock"] = state.stock_size()
-            snap["dealer"] = seats[state.dealer].index
-        else:
-            view = state.view(0)
-            snap["laid"] = [list(x) for x in view["laid"]]
-            snap["scores"] = list(state.scores())
-            snap["centre"] = list(state.centre())
-            snap["round"] = state.round
-            snap["leader"] = state.leader
-            snap["commissioner"] = state.commissioner
-            # who has put a card face down: only while the play is awaited (the reveal shows them)
-            playing = not state.terminal and state.decision() == "play"
-            snap["played"] = [playing and i not in pending for i in range(n)]
-            snap["turn"] = pending[0] if len(pending) == 1 and state.decision() == "take" else None
+        # the engine's public state, as its kind registers it (referee.rules.registry), per match seat
+        kind = kind_of(m.rules)
+        public = kind.snapshot(state, state.pending() if pending else ())
+        for key, value in public.items():
+            if key in kind.per_seat:
+                per_seat: list[Any] = [[] if key == "laid" else (0 if key == "scores" else False) for _ in range(n)]
+                for s in seats:
+                    per_seat[s.index] = value[s.hs]
+                value = per_seat
+            elif key in kind.seat_refs and value is not None:
+                value = seats[value].index
+            snap[key] = value
+        if m.match is not None:  # a match's scores: the totals before this hand plus this hand's
+            snap["scores"] = [self.base[i] + (snap["scores"][i] if in_hand[i] else 0) for i in range(n)]
         return snap
 
     def _check(self, m: HandMachine, keys: tuple[str, ...] = _CHECKED) -> None:
@@ -297,18 +291,19 @@ class _Frames:
         if not self.names:
             self.names = [s.name for s in m.seats]
             rules = m.rules
+            game = kind_of(rules)
+            deck = game.deck(rules)
+            self.deck_order = {c: i for i, c in enumerate(deck)}
             if self.kind == "ask":
-                self.deck_order = {c: i for i, c in enumerate(rules.deck)}
-                if isinstance(rules, AskRules):
-                    self.points = rules.family_points
-                    self.polite = bool(rules.please)
-                    per = len(rules.members)  # the deck is the families in order, each its members in order
-                    self.family = {c: rules.families[i // per] for i, c in enumerate(rules.deck)}
+                self.points = game.family_points(rules)
+                self.polite = bool(getattr(rules, "please", False))
+                family_of = game.family_of
+                assert family_of is not None  # an ask-style kind registers it
+                self.family = {c: family_of(rules, c) for c in deck}
             else:
                 from referee.rules.chickens import CARD_VALUES
 
                 self.values = dict(CARD_VALUES)
-                self.deck_order = {c: i for i, c in enumerate(CARD_VALUES)}
         if m.match is not None:
             self.base = list(m.match.totals)
         snap = self._snapshot(m)
@@ -576,7 +571,10 @@ RESULT_FIELDS = ("scores", "ranks", "win_shares", "forfeits", "reason", "detail"
 
 def game_kind(header: Mapping[str, Any]) -> str:
     """``"chickens"`` or ``"ask"``: which of the builder's two families a game (its log header) is."""
-    return "chickens" if (header.get("rules") or {}).get("game") == "chickens" else "ask"
+    try:
+        return style_of_wire(header.get("rules") or {})
+    except RulesError:  # an unknown game: replay says so (its mismatch), the page shows the ask layout
+        return "ask"
 
 
 def frames_header(header: Mapping[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from referee.checkbot import CUSTOM_VARIANTS, PRESETS
 from referee.cli import main
+from referee.rules import get_variant, kind_of
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKEN = ROOT / "tests" / "broken_bots"
@@ -55,7 +57,13 @@ def test_samples_pass_every_check(tmp_path: Path, capsys: pytest.CaptureFixture[
             "per-game mode",
         ):
             assert f"PASS {name}" in out, (label, name, out)
-        assert "PASS self-play: 12 tables with 2 or 3 copies of the bot in 6 ask variants: every hand ended" in out
+        asking = sum(1 for v in [*PRESETS, *CUSTOM_VARIANTS] if kind_of(get_variant(v)).style == "ask")
+        assert (
+            f"PASS self-play: {2 * asking} tables with 2 or 3 copies of the bot in {asking} ask variants: "
+            "every hand ended" in out
+        )
+        for name in PRESETS:  # every registered preset is played
+            assert f"PASS game: {name}:" in out, (label, name, out)
         assert "is ready for a league" in out
 
 

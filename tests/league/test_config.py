@@ -10,6 +10,7 @@ import pytest
 from referee.cli import main
 from referee.errors import UserError
 from referee.league.config import diff_canonical, load_config
+from referee.rules import VARIANTS
 
 BOTS = """
 [[bots]]
@@ -241,8 +242,8 @@ def test_every_checked_mistake_is_reported_at_once(tmp_path: Path, capsys: pytes
         "or left out for the automatic cap",
         "  bots[1].name: duplicate bot name 'a' (also bots[0]); names must be unique",
         f"  bots[1].cwd: directory {tmp_path / 'nowhere'} does not exist (paths are relative to the config file)",
-        "  variants[0].name: unknown variant 'kwartt'; the presets are happy-families, happy-families-jaques, "
-        "authors, kwartet, chickens (or define a custom ask variant with its parameters); did you mean 'kwartet'?",
+        f"  variants[0].name: unknown variant 'kwartt'; the presets are {', '.join(VARIANTS)} "
+        "(or define a custom ask variant with its parameters); did you mean 'kwartet'?",
         "  variants[1].deals: must be at least 1",
         "  variants[1].sizes: table size 2 is outside authors's 3..6 players",
     ]

@@ -11,10 +11,10 @@ import jsonschema
 import msgspec
 import pytest
 
-from protocol.messages import RulesWire
 from protocol.schema import schemas
 from referee.cli import main
 from referee.rules import get_variant
+from referee.rules.registry import presets, rules_wire
 from referee.runtime.gamelog import read_log_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,13 +60,12 @@ def test_every_schema_is_plain_json_schema_2020_12(name):
 
 
 def test_every_engines_rules_have_a_typed_shape():
-    variants = ["happy-families", "happy-families-jaques", "authors", "kwartet"]
-    wires = [get_variant(v).to_wire() for v in variants]
+    wires = [rules.to_wire() for rules in presets()]  # every registered kind's presets
     wires += [get_variant("chickens").to_wire(n) for n in (3, 4, 5, 6)]
     wires.append(get_variant({"name": "g", "families": 5, "members": 6, "stock": 3, "family_points": 2}).to_wire())
     start = jsonschema.Draft202012Validator(schemas()["referee-to-bot/start"])
     for wire in wires:
-        msgspec.convert(wire, RulesWire)  # strict: every key known, every type right
+        msgspec.convert(wire, rules_wire())  # strict: every key known, every type right
         msg = {"type": "start", "game": "g", "variant": wire["name"], "rules": wire, "seat": 0}
         msg |= {"seats": ["a", "b", "c"], "dealer": 0, "hand": [], "clock": {"move_ms": 1000}}
         start.validate(msg)

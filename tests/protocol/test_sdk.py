@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from protocol.sdk import Ask, Bot, GameView
-from referee.rules import event_for_seat, get_variant
+from referee.rules import event_for_seat, get_variant, kind_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,6 +49,7 @@ VARIANTS: list[Any] = [
     "authors",
     "kwartet",
     "chickens",
+    "go-fish",
     CUSTOM_STOCK,
     CUSTOM_FAMILY,
 ]
@@ -119,7 +120,7 @@ def test_view_tracks_engine_state(variant: Any) -> None:
                 truth = game.view(s)
                 view = bots[s].view
                 assert view is not None
-                if rules.kind == "ask":
+                if kind_of(rules).style == "ask":
                     # tracked from events alone, before the turn refreshes anything
                     assert view.hand == truth["hand"], (seed, s)
                     assert view.counts == truth["counts"]
@@ -143,7 +144,7 @@ def test_view_tracks_engine_state(variant: Any) -> None:
         for b in bots:
             assert b.view is not None and len(b.view.history) > 0
             v = b.view
-            if rules.kind == "ask":
+            if kind_of(rules).style == "ask":
                 asks = [e for e in v.history if e["kind"] == "ask"]
                 assert v.asks == asks and len(v.misses) + sum(1 for e in asks if e["cards"] or e["rude"]) == len(asks)
                 assert sum(len(e["cards"]) for e in asks) == len(v.moves)

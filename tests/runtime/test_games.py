@@ -17,6 +17,7 @@ async def test_every_variant_at_every_size_in_session_mode(tmp_path):
     clock = ClockSpec(move_ms=5000)
     specs = [bot(f"r{i}", RANDOM_BOT) for i in range(6)]
     played = 0
+    seen: set[str] = set()
     async with trio.open_nursery() as nursery:
         sessions = await start_bots(specs, clock, nursery)
         try:
@@ -26,6 +27,7 @@ async def test_every_variant_at_every_size_in_session_mode(tmp_path):
                     if not rules.min_players <= n <= rules.max_players:
                         continue
                     played += 1
+                    seen.add(variant)
                     gid = f"g-{variant}-{n}"
                     result = await play_game(GameSpec(gid, rules, n, seed=played, clock=clock), sessions[:n], tmp_path)
                     assert result.reason == "complete", result.detail
@@ -39,7 +41,8 @@ async def test_every_variant_at_every_size_in_session_mode(tmp_path):
         finally:
             for s in sessions:
                 await s.close()
-    assert played == 5 * 3 + 2  # 2 seats only for the two happy-families variants
+    assert seen == set(VARIANTS)  # every registered preset, at every size it allows
+    assert played >= 2 * len(VARIANTS)
     assert all(not s.alive for s in sessions)
 
 
