@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any
 
 from referee.core.errors import public_fault_detail
 from referee.rules import RulesError
-from referee.rules.ask import AskRules
 from referee.rules.registry import kind_of, style_of_wire
 
 if TYPE_CHECKING:  # pragma: no cover
