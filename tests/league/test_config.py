@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from referee.cli import main
+from referee.core.spec import ClockSpec
 from referee.errors import UserError
 from referee.league.config import diff_canonical, load_config
 
@@ -154,7 +155,8 @@ def test_per_bot_move_limits_are_accepted(tmp_path: Path) -> None:
         BOTS.replace('name = "b"', 'name = "b"\nclock = { move_ms = 3000 }') + '[[variants]]\nname = "kwartet"\n',
     )
     league = load_config(p)
-    assert league.bots[1].clock == {"move_ms": 3000} and league.bots[0].clock == {}
+    assert league.bots[1].clock == ClockSpec(move_ms=3000) and league.bots[0].clock is None
+    assert league.clock == ClockSpec()
 
 
 def test_a_file_where_the_output_folder_goes_is_a_clear_error(
