@@ -86,6 +86,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from referee.core.schema_errors import parse_schema_error
 from referee.core.spec import ClockSpec, FaultPolicy, max_decisions_for
 from referee.errors import UserError
 from referee.rules.match import MatchFormat
@@ -537,16 +538,6 @@ _HINTS = {
     r"schedule": 'a table: [schedule] with kind = "balanced" and seats_per_bot = 12',
 }
 
-_GOT_RE = re.compile(r"^Expected `(?P<exp>[^`]+)`, got `(?P<got>[^`]+)`(?: - at `\$(?P<path>[^`]*)`)?$")
-_UNKNOWN_RE = re.compile(r"^Object contains unknown field `(?P<key>[^`]+)`(?: - at `\$(?P<path>[^`]*)`)?$")
-_MISSING_RE = re.compile(r"^Object missing required field `(?P<key>[^`]+)`(?: - at `\$(?P<path>[^`]*)`)?$")
-_ENUM_RE = re.compile(r"^Invalid enum value (?P<val>.+?)(?: - at `\$(?P<path>[^`]*)`)?$")
-
-
-def _clean_path(p: str | None) -> str:
-    p = p or ""
-    return p.removeprefix(".")
-
 
 def _words(type_text: str) -> str:
     return " or ".join(_TYPE_WORDS.get(t.strip(), t.strip()) for t in type_text.split("|"))
@@ -589,45 +580,40 @@ def _type_at(segs: list[str | int]) -> Any:
 
 
 def _explain(exc: msgspec.ValidationError | str) -> str:
-    text = str(exc)
-    m = _UNKNOWN_RE.match(text)
-    if m:
-        path = _clean_path(m["path"])
-        st = _unwrap(_type_at(_segments(m["path"] or "")), "struct")
+    e = parse_schema_error(exc)
+    path = e.path
+    segs = _segments("." + path)
+    if e.kind == "unknown" and e.field is not None:
+        key = e.field
+        st = _unwrap(_type_at(segs), "struct")
         valid = list(st.__struct_fields__) if st else []
-        close = difflib.get_close_matches(m["key"], valid, n=1, cutoff=0.5)
+        close = difflib.get_close_matches(key, valid, n=1, cutoff=0.5)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         where = f"{path}: " if path else ""
-        if path and not close and m["key"] in LeagueConfig.__struct_fields__:
+        if path and not close and key in LeagueConfig.__struct_fields__:
             hint = (
-                f" ('{m['key']}' is a top-level key: in TOML, put top-level keys before the first "
+                f" ('{key}' is a top-level key: in TOML, put top-level keys before the first "
                 "[table] or [[table]] header)"
             )
-        return f"{where}unknown key '{m['key']}'{hint}; valid keys here: {', '.join(valid)}"
-    m = _MISSING_RE.match(text)
-    if m:
-        path = _clean_path(m["path"])
+        return f"{where}unknown key '{key}'{hint}; valid keys here: {', '.join(valid)}"
+    if e.kind == "missing":
         where = f"{path}: " if path else ""
-        return f"{where}missing required key '{m['key']}'"
-    m = _GOT_RE.match(text)
-    if m:
-        path = _clean_path(m["path"])
-        wanted = _words(m["exp"])
+        return f"{where}missing required key '{e.field}'"
+    if e.kind == "type" and e.expected is not None and e.got is not None:
+        wanted = _words(e.expected)
         for pattern, hint in _HINTS.items():
             if re.fullmatch(pattern, path):
                 wanted = hint
-        return f"{path or '(top level)'}: expected {wanted}, got {_words(m['got'])}"
-    m = _ENUM_RE.match(text)
-    if m:
-        path = _clean_path(m["path"])
-        allowed = _unwrap(_type_at(_segments(m["path"] or "")), "literal") or ()
-        val = m["val"].strip("'\"")
+        return f"{path or '(top level)'}: expected {wanted}, got {_words(e.got)}"
+    if e.kind == "enum" and e.value is not None:
+        allowed = _unwrap(_type_at(segs), "literal") or ()
+        val = e.value.strip("'\"")
         if path == "seed":
-            return f"seed: invalid value {m['val']}; expected {_HINTS['seed']}"
+            return f"seed: invalid value {e.value}; expected {_HINTS['seed']}"
         close = difflib.get_close_matches(val, [str(a) for a in allowed], n=1, cutoff=0.5)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
-        return f"{path}: invalid value {m['val']}; expected one of: {', '.join(map(str, allowed))}{hint}"
-    return text.replace(" - at `$", " - at `").replace("`$.", "`")
+        return f"{path}: invalid value {e.value}; expected one of: {', '.join(map(str, allowed))}{hint}"
+    return e.text.replace(" - at `$", " - at `").replace("`$.", "`")
 
 
 def decode_config(data: bytes, source: str) -> LeagueConfig:
