@@ -150,7 +150,7 @@ async def _games(
     data: tuple[str, ...] = (),
 ) -> None:
     from referee.core.errors import BotError
-    from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, play_game, start_bots
+    from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, open_bots, play_game
 
     clock = ClockSpec(move_ms=move_ms, startup_ms=startup_ms, grace_ms=grace_ms, bank_ms=bank_ms, mode=clock_mode)
     spec = BotSpec(name=name, command=command, cwd=cwd, env=env, limits=limits, data=data)
@@ -159,106 +159,94 @@ async def _games(
         rules = get_variant(v)
         plans.append((rules, _table_sizes(rules)))
     max_seats = max(max(sizes) for _, sizes in plans)
-    async with trio.open_nursery() as nursery:
-        instants: list[Any] = []
-        try:
-            instants = await start_bots(
-                [BotSpec(name=f"instant-{i}", command=[*INSTANT_BOT, str(i)]) for i in range(max_seats - 1)],
-                clock,
-                nursery,
-            )
-            cand: Any = None
-            game_no = 0
-            for rules, sizes in plans:
-                played, problems, decisions = 0, [], 0
-                for n in sizes:
-                    seat = game_no % n
-                    game_no += 1
-                    if cand is None or not cand.alive:
-                        if cand is not None:
-                            await cand.close()
-                        try:
-                            cand = await BotSession.start(spec, clock, nursery)
-                        except BotError as exc:
-                            problems.append((f"could not start the bot: {exc}", FIXES["crash"]))
-                            cand = None
-                            break
-                    bots = list(instants[: n - 1])
-                    bots.insert(seat, cand)
-                    gspec = GameSpec(
-                        game_id=game_id(rules, n, game_no, seat),
-                        rules=rules,
-                        players=n,
-                        seed=1000 + game_no,
-                        clock=clock,
-                    )
-                    progress(f"{rules.name}: {n} seats, seat {seat}")
-                    result = await play_game(gspec, bots, log_dir)
-                    played += 1
-                    decisions += result.think_ms[seat].count
-                    if any(f.seat == seat for f in result.faults):
-                        detail, fix = _describe_faults(
-                            result.faults, seat, cand.stderr_tail(), _turns_sent(log_dir, gspec.game_id, seat)
-                        )
-                        problems.append((f"{n} seats, seat {seat}: {detail}", fix))
-                        # its output may be out of step now (a reply still unread): the next game gets a
-                        # fresh process, so one mistake is not reported again as stale ids in later games
+    instant_specs = [BotSpec(name=f"instant-{i}", command=[*INSTANT_BOT, str(i)]) for i in range(max_seats - 1)]
+    async with open_bots(instant_specs, clock) as lineup:
+        nursery = lineup.nursery
+        instants = lineup.sessions
+        cand: Any = None
+        game_no = 0
+        for rules, sizes in plans:
+            played, problems, decisions = 0, [], 0
+            for n in sizes:
+                seat = game_no % n
+                game_no += 1
+                if cand is None or not cand.alive:
+                    if cand is not None:
                         await cand.close()
+                    try:
+                        cand = await BotSession.start(spec, clock, nursery)
+                    except BotError as exc:
+                        problems.append((f"could not start the bot: {exc}", FIXES["crash"]))
                         cand = None
-                    # an instant bot never faults; restart one if it died anyway
-                    for i, b in enumerate(instants):
-                        if not b.alive:
-                            await b.close()
-                            instants[i] = await BotSession.start(
-                                BotSpec(name=f"instant-{i}", command=[*INSTANT_BOT, str(i)]), clock, nursery
-                            )
-                label = f"game: {rules.name}"
-                if problems:
-                    more = f" (and {plural(len(problems) - 1, 'more game')})" if len(problems) > 1 else ""
-                    report.add(label, False, problems[0][0] + more, problems[0][1])
-                else:
-                    report.add(
-                        label,
-                        True,
-                        f"{plural(played, 'game')} at {', '.join(map(str, sizes))} seats, "
-                        f"{plural(decisions, 'decision')}, no faults (session mode)",
-                    )
-            if cand is not None:
-                await cand.close()
-            await _self_play(spec, clock, [rules for rules, _ in plans], instants, nursery, report, log_dir, progress)
-            # per-game mode: a fresh process per game
-            problems = []
-            per_game = [get_variant("kwartet"), get_variant("authors"), get_variant("chickens")]
-            for k, rules in enumerate(per_game):
-                n = rules.min_players
-                seat = k % n
-                progress(f"per-game mode: {rules.name}")
-                try:
-                    fresh = await BotSession.start(spec, clock, nursery)
-                except BotError as exc:
-                    problems.append((f"could not start the bot: {exc}", FIXES["crash"]))
-                    break
+                        break
                 bots = list(instants[: n - 1])
-                bots.insert(seat, fresh)
-                gid = game_id(rules, n, 101 + k, seat)
-                result = await play_game(
-                    GameSpec(game_id=gid, rules=rules, players=n, seed=77 + k, clock=clock), bots, log_dir
+                bots.insert(seat, cand)
+                gspec = GameSpec(
+                    game_id=game_id(rules, n, game_no, seat),
+                    rules=rules,
+                    players=n,
+                    seed=1000 + game_no,
+                    clock=clock,
                 )
+                progress(f"{rules.name}: {n} seats, seat {seat}")
+                result = await play_game(gspec, bots, log_dir)
+                played += 1
+                decisions += result.think_ms[seat].count
                 if any(f.seat == seat for f in result.faults):
                     detail, fix = _describe_faults(
-                        result.faults, seat, fresh.stderr_tail(), _turns_sent(log_dir, gid, seat)
+                        result.faults, seat, cand.stderr_tail(), _turns_sent(log_dir, gspec.game_id, seat)
                     )
-                    problems.append((f"{rules.name}: {detail}", fix))
-                await fresh.close()
+                    problems.append((f"{n} seats, seat {seat}: {detail}", fix))
+                    # its output may be out of step now (a reply still unread): the next game gets a
+                    # fresh process, so one mistake is not reported again as stale ids in later games
+                    await cand.close()
+                    cand = None
+                # an instant bot never faults; restart one if it died anyway
+                for i, b in enumerate(instants):
+                    if not b.alive:
+                        await lineup.restart(i)
+            label = f"game: {rules.name}"
             if problems:
-                report.add("per-game mode", False, problems[0][0], problems[0][1])
+                more = f" (and {plural(len(problems) - 1, 'more game')})" if len(problems) > 1 else ""
+                report.add(label, False, problems[0][0] + more, problems[0][1])
             else:
-                report.add("per-game mode", True, f"{plural(len(per_game), 'game')}, a fresh process for each")
-        finally:
-            with trio.CancelScope(shield=True):
-                for b in instants:
-                    await b.close()
-            nursery.cancel_scope.cancel()
+                report.add(
+                    label,
+                    True,
+                    f"{plural(played, 'game')} at {', '.join(map(str, sizes))} seats, "
+                    f"{plural(decisions, 'decision')}, no faults (session mode)",
+                )
+        if cand is not None:
+            await cand.close()
+        await _self_play(spec, clock, [rules for rules, _ in plans], instants, nursery, report, log_dir, progress)
+        # per-game mode: a fresh process per game
+        problems = []
+        per_game = [get_variant("kwartet"), get_variant("authors"), get_variant("chickens")]
+        for k, rules in enumerate(per_game):
+            n = rules.min_players
+            seat = k % n
+            progress(f"per-game mode: {rules.name}")
+            try:
+                fresh = await BotSession.start(spec, clock, nursery)
+            except BotError as exc:
+                problems.append((f"could not start the bot: {exc}", FIXES["crash"]))
+                break
+            bots = list(instants[: n - 1])
+            bots.insert(seat, fresh)
+            gid = game_id(rules, n, 101 + k, seat)
+            result = await play_game(
+                GameSpec(game_id=gid, rules=rules, players=n, seed=77 + k, clock=clock), bots, log_dir
+            )
+            if any(f.seat == seat for f in result.faults):
+                detail, fix = _describe_faults(
+                    result.faults, seat, fresh.stderr_tail(), _turns_sent(log_dir, gid, seat)
+                )
+                problems.append((f"{rules.name}: {detail}", fix))
+            await fresh.close()
+        if problems:
+            report.add("per-game mode", False, problems[0][0], problems[0][1])
+        else:
+            report.add("per-game mode", True, f"{plural(len(per_game), 'game')}, a fresh process for each")
 
 
 async def _self_play(
