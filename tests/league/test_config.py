@@ -283,3 +283,18 @@ def test_a_misspelled_variant_is_said_with_the_type_mistakes(tmp_path: Path) -> 
     assert text.startswith(f"{cfg}: 3 mistakes:\n"), text
     assert "bots[0].command" in text and "variants[1].sizes" in text
     assert "variants[0].name: unknown variant 'kwartett'" in text and "did you mean 'kwartet'?" in text
+
+
+def test_the_runtime_shapes_are_resolved_once_in_config(tmp_path: Path) -> None:
+    from referee.core.spec import FaultPolicy, max_decisions_for
+    from referee.rules.match import MatchFormat
+
+    p = write(
+        tmp_path,
+        "[faults]\nretries = 2\n"
+        + BOTS
+        + '[[variants]]\nname = "kwartet"\nsizes = [3]\nmatch = { kind = "race", target = 10 }\n',
+    )
+    (v,) = load_config(p).variants
+    assert v.match == MatchFormat(kind="race", target=10, max_hands=50)
+    assert v.policy(3) == FaultPolicy(retries=2, max_line=65536, max_decisions=max_decisions_for(v.rules, 3))
