@@ -316,7 +316,7 @@ def _commit_path(n: int, bot: str, folder: str = ".", *, in_place: bool = False)
     from referee.league.runner import RunStats, _Committer
     from referee.league.standings import Tally
     from referee.league.work import GameDone, UnitMaker
-    from referee.runtime import play_game, start_bots
+    from referee.runtime import open_bots, play_game
     from referee.runtime.gamelog import log_name
 
     with tempfile.TemporaryDirectory(prefix="referee-bench-", dir=folder) as tmp:
@@ -329,13 +329,8 @@ def _commit_path(n: int, bot: str, folder: str = ".", *, in_place: bool = False)
         unit = maker.unit(table, games[:1])
 
         async def one() -> tuple[Any, bytes]:
-            async with trio.open_nursery() as nursery:
-                bots = await start_bots([e.bot for e in unit.lineup], unit.clock, nursery)
-                try:
-                    res = await play_game(unit.spec(unit.games[0]), bots, tmp)
-                finally:
-                    for b in bots:
-                        await b.close()
+            async with open_bots([e.bot for e in unit.lineup], unit.clock) as bots:
+                res = await play_game(unit.spec(unit.games[0]), bots.sessions, tmp)
             return res, Path(res.log_path or "").read_bytes()
 
         result, log = trio.run(one)

@@ -83,25 +83,18 @@ async def _record(args: argparse.Namespace, log_dir: Path) -> list[tuple[int, by
     """Play ``RECORD_GAMES`` games through the referee and return its traffic:
     ``(seat, bytes of one write, whether a reply follows)`` in order."""
     import msgspec
-    import trio
 
     from protocol.messages import ENCODER
     from referee.rules import get_variant
-    from referee.runtime import ClockSpec, GameSpec, play_game, start_bots
+    from referee.runtime import ClockSpec, GameSpec, open_bots, play_game
 
     rules = get_variant(args.variant)
     clock = ClockSpec(move_ms=5000)
     paths = []
-    async with trio.open_nursery() as nursery:
-        bots = await start_bots(_bot_specs(args), clock, nursery)
-        try:
-            for g in range(1, RECORD_GAMES + 1):
-                r = await play_game(GameSpec(f"r-{g}", rules, args.players, seed=g, clock=clock), bots, log_dir)
-                paths.append(r.log_path)
-        finally:
-            for b in bots:
-                await b.close()
-            nursery.cancel_scope.cancel()
+    async with open_bots(_bot_specs(args), clock) as bots:
+        for g in range(1, RECORD_GAMES + 1):
+            r = await play_game(GameSpec(f"r-{g}", rules, args.players, seed=g, clock=clock), bots.sessions, log_dir)
+            paths.append(r.log_path)
     script: list[tuple[int, bytes, bool]] = []
     for path in paths:
         if path is None:
@@ -223,34 +216,28 @@ async def _raw_blocking(args: argparse.Namespace, script: list[tuple[int, bytes,
 
 
 async def _referee(args: argparse.Namespace, n: int, log_dir: Path | None) -> dict[str, float]:
-    import trio
 
     from referee.rules import get_variant
-    from referee.runtime import ClockSpec, GameSpec, play_game, start_bots
+    from referee.runtime import ClockSpec, GameSpec, open_bots, play_game
 
     rules = get_variant(args.variant)
     clock = ClockSpec(move_ms=5000)
     decisions = 0
     games = 0
     think_ms = 0.0
-    async with trio.open_nursery() as nursery:
-        bots = await start_bots(_bot_specs(args), clock, nursery)
-        try:
-            # warm-up game
-            await play_game(GameSpec("warm", rules, args.players, seed=0, clock=clock), bots, log_dir)
-            c0, t0 = time.process_time(), time.perf_counter()
-            while decisions < n:
-                games += 1
-                r = await play_game(GameSpec(f"b-{games}", rules, args.players, seed=games, clock=clock), bots, log_dir)
-                if r.faults:
-                    raise RuntimeError(f"benchmark bot faulted: {r.faults[0]}")
-                decisions += sum(t.count for t in r.think_ms)
-                think_ms += sum(t.total_ms for t in r.think_ms)
-            t1, c1 = time.perf_counter(), time.process_time()
-        finally:
-            for b in bots:
-                await b.close()
-            nursery.cancel_scope.cancel()
+    async with open_bots(_bot_specs(args), clock) as lineup:
+        bots = lineup.sessions
+        # warm-up game
+        await play_game(GameSpec("warm", rules, args.players, seed=0, clock=clock), bots, log_dir)
+        c0, t0 = time.process_time(), time.perf_counter()
+        while decisions < n:
+            games += 1
+            r = await play_game(GameSpec(f"b-{games}", rules, args.players, seed=games, clock=clock), bots, log_dir)
+            if r.faults:
+                raise RuntimeError(f"benchmark bot faulted: {r.faults[0]}")
+            decisions += sum(t.count for t in r.think_ms)
+            think_ms += sum(t.total_ms for t in r.think_ms)
+        t1, c1 = time.perf_counter(), time.process_time()
     return {
         "round_trip_us": (t1 - t0) / decisions * 1e6,
         "cpu_us": (c1 - c0) / decisions * 1e6,

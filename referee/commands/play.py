@@ -495,22 +495,14 @@ def _drop_if_empty(path: str) -> None:
 async def _play(specs: list[Any], spec: Any, log_dir: Path, compress: bool = False) -> Any:
     """Start the bots, play, close them (also on Ctrl-C). Returns the result,
     or the BotError of a bot that could not start."""
-    import trio
 
-    from referee.runtime import BotError, play_game, start_bots
+    from referee.runtime import BotError, open_bots, play_game
 
-    async with trio.open_nursery() as nursery:
-        try:
-            sessions = await start_bots(specs, spec.clock, nursery, max_line=spec.policy.max_line)
-        except BotError as exc:
-            nursery.cancel_scope.cancel()
-            return exc
-        try:
-            return await play_game(spec, sessions, log_dir, compress=compress)
-        finally:
-            for s in sessions:
-                await s.close()
-            nursery.cancel_scope.cancel()
+    try:
+        async with open_bots(specs, spec.clock, max_line=spec.policy.max_line) as bots:
+            return await play_game(spec, bots.sessions, log_dir, compress=compress)
+    except BotError as exc:
+        return exc
 
 
 def _print_result(result: Any, specs: list[Any], rules: Any) -> None:

@@ -13,7 +13,6 @@ Pure: no I/O.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import msgspec
@@ -21,6 +20,7 @@ import msgspec
 from protocol.messages import BOT_DECODER
 
 from .errors import BotMalformed, Problem
+from .schema_errors import parse_schema_error
 
 
 def _show(raw: bytes, limit: int = 60) -> str:
@@ -29,11 +29,6 @@ def _show(raw: bytes, limit: int = 60) -> str:
         text += "..."
     return repr(text)
 
-
-_EXPECTED = re.compile(r"Expected `([^`]*)`, got `([^`]*)`(?: - at `\$\.?([^`]*)`)?")
-_EXPECTED_ONLY = re.compile(r"Expected `([^`]*)` - at `\$\.?([^`]*)`$")
-_MISSING = re.compile(r"missing required field `([^`]*)`(?: - at `\$\.?([^`]*)`)?")
-_INVALID = re.compile(r"Invalid value (.*?)(?: - at `\$\.?([^`]*)`)?$")
 
 #: the message types a bot may send (the tags of ``protocol.messages.BotMessage``)
 _BOT_TYPES = ("hello", "ask", "play", "take")
@@ -55,9 +50,9 @@ def schema_problem(lineno: int, message: str, line: bytes | None = None) -> tupl
     msgspec reports a second ``type`` key that differs from the first as an
     invalid value, and a non-string ``type`` without saying what it got. It is
     only looked at here, on the error path."""
-    m = _EXPECTED.search(message)
-    if m:
-        exp, got, path = m.groups()
+    e = parse_schema_error(message)
+    if e.kind == "type":
+        exp, got, path = e.expected, e.got, e.path
         if not path:
             return (
                 f"line {lineno}: expected a JSON {exp} (one message object), got {got}",
@@ -66,9 +61,8 @@ def schema_problem(lineno: int, message: str, line: bytes | None = None) -> tupl
         return f"line {lineno}: field `{path}` expected {exp}, got {got}", Problem(
             "field_type", field=path, expected=exp, got=got
         )
-    m = _EXPECTED_ONLY.search(message)
-    if m:
-        exp, path = m.groups()
+    if e.kind == "expected" and e.path:
+        exp, path = e.expected, e.path
         if path == "type":
             values = _type_values(line)
             if values is not None and len(values) > 1:
@@ -79,9 +73,8 @@ def schema_problem(lineno: int, message: str, line: bytes | None = None) -> tupl
                 Problem("type_key", field="type", expected="str", got=_json_kind(values[0]) if values else None),
             )
         return f"line {lineno}: field `{path}` expected {exp}", Problem("field_type", field=path, expected=exp)
-    m = _MISSING.search(message)
-    if m:
-        field, path = m.groups()
+    if e.kind == "missing":
+        field, path = e.field, e.path
         if field == "type" and not path:
             return (
                 f'line {lineno}: missing field `type` (every message needs one, e.g. "type":"ask")',
@@ -89,9 +82,8 @@ def schema_problem(lineno: int, message: str, line: bytes | None = None) -> tupl
             )
         full = f"{(path + '.') if path else ''}{field}"
         return f"line {lineno}: missing field `{full}`", Problem("missing_field", field=full)
-    m = _INVALID.search(message)
-    if m:
-        value, path = m.groups()
+    if e.kind == "invalid" and e.value is not None:
+        value, path = e.value, e.path
         if path == "type":
             values = _type_values(line)
             if values is not None and len(values) > 1:

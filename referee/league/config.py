@@ -86,7 +86,10 @@ from typing import Any, Literal
 
 import msgspec
 
+from referee.core.schema_errors import parse_schema_error
+from referee.core.spec import ClockSpec, FaultPolicy, max_decisions_for
 from referee.errors import UserError
+from referee.rules.match import MatchFormat
 
 # --------------------------------------------------------------------------
 # the file format
@@ -233,17 +236,10 @@ class Bot:
     cwd: str
     env: dict[str, str] | None
     build: list[str] | str | None
-    clock: dict[str, Any]  # overrides of the league clock (only the keys given)
+    #: its own clock: the league clock with its ``clock`` overrides on top; None without overrides
+    clock: ClockSpec | None
     limits: dict[str, Any] | None
     data: tuple[str, ...] = ()  # read-only data folders (resolved), besides its own folder
-
-
-@dataclass(frozen=True)
-class MatchSpec:
-    kind: Literal["single", "fixed", "race"] = "single"
-    hands: int = 1
-    target: int = 0
-    max_hands: int = 50
 
 
 @dataclass(frozen=True)
@@ -259,15 +255,26 @@ class ScheduleSpec:
 
 @dataclass(frozen=True)
 class Variant:
-    """One variant of the league: its rules record, table sizes, deals, match format and schedule."""
+    """One variant of the league: its rules record, table sizes, deals, match format,
+    schedule and fault policies, resolved to the runtime's types (``match``: the
+    :class:`~referee.rules.match.MatchFormat`, kind "single" for one game per deal;
+    ``policies``: the :class:`~referee.core.spec.FaultPolicy` of each size, in
+    ``sizes`` order; see :meth:`policy`)."""
 
     name: str
     slug: str  # the variant's part of game ids
     rules: Any  # referee.rules.Rules
     sizes: tuple[int, ...]
     deals: int
-    match: MatchSpec
+    match: MatchFormat
     schedule: ScheduleSpec = ScheduleSpec()
+    policies: tuple[FaultPolicy, ...] = ()
+
+    def policy(self, size: int) -> FaultPolicy:
+        """The fault policy of this variant's tables of ``size`` seats (``[faults]``;
+        ``max_decisions``: the config's, or :func:`~referee.runtime.spec.max_decisions_for`
+        of the variant and size)."""
+        return self.policies[self.sizes.index(size)]
 
 
 class Epoch(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -293,7 +300,10 @@ class League:
     concurrency: int
     reuse: str
     fill: str
-    clock: ClockConfig
+    #: the league clock (``[clock]``), resolved: what times every seat of a bot without its own
+    clock: ClockSpec
+    #: ``[faults]`` as written (``broken_bot`` and ``max_line``); each table's runtime
+    #: policy is its variant's :meth:`Variant.policy`
     faults: FaultConfig
     bots: tuple[Bot, ...]
     variants: tuple[Variant, ...]
@@ -528,16 +538,6 @@ _HINTS = {
     r"schedule": 'a table: [schedule] with kind = "balanced" and seats_per_bot = 12',
 }
 
-_GOT_RE = re.compile(r"^Expected `(?P<exp>[^`]+)`, got `(?P<got>[^`]+)`(?: - at `\$(?P<path>[^`]*)`)?$")
-_UNKNOWN_RE = re.compile(r"^Object contains unknown field `(?P<key>[^`]+)`(?: - at `\$(?P<path>[^`]*)`)?$")
-_MISSING_RE = re.compile(r"^Object missing required field `(?P<key>[^`]+)`(?: - at `\$(?P<path>[^`]*)`)?$")
-_ENUM_RE = re.compile(r"^Invalid enum value (?P<val>.+?)(?: - at `\$(?P<path>[^`]*)`)?$")
-
-
-def _clean_path(p: str | None) -> str:
-    p = p or ""
-    return p.removeprefix(".")
-
 
 def _words(type_text: str) -> str:
     return " or ".join(_TYPE_WORDS.get(t.strip(), t.strip()) for t in type_text.split("|"))
@@ -580,45 +580,40 @@ def _type_at(segs: list[str | int]) -> Any:
 
 
 def _explain(exc: msgspec.ValidationError | str) -> str:
-    text = str(exc)
-    m = _UNKNOWN_RE.match(text)
-    if m:
-        path = _clean_path(m["path"])
-        st = _unwrap(_type_at(_segments(m["path"] or "")), "struct")
+    e = parse_schema_error(exc)
+    path = e.path
+    segs = _segments("." + path)
+    if e.kind == "unknown" and e.field is not None:
+        key = e.field
+        st = _unwrap(_type_at(segs), "struct")
         valid = list(st.__struct_fields__) if st else []
-        close = difflib.get_close_matches(m["key"], valid, n=1, cutoff=0.5)
+        close = difflib.get_close_matches(key, valid, n=1, cutoff=0.5)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         where = f"{path}: " if path else ""
-        if path and not close and m["key"] in LeagueConfig.__struct_fields__:
+        if path and not close and key in LeagueConfig.__struct_fields__:
             hint = (
-                f" ('{m['key']}' is a top-level key: in TOML, put top-level keys before the first "
+                f" ('{key}' is a top-level key: in TOML, put top-level keys before the first "
                 "[table] or [[table]] header)"
             )
-        return f"{where}unknown key '{m['key']}'{hint}; valid keys here: {', '.join(valid)}"
-    m = _MISSING_RE.match(text)
-    if m:
-        path = _clean_path(m["path"])
+        return f"{where}unknown key '{key}'{hint}; valid keys here: {', '.join(valid)}"
+    if e.kind == "missing":
         where = f"{path}: " if path else ""
-        return f"{where}missing required key '{m['key']}'"
-    m = _GOT_RE.match(text)
-    if m:
-        path = _clean_path(m["path"])
-        wanted = _words(m["exp"])
+        return f"{where}missing required key '{e.field}'"
+    if e.kind == "type" and e.expected is not None and e.got is not None:
+        wanted = _words(e.expected)
         for pattern, hint in _HINTS.items():
             if re.fullmatch(pattern, path):
                 wanted = hint
-        return f"{path or '(top level)'}: expected {wanted}, got {_words(m['got'])}"
-    m = _ENUM_RE.match(text)
-    if m:
-        path = _clean_path(m["path"])
-        allowed = _unwrap(_type_at(_segments(m["path"] or "")), "literal") or ()
-        val = m["val"].strip("'\"")
+        return f"{path or '(top level)'}: expected {wanted}, got {_words(e.got)}"
+    if e.kind == "enum" and e.value is not None:
+        allowed = _unwrap(_type_at(segs), "literal") or ()
+        val = e.value.strip("'\"")
         if path == "seed":
-            return f"seed: invalid value {m['val']}; expected {_HINTS['seed']}"
+            return f"seed: invalid value {e.value}; expected {_HINTS['seed']}"
         close = difflib.get_close_matches(val, [str(a) for a in allowed], n=1, cutoff=0.5)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
-        return f"{path}: invalid value {m['val']}; expected one of: {', '.join(map(str, allowed))}{hint}"
-    return text.replace(" - at `$", " - at `").replace("`$.", "`")
+        return f"{path}: invalid value {e.value}; expected one of: {', '.join(map(str, allowed))}{hint}"
+    return e.text.replace(" - at `$", " - at `").replace("`$.", "`")
 
 
 def decode_config(data: bytes, source: str) -> LeagueConfig:
@@ -849,7 +844,7 @@ def resolve(
         concurrency=cfg.concurrency or os.cpu_count() or 1,
         reuse=cfg.reuse,
         fill=cfg.fill,
-        clock=cfg.clock,
+        clock=_clock_spec(cfg.clock),
         faults=cfg.faults,
         bots=bots,
         variants=tuple(v for v in variants if v is not None),
@@ -1007,8 +1002,17 @@ def _check_linked_cwds(cfg: LeagueConfig, bots: tuple[Bot, ...], ctx: _Resolving
                         )
 
 
-def _bot_clock(cfg: LeagueConfig, b: BotConfig, where: str, ctx: _Resolving) -> dict[str, Any]:
-    """A bot's clock overrides (only the keys given), checked against the league clock."""
+def _clock_spec(c: ClockConfig, overrides: dict[str, Any] | None = None) -> ClockSpec:
+    """The runtime clock of ``[clock]``, with a bot's ``overrides`` (the keys it gives) on top."""
+    data: dict[str, Any] = msgspec.structs.asdict(c)
+    if overrides:
+        data.update(overrides)
+    return ClockSpec(**data)
+
+
+def _bot_clock(cfg: LeagueConfig, b: BotConfig, where: str, ctx: _Resolving) -> ClockSpec | None:
+    """A bot's own clock (the league clock with its overrides on top; None without
+    overrides), its overrides checked against the league clock."""
     clock = {k: v for k, v in msgspec.to_builtins(b.clock).items() if v is not None} if b.clock else {}
     for k, v in clock.items():
         with ctx.check():
@@ -1025,7 +1029,7 @@ def _bot_clock(cfg: LeagueConfig, b: BotConfig, where: str, ctx: _Resolving) -> 
                 ctx.err,
                 inherited=None if own else "clock.wall_ceiling_ms",
             )
-    return clock
+    return _clock_spec(cfg.clock, clock) if clock else None
 
 
 def _resolve_variant(
@@ -1052,7 +1056,7 @@ def _resolve_variant(
     with ctx.check():
         if v.deals < 1:
             raise err(f"{where}.deals", "must be at least 1")
-    match: MatchSpec | None = None
+    match: MatchFormat | None = None
     with ctx.check():
         match = _match(v.match, f"{where}.match", err)
     if rules is None:
@@ -1078,7 +1082,23 @@ def _resolve_variant(
     if not sizes or match is None or sched is None:
         return None
     spec = ScheduleSpec(kind=sched.kind, seats_per_bot=sched.seats or 0, challengers=sched.challengers or ())
-    return Variant(name=v.name, slug=slug, rules=rules, sizes=sizes, deals=v.deals, match=match, schedule=spec)
+    f = cfg.faults
+    policies = tuple(
+        FaultPolicy(
+            retries=f.retries, max_line=f.max_line, max_decisions=f.max_decisions or max_decisions_for(rules, size)
+        )
+        for size in sizes
+    )
+    return Variant(
+        name=v.name,
+        slug=slug,
+        rules=rules,
+        sizes=sizes,
+        deals=v.deals,
+        match=match,
+        schedule=spec,
+        policies=policies,
+    )
 
 
 # --------------------------------------------------------------------------
@@ -1445,7 +1465,7 @@ def _check_league_limits(league: dict[str, Any] | None, err: ErrorAt) -> None:
         raise err(f"limits.{exc.key}" if exc.key else "limits", exc.message) from None
 
 
-def _match(m: str | MatchConfig, where: str, err: ErrorAt) -> MatchSpec:
+def _match(m: str | MatchConfig, where: str, err: ErrorAt) -> MatchFormat:
     if isinstance(m, str):
         if m != "single":
             raise err(
@@ -1453,7 +1473,7 @@ def _match(m: str | MatchConfig, where: str, err: ErrorAt) -> MatchSpec:
                 f'unknown match format {m!r}; use "single", or a table such as '
                 '{ kind = "fixed", hands = 3 } or { kind = "race", target = 10 }',
             )
-        return MatchSpec()
+        return MatchFormat()
     takes = {"single": (), "fixed": ("hands", "max_hands"), "race": ("target", "max_hands")}[m.kind]
     given = {"hands": m.hands is not None, "target": m.target is not None, "max_hands": m.max_hands != 50}
     for key in ("hands", "target", "max_hands"):
@@ -1467,13 +1487,13 @@ def _match(m: str | MatchConfig, where: str, err: ErrorAt) -> MatchSpec:
             }[m.kind]
             raise err(f"{where}.{key}", f"does not apply to a {m.kind} match: remove it; a {m.kind} match {what}")
     if m.kind == "single":
-        return MatchSpec()
+        return MatchFormat()
     if m.max_hands < 1:
         raise err(f"{where}.max_hands", "must be at least 1 (hands in all, tie-break hands included)")
     if m.kind == "fixed":
         if m.hands is None or m.hands < 1:
             raise err(f"{where}.hands", "a fixed match needs hands = N (at least 1)")
-        return MatchSpec(kind="fixed", hands=m.hands, max_hands=m.max_hands)
+        return MatchFormat(kind="fixed", hands=m.hands, max_hands=m.max_hands)
     if m.target is None or m.target < 1:
         raise err(f"{where}.target", "a race match needs target = N (the total that wins, at least 1)")
-    return MatchSpec(kind="race", target=m.target, max_hands=m.max_hands)
+    return MatchFormat(kind="race", target=m.target, max_hands=m.max_hands)

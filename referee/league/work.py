@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from referee.errors import UserError
 from referee.league.config import League
@@ -34,7 +34,6 @@ from referee.rules import Rules
 from referee.rules.match import MatchFormat
 from referee.runtime import BotSpec, ClockSpec, FaultPolicy, GameResult, GameSpec
 from referee.runtime.limits import LimitsError, parse_limits
-from referee.runtime.spec import max_decisions_for
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,22 +180,6 @@ class UnitMaker:
     def __init__(self, league: League) -> None:
         self.league = league
         self._entrants: dict[int, Entrant] = {}
-        self._clock = self.clock()
-        self._policies: dict[tuple[str, int], FaultPolicy] = {}
-
-    def clock(self, overrides: dict[str, Any] | None = None) -> ClockSpec:
-        """The league clock, with a bot's ``overrides`` (its ``clock`` table) on top."""
-        c = self.league.clock
-        data: dict[str, Any] = {
-            "move_ms": c.move_ms,
-            "bank_ms": c.bank_ms,
-            "startup_ms": c.startup_ms,
-            "mode": c.mode,
-            "wall_ceiling_ms": c.wall_ceiling_ms,
-        }
-        if overrides:
-            data.update({k: v for k, v in overrides.items() if v is not None})
-        return ClockSpec(**data)
 
     def entrant(self, index: int) -> Entrant:
         """Bot ``index`` of the league, ready to start."""
@@ -211,32 +194,13 @@ class UnitMaker:
             if env and not (limits.sandbox and limits.clean_env):
                 env = {**os.environ, **env}  # without the scrubbed environment, a dict would replace it all
             spec = BotSpec(name=b.name, command=b.command, cwd=b.cwd, env=env, limits=limits, data=b.data)
-            found = self._entrants[index] = Entrant(index, spec, self.clock(b.clock))
-        return found
-
-    def policy(self, rules: Any, players: int) -> FaultPolicy:
-        """The league's fault policy for a table (``max_decisions``: the config's, or
-        :func:`referee.runtime.spec.max_decisions_for` of the variant and size)."""
-        key = (rules.name, players)
-        found = self._policies.get(key)
-        if found is None:
-            f = self.league.faults
-            found = self._policies[key] = FaultPolicy(
-                retries=f.retries,
-                max_line=f.max_line,
-                max_decisions=f.max_decisions or max_decisions_for(rules, players),
-            )
+            found = self._entrants[index] = Entrant(index, spec, b.clock or self.league.clock)
         return found
 
     def unit(self, table: Table, games: Sequence[ScheduledGame], given_up: frozenset[int] = frozenset()) -> Unit:
         """The unit that plays ``games`` (of ``table``): in this order in
         ``"game"`` mode; in session mode in :func:`session_order`, with its cuts."""
         v = table.variant
-        match = (
-            None
-            if v.match.kind == "single"
-            else MatchFormat(kind=v.match.kind, hands=v.match.hands, target=v.match.target, max_hands=v.match.max_hands)
-        )
         reuse: Literal["session", "game"] = "game" if self.league.reuse == "game" else "session"
         fresh: frozenset[int] = frozenset()
         if self.league.reuse == "session":  # ("table": the old sessions, one per position for the unit)
@@ -247,10 +211,10 @@ class UnitMaker:
             games=tuple(UnitGame(g.game_id, g.seed, g.positions) for g in games),
             rules=v.rules,
             players=table.size,
-            match=match,
-            clock=self._clock,
-            policy=self.policy(v.rules, table.size),
-            own_clocks=any(self.league.bots[i].clock for i in table.lineup),
+            match=None if v.match.kind == "single" else v.match,
+            clock=self.league.clock,
+            policy=v.policy(table.size),
+            own_clocks=any(self.league.bots[i].clock is not None for i in table.lineup),
             reuse=reuse,
             max_line=self.league.faults.max_line,
             given_up=given_up & frozenset(table.lineup),  # only those it seats: an executor has no others

@@ -25,7 +25,7 @@ from referee.core.errors import (
 from .game import play_game
 from .limits import ResourceLimits
 from .process import BotProcess, ProcState
-from .session import BotSession, start_bots
+from .session import BotLineup, BotSession, open_bots, start_bots
 from .spec import BotSpec, ClockSpec, FaultPolicy, FaultRecord, GameResult, GameSpec, ThinkStats
 
 __all__ = [
@@ -50,4 +50,6 @@ __all__ = [
     "ThinkStats",
     "play_game",
     "start_bots",
+    "open_bots",
+    "BotLineup",
 ]

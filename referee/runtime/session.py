@@ -14,6 +14,8 @@ outlives its session.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import trio
@@ -25,7 +27,16 @@ from .framing import LineTooLong, StreamClosed, decode_line
 from .process import STDERR_TAIL, BotProcess, ProcState, TailBuffer, close_pipes, kill_group
 from .spec import BotSpec, ClockSpec
 
-__all__ = ["STDERR_TAIL", "BotSession", "close_pipes", "hello_line", "kill_group", "start_bots"]
+__all__ = [
+    "STDERR_TAIL",
+    "BotLineup",
+    "BotSession",
+    "close_pipes",
+    "hello_line",
+    "kill_group",
+    "open_bots",
+    "start_bots",
+]
 
 
 def _referee_version() -> str:
@@ -214,3 +225,64 @@ async def start_bots(
                 await s.close()
         raise errors[0]
     return [s for s in sessions if s is not None]
+
+
+class BotLineup:
+    """A fixed lineup of running bots, made by :func:`open_bots`: ``sessions[i]``
+    plays ``specs[i]``; ``nursery`` is the one their sessions run in (a caller may
+    start more bots there: it closes those itself)."""
+
+    def __init__(
+        self, specs: list[BotSpec], clock: ClockSpec, nursery: trio.Nursery, sessions: list[BotSession], max_line: int
+    ) -> None:
+        self.specs = specs
+        self.clock = clock
+        self.nursery = nursery
+        self.sessions = sessions
+        self.max_line = max_line
+
+    async def restart(self, i: int) -> BotSession:
+        """Replace bot ``i`` by a fresh process of the same spec (the old one closed).
+        Raises :class:`BotError` if the new one cannot start."""
+        await self.sessions[i].close()
+        self.sessions[i] = await BotSession.start(self.specs[i], self.clock, self.nursery, max_line=self.max_line)
+        return self.sessions[i]
+
+
+@asynccontextmanager
+async def open_bots(specs: list[BotSpec], clock: ClockSpec, *, max_line: int = 65536) -> AsyncIterator[BotLineup]:
+    """Start the bots of ``specs`` concurrently (:func:`start_bots`) and give
+    them as a :class:`BotLineup`; none of their processes outlives the block.
+
+    If one cannot start, the others are closed and its :class:`BotError` is
+    raised on entry. On a normal exit each bot is told ``bye`` and closed (its
+    ``grace_ms``, then SIGKILL); when the block raises - an exception, or
+    :exc:`trio.Cancelled` because an enclosing scope was cancelled - every
+    process is killed at once instead. Either way the shutdown runs in a
+    shielded scope, so a cancellation arriving during it cannot leave a process
+    behind; the exception (or the cancellation) then propagates unchanged (not
+    wrapped in an exception group by the nursery the bots run in; only several
+    exceptions at once come out as a group).
+    """
+    try:
+        async with trio.open_nursery() as nursery:
+            lineup = BotLineup(
+                specs, clock, nursery, await start_bots(specs, clock, nursery, max_line=max_line), max_line
+            )
+            ok = False
+            try:
+                yield lineup
+                ok = True
+            finally:
+                with trio.CancelScope(shield=True):
+                    for s in lineup.sessions:
+                        if ok:
+                            await s.close()
+                        else:
+                            await s.kill()
+                nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        # the nursery wraps what the block (or the start) raised: give the caller that one exception
+        if len(group.exceptions) == 1 and not isinstance(group.exceptions[0], BaseExceptionGroup):
+            raise group.exceptions[0] from None
+        raise

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from referee.cli import main
+from referee.core.spec import ClockSpec
 from referee.errors import UserError
 from referee.league.config import diff_canonical, load_config
 from referee.rules import VARIANTS
@@ -155,7 +156,8 @@ def test_per_bot_move_limits_are_accepted(tmp_path: Path) -> None:
         BOTS.replace('name = "b"', 'name = "b"\nclock = { move_ms = 3000 }') + '[[variants]]\nname = "kwartet"\n',
     )
     league = load_config(p)
-    assert league.bots[1].clock == {"move_ms": 3000} and league.bots[0].clock == {}
+    assert league.bots[1].clock == ClockSpec(move_ms=3000) and league.bots[0].clock is None
+    assert league.clock == ClockSpec()
 
 
 def test_a_file_where_the_output_folder_goes_is_a_clear_error(
@@ -282,3 +284,18 @@ def test_a_misspelled_variant_is_said_with_the_type_mistakes(tmp_path: Path) -> 
     assert text.startswith(f"{cfg}: 3 mistakes:\n"), text
     assert "bots[0].command" in text and "variants[1].sizes" in text
     assert "variants[0].name: unknown variant 'kwartett'" in text and "did you mean 'kwartet'?" in text
+
+
+def test_the_runtime_shapes_are_resolved_once_in_config(tmp_path: Path) -> None:
+    from referee.core.spec import FaultPolicy, max_decisions_for
+    from referee.rules.match import MatchFormat
+
+    p = write(
+        tmp_path,
+        "[faults]\nretries = 2\n"
+        + BOTS
+        + '[[variants]]\nname = "kwartet"\nsizes = [3]\nmatch = { kind = "race", target = 10 }\n',
+    )
+    (v,) = load_config(p).variants
+    assert v.match == MatchFormat(kind="race", target=10, max_hands=50)
+    assert v.policy(3) == FaultPolicy(retries=2, max_line=65536, max_decisions=max_decisions_for(v.rules, 3))
