@@ -47,6 +47,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="the leagues' [output] compress (default zstd, as a league night)",
     )
     p.add_argument(
+        "--viewers",
+        action="store_true",
+        help="also watch every game as it is played and write its viewer page, as referee run does "
+        "(default: the play alone, as this benchmark has always measured; the pages' own cost is "
+        "referee bench viewers)",
+    )
+    p.add_argument(
         "--bot", default=str(_BOT), help="bot script run with this Python (default: sample_bots/random_bot.py)"
     )
 
@@ -93,11 +100,11 @@ def _child(spec_json: str) -> None:
         league = load_config(cfg)
         ledger = open_ledger(league)
         t0 = time.perf_counter()
-        stats = play(league, ledger)
+        stats = play(league, ledger, viewers=bool(spec.get("viewers", False)))
         dt = time.perf_counter() - t0
         played = ledger.count()
         ledger.close()
-        log_bytes = sum(p.stat().st_size for p in (league.out / "games").iterdir())
+        log_bytes = sum(p.stat().st_size for p in (league.out / "games").glob("*.jsonl*"))
     usage = resource.getrusage(resource.RUSAGE_SELF)
     rss_kb = usage.ru_maxrss
     print(
@@ -117,7 +124,13 @@ def _child(spec_json: str) -> None:
 
 
 def _measure(
-    variant: str, games: int, reuse: str, concurrency: int | None, bot: str, compress: str = "zstd"
+    variant: str,
+    games: int,
+    reuse: str,
+    concurrency: int | None,
+    bot: str,
+    compress: str = "zstd",
+    viewers: bool = False,
 ) -> dict[str, Any]:
     spec = json.dumps(
         {
@@ -127,6 +140,7 @@ def _measure(
             "concurrency": concurrency,
             "bot": bot,
             "compress": compress,
+            "viewers": viewers,
         }
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_REPO), os.environ.get("PYTHONPATH", "")])}
@@ -152,10 +166,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
         raise UserError("--sizes takes two game counts, e.g. --sizes 200,1600") from None
     conc = args.concurrency
-    session = _measure(args.variant, args.games, "session", conc, args.bot, args.compress)
-    per_game = _measure(args.variant, args.game_mode_games, "game", conc, args.bot, args.compress)
-    mem_small = _measure(args.variant, small, "session", conc, args.bot, args.compress)
-    mem_large = _measure(args.variant, large, "session", conc, args.bot, args.compress)
+    session = _measure(args.variant, args.games, "session", conc, args.bot, args.compress, args.viewers)
+    per_game = _measure(args.variant, args.game_mode_games, "game", conc, args.bot, args.compress, args.viewers)
+    mem_small = _measure(args.variant, small, "session", conc, args.bot, args.compress, args.viewers)
+    mem_large = _measure(args.variant, large, "session", conc, args.bot, args.compress, args.viewers)
     return {
         "variant": args.variant,
         "bots": 4,
@@ -177,6 +191,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             },
         ],
         "compress": args.compress,
+        "viewers": args.viewers,
         "target_session_games_per_s": 50,
     }
 

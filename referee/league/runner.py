@@ -329,6 +329,7 @@ async def run_league(
     executor: Executor | None = None,
     cluster: Cluster | None = None,
     rebuild: bool = False,
+    viewers: bool = True,
 ) -> RunStats:
     """Play every scheduled game missing from ``ledger``; return the run's figures.
     With ``league.shard`` set, only that shard's tables are scheduled (and
@@ -339,6 +340,9 @@ async def run_league(
     start check run on its workers and its :class:`~referee.league.cluster.DaskExecutor`
     plays the units (one per worker thread at once unless ``concurrency``).
     ``rebuild``: run every bot's build, even one cached (:mod:`referee.league.buildcache`).
+    ``viewers``: the default executor watches every game as it is played (its live frames file and
+    its viewer page, :class:`referee.view.live.LiveViewers`); False plays without (``referee bench
+    league`` measures the play alone; ``referee report`` can make the pages from the logs later).
 
     Raises :class:`UserError` for build and start failures (see the module
     docstring); ``KeyboardInterrupt``/cancellation stop every unit promptly and
@@ -391,7 +395,9 @@ async def run_league(
     if executor is None:
         from referee.view.live import LiveViewers
 
-        executor = LocalExecutor(league.out / "games", given_up, viewers=LiveViewers.for_out(league.out))
+        executor = LocalExecutor(
+            league.out / "games", given_up, viewers=LiveViewers.for_out(league.out) if viewers else None
+        )
     await drive(executor, slots, frozenset(given_up), None)
     return stats
 
@@ -404,13 +410,16 @@ def play(
     concurrency: int | None = None,
     cluster: Cluster | None = None,
     rebuild: bool = False,
+    viewers: bool = True,
 ) -> RunStats:
     """Synchronous entry: ``trio.run(run_league)``, with an exception group
     reduced to the exception a user should see (:func:`referee.errors.user_facing`:
     a ``KeyboardInterrupt`` inside it first, then a :class:`UserError`)."""
     try:
         return trio.run(
-            lambda: run_league(league, ledger, hook=hook, concurrency=concurrency, cluster=cluster, rebuild=rebuild)
+            lambda: run_league(
+                league, ledger, hook=hook, concurrency=concurrency, cluster=cluster, rebuild=rebuild, viewers=viewers
+            )
         )
     except BaseExceptionGroup as eg:
         exc = user_facing(eg)
