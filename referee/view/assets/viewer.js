@@ -139,8 +139,18 @@
       el.app.dataset.live = "ended";
       finalPage(game, 0);
     });
-    source.onerror = function () {
-      if (live.ended) return;
+    // the server's word that the game is not (or no longer) being played (`referee serve` sends
+    // `gone`, the site an `error` event with data): stop following (no reconnection) and show its page
+    function stopped() {
+      source.close();
+      live = null;
+      delete el.app.dataset.live;
+      if (D === null) loadPage(game); else finalPage(game, 0);
+    }
+    source.addEventListener("gone", stopped);
+    source.onerror = function (ev) {
+      if (live === null || live.ended) return;
+      if (ev && typeof ev.data === "string") { stopped(); return; }  // a named `error` event, not a broken connection
       if (D === null && source.readyState === EventSource.CLOSED) {
         // not (or no longer) being played: the game's page, if it has one
         live = null;
