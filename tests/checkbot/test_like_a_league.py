@@ -6,9 +6,12 @@ one deliberate difference: the probe that checks a bot ignores unknown fields se
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +48,17 @@ def _strings(value: Any) -> list[str]:
 
 
 def test_check_bot_looks_like_a_league_night(tmp_path: Path) -> None:
-    league_rec, check_rec = tmp_path / "league.jsonl", tmp_path / "check.jsonl"
+    # the records go where the bot's own uid may write (a root referee runs "none" bots under a uid
+    # of their own; pytest's folders are root's alone and the bot sees them read-only)
+    rec_dir = Path(tempfile.mkdtemp(prefix="referee-recorder-"))
+    os.chmod(rec_dir, 0o1777)
+    try:
+        _compare(tmp_path, rec_dir / "league.jsonl", rec_dir / "check.jsonl")
+    finally:
+        shutil.rmtree(rec_dir, ignore_errors=True)
+
+
+def _compare(tmp_path: Path, league_rec: Path, check_rec: Path) -> None:
     cfg = tmp_path / "night.toml"
     cfg.write_text(
         'seed = 7\nout = "out"\nconcurrency = 1\n[limits]\nsandbox = "none"\n[clock]\nmove_ms = 1000\n'

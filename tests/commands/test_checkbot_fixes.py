@@ -15,6 +15,7 @@ import pytest
 
 from referee.checkbot import missing_script
 from referee.cli import main
+from referee.rules import VARIANTS
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "tests" / "bots"
@@ -192,7 +193,12 @@ def test_a_failed_handshake_counts_what_it_prints(bot: Path, capsys: pytest.Capt
     status, out, _ = run(capsys, "--", PY, str(bot))
     assert status == 1, out
     assert len(re.findall(r"^\s+FAIL ", out, re.M)) == 1, out
-    assert "1 of 1 check failed, 14 not run (SKIP)" in out, out
+    # every other check is skipped: the probes, a game per registered variant, self-play, per-game mode
+    skipped = re.search(r"SKIP (\d+) checks \((.*)\): not run until the handshake works", out)
+    assert skipped is not None, out
+    assert int(skipped[1]) == len(skipped[2].split(", ")), out
+    assert {f"game: {v}" for v in VARIANTS} <= set(skipped[2].split(", ")), out
+    assert f"1 of 1 check failed, {skipped[1]} not run (SKIP)" in out, out
     assert (
         "SKIP 14 checks (probe: quiet until its turn" in out
         and "self-play, per-game mode): not run until the handshake works" in out

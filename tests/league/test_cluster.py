@@ -697,6 +697,7 @@ def test_a_ladder_table_on_the_cluster_equals_the_local_one(tmp_path: Path, clus
 
     from referee.league.cluster import Cluster
     from referee.league.ladder import open_ladder, run_ladder
+    from referee.view.night import write_outputs
 
     cluster.ensure(2)
     cfg = _config(tmp_path, "ladder-" + uuid.uuid4().hex[:8], deals=1, chickens=False)
@@ -704,7 +705,9 @@ def test_a_ladder_table_on_the_cluster_equals_the_local_one(tmp_path: Path, clus
     for where in ("local", "remote"):
         remote = Cluster.connect(cluster.address) if where == "remote" else None
         try:
-            ladder = open_ladder(str(cfg), out=str(tmp_path / where), say=lambda line: None, cluster=remote)
+            ladder = open_ladder(
+                str(cfg), out=str(tmp_path / where), say=lambda line: None, cluster=remote, outputs=write_outputs
+            )
             try:
                 trio.run(lambda: run_ladder(ladder, tables=1))
             finally:
