@@ -13,6 +13,7 @@ Pure: no I/O.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import msgspec

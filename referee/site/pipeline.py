@@ -306,7 +306,7 @@ async def duel(rt: SiteRuntime, v: Version, current: Version) -> dict[str, Any]:
         test=site.sprt,
         match=match,
         clock=a.clock,
-        policy=maker.policy(variant.rules, players),
+        policy=variant.policy(players),
         concurrency=max(1, min(league.concurrency, 4)),
         log_dir=log_dir,
     )
