@@ -257,7 +257,7 @@ async def gauntlet(rt: SiteRuntime, v: Version) -> dict[str, Any]:
     try:
         league = settle_seed(league, ledger)
         stats = await run_league(league, ledger, cluster=rt.cluster)
-        st = write_outputs(out, ledger, league.name)
+        st = await trio.to_thread.run_sync(write_outputs, out, ledger, league.name)  # (off the site's loop)
     finally:
         ledger.close()
     rows = st["scopes"]["overall"]["bots"]
@@ -435,7 +435,9 @@ async def ladder_loop(rt: SiteRuntime, tables: int | None = None) -> None:
                 await ladder.reload()
 
                 await ladder.play_table()
-                st = ladder.write_outputs()
+                # the standings and the report in a thread: writing them must not stall the site's pages
+                # and its API (nothing else uses the ladder's ledger meanwhile)
+                st = await trio.to_thread.run_sync(ladder.write_outputs)
                 record_ratings(rt, st, [b.name for b in ladder.league.bots])
                 played += 1
                 if site.settings.ladder_interval > 0:
