@@ -52,6 +52,9 @@ def test_check_bot_looks_like_a_league_night(tmp_path: Path) -> None:
     # of their own; pytest's folders are root's alone and the bot sees them read-only)
     rec_dir = Path(tempfile.mkdtemp(prefix="referee-recorder-"))
     os.chmod(rec_dir, 0o1777)
+    for name in ("league.jsonl", "check.jsonl"):  # each process may run under a uid of its own
+        (rec_dir / name).touch()
+        os.chmod(rec_dir / name, 0o666)
     try:
         _compare(tmp_path, rec_dir / "league.jsonl", rec_dir / "check.jsonl")
     finally:
