@@ -117,7 +117,7 @@ async def test_cancelling_a_unit_leaves_no_bot_running(make_config, tmp_path: Pa
             seen.append(done)
             # the unit's bots live on between games, and the next session cut's (one process per bot
             # per rotation of a deal) may already be starting ahead (pool.prestart)
-            assert len(bot_processes(tag)) in (2, 4)
+            assert 2 <= len(bot_processes(tag)) <= 4
             scope.cancel()
 
         await LocalExecutor(tmp_path).play(unit, deliver)
