@@ -29,33 +29,91 @@ import json
 import secrets
 from bisect import insort
 from dataclasses import dataclass
-from typing import Any, Mapping, cast
+from dataclasses import fields as dataclass_fields
+from typing import Annotated, Any, Literal, Mapping, cast, get_args
+
+import msgspec
 
 from .base import Ask, Deal, Event, GameState, IllegalAction, RulesError
 from .rng import Rng, derive
 
-__all__ = ["ASK_PRESETS", "AskGame", "AskRules"]
+__all__ = ["ASK_PRESETS", "AskGame", "AskParams", "AskRules"]
 
 _ASK_MODES = ("card", "family")
 _MISS_RULES = ("asked", "next")
 _FIRST_RULES = ("left", "dealer")
-_PARAM_KEYS = (
-    "name",
-    "base",
-    "game",
-    "families",
-    "members",
-    "ask",
-    "miss",
-    "please",
-    "stock",
-    "first",
-    "players",
-    "stall",
-    "family_points",
-)
 #: the stalemate rule's default (RULES.md rule 10): a hand ends after this many asks in a row that move no card
 DEFAULT_STALL = 100
+
+
+def _must(description: str, **constraints: Any) -> Any:
+    """A parameter's constraints and its wording (what it must be: ``'stall' must be ...``)."""
+    return msgspec.Meta(description=description, **constraints)
+
+
+class AskParams(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """A config's parameters of an ask variant (RULES.md part A, tournaments/README.md): the one
+    list of them, with their types, constraints and wording. ``None`` (not given): from ``base``
+    (default: happy-families). :meth:`AskRules.from_params` checks them key by key (each key's
+    ``description`` words its error) and resolves them; :meth:`AskRules.to_wire`'s form is
+    accepted too (``players`` as ``[min, max]``)."""
+
+    name: Annotated[str, _must("a non-empty string", min_length=1)] | None = None
+    base: str | None = None
+    game: Annotated[Literal["ask"], _must('"ask" for an ask variant')] = "ask"
+    families: Annotated[int | list[str], _must('a list of names (e.g. ["A", "B"]) or a count')] | None = None
+    members: Annotated[int | list[str], _must('a list of names (e.g. ["1", "2"]) or a count')] | None = None
+    ask: Annotated[Literal["card", "family"], _must('"card" or "family"')] | None = None
+    miss: Annotated[Literal["asked", "next"], _must('"asked" or "next"')] | None = None
+    please: Annotated[bool, _must("true or false")] | None = None
+    stock: Annotated[int, _must("a whole number of cards, 0 or more", ge=0)] | None = None
+    first: Annotated[Literal["left", "dealer"], _must('"left" or "dealer"')] | None = None
+    players: Annotated[int | tuple[int, int], _must("[min, max] (e.g. [3, 6]) or one number")] | None = None
+    stall: Annotated[int, _must(f"a whole number of asks, at least 1 (default {DEFAULT_STALL})", ge=1)] | None = None
+    family_points: Annotated[int, _must("a whole number of points, at least 1 (default 1)", ge=1)] | None = None
+
+
+#: what a parameter's error adds after the value (why it matters)
+_WHY = {"stall": "the hand ends after that many asks in a row that move no card"}
+#: parameters worded without the variant's name (it may be the name that is wrong)
+_UNNAMED = ("name", "base", "game")
+
+
+def _meta(tp: Any) -> msgspec.Meta:
+    """The :class:`msgspec.Meta` of a parameter's type (``Annotated[...] | None``)."""
+    args = get_args(tp)
+    metas = [a for a in args if isinstance(a, msgspec.Meta)]
+    if metas:
+        return metas[0]
+    return _meta(args[0])  # the Annotated member of ``... | None``  # pragma: no cover - every AskParams field has one
+
+
+def _check_params(params: Mapping[str, Any]) -> AskParams:
+    """``params`` as :class:`AskParams`, checked key by key: the first bad key's error says what
+    it must be (its ``description``), never msgspec's own sentence."""
+    fields = {f.name: f for f in msgspec.structs.fields(AskParams)}
+    unknown = [k for k in params if k not in fields]
+    if unknown:
+        raise RulesError(
+            f"unknown variant parameter(s) {', '.join(repr(k) for k in unknown)}; allowed: {', '.join(fields)}"
+        )
+    try:
+        return msgspec.convert(dict(params), AskParams)
+    except msgspec.ValidationError:
+        pass
+    name = params.get("name")
+    who = f"variant {name!r}: " if isinstance(name, str) and name else "variant "
+    for key, f in fields.items():
+        if key not in params:
+            continue
+        try:
+            msgspec.convert(params[key], f.type)
+        except msgspec.ValidationError:
+            meta = _meta(f.type)
+            prefix = "variant parameter " if key in _UNNAMED else who
+            why = f": {_WHY[key]}" if key in _WHY else ""
+            raise RulesError(f"{prefix}'{key}' must be {meta.description}, not {params[key]!r}{why}") from None
+    raise RulesError(f"not the parameters of an ask variant: {dict(params)!r}")  # pragma: no cover
 
 
 class _Tables:
@@ -221,23 +279,7 @@ class AskRules:
         object.__setattr__(self, "_t", _Tables(self))
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return (
-            AskRules,
-            (
-                self.name,
-                self.families,
-                self.members,
-                self.ask,
-                self.miss,
-                self.please,
-                self.stock,
-                self.first,
-                self.min_players,
-                self.max_players,
-                self.stall,
-                self.family_points,
-            ),
-        )
+        return (AskRules, tuple(getattr(self, f.name) for f in dataclass_fields(self)))
 
     @property
     def kind(self) -> str:
@@ -295,110 +337,40 @@ class AskRules:
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> "AskRules":
-        """Build a (custom) variant from a parameter mapping.
-
-        Keys: ``name``, ``base`` (a preset to start from), ``game`` (``"ask"``),
-        ``families`` (names, or a count: A, B, C...), ``members`` (names, or a
-        count: 1, 2, 3...), ``ask``, ``miss``, ``please``, ``stock``, ``first``,
-        ``players`` (``[min, max]`` or one number), ``stall`` (asks in a row
-        that move no card before the hand ends, at least 1), ``family_points``
-        (what one laid family scores, at least 1). Missing keys come from
-        ``base`` (default: happy-families). Without ``name`` the variant is
-        called after its base if it equals it, else ``"custom"``. Raises :class:`RulesError` for
-        unknown keys, wrong types and invalid combinations.
+        """Build a (custom) variant from a parameter mapping: the keys of
+        :class:`AskParams` (``families`` and ``members`` as names or a count: A, B,
+        C... and 1, 2, 3...; ``players`` as ``[min, max]`` or one number). Missing
+        keys come from ``base`` (default: happy-families). Without ``name`` the
+        variant is called after its base if it equals it, else ``"custom"``. Raises
+        :class:`RulesError` for unknown keys, wrong types and invalid combinations.
         """
         if not isinstance(params, Mapping):
             raise RulesError(f"a variant must be a preset name or a table of parameters, not {type(params).__name__}")
-        unknown = [k for k in params if k not in _PARAM_KEYS]
-        if unknown:
-            raise RulesError(
-                f"unknown variant parameter(s) {', '.join(repr(k) for k in unknown)}; allowed: {', '.join(_PARAM_KEYS)}"
-            )
-        game = params.get("game", "ask")
-        if game != "ask":
-            raise RulesError(f"variant parameter 'game' must be \"ask\" for an ask variant, not {game!r}")
-        base_name = params.get("base")
-        if base_name is None:
-            base = ASK_PRESETS["happy-families"]
-        else:
-            if not isinstance(base_name, str) or base_name not in ASK_PRESETS:
-                close = (
-                    difflib.get_close_matches(base_name, ASK_PRESETS, n=1, cutoff=0.6)
-                    if isinstance(base_name, str)
-                    else []
-                )
-                raise RulesError(
-                    f"unknown base variant {base_name!r}; 'base' must be one of {', '.join(ASK_PRESETS)}"
-                    + (f" (did you mean '{close[0]}'?)" if close else "")
-                )
-            base = ASK_PRESETS[base_name]
+        p = _check_params(params)
+        base = _base(p.base)
         # without a name: the base's name if nothing differs from it, else "custom"
-        name = params.get("name", base.name)
-        if not isinstance(name, str) or not name:
-            raise RulesError("variant parameter 'name' must be a non-empty string")
-        families = _names(params["families"], "families", _letters) if "families" in params else base.families
-        members = _names(params["members"], "members", _numbers) if "members" in params else base.members
-        ask = params.get("ask", base.ask)
-        miss = params.get("miss", base.miss)
-        please = params.get("please", base.please)
-        if not isinstance(please, bool):
-            raise RulesError(f"variant {name!r}: 'please' must be true or false, not {please!r}")
-        stock = params.get("stock", base.stock)
-        if not isinstance(stock, int) or isinstance(stock, bool):
-            raise RulesError(f"variant {name!r}: 'stock' must be a whole number of cards, not {stock!r}")
-        first = params.get("first", base.first)
-        stall = params.get("stall", base.stall)
-        if not _is_int(stall):
-            raise RulesError(
-                f"variant {name!r}: 'stall' must be a whole number of asks (at least 1; default {DEFAULT_STALL}), "
-                f"not {stall!r}"
+        given: dict[str, Any] = {
+            "name": p.name,
+            "families": None if p.families is None else _names(p.families, "families", _letters),
+            "members": None if p.members is None else _names(p.members, "members", _numbers),
+            "ask": p.ask,
+            "miss": p.miss,
+            "please": p.please,
+            "stock": p.stock,
+            "first": p.first,
+            "stall": p.stall,
+            "family_points": p.family_points,
+        }
+        if p.players is not None:
+            given["min_players"], given["max_players"] = (
+                (p.players, p.players) if isinstance(p.players, int) else p.players
             )
-        points = params.get("family_points", base.family_points)
-        if not _is_int(points):
-            raise RulesError(
-                f"variant {name!r}: 'family_points' must be a whole number of points (at least 1; default 1), "
-                f"not {points!r}"
-            )
-        if "players" in params:
-            players = params["players"]
-            if _is_int(players):
-                lo = hi = players
-            elif isinstance(players, (list, tuple)) and len(players) == 2 and all(_is_int(p) for p in players):
-                lo, hi = players
-            else:
-                raise RulesError(
-                    f"variant {name!r}: 'players' must be [min, max] (e.g. [3, 6]) or one number, not {players!r}"
-                )
-        else:
-            lo, hi = base.min_players, base.max_players
-        if "name" not in params and (families, members, ask, miss, please, stock, first, lo, hi, stall, points) != (
-            base.families,
-            base.members,
-            base.ask,
-            base.miss,
-            base.please,
-            base.stock,
-            base.first,
-            base.min_players,
-            base.max_players,
-            base.stall,
-            base.family_points,
-        ):
-            name = "custom"
-        rules = cls(
-            name=name,
-            families=families,
-            members=members,
-            ask=ask,
-            miss=miss,
-            please=please,
-            stock=stock,
-            first=first,
-            min_players=lo,
-            max_players=hi,
-            stall=stall,
-            family_points=points,
-        )
+        kw = {f.name: getattr(base, f.name) for f in dataclass_fields(cls)}
+        kw.update((k, v) for k, v in given.items() if v is not None)
+        if p.name is None and any(kw[k] != getattr(base, k) for k in kw):
+            kw["name"] = "custom"
+        rules = cls(**kw)
+        name = rules.name
         preset = ASK_PRESETS.get(name) if name != "chickens" else None
         if name == "chickens" or (preset is not None and rules != preset):
             raise RulesError(
@@ -457,6 +429,19 @@ def _letters(k: int) -> list[str]:
 
 def _numbers(k: int) -> list[str]:
     return [str(i + 1) for i in range(k)]
+
+
+def _base(name: str | None) -> AskRules:
+    """The preset a custom variant starts from (``base``; default happy-families)."""
+    if name is None:
+        return ASK_PRESETS["happy-families"]
+    if name not in ASK_PRESETS:
+        close = difflib.get_close_matches(name, ASK_PRESETS, n=1, cutoff=0.6)
+        raise RulesError(
+            f"unknown base variant {name!r}; 'base' must be one of {', '.join(ASK_PRESETS)}"
+            + (f" (did you mean '{close[0]}'?)" if close else "")
+        )
+    return ASK_PRESETS[name]
 
 
 #: size limits of a custom variant (a deck is dealt, shuffled and logged in full:

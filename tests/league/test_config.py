@@ -89,6 +89,14 @@ def write(tmp_path: Path, text: str) -> Path:
             "bots[1].command: the command is empty",
         ),
         (BOTS + '[[variants]]\nname = "huge"\nrules = { members = 1000000000 }\n', "at most 26 members"),
+        (
+            BOTS + '[[variants]]\nname = "odd"\nrules = { base = "kwartet", stall = 0 }\n',
+            "variants[0].rules: variant 'odd': 'stall' must be a whole number of asks, at least 1 (default 100), not 0",
+        ),
+        (
+            BOTS + '[[variants]]\nname = "odd"\nrules = { name = "odd", please = "yes" }\n',
+            "variants[0].rules: variant 'odd': 'please' must be true or false, not 'yes'",
+        ),
     ],
 )
 def test_config_errors_name_the_key_path(tmp_path: Path, text: str, expected: str) -> None:

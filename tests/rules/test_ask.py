@@ -119,9 +119,9 @@ def test_custom_variant_from_counts_and_base() -> None:
             {"name": "x", "families": 2, "members": 4, "stock": 3, "players": [2, 6]},
             "6 players need at least 6 dealt cards, but the deck deals only 5 (8 cards, stock 3)",
         ),
-        ({"name": "x", "stock": -1}, "variant 'x': 'stock' must be 0 or more cards, not -1"),
+        ({"name": "x", "stock": -1}, "variant 'x': 'stock' must be a whole number of cards, 0 or more, not -1"),
         ({"name": "x", "stock": 44}, "variant 'x': stock 44 leaves no card to deal from a deck of 44"),
-        ({"name": "x", "stock": 2.5}, "'stock' must be a whole number of cards, not 2.5"),
+        ({"name": "x", "stock": 2.5}, "'stock' must be a whole number of cards, 0 or more, not 2.5"),
         (
             {"name": "x", "families": ["1", "11"], "members": ["1", "11"]},
             "variant 'x': card name '111' is ambiguous (family '1' + member '11' and family '11' + member '1')",
@@ -517,3 +517,25 @@ def test_deal_hand_sizes_against_the_dealing_rule() -> None:
         "short hands go to the seats dealt last"
     )
     assert Deal(5, (("A1",),)).dealing_rule_problem() is None  # invalid anyway: the engine refuses it
+
+
+def test_ask_params_are_the_one_parameter_list() -> None:
+    import pickle
+
+    import msgspec
+
+    from referee.rules.ask import AskParams
+
+    keys = [f.name for f in msgspec.structs.fields(AskParams)]
+    with pytest.raises(RulesError, match="allowed: " + ", ".join(keys) + "$"):
+        AskRules.from_params({"colour": 2})
+    # a rules record's wire form is a parameter mapping that rebuilds it; every record pickles
+    for rules in ASK_PRESETS.values():
+        assert AskRules.from_params(rules.to_wire()) == rules
+        assert pickle.loads(pickle.dumps(rules)) == rules
+    # the constraints are the Struct's (msgspec.Meta), worded by each key's description
+    for key, bad in (("stall", 0), ("family_points", 0), ("stock", -1), ("name", "")):
+        with pytest.raises(msgspec.ValidationError):
+            msgspec.convert({key: bad}, AskParams)
+        with pytest.raises(RulesError, match=f"'{key}' must be "):
+            AskRules.from_params({"name": "x", key: bad})

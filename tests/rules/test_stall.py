@@ -69,9 +69,9 @@ def test_default_stall_is_100_and_is_on_the_wire() -> None:
             ),
         ),
         (-5, "'stall' must be a whole number of asks, at least 1 (default 100), not -5"),
-        (2.5, "variant 'x': 'stall' must be a whole number of asks (at least 1; default 100), not 2.5"),
-        (True, "'stall' must be a whole number of asks (at least 1; default 100), not True"),
-        ("100", "'stall' must be a whole number of asks (at least 1; default 100), not '100'"),
+        (2.5, "variant 'x': 'stall' must be a whole number of asks, at least 1 (default 100), not 2.5"),
+        (True, "'stall' must be a whole number of asks, at least 1 (default 100), not True"),
+        ("100", "'stall' must be a whole number of asks, at least 1 (default 100), not '100'"),
     ],
 )
 def test_bad_stall_values_are_rules_errors(stall: object, message: str) -> None:
