@@ -51,7 +51,7 @@ from referee.errors import UserError
 from referee.rules import get_variant
 
 from .fixes import FIXES, fix_for
-from .games import CUSTOM_VARIANTS, PRESETS, SELF_PLAY_FIX, SELF_PLAY_MAX_DECISIONS, SELF_PLAY_SEED, _games
+from .games import CUSTOM_VARIANTS, PRESETS, SELF_PLAY_FIX, SELF_PLAY_MAX_DECISIONS, SELF_PLAY_SEED, GameOptions, _games
 from .probes import PROBES, RawBot, _handshake, _ProbeFailure, _probes, decode_probe_line
 from .report import Check, Report, plural
 
@@ -134,52 +134,27 @@ async def check_bot(
     missing = missing_script(command, cwd)
     if missing is not None:
         raise UserError(missing)
+    opts = GameOptions(
+        command,
+        name,
+        cwd,
+        move_ms,
+        startup_ms,
+        grace_ms,
+        limits,
+        env,
+        bank_ms,
+        clock_mode,
+        data,
+        retries,
+        max_line,
+        max_decisions,
+    )
     report = Report()
     t0 = time.monotonic()
-    async with trio.open_nursery() as nursery:
-        bot: RawBot | None = None
-        try:
-            progress("handshake")
-            try:
-                bot = await RawBot.open(
-                    command, cwd, nursery, name, limits=limits, env=env, runtime=runtime, data=data, max_line=max_line
-                )
-            except _ProbeFailure as exc:
-                report.add("handshake", False, exc.detail, exc.fix)
-            else:
-                if await _handshake(bot, report, startup_ms / 1000, name):
-                    progress("probes")
-                    from referee.runtime import ClockSpec
-
-                    clock = ClockSpec(
-                        move_ms=move_ms, startup_ms=startup_ms, grace_ms=grace_ms, bank_ms=bank_ms, mode=clock_mode
-                    )
-                    await _probes(bot, report, max(move_ms, 1000) / 1000, grace_ms / 1000, name, clock)
-        finally:
-            if bot is not None:
-                await bot.kill()
-            nursery.cancel_scope.cancel()
+    await _handshake_and_probes(opts, runtime, report, progress)
     if report.bot_name is not None:
-        await _games(
-            command,
-            name,
-            cwd,
-            report,
-            chosen,
-            move_ms,
-            startup_ms,
-            grace_ms,
-            log_dir,
-            progress,
-            limits,
-            env,
-            bank_ms=bank_ms,
-            clock_mode=clock_mode,
-            data=data,
-            retries=retries,
-            max_line=max_line,
-            max_decisions=max_decisions,
-        )
+        await _games(opts, report, chosen, log_dir, progress)
     else:
         why = "not run until the handshake works (every other check needs a bot that answers hello)"
         for probe in PROBES:
@@ -190,6 +165,40 @@ async def check_bot(
         report.skip("per-game mode", why)
     report.seconds = time.monotonic() - t0
     return report
+
+
+async def _handshake_and_probes(
+    opts: GameOptions, runtime: str | None, report: Report, progress: Callable[[str], None]
+) -> None:
+    """The handshake, then (if it passed) the misbehaviour probes, on one raw process of the bot."""
+    async with trio.open_nursery() as nursery:
+        bot: RawBot | None = None
+        try:
+            progress("handshake")
+            try:
+                bot = await RawBot.open(
+                    opts.command,
+                    opts.cwd,
+                    nursery,
+                    opts.name,
+                    limits=opts.limits,
+                    env=opts.env,
+                    runtime=runtime,
+                    data=opts.data,
+                    max_line=opts.max_line,
+                )
+            except _ProbeFailure as exc:
+                report.add("handshake", False, exc.detail, exc.fix)
+            else:
+                if await _handshake(bot, report, opts.startup_ms / 1000, opts.name):
+                    progress("probes")
+                    await _probes(
+                        bot, report, max(opts.move_ms, 1000) / 1000, opts.grace_ms / 1000, opts.name, opts.clock()
+                    )
+        finally:
+            if bot is not None:
+                await bot.kill()
+            nursery.cancel_scope.cancel()
 
 
 #: programs that run a bot named by their last argument (a class, an assembly, a package)

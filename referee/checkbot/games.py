@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Literal, Sequence
 
 import trio
 
+from referee.core.errors import BotError
 from referee.rules import VARIANTS, get_variant, kind_of
+from referee.runtime import BotLineup, BotSession, BotSpec, ClockSpec, FaultPolicy, GameSpec, open_bots, play_game
+from referee.runtime.spec import max_decisions_for
 
 from .fixes import FIXES, fix_for
 from .report import Report, plural
@@ -149,176 +153,203 @@ def _describe_faults(
     return detail, fix
 
 
-async def _games(
-    command: list[str] | str,
-    name: str,
-    cwd: str | None,
-    report: Report,
-    variants: list[Any],
-    move_ms: int,
-    startup_ms: int,
-    grace_ms: int,
-    log_dir: Path | None,
-    progress: Callable[[str], None],
-    limits: Any = None,
-    env: dict[str, str] | None = None,
-    *,
-    bank_ms: int | None = None,
-    clock_mode: Literal["wall", "cpu"] = "wall",
-    data: tuple[str, ...] = (),
-    retries: int = 0,
-    max_line: int = 65536,
-    max_decisions: int | None = None,
-) -> None:
-    from referee.core.errors import BotError
-    from referee.runtime import BotSession, BotSpec, ClockSpec, FaultPolicy, GameSpec, play_game, start_bots
-    from referee.runtime.spec import max_decisions_for
+@dataclass
+class GameOptions:
+    """What check-bot's games need of the bot and the night it would play in: its spec's
+    parts, the clock's and the fault policy's (as :func:`referee.checkbot.check_bot` takes them)."""
 
-    def policy(rules: Any, n: int) -> FaultPolicy:
-        """The games' fault policy: the options', else a league's defaults for the variant and size."""
-        return FaultPolicy(
-            retries=retries, max_line=max_line, max_decisions=max_decisions or max_decisions_for(rules, n)
+    command: list[str] | str
+    name: str
+    cwd: str | None
+    move_ms: int
+    startup_ms: int
+    grace_ms: int
+    limits: Any = None
+    env: dict[str, str] | None = None
+    bank_ms: int | None = None
+    clock_mode: Literal["wall", "cpu"] = "wall"
+    data: tuple[str, ...] = ()
+    retries: int = 0
+    max_line: int = 65536
+    max_decisions: int | None = None
+
+    def clock(self) -> ClockSpec:
+        return ClockSpec(
+            move_ms=self.move_ms,
+            startup_ms=self.startup_ms,
+            grace_ms=self.grace_ms,
+            bank_ms=self.bank_ms,
+            mode=self.clock_mode,
         )
 
-    clock = ClockSpec(move_ms=move_ms, startup_ms=startup_ms, grace_ms=grace_ms, bank_ms=bank_ms, mode=clock_mode)
-    spec = BotSpec(name=name, command=command, cwd=cwd, env=env, limits=limits, data=data)
+    def spec(self) -> BotSpec:
+        return BotSpec(
+            name=self.name, command=self.command, cwd=self.cwd, env=self.env, limits=self.limits, data=self.data
+        )
+
+    def policy(self, rules: Any, n: int) -> FaultPolicy:
+        """The games' fault policy: the options', else a league's defaults for the variant and size."""
+        return FaultPolicy(
+            retries=self.retries,
+            max_line=self.max_line,
+            max_decisions=self.max_decisions or max_decisions_for(rules, n),
+        )
+
+    def self_play_policy(self) -> FaultPolicy:
+        return FaultPolicy(
+            retries=self.retries, max_line=self.max_line, max_decisions=self.max_decisions or SELF_PLAY_MAX_DECISIONS
+        )
+
+
+def _helper_spec(i: int) -> BotSpec:
+    return BotSpec(name=helper_name(i), command=[*INSTANT_BOT, str(i)])
+
+
+@dataclass
+class _Table:
+    """What the games share: the options, the candidate's spec and clock, the report, where
+    logs go, the progress line and the lineup of helpers (instant bots, started once)."""
+
+    opts: GameOptions
+    spec: BotSpec
+    clock: ClockSpec
+    report: Report
+    log_dir: Path | None
+    progress: Callable[[str], None]
+    helpers: BotLineup
+
+    async def start(self, spec: BotSpec | None = None) -> BotSession:
+        """A session of the candidate (or of ``spec``) in the lineup's nursery; its owner closes it."""
+        return await BotSession.start(spec or self.spec, self.clock, self.helpers.nursery, max_line=self.opts.max_line)
+
+    async def revive_helpers(self) -> None:
+        """An instant bot never faults; restart one if it died anyway."""
+        for i, b in enumerate(self.helpers.sessions):
+            if not b.alive:
+                await self.helpers.restart(i)
+
+    async def play(self, rules: Any, n: int, seat: int, table: int, seed: int, bots: list[Any]) -> Any:
+        """One game of ``rules`` at ``n`` seats; returns (its result, the candidate seat's fault text or None)."""
+        gid = game_id(rules, n, table, seat)
+        spec = GameSpec(
+            game_id=gid, rules=rules, players=n, seed=seed, clock=self.clock, policy=self.opts.policy(rules, n)
+        )
+        result = await play_game(spec, bots, self.log_dir)
+        if not any(f.seat == seat for f in result.faults):
+            return result, None
+        return result, _describe_faults(
+            result.faults, seat, bots[seat].stderr_tail(), _turns_sent(self.log_dir, gid, seat)
+        )
+
+
+async def _games(
+    opts: GameOptions,
+    report: Report,
+    variants: list[Any],
+    log_dir: Path | None,
+    progress: Callable[[str], None],
+) -> None:
+    """check-bot's games: every variant at its table sizes in session mode, self-play, then
+    per-game mode; the helper seats are one lineup of instant bots (:func:`open_bots`)."""
+    clock = opts.clock()
     plans = []
     for v in variants:
         rules = get_variant(v)
         plans.append((rules, _table_sizes(rules)))
     max_seats = max(max(sizes) for _, sizes in plans)
-    async with trio.open_nursery() as nursery:
-        instants: list[Any] = []
-        try:
-            instants = await start_bots(
-                [BotSpec(name=helper_name(i), command=[*INSTANT_BOT, str(i)]) for i in range(max_seats - 1)],
-                clock,
-                nursery,
-            )
-            cand: Any = None
-            game_no = 0
-            for rules, sizes in plans:
-                played, problems, decisions = 0, [], 0
-                for n in sizes:
-                    seat = game_no % n
-                    game_no += 1
-                    if cand is None or not cand.alive:
-                        if cand is not None:
-                            await cand.close()
-                        try:
-                            cand = await BotSession.start(spec, clock, nursery, max_line=max_line)
-                        except BotError as exc:
-                            problems.append((f"could not start the bot: {exc}", FIXES["crash"]))
-                            cand = None
-                            break
-                    bots = list(instants[: n - 1])
-                    bots.insert(seat, cand)
-                    gspec = GameSpec(
-                        game_id=game_id(rules, n, game_no, seat),
-                        rules=rules,
-                        players=n,
-                        seed=1000 + game_no,
-                        clock=clock,
-                        policy=policy(rules, n),
-                    )
-                    progress(f"{rules.name}: {n} seats, seat {seat}")
-                    result = await play_game(gspec, bots, log_dir)
-                    played += 1
-                    decisions += result.think_ms[seat].count
-                    if any(f.seat == seat for f in result.faults):
-                        detail, fix = _describe_faults(
-                            result.faults, seat, cand.stderr_tail(), _turns_sent(log_dir, gspec.game_id, seat)
-                        )
-                        problems.append((f"{n} seats, seat {seat}: {detail}", fix))
-                        # its output may be out of step now (a reply still unread): the next game gets a
-                        # fresh process, so one mistake is not reported again as stale ids in later games
+    async with open_bots([_helper_spec(i) for i in range(max_seats - 1)], clock) as helpers:
+        table = _Table(opts, opts.spec(), clock, report, log_dir, progress, helpers)
+        await _session_games(table, plans)
+        await _self_play(table, [rules for rules, _ in plans], opts.self_play_policy())
+        await _per_game(table)
+
+
+async def _session_games(table: _Table, plans: list[tuple[Any, list[int]]]) -> None:
+    """Session mode: one process of the candidate plays every variant's tables (a fresh one
+    after a fault, so one mistake is not reported again as stale ids in later games)."""
+    cand: BotSession | None = None
+    game_no = 0
+    try:
+        for rules, sizes in plans:
+            played, problems, decisions = 0, [], 0
+            for n in sizes:
+                seat = game_no % n
+                game_no += 1
+                if cand is None or not cand.alive:
+                    if cand is not None:
                         await cand.close()
+                    try:
+                        cand = await table.start()
+                    except BotError as exc:
+                        problems.append((f"could not start the bot: {exc}", FIXES["crash"]))
                         cand = None
-                    # an instant bot never faults; restart one if it died anyway
-                    for i, b in enumerate(instants):
-                        if not b.alive:
-                            await b.close()
-                            instants[i] = await BotSession.start(
-                                BotSpec(name=helper_name(i), command=[*INSTANT_BOT, str(i)]), clock, nursery
-                            )
-                label = f"game: {rules.name}"
-                if problems:
-                    more = f" (and {plural(len(problems) - 1, 'more game')})" if len(problems) > 1 else ""
-                    report.add(label, False, problems[0][0] + more, problems[0][1])
-                else:
-                    report.add(
-                        label,
-                        True,
-                        f"{plural(played, 'game')} at {', '.join(map(str, sizes))} seats, "
-                        f"{plural(decisions, 'decision')}, no faults (session mode)",
-                    )
-            if cand is not None:
-                await cand.close()
-            self_policy = FaultPolicy(
-                retries=retries, max_line=max_line, max_decisions=max_decisions or SELF_PLAY_MAX_DECISIONS
-            )
-            await _self_play(
-                spec, clock, [rules for rules, _ in plans], instants, nursery, report, log_dir, progress, self_policy
-            )
-            # per-game mode: a fresh process per game
-            problems = []
-            per_game = [get_variant("kwartet"), get_variant("authors"), get_variant("chickens")]
-            for k, rules in enumerate(per_game):
-                n = rules.min_players
-                seat = k % n
-                progress(f"per-game mode: {rules.name}")
-                try:
-                    fresh = await BotSession.start(spec, clock, nursery, max_line=max_line)
-                except BotError as exc:
-                    problems.append((f"could not start the bot: {exc}", FIXES["crash"]))
-                    break
-                bots = list(instants[: n - 1])
-                bots.insert(seat, fresh)
-                gid = game_id(rules, n, 101 + k, seat)
-                result = await play_game(
-                    GameSpec(game_id=gid, rules=rules, players=n, seed=77 + k, clock=clock, policy=policy(rules, n)),
-                    bots,
-                    log_dir,
-                )
-                if any(f.seat == seat for f in result.faults):
-                    detail, fix = _describe_faults(
-                        result.faults, seat, fresh.stderr_tail(), _turns_sent(log_dir, gid, seat)
-                    )
-                    problems.append((f"{rules.name}: {detail}", fix))
-                await fresh.close()
+                        break
+                bots: list[Any] = list(table.helpers.sessions[: n - 1])
+                bots.insert(seat, cand)
+                table.progress(f"{rules.name}: {n} seats, seat {seat}")
+                result, faulted = await table.play(rules, n, seat, game_no, 1000 + game_no, bots)
+                played += 1
+                decisions += result.think_ms[seat].count
+                if faulted is not None:
+                    problems.append((f"{n} seats, seat {seat}: {faulted[0]}", faulted[1]))
+                    # its output may be out of step now (a reply still unread): the next game gets a
+                    # fresh process, so one mistake is not reported again as stale ids in later games
+                    await cand.close()
+                    cand = None
+                await table.revive_helpers()
+            label = f"game: {rules.name}"
             if problems:
-                report.add("per-game mode", False, problems[0][0], problems[0][1])
+                more = f" (and {plural(len(problems) - 1, 'more game')})" if len(problems) > 1 else ""
+                table.report.add(label, False, problems[0][0] + more, problems[0][1])
             else:
-                report.add("per-game mode", True, f"{plural(len(per_game), 'game')}, a fresh process for each")
+                table.report.add(
+                    label,
+                    True,
+                    f"{plural(played, 'game')} at {', '.join(map(str, sizes))} seats, "
+                    f"{plural(decisions, 'decision')}, no faults (session mode)",
+                )
+    finally:
+        if cand is not None:
+            with trio.CancelScope(shield=True):
+                await cand.close()
+
+
+async def _per_game(table: _Table) -> None:
+    """Per-game mode: a fresh process of the candidate for each game."""
+    problems: list[tuple[str, str]] = []
+    per_game = [get_variant("kwartet"), get_variant("authors"), get_variant("chickens")]
+    for k, rules in enumerate(per_game):
+        n = rules.min_players
+        seat = k % n
+        table.progress(f"per-game mode: {rules.name}")
+        try:
+            fresh = await table.start()
+        except BotError as exc:
+            problems.append((f"could not start the bot: {exc}", FIXES["crash"]))
+            break
+        try:
+            bots: list[Any] = list(table.helpers.sessions[: n - 1])
+            bots.insert(seat, fresh)
+            _result, faulted = await table.play(rules, n, seat, 101 + k, 77 + k, bots)
+            if faulted is not None:
+                problems.append((f"{rules.name}: {faulted[0]}", faulted[1]))
         finally:
             with trio.CancelScope(shield=True):
-                for b in instants:
-                    await b.close()
-            nursery.cancel_scope.cancel()
+                await fresh.close()
+    if problems:
+        table.report.add("per-game mode", False, problems[0][0], problems[0][1])
+    else:
+        table.report.add("per-game mode", True, f"{plural(len(per_game), 'game')}, a fresh process for each")
 
 
-async def _self_play(
-    spec: Any,
-    clock: Any,
-    variants: list[Any],
-    instants: list[Any],
-    nursery: trio.Nursery,
-    report: Report,
-    log_dir: Path | None,
-    progress: Callable[[str], None],
-    policy: Any = None,
-) -> None:
+async def _self_play(table: _Table, variants: list[Any], policy: FaultPolicy) -> None:
     """The self-play check: per ask variant, two copies of the bot (instant bots
     fill the variant's smallest table) and three copies at one table, in session
     mode (a copy that faulted is restarted for the next table). Adds one check
     line, ``self-play`` (none when no ask variant is chosen; skipped when a game
     check failed). The copies are closed (shielded) on the way out, also on
     cancellation."""
-    from dataclasses import replace
-
-    from referee.core.errors import BotError
-    from referee.runtime import BotSession, FaultPolicy, GameSpec, play_game
-
+    report = table.report
     ask_variants = [r for r in variants if kind_of(r).style == "ask"]
     name = "self-play"
     if not ask_variants:
@@ -329,79 +360,26 @@ async def _self_play(
             "not run: fix the failed games above first (self-play needs a bot that plays legal games without faults)",
         )
         return
-    policy = policy or FaultPolicy(max_decisions=SELF_PLAY_MAX_DECISIONS)
-    limit = policy.max_decisions
     problems: list[tuple[str, str]] = []
     tables: list[str] = []  # "kwartet x2": the tables played
-    copies: list[Any] = []
-
-    async def ensure(k: int) -> None:
-        """``copies[:k]`` are running copies of the bot (raises BotError if one cannot start)."""
-        for i in range(k):
-            if i < len(copies) and copies[i].alive:
-                continue
-            if i < len(copies):
-                await copies[i].close()
-            fresh = await BotSession.start(
-                replace(spec, name=copy_name(spec.name, i)), clock, nursery, max_line=policy.max_line
-            )
-            if i < len(copies):
-                copies[i] = fresh
-            else:
-                copies.append(fresh)
-
+    copies: list[BotSession] = []
     try:
         for rules in ask_variants:
             for k in sorted({2, min(3, rules.max_players)}):
                 n = max(k, rules.min_players)
-                if n > rules.max_players or n - k > len(instants):
+                if n > rules.max_players or n - k > len(table.helpers.sessions):
                     continue
-                progress(f"self-play: {rules.name}, {k} copies")
+                table.progress(f"self-play: {rules.name}, {k} copies")
                 try:
-                    await ensure(k)
+                    await _copies(table, copies, k)
                 except BotError as exc:
                     problems.append((f"could not start a copy of the bot: {exc}", FIXES["crash"]))
                     return
-                bots = [*copies[:k], *instants[: n - k]]
-                gid = game_id(rules, n, 201 + len(tables))
+                number = 201 + len(tables)
                 tables.append(f"{rules.name} x{k}")
-                result = await play_game(
-                    GameSpec(game_id=gid, rules=rules, players=n, seed=SELF_PLAY_SEED, clock=clock, policy=policy),
-                    bots,
-                    log_dir,
-                )
-                who = (
-                    f"{rules.name}, {k} copies"
-                    + (f" and {plural(n - k, 'instant bot')}" if n > k else "")
-                    + f", seed {SELF_PLAY_SEED}"
-                )
-                mine = [f for f in result.faults if f.seat < k]
-                if mine:
-                    seat = mine[0].seat
-                    detail, fix = _describe_faults(
-                        result.faults, seat, bots[seat].stderr_tail(), _turns_sent(log_dir, gid, seat)
-                    )
-                    problems.append((f"{who}: {detail}", fix))
-                    for c in copies[:k]:  # perhaps out of step now: fresh copies for the next table
-                        await c.close()
-                elif result.reason == "stalled":
-                    problems.append(
-                        (
-                            f"{who}: the hand stalled: {rules.stall} asks in a row moved no card (the "
-                            "copies kept asking for cards they had just been told were not there); "
-                            f"scores {_scores(result.scores)}",
-                            SELF_PLAY_FIX,
-                        )
-                    )
-                elif result.reason != "complete":
-                    problems.append(
-                        (
-                            f"{who}: the hand was aborted: no end after {limit} "
-                            "decisions (the copies ask in circles, or hand the same cards back and "
-                            "forth)",
-                            SELF_PLAY_FIX,
-                        )
-                    )
+                problem = await _self_play_table(table, rules, n, k, copies, policy, number)
+                if problem is not None:
+                    problems.append(problem)
     finally:
         with trio.CancelScope(shield=True):
             for c in copies:
@@ -416,6 +394,62 @@ async def _self_play(
                 f"{plural(len(tables), 'table')} with 2 or 3 copies of the bot in "
                 f"{plural(len(ask_variants), 'ask variant')}: every hand ended by the rules",
             )
+
+
+async def _copies(table: _Table, copies: list[BotSession], k: int) -> None:
+    """``copies[:k]`` are running copies of the bot (raises BotError if one cannot start)."""
+    for i in range(k):
+        if i < len(copies) and copies[i].alive:
+            continue
+        if i < len(copies):
+            await copies[i].close()
+        fresh = await table.start(replace(table.spec, name=copy_name(table.spec.name, i)))
+        if i < len(copies):
+            copies[i] = fresh
+        else:
+            copies.append(fresh)
+
+
+async def _self_play_table(
+    table: _Table, rules: Any, n: int, k: int, copies: list[BotSession], policy: FaultPolicy, number: int
+) -> tuple[str, str] | None:
+    """One self-play table: ``k`` copies and ``n - k`` instant bots; its problem, if any."""
+    bots: list[Any] = [*copies[:k], *table.helpers.sessions[: n - k]]
+    gid = game_id(rules, n, number)
+    result = await play_game(
+        GameSpec(game_id=gid, rules=rules, players=n, seed=SELF_PLAY_SEED, clock=table.clock, policy=policy),
+        bots,
+        table.log_dir,
+    )
+    who = (
+        f"{rules.name}, {k} copies"
+        + (f" and {plural(n - k, 'instant bot')}" if n > k else "")
+        + f", seed {SELF_PLAY_SEED}"
+    )
+    mine = [f for f in result.faults if f.seat < k]
+    if mine:
+        seat = mine[0].seat
+        detail, fix = _describe_faults(
+            result.faults, seat, bots[seat].stderr_tail(), _turns_sent(table.log_dir, gid, seat)
+        )
+        for c in copies[:k]:  # perhaps out of step now: fresh copies for the next table
+            await c.close()
+        return f"{who}: {detail}", fix
+    if result.reason == "stalled":
+        return (
+            f"{who}: the hand stalled: {rules.stall} asks in a row moved no card (the "
+            "copies kept asking for cards they had just been told were not there); "
+            f"scores {_scores(result.scores)}",
+            SELF_PLAY_FIX,
+        )
+    if result.reason != "complete":
+        return (
+            f"{who}: the hand was aborted: no end after {policy.max_decisions} "
+            "decisions (the copies ask in circles, or hand the same cards back and "
+            "forth)",
+            SELF_PLAY_FIX,
+        )
+    return None
 
 
 def _scores(scores: Sequence[float]) -> str:
