@@ -27,11 +27,12 @@ Version 1 ask games are played with the rules as they were then
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import msgspec
 
 from referee.core.decode import detail_lineno
+from referee.core.errors import is_retry_error, split_retry_note
 from referee.core.inputs import (
     Crash,
     DeadAtStart,
@@ -47,9 +48,9 @@ from referee.core.machine import HandMachine
 from referee.core.records import ActRec, FaultRec, Header, InRec, OutRec, RetryRec
 from referee.rules import AskRules, Rules, get_variant
 
-from .stream import Records, Stream, reply_bytes
+from .stream import Lenience, Queue, Records, Stream, reply_bytes
 
-__all__ = ["V1Machine", "legacy_stream", "rules_of"]
+__all__ = ["V1Lenience", "V1Machine", "legacy_stream", "rules_of"]
 
 
 class V1Machine(HandMachine):
@@ -61,6 +62,59 @@ class V1Machine(HandMachine):
 
     def _log_stale_error(self, seat: int, data: bytes) -> None:
         pass
+
+
+class V1Lenience(Lenience):
+    """What replay forgives a version 1 log: the turns of a simultaneous decision written in
+    no fixed order, refused-reply records without ``line``, ``raw`` and ``long``, and the
+    ``malformed`` detail of a refused line whose logged text is lossy (``lossy``: those records'
+    body indices; its fault's or retry's detail, and the retry's ``error``, are the log's)."""
+
+    def __init__(self) -> None:
+        self.lossy: set[int] = set()
+        self._free: set[int] = set()  # seats whose next malformed detail cannot be re-derived
+
+    def fed(self, k: int, seat: int) -> None:
+        if k in self.lossy:
+            self._free.add(seat)
+
+    def next_out(self, q: Queue, key: str, want: dict[str, Any], to: int) -> tuple[str, dict[str, Any]]:
+        if want["to"] == to:
+            return key, want
+        # what one seat was sent is ordered, writes to different seats need not be
+        other = next((i for i, (k, w) in enumerate(q) if k == "out" and w["to"] == to), None)
+        if other is None:
+            return key, want
+        q.appendleft((key, want))
+        key, want = q[other + 1]
+        del q[other + 1]
+        return key, want
+
+    def want_in(self, want: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in want.items() if k not in ("line", "raw", "long")}
+
+    def want_fault(self, seat: int, got: dict[str, Any], want: dict[str, Any]) -> dict[str, Any]:
+        if seat in self._free and want.get("fault") == "malformed" and got.get("fault") == "malformed":
+            self._free.discard(seat)
+            return dict(want, detail=got.get("detail"))
+        return want
+
+    def want_retry(self, seat: int, got: dict[str, Any], want: dict[str, Any], q: Queue) -> dict[str, Any]:
+        if seat not in self._free or want.get("fault") != "malformed":
+            return want
+        self._free.discard(seat)
+        detail = got.get("detail")
+        for i, (key, w) in enumerate(q):  # the error sent with the retry carries the log's detail too
+            if key == "out" and w["to"] == seat:
+                msgs = [
+                    dict(x, detail=str(detail) + split_retry_note(x["detail"])[1])
+                    if x.get("type") == "error" and is_retry_error(x.get("detail", ""))
+                    else x
+                    for x in w["out"]
+                ]
+                q[i] = (key, dict(w, out=msgs))
+                break
+        return dict(want, detail=detail)
 
 
 def rules_of(header: Header) -> Rules:
@@ -100,6 +154,7 @@ def legacy_stream(version: int, body: Records) -> Stream:
     st = Stream(version, infer_written=True, pipes_unlogged=True)
     if version < 2:
         st.machine = V1Machine
+        st.lenience = V1Lenience()
     written = False  # anything written yet (a fault before that is a bot dead at the start)
     timed_out: set[int] = set()
     for k, (_, rec, _r) in enumerate(body):
@@ -143,7 +198,7 @@ def _refused(version: int, body: Records, k: int, rec: InRec, timed_out: set[int
     if lineno is None:  # v1: the fault or retry that follows names it
         lineno = detail_lineno(_following_detail(body, k, s))
     if rec.bad is not None and rec.raw is None and ("\ufffd" in rec.bad or len(rec.bad) >= 2000):
-        st.lenient.add(k)  # v1 kept only a lossy text of this line
+        cast(V1Lenience, st.lenience).lossy.add(k)  # v1 kept only a lossy text of this line
     if s in timed_out:
         st.input_only.add(k)  # today a stale line is an `input` record
         return StaleLine(seat=s, line=data, ms=rec.ms, lineno=lineno)

@@ -8,7 +8,6 @@ from typing import Any, NoReturn
 import msgspec
 
 from protocol.messages import PROTOCOL_VERSION
-from referee.core.errors import is_retry_error, split_retry_note
 from referee.core.inputs import WRITTEN, Input, PipeClosed, Reply, WriteFailed, Written
 from referee.core.records import (
     ActRec,
@@ -157,7 +156,7 @@ class _Replay:
         self.faulted: set[int] = set()  # seats with a fault, in log order
         self.timing = _Timing(self, n)
         self.written_due = False
-        self.lenient_detail: set[int] = set()  # v1: seats whose next malformed detail cannot be re-derived
+        self.lenience = stream.lenience  # what an older log's records are forgiven
 
     def fail(self, text: str) -> NoReturn:
         raise _Mismatch(text)
@@ -286,8 +285,8 @@ class _Replay:
         self.line = line
         if not isinstance(ev, Written):
             self._check_seat(ev.seat, "an input")
-        if k in self.stream.lenient:
-            self.lenient_detail.add(ev.seat)  # type: ignore[union-attr]
+        if not isinstance(ev, Written):
+            self.lenience.fed(k, ev.seat)
         try:
             if isinstance(rec, ActRec):
                 self._feed_act(line, rec, ev)
@@ -365,14 +364,8 @@ class _Replay:
         q = self.expect.q
         key, want = q.popleft()
         got_key = record_type(raw)[0]  # type: ignore[index]
-        if key == "out" and got_key == "out" and raw["to"] != want["to"] and self.h.log_version < 2:
-            # v1 wrote the turns of a simultaneous decision in no fixed order: what one seat was sent
-            # is ordered, writes to different seats need not be
-            other = next((i for i, (k, w) in enumerate(q) if k == "out" and w["to"] == raw["to"]), None)
-            if other is not None:
-                q.appendleft((key, want))
-                key, want = q[other + 1]
-                del q[other + 1]
+        if key == "out" and got_key == "out":
+            key, want = self.lenience.next_out(q, key, want, raw["to"])
         while (
             key == "out"
             and (got_key != "out" or raw["to"] != want["to"])
@@ -464,8 +457,7 @@ class _Replay:
 
     def _cmp_in(self, line: int, rec: InRec, raw: dict[str, Any], want: dict[str, Any]) -> None:
         got = {k: v for k, v in raw.items() if k != "t"}
-        if self.h.log_version < 2:  # v1 did not record these
-            want = {k: v for k, v in want.items() if k not in ("line", "raw", "long")}
+        want = self.lenience.want_in(want)
         if not _same(got, want):
             self.fail(f"line {line}: the refused-reply record differs from the re-simulation: {_diff(got, want)}")
         self.timing.inbound(rec.from_, rec)
@@ -475,9 +467,7 @@ class _Replay:
     def _cmp_fault(self, line: int, rec: FaultRec, raw: dict[str, Any], want: dict[str, Any]) -> None:
         got, w = raw["fault"], want["fault"]
         s = rec.fault.seat
-        if s in self.lenient_detail and w.get("fault") == "malformed" and got.get("fault") == "malformed":
-            w = dict(w, detail=got.get("detail"))
-            self.lenient_detail.discard(s)
+        w = self.lenience.want_fault(s, got, w)
         if not _same(got, w):
             self.fail(f"line {line}: the fault record differs from the re-simulation: {_diff(got, w)}")
         self.report.faults.append(got)
@@ -488,25 +478,10 @@ class _Replay:
     def _cmp_retry(self, line: int, rec: RetryRec, raw: dict[str, Any], want: dict[str, Any]) -> None:
         got, w = raw["retry"], want["retry"]
         s = rec.retry.seat
-        if s in self.lenient_detail and w.get("fault") == "malformed":
-            w = dict(w, detail=got.get("detail"))
-            self.lenient_detail.discard(s)
-            self._relax_next_error(s, got.get("detail"))
+        w = self.lenience.want_retry(s, got, w, self.expect.q)
         if not _same(got, w):
             self.fail(f"line {line}: the retry record differs from the re-simulation: {_diff(got, w)}")
         self.timing.retry(s)
-
-    def _relax_next_error(self, seat: int, detail: Any) -> None:
-        for i, (key, w) in enumerate(self.expect.q):
-            if key == "out" and w["to"] == seat:
-                msgs = [
-                    dict(x, detail=str(detail) + split_retry_note(x["detail"])[1])
-                    if x.get("type") == "error" and is_retry_error(x.get("detail", ""))
-                    else x
-                    for x in w["out"]
-                ]
-                self.expect.q[i] = (key, dict(w, out=msgs))
-                return
 
     def _cmp_hand(self, line: int, rec: HandRec, raw: dict[str, Any], want: dict[str, Any]) -> None:
         got, w = raw["hand"], want["hand"]

@@ -8,6 +8,7 @@ through :mod:`referee.runtime.replay.legacy`, the one place that knows them.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,9 +18,38 @@ from referee.core.inputs import DeadAtStart, Input, Reply
 from referee.core.machine import HandMachine
 from referee.core.records import ActRec, HandRec, InputRec, InRec, bad_line_bytes
 
-__all__ = ["Stream", "stream_of"]
+__all__ = ["Lenience", "Queue", "Stream", "stream_of"]
 
 Records = list[tuple[int, Any, dict[str, Any]]]
+#: replay's queue of what the machine recorded, not yet compared: (record key, its dict form)
+Queue = deque[tuple[str, dict[str, Any]]]
+
+
+class Lenience:
+    """What replay forgives the records of a log: nothing (version 3). Each hook gets what the
+    re-simulation expects and returns what it then compares with the log; the subclasses of
+    :mod:`referee.runtime.replay.legacy` forgive what older versions did not record or wrote
+    otherwise."""
+
+    def fed(self, k: int, seat: int) -> None:
+        """Body record ``k`` (an input of ``seat``) is being fed."""
+
+    def next_out(self, q: Queue, key: str, want: dict[str, Any], to: int) -> tuple[str, dict[str, Any]]:
+        """The expected record to compare with the log's write to seat ``to`` (``key``, ``want``: the next
+        expected one, already taken from ``q``)."""
+        return key, want
+
+    def want_in(self, want: dict[str, Any]) -> dict[str, Any]:
+        """The expected refused-reply record."""
+        return want
+
+    def want_fault(self, seat: int, got: dict[str, Any], want: dict[str, Any]) -> dict[str, Any]:
+        """The expected fault of ``seat`` (``got``: the log's)."""
+        return want
+
+    def want_retry(self, seat: int, got: dict[str, Any], want: dict[str, Any], q: Queue) -> dict[str, Any]:
+        """The expected retry of ``seat`` (``got``: the log's; ``q``: what is expected after it)."""
+        return want
 
 
 @dataclass
@@ -39,8 +69,8 @@ class Stream:
     infer_written: bool = False
     #: older logs do not record every closed pipe of a seat that faulted: its missing messages are forgiven
     pipes_unlogged: bool = False
-    #: records (body index) of refused lines whose logged text is lossy (version 1): their fault's detail is free
-    lenient: set[int] = field(default_factory=set)
+    #: what replay forgives this version's records (none for version 3; older: :mod:`.legacy`'s)
+    lenience: Lenience = field(default_factory=lambda: Lenience())
 
 
 def reply_bytes(rec: InRec) -> bytes:
