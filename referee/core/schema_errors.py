@@ -18,7 +18,7 @@ from typing import Literal
 
 import msgspec
 
-__all__ = ["SchemaError", "parse_schema_error"]
+__all__ = ["SchemaError", "parse_schema_error", "under"]
 
 _AT = r"(?: - at `\$(?P<path>[^`]*)`)?"
 #: the formats read, by kind (each matches a whole message)
@@ -42,7 +42,7 @@ class SchemaError(msgspec.Struct, frozen=True, kw_only=True):
     ``expected``), ``"missing"`` (a required ``field`` absent), ``"unknown"`` (an
     unknown ``field`` given), ``"enum"`` (a ``value`` not among a Literal's),
     ``"invalid"`` (a ``value`` not allowed, e.g. an unknown tag) or ``"other"``
-    (any other message: ``text`` alone). ``path``: where, as msgspec writes it
+    (any other message: ``text``, without its path). ``path``: where, as msgspec writes it
     without the ``$`` and its dot (``bots[0].name``; ``""`` at the top level).
     ``text``: the message itself."""
 
@@ -64,4 +64,18 @@ def parse_schema_error(message: str | msgspec.ValidationError) -> SchemaError:
             groups = m.groupdict()
             path = (groups.pop("path") or "").removeprefix(".")
             return SchemaError(kind=kind, text=text, path=path, **groups)  # type: ignore[arg-type]
+    m = re.fullmatch(r"(?P<head>.*?)" + _AT, text, re.DOTALL)
+    if m and m["path"] is not None:
+        return SchemaError(kind="other", text=m["head"], path=m["path"].removeprefix("."))
     return SchemaError(kind="other", text=text)
+
+
+def under(error: SchemaError, prefix: str) -> SchemaError:
+    """``error`` of a value validated on its own, placed at ``prefix`` (``bots[2]``) of the whole."""
+    if not error.path:
+        path = prefix
+    elif error.path.startswith("["):
+        path = prefix + error.path
+    else:
+        path = f"{prefix}.{error.path}"
+    return msgspec.structs.replace(error, path=path)

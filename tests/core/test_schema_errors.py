@@ -62,3 +62,22 @@ def test_a_message_of_another_format_is_other_with_its_text() -> None:
     text = _message(b"0", Annotated[int, msgspec.Meta(ge=1)])
     got = parse_schema_error(text)
     assert got == SchemaError(kind="other", text=text) and text.startswith("Expected `int` >= 1")
+
+
+def test_other_messages_keep_their_path_and_under_places_an_error() -> None:
+    from referee.core.schema_errors import under
+
+    e = parse_schema_error(_message(b'{"items": [{"need": -1}]}', _Constrained))
+    assert e.kind in ("expected", "other") and e.path == "items[0].need"
+    assert under(e, "bots[2]").path == "bots[2].items[0].need"
+    assert under(parse_schema_error(_message(b'[{"need": 1.5}]', list[_Inner])), "x").path == "x[0].need"
+    top = parse_schema_error(_message(b'"x"', int))
+    assert top.path == "" and under(top, "seed").path == "seed"
+
+
+class _Pos(msgspec.Struct):
+    need: Annotated[int, msgspec.Meta(ge=0)]
+
+
+class _Constrained(msgspec.Struct):
+    items: list[_Pos]
