@@ -62,6 +62,25 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p.error = one_line_error  # type: ignore[method-assign]
     add_variant_argument(p)
+    _match_arguments(p)
+    p.add_argument("--log", metavar="DIR", help="keep every game's log in DIR (default: no logs)")
+    p.add_argument("--json", metavar="FILE", help="write the JSON summary to FILE instead of stdout")
+    p.add_argument(
+        "--progress-every",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="when stderr is not a terminal: a progress line every SECONDS (default 10)",
+    )
+    p.add_argument("--quiet", "-q", action="store_true", help="no live line and no result lines on stderr")
+    p.set_defaults(func=run_duel)
+
+
+# ----------------------------------------------------------------------------- the options
+
+
+def _match_arguments(p: argparse.ArgumentParser) -> None:
+    """The duel's bots, field, games and test."""
     p.add_argument(
         "--bot",
         action="append",
@@ -131,20 +150,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "referee play)",
     )
     add_bot_limit_options(p)
-    p.add_argument("--log", metavar="DIR", help="keep every game's log in DIR (default: no logs)")
-    p.add_argument("--json", metavar="FILE", help="write the JSON summary to FILE instead of stdout")
-    p.add_argument(
-        "--progress-every",
-        type=float,
-        default=10.0,
-        metavar="SECONDS",
-        help="when stderr is not a terminal: a progress line every SECONDS (default 10)",
-    )
-    p.add_argument("--quiet", "-q", action="store_true", help="no live line and no result lines on stderr")
-    p.set_defaults(func=run_duel)
-
-
-# ----------------------------------------------------------------------------- the options
 
 
 def _bot_spec(text: str, what: str) -> BotSpec:

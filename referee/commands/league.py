@@ -60,6 +60,16 @@ REBUILD_HELP_TEXT = (
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    _register_run(sub)
+    _register_ladder(sub)
+    _register_plan(sub)
+    _register_merge(sub)
+    _register_standings(sub)
+    _register_report(sub)
+    _register_verify(sub)
+
+
+def _register_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "run",
         help="run a league night from a TOML config (resumes an interrupted one)",
@@ -104,6 +114,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help='for a secret night (seed = "secret"): read the master seed from FILE instead of drawing '
         "one; needed with --shard (every shard the same FILE)",
     )
+    _cluster_arguments(p)
+    p.add_argument("--keep-withdrawn", action="store_true", help=KEEP_HELP_TEXT)
+    p.add_argument("--rebuild", action="store_true", help=REBUILD_HELP_TEXT)
+    p.set_defaults(func=cmd_run)
+
+
+def _cluster_arguments(p: argparse.ArgumentParser) -> None:
+    """``run``'s options for playing on a Dask cluster."""
     where = p.add_mutually_exclusive_group()
     where.add_argument(
         "--cluster",
@@ -150,10 +168,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="with --workers: start Dask's dashboard (on a free port of 127.0.0.1; read by any local process)",
     )
-    p.add_argument("--keep-withdrawn", action="store_true", help=KEEP_HELP_TEXT)
-    p.add_argument("--rebuild", action="store_true", help=REBUILD_HELP_TEXT)
-    p.set_defaults(func=cmd_run)
 
+
+def _register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "ladder",
         help="keep a league going table by table, matching bots of close ratings, until stopped",
@@ -183,6 +200,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--rebuild", action="store_true", help=REBUILD_HELP_TEXT)
     p.set_defaults(func=cmd_ladder)
 
+
+def _register_plan(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "plan",
         help="show the number of tables and games of a league without playing",
@@ -200,6 +219,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.set_defaults(func=cmd_plan)
 
+
+def _register_merge(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "merge",
         help="combine the output directories of a league split with --shard K/N into one",
@@ -217,6 +238,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="print only the summary lines, not the standings")
     p.set_defaults(func=cmd_merge)
 
+
+def _register_standings(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "standings",
         help="recompute and print the standings from a league's ledger",
@@ -228,6 +251,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--keep-withdrawn", action="store_true", help=KEEP_HELP_TEXT)
     p.set_defaults(func=cmd_standings)
 
+
+def _register_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "report",
         help="write the HTML report of a league (OUT/report.html) and its viewer pages",
@@ -242,6 +267,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--keep-withdrawn", action="store_true", help=KEEP_HELP_TEXT)
     p.set_defaults(func=cmd_report)
 
+
+def _register_verify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "verify",
         help="replay every game log of a league night and check it against its ledger row",

@@ -408,27 +408,7 @@ class Cluster:
             raise UserError(f"{self.where}: the cluster has no workers left")
         run = uuid.uuid4().hex[:12]
         setup = _setup(league, run, keys=_key_files(self.security))
-        unbuilt: dict[int, str] = {}
-        if any(b.build is not None for b in league.bots):
-            hosts: dict[str, WorkerInfo] = {}
-            for w in workers:
-                hosts.setdefault(w.host, w)
-            for w in hosts.values():  # one host after the other: a shared folder is built once at a time
-                fut = self.client.submit(
-                    _build_on_worker,
-                    league,
-                    rebuild,
-                    key=f"referee-build-{run}-{w.address}",
-                    workers=[w.address],
-                    allow_other_workers=False,
-                    pure=False,
-                )
-                (report,) = await self._gather([fut])
-                if isinstance(report, dict):  # broken_bot = "forfeit": these bots' builds failed there
-                    for i, text in report.items():
-                        unbuilt.setdefault(i, f"worker {w.address}: {text}")
-                elif report is not None:
-                    raise UserError(f"worker {w.address}: {report}")
+        unbuilt = await self._build_per_host(league, run, workers, rebuild)
         futs = [
             self.client.submit(
                 _check_on_worker,
@@ -482,6 +462,34 @@ class Cluster:
             first = next(f[1] for f, _ in failures if f[0] == i).splitlines()[0]
             say(f"warning: {first} (on {addrs}); it forfeits its games (the referee's fallback plays its seats)")
         return frozenset(given_up) | frozenset(unbuilt)
+
+    async def _build_per_host(
+        self, league: League, run: str, workers: list[WorkerInfo], rebuild: bool
+    ) -> dict[int, str]:
+        """The bots' builds, once per worker host; the bots whose build failed (with
+        ``broken_bot = "forfeit"``), by index, with what failed where. Raises :class:`UserError` else."""
+        unbuilt: dict[int, str] = {}
+        if any(b.build is not None for b in league.bots):
+            hosts: dict[str, WorkerInfo] = {}
+            for w in workers:
+                hosts.setdefault(w.host, w)
+            for w in hosts.values():  # one host after the other: a shared folder is built once at a time
+                fut = self.client.submit(
+                    _build_on_worker,
+                    league,
+                    rebuild,
+                    key=f"referee-build-{run}-{w.address}",
+                    workers=[w.address],
+                    allow_other_workers=False,
+                    pure=False,
+                )
+                (report,) = await self._gather([fut])
+                if isinstance(report, dict):  # broken_bot = "forfeit": these bots' builds failed there
+                    for i, text in report.items():
+                        unbuilt.setdefault(i, f"worker {w.address}: {text}")
+                elif report is not None:
+                    raise UserError(f"worker {w.address}: {report}")
+        return unbuilt
 
     async def _gather(self, futs: list[Future[Any]]) -> list[Any]:
         """The futures' results, waited for in trio; a worker's exception is

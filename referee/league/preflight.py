@@ -131,26 +131,8 @@ async def run_builds(
     """
     from referee.league import buildcache
     from referee.runtime.build import BuildStartError, run_build
-    from referee.runtime.sandbox import bot_folders, bot_view, check_view, protect_paths
 
-    limits = []
-    for i, bot in enumerate(league.bots):
-        try:
-            limits.append(parse_limits(bot.limits))
-        except LimitsError as exc:
-            raise UserError(f"bots[{i}].limits: {exc}") from None
-    protect_paths(
-        secret=[str(league.out), str(league.path)],
-        bot_folders=[
-            f
-            for bot, lim in zip(league.bots, limits)
-            for f in bot_folders(bot.command, bot.cwd, named_cwd=not lim.temp_workdir)
-        ],
-    )
-    for bot, lim in zip(league.bots, limits):
-        # a mount that shows a protected path, a link out of its folder: refused before any build
-        if lim.sandbox and lim.isolation != "none":
-            check_view(bot.name, bot_view(bot.command, bot.cwd, None, not lim.temp_workdir, bot.data), bot.data)
+    limits = _protect_paths(league)
     where = records_dir if records_dir is not None else league.out
     records = buildcache.load_records(where) if cache else {}
     not_the_bots = [league.out, league.path]
@@ -182,24 +164,54 @@ async def run_builds(
                 elif records.pop(bot.name, None) is not None:
                     _save_records(where, records)
                 continue
-            tail = result.tail().replace("\n", "\n    ")
-            if result.timed_out:
-                problem = (
-                    f"bot '{bot.name}': build command {bot.build!r} did not finish within {lim.build_seconds} s and "
-                    f"was killed (in {bot.cwd}; raise limits.build_seconds if it needs longer); last lines of its "
-                    f"output:\n    {tail}"
-                )
-            else:
-                problem = (
-                    f"bot '{bot.name}': build command {bot.build!r} failed with exit status {result.returncode} "
-                    f"(in {bot.cwd}); last lines of its output:\n    {tail}"
-                )
+            problem = _build_failed(bot, lim, result)
         if cache and records.pop(bot.name, None) is not None:
             _save_records(where, records)
         if not give_up:
             raise UserError(problem)
         failed[i] = problem
     return failed
+
+
+def _protect_paths(league: League) -> list[Any]:
+    """Every bot's parsed limits, after hiding the night's output folder and config and each bot's
+    folder from the other bots (and refusing a bot whose view would show a protected path)."""
+    from referee.runtime.sandbox import bot_folders, bot_view, check_view, protect_paths
+
+    limits = []
+    for i, bot in enumerate(league.bots):
+        try:
+            limits.append(parse_limits(bot.limits))
+        except LimitsError as exc:
+            raise UserError(f"bots[{i}].limits: {exc}") from None
+    protect_paths(
+        secret=[str(league.out), str(league.path)],
+        bot_folders=[
+            f
+            for bot, lim in zip(league.bots, limits)
+            for f in bot_folders(bot.command, bot.cwd, named_cwd=not lim.temp_workdir)
+        ],
+    )
+    for bot, lim in zip(league.bots, limits):
+        # a mount that shows a protected path, a link out of its folder: refused before any build
+        if lim.sandbox and lim.isolation != "none":
+            check_view(bot.name, bot_view(bot.command, bot.cwd, None, not lim.temp_workdir, bot.data), bot.data)
+    return limits
+
+
+def _build_failed(bot: Any, lim: Any, result: Any) -> str:
+    """What a failed build (``result``: its :class:`~referee.runtime.build.BuildResult`) says."""
+    tail = result.tail().replace("\n", "\n    ")
+    if result.timed_out:
+        return (
+            f"bot '{bot.name}': build command {bot.build!r} did not finish within {lim.build_seconds} s and "
+            f"was killed (in {bot.cwd}; raise limits.build_seconds if it needs longer); last lines of its "
+            f"output:\n    {tail}"
+        )
+    return (
+        f"bot '{bot.name}': build command {bot.build!r} failed with exit status {result.returncode} "
+        f"(in {bot.cwd}); last lines of its output:\n    {tail}"
+    )
 
 
 def _save_records(where: Path, records: dict[str, Any]) -> None:
