@@ -59,7 +59,7 @@ class AskParams(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     accepted too (``players`` as ``[min, max]``)."""
 
     name: Annotated[str, _must("a non-empty string", min_length=1)] | None = None
-    base: str | None = None
+    base: Annotated[str, _must('the name of a built-in ask variant (e.g. "kwartet")')] | None = None
     game: Annotated[Literal["ask"], _must('"ask" for an ask variant')] = "ask"
     families: Annotated[int | list[str], _must('a list of names (e.g. ["A", "B"]) or a count')] | None = None
     members: Annotated[int | list[str], _must('a list of names (e.g. ["1", "2"]) or a count')] | None = None
