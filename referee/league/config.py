@@ -629,7 +629,7 @@ def decode_config(data: bytes, source: str) -> LeagueConfig:
         # the variants that did decode are checked too, so a misspelled variant is said with the rest
         problems.items += [f"{source}: {text}" for text in _variant_mistakes(data)]
         problems.raise_if_any()
-        raise AssertionError("unreachable")  # pragma: no cover - raise_if_any raised
+        raise AssertionError("unreachable") from exc  # pragma: no cover - raise_if_any raised
     except msgspec.DecodeError as exc:
         raise UserError(f"{source}: not valid TOML: {exc}") from None
 
@@ -985,9 +985,9 @@ def _check_linked_cwds(cfg: LeagueConfig, bots: tuple[Bot, ...], ctx: _Resolving
 
     folders = [
         bot_folders(b.command, b.cwd, named_cwd=c.cwd is not None) if b.command is not None else []
-        for b, c in zip(bots, cfg.bots)
+        for b, c in zip(bots, cfg.bots, strict=True)
     ]
-    for i, (b, c) in enumerate(zip(bots, cfg.bots)):
+    for i, (b, c) in enumerate(zip(bots, cfg.bots, strict=True)):
         if c.cwd is None or os.path.normpath(os.path.join(ctx.config_dir, c.cwd)) == b.cwd:
             continue
         for j, other in enumerate(bots):

@@ -264,7 +264,8 @@ class Duel:
     def __post_init__(self) -> None:
         self.state = SprtState(self.spec.test)
         self.tallies = [
-            BotTally(role=r, name=b.name, command=b.command) for r, b in zip(self.spec.roles, self.spec.lineup)
+            BotTally(role=r, name=b.name, command=b.command)
+            for r, b in zip(self.spec.roles, self.spec.lineup, strict=True)
         ]
 
     @property
