@@ -272,10 +272,6 @@ class Duel:
     def verdict(self) -> Verdict:
         return self.state.verdict
 
-    @property
-    def started_pairs(self) -> int:
-        return self._next
-
     def _more(self) -> bool:
         return self.state.verdict == "continue" and self._next < self.spec.max_pairs
 
