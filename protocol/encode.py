@@ -14,7 +14,7 @@ the trailing newline.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 from .messages import ENCODER, Clock, End, Error, Start
 
@@ -115,9 +115,3 @@ class TurnEncoder:
     def view_fields(view: dict[str, Any]) -> bytes:
         """The members of a view dict's JSON object (the general path)."""
         return _encode(view)[1:-1]
-
-
-def join_lines(lines: Iterable[bytes]) -> bytes:
-    """Lines as written to a pipe: each followed by a newline."""
-    out = b"\n".join(lines)
-    return out + b"\n"

@@ -17,7 +17,7 @@ unknown extra fields are ignored. Build decoders once: :data:`BOT_DECODER`,
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 import msgspec
 
@@ -144,7 +144,7 @@ class Bye(_Msg, tag="bye", kw_only=True):
     pass
 
 
-RefereeMessage = Union[Hello, Start, Event, Turn, End, Error, Bye]
+RefereeMessage = Hello | Start | Event | Turn | End | Error | Bye
 
 
 # --------------------------------------------------------------------------
@@ -175,7 +175,7 @@ class TakeReply(_Msg, tag="take", kw_only=True):
     card: str
 
 
-BotMessage = Union[BotHello, AskReply, PlayReply, TakeReply]
+BotMessage = BotHello | AskReply | PlayReply | TakeReply
 
 #: reply type expected for each ``decide`` value of a turn
 REPLY_FOR_DECISION: dict[str, type] = {"ask": AskReply, "play": PlayReply, "take": TakeReply}
@@ -247,7 +247,7 @@ class FaultEvent(_Ev, tag="fault", kw_only=True):
     detail: str
 
 
-EventKind = Union[DealEvent, AskEvent, LaidEvent, DrawEvent, RevealEvent, TakeEvent, RoundEvent, FaultEvent]
+EventKind = DealEvent | AskEvent | LaidEvent | DrawEvent | RevealEvent | TakeEvent | RoundEvent | FaultEvent
 
 
 # --------------------------------------------------------------------------
@@ -285,7 +285,3 @@ class ChickensRulesWire(_Rules, tag="chickens", kw_only=True):
 
 #: the base of every ``start.rules`` shape (a rules module defines its own on it: ``tag`` = its ``game``)
 RulesWireBase = _Rules
-
-#: protocol v1's two shapes; every registered kind's, a new one included:
-#: ``referee.rules.registry.rules_wire()``
-RulesWire = Union[AskRulesWire, ChickensRulesWire]

@@ -127,7 +127,7 @@ class TrackerBot(Bot):
         changed = True
         while changed:
             changed = False
-            for c, places in loc.items():
+            for places in loc.values():
                 if not places:  # contradiction (should not happen): forget what we knew
                     places.update(h for h in holders if self._slots(view, h) > 0)
                     places.discard(view.seat)

@@ -328,12 +328,12 @@ def _commit_path(n: int, bot: str, folder: str = ".", *, in_place: bool = False)
         table = next(iter(sched.tables(league)))
         unit = maker.unit(table, games[:1])
 
-        async def one() -> tuple[Any, bytes]:
+        async def one() -> Any:
             async with open_bots([e.bot for e in unit.lineup], unit.clock) as bots:
-                res = await play_game(unit.spec(unit.games[0]), bots.sessions, tmp)
-            return res, Path(res.log_path or "").read_bytes()
+                return await play_game(unit.spec(unit.games[0]), bots.sessions, tmp)
 
-        result, log = trio.run(one)
+        result = trio.run(one)
+        log = Path(result.log_path or "").read_bytes()
         packed = zstandard.ZstdCompressor(level=3).compress(log)
         blob = pickle.dumps(GameDone(games[0].game_id, result, 1.0, packed), protocol=pickle.HIGHEST_PROTOCOL)
         blobs = dict.fromkeys((g.game_id for g in games), blob)

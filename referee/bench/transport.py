@@ -83,6 +83,7 @@ async def _record(args: argparse.Namespace, log_dir: Path) -> list[tuple[int, by
     """Play ``RECORD_GAMES`` games through the referee and return its traffic:
     ``(seat, bytes of one write, whether a reply follows)`` in order."""
     import msgspec
+    import trio
 
     from protocol.messages import ENCODER
     from referee.rules import get_variant
@@ -99,7 +100,7 @@ async def _record(args: argparse.Namespace, log_dir: Path) -> list[tuple[int, by
     for path in paths:
         if path is None:
             continue
-        for line in Path(path).read_bytes().splitlines():
+        for line in (await trio.Path(path).read_bytes()).splitlines():
             rec = msgspec.json.decode(line)
             if "to" in rec:
                 msgs = rec["out"]

@@ -125,7 +125,7 @@ async def check_bot(
     Never raises for a misbehaving bot (that is what the report is for);
     raises :class:`UserError` for a bad ``cwd`` or bad variants.
     """
-    if cwd is not None and not os.path.isdir(cwd):
+    if cwd is not None and not await trio.Path(cwd).is_dir():
         raise UserError(f"--cwd {cwd!r} is not a directory")
     name = name or default_name(command)
     chosen: list[str | dict[str, Any]] = list(variants) if variants else [*PRESETS, *CUSTOM_VARIANTS]

@@ -27,7 +27,7 @@ unchanged; the machine words its own (a dead seat's, a refused reply's) and
 
 from __future__ import annotations
 
-from typing import Literal, Union
+from typing import Literal
 
 import msgspec
 
@@ -126,9 +126,9 @@ WRITTEN = Written()
 
 #: the inputs a game log records (``input`` records): all but replies (and a ``written``
 #: only when it ends a hand: the others change nothing)
-LoggedInput = Union[TooLong, Timeout, Crash, WriteFailed, PipeClosed, StaleLine, DeadAtStart, Written]
+LoggedInput = TooLong | Timeout | Crash | WriteFailed | PipeClosed | StaleLine | DeadAtStart | Written
 #: every input of the machine
-Input = Union[Reply, LoggedInput]
+Input = Reply | LoggedInput
 
 #: the start of a dead seat's ``crash`` detail (worded here, read back here only)
 DEAD_AT_START = "the bot process is not running at the start of the game"

@@ -287,7 +287,6 @@ class HandMachine:
             self.match_format = None
         # per hand
         self.gid = spec.game_id
-        self.hand_index = 0
         self._state: Any = None
         self.hand_seats: list[_Seat] = []
         self.seq = 0
@@ -447,7 +446,6 @@ class HandMachine:
 
     def _begin_hand(self, gid: str, state: Any, seats: list[_Seat]) -> None:
         self.gid = gid
-        self.hand_index += 1
         self._state = state
         self._events = EventEncoder(gid)
         self._turns = TurnEncoder(gid)

@@ -168,7 +168,7 @@ class FaultRecord(msgspec.Struct, dict=True):
 
     def with_problem(self, problem: Problem | None) -> "FaultRecord":
         """This record, with its in-memory :attr:`problem` set (returns self)."""
-        setattr(self, "problem", problem)  # an instance attribute (dict=True), not a field
+        setattr(self, "problem", problem)  # noqa: B010  an instance attribute (dict=True) over a ClassVar, which mypy refuses as `self.problem =`
         return self
 
     def to_json(self) -> dict[str, Any]:

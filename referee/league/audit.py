@@ -239,7 +239,7 @@ def _page_differs(page: Path, header: dict[str, Any], footer: dict[str, Any], bu
         return None
     if isinstance(got, dict) and isinstance(got.get("frames"), list):
         frames = got["frames"]
-        for i, (a, b) in enumerate(zip(frames, want["frames"])):
+        for i, (a, b) in enumerate(zip(frames, want["frames"], strict=False)):
             if a != b:
                 return f"its viewer page {page.name} differs from the replay's frames at step {i}"
         if len(frames) != len(want["frames"]):

@@ -434,7 +434,7 @@ class Cluster:
                     hellos.setdefault(i, hello)
         failures = sorted(((f, r.address) for r in reports for f in r.failures), key=lambda x: (x[0][0], x[1]))
         failures = [(f, a) for f, a in failures if f[0] not in unbuilt]
-        for i, text in sorted(unbuilt.items()):
+        for _, text in sorted(unbuilt.items()):
             head, sep, tail = text.partition("; last lines of its output:")
             say(f"warning: {head}; it forfeits its games (the referee's fallback plays its seats){sep}{tail}")
         if not failures:
@@ -514,7 +514,7 @@ class Cluster:
         removed on the way out."""
         run = uuid.uuid4().hex[:12]
         incoming = None if self.send_logs else _incoming_folder(league.out, run)
-        games = os.path.join(os.path.abspath(league.out), "games")
+        games = os.path.join(os.path.abspath(league.out), "games")  # noqa: ASYNC240  abspath reads the cwd, no disk
         ex = DaskExecutor(self.client, _setup(league, run, incoming, keys=_key_files(self.security)), games)
         ex.subscribe()
         try:
@@ -980,7 +980,7 @@ async def _play_watched(
     async with trio.open_nursery() as nursery:
 
         async def watch() -> None:
-            while not released():
+            while not released():  # noqa: ASYNC110  the worker's state, polled across threads: no trio.Event to wait on
                 await trio.sleep(WATCH_S)
             nursery.cancel_scope.cancel()
 

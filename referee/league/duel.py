@@ -264,16 +264,13 @@ class Duel:
     def __post_init__(self) -> None:
         self.state = SprtState(self.spec.test)
         self.tallies = [
-            BotTally(role=r, name=b.name, command=b.command) for r, b in zip(self.spec.roles, self.spec.lineup)
+            BotTally(role=r, name=b.name, command=b.command)
+            for r, b in zip(self.spec.roles, self.spec.lineup, strict=True)
         ]
 
     @property
     def verdict(self) -> Verdict:
         return self.state.verdict
-
-    @property
-    def started_pairs(self) -> int:
-        return self._next
 
     def _more(self) -> bool:
         return self.state.verdict == "continue" and self._next < self.spec.max_pairs

@@ -420,10 +420,6 @@ class Ledger:
         with self._reading():
             return {r[0] for r in self.db.execute("SELECT game_id FROM games")}
 
-    def has(self, game_id: str) -> bool:
-        with self._reading():
-            return self.db.execute("SELECT 1 FROM games WHERE game_id = ?", (game_id,)).fetchone() is not None
-
     def count(self) -> int:
         with self._reading():
             return int(self.db.execute("SELECT COUNT(*) FROM games").fetchone()[0])

@@ -137,7 +137,7 @@ async def run_builds(
     records = buildcache.load_records(where) if cache else {}
     not_the_bots = [league.out, league.path]
     failed: dict[int, str] = {}
-    for i, (bot, lim) in enumerate(zip(league.bots, limits)):
+    for i, (bot, lim) in enumerate(zip(league.bots, limits, strict=True)):
         if bot.build is None or not build or (only is not None and i not in only):
             continue
         before = buildcache.folder_state(bot.cwd, not_the_bots) if cache else None
@@ -188,11 +188,11 @@ def _protect_paths(league: League) -> list[Any]:
         secret=[str(league.out), str(league.path)],
         bot_folders=[
             f
-            for bot, lim in zip(league.bots, limits)
+            for bot, lim in zip(league.bots, limits, strict=True)
             for f in bot_folders(bot.command, bot.cwd, named_cwd=not lim.temp_workdir)
         ],
     )
-    for bot, lim in zip(league.bots, limits):
+    for bot, lim in zip(league.bots, limits, strict=True):
         # a mount that shows a protected path, a link out of its folder: refused before any build
         if lim.sandbox and lim.isolation != "none":
             check_view(bot.name, bot_view(bot.command, bot.cwd, None, not lim.temp_workdir, bot.data), bot.data)

@@ -60,7 +60,7 @@ class BatchRatings:
                 i = self._index[b] = len(self.names)
                 self.names.append(b)
             ids.append(i)
-        self.outcomes[tuple(sorted(zip(ids, ranks)))] += 1
+        self.outcomes[tuple(sorted(zip(ids, ranks, strict=True)))] += 1
         self._fitted = None
 
     def fit(self, iterations: int = 50, tol: float = 1e-9) -> dict[str, tuple[float, float]]:

@@ -200,12 +200,6 @@ def deal_seed(master_seed: int, variant: Variant, size: int, deal: int) -> int:
     return derive(master_seed, f"{variant.slug}:{size}p:deal:{deal}")
 
 
-def block_count(nbots: int, variant: Variant, size: int, fill: str) -> int:
-    """The number of tables of one variant and size over ``nbots`` bots that all
-    joined at the start, arithmetically (no plan is made)."""
-    return kind_of(variant).count(nbots, variant, size, fill)
-
-
 def plan_seed(master_seed: int, variant: Variant, size: int, epoch: int = 0) -> int:
     """The seed of a balanced or gauntlet plan: one draw per variant and size
     (its first plan), and one per top-up (``epoch``, see :class:`Part`)."""
@@ -713,11 +707,6 @@ def table_games(league: League, table: Table) -> Iterator[ScheduledGame]:
                 seats=tuple(table.lineup[p] for p in positions),
                 positions=positions,
             )
-
-
-def is_ladder_id(game_id: str) -> bool:
-    """Whether ``game_id`` is a ladder game's (``...-4p-L000012-d000-r0``): planned ids are lower case."""
-    return "-L" in game_id
 
 
 def games(league: League, shard: Shard | None = None) -> Iterator[ScheduledGame]:

@@ -287,7 +287,7 @@ class _Fn:
     def __call__(self, x: float) -> tuple[float, float]:
         f = 0.0
         df = 0.0
-        for pi, ci in zip(self.p, self.c):
+        for pi, ci in zip(self.p, self.c, strict=True):
             d = 1.0 + x * ci
             q = pi * ci / d
             f += q
@@ -303,7 +303,7 @@ def _mle_logistic(
     multiplier (a good ``start`` for the next, similar problem)."""
     c = [a - s for a in points]
     theta = _solve_decreasing(_Fn(phat, c), -1.0 / max(c), -1.0 / min(c), start)
-    return [p / (1.0 + theta * ci) for p, ci in zip(phat, c)], theta
+    return [p / (1.0 + theta * ci) for p, ci in zip(phat, c, strict=True)], theta
 
 
 def _mle_normalized(
@@ -317,13 +317,13 @@ def _mle_normalized(
     p = list(start) if start is not None and len(start) == n else [1.0 / n] * n
     theta = 0.0
     for _ in range(50):
-        mu = sum(a * q for a, q in zip(points, p))
-        var = sum(q * (a - mu) ** 2 for a, q in zip(points, p))
+        mu = sum(a * q for a, q in zip(points, p, strict=True))
+        var = sum(q * (a - mu) ** 2 for a, q in zip(points, p, strict=True))
         sigma = math.sqrt(var)
         phi = [a - 0.5 - 0.5 * t * sigma * (1.0 + ((a - mu) / sigma) ** 2) for a in points]
         theta = _solve_decreasing(_Fn(phat, phi), -1.0 / max(phi), -1.0 / min(phi), theta)
-        new = [q / (1.0 + theta * f) for q, f in zip(phat, phi)]
-        diff = max(abs(a - b) for a, b in zip(new, p))
+        new = [q / (1.0 + theta * f) for q, f in zip(phat, phi, strict=True)]
+        diff = max(abs(a - b) for a, b in zip(new, p, strict=True))
         p = new
         if diff < 1e-10:
             break
@@ -359,7 +359,7 @@ def _llr(counts: Sequence[int], test: Sprt, warm: tuple[Any, Any] | None) -> tup
         p0 = _mle_normalized(points, phat, math.sqrt(m) * test.elo0 / NELO_SCALE, w0)
         p1 = _mle_normalized(points, phat, math.sqrt(m) * test.elo1 / NELO_SCALE, w1)
         new = (p0, p1)
-    return total * sum(q * (math.log(a) - math.log(b)) for q, a, b in zip(phat, p1, p0)), new
+    return total * sum(q * (math.log(a) - math.log(b)) for q, a, b in zip(phat, p1, p0, strict=True)), new
 
 
 # --------------------------------------------------------------------------
@@ -400,8 +400,8 @@ def estimate(counts: Sequence[int]) -> EloEstimate:
     k = len(counts) - 1
     m = k / 2.0
     points = [i / k for i in range(k + 1)]
-    score = sum(c * a for c, a in zip(counts, points)) / n
-    var = sum(c * (a - score) ** 2 for c, a in zip(counts, points)) / n
+    score = sum(c * a for c, a in zip(counts, points, strict=True)) / n
+    var = sum(c * (a - score) ** 2 for c, a in zip(counts, points, strict=True)) / n
     half = Z95 * math.sqrt(var / n)
     lo, hi = score - half, score + half
     if var > 0.0:
@@ -516,8 +516,8 @@ def stopped_estimate(counts: Sequence[int], test: Sprt) -> tuple[float, float, f
     reg = [float(c) if c > 0 else REGULARIZE for c in counts]
     total = sum(reg)
     phat = [c / total for c in reg]
-    s_hat = sum(q * a for q, a in zip(phat, points))
-    v_hat = sum(q * (a - s_hat) ** 2 for q, a in zip(phat, points))
+    s_hat = sum(q * a for q, a in zip(phat, points, strict=True))
+    v_hat = sum(q * (a - s_hat) ** 2 for q, a in zip(phat, points, strict=True))
     if test.model == "logistic":
         s0, s1 = elo_to_score(test.elo0), elo_to_score(test.elo1)
     else:

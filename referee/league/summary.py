@@ -42,7 +42,6 @@ class NightSummary:
     merged: MergedMeta | None = None
     bots: list[BotInfo] = field(default_factory=list)
     planned: int | None = None
-    planned_per_variant: dict[str, int] = field(default_factory=dict)
     played: int = 0  # planned games in the ledger, aborted ones included (all games, if the plan is unknown)
     ladder: int = 0  # ladder games in the ledger (referee ladder: not planned)
     played_per_variant: dict[str, int] = field(default_factory=dict)
@@ -152,7 +151,7 @@ def summarize(out: Path, ledger: Ledger, rows: list[GameRow] | None = None) -> N
     s.epoch_seeds = shown_epoch_seeds(ledger) or []
     night = night_plan(config, ledger.get_meta, str(ledger.path))
     if night is not None:
-        s.planned, s.planned_per_variant = night.total(), night.per_variant()
+        s.planned = night.total()
     gone = set(night.league.withdrawn) if night is not None else set()
     names: list[str] = []
     for row in rows:

@@ -129,7 +129,6 @@ class _Tables:
         "card_fam",
         "card_bit",
         "family_names",
-        "family_index",
         "nmiss",
         "missing",
         "card_mode",
@@ -171,7 +170,6 @@ class _Tables:
         self.card_fam = tuple(i // M for i in range(self.D))
         self.card_bit = tuple(1 << (i % M) for i in range(self.D))
         self.family_names = tuple(rules.families)
-        self.family_index = {name: i for i, name in enumerate(rules.families)}
         self.card_mode = rules.ask == "card"
         # what an ask may name in this mode: card -> (its family, its bit), or family -> (it, all members)
         self.asked: dict[str, tuple[int, int]] = (

@@ -251,7 +251,7 @@ class Deal:
                 f"{'s' if len(short) > 1 else ''} {', '.join(map(str, short))} hold{'' if len(short) > 1 else 's'} "
                 f"{lo}; dealing starts left of the dealer, so the dealer, dealt last, gets a short hand"
             )
-        for a, b in zip(order, order[1:]):
+        for a, b in zip(order, order[1:], strict=False):
             if sizes[a] < sizes[b]:
                 return (
                     f"seat {b} holds {sizes[b]} cards but seat {a}, dealt before it (clockwise from the "

@@ -155,7 +155,7 @@ def _same(a: Any, b: Any) -> bool:
     if type(a) is bool or type(b) is bool:
         return type(a) is type(b) and a == b
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     return type(a) is type(b) and a == b
 
 
@@ -283,7 +283,7 @@ class ChickensGame(GameState):
 
     def scores(self) -> list[int]:
         """Totals of finished rounds plus this round's takes so far."""
-        return [t + r for t, r in zip(self._totals, self._round_pts)]
+        return [t + r for t, r in zip(self._totals, self._round_pts, strict=True)]
 
     def centre(self) -> list[str]:
         """The nobles in the centre, canonical order with repeats."""

@@ -270,12 +270,11 @@ class GoFishGame(GameState):
         self._rules = rules
         self.n = n
         R, S = len(rules.families), len(rules.members)
-        self._R, self._S = R, S
+        self._S = S
         self._full = (1 << S) - 1
         self._held = [[0] * R for _ in range(n)]  # per seat, per rank: a bitmask of suits
         self._count = [0] * n
         self._books: list[list[int]] = [[] for _ in range(n)]  # ranks laid, in order
-        self._nbooked = 0
         self._turn = -1
         self._over = False
         self._stalled = False
@@ -512,7 +511,6 @@ class GoFishGame(GameState):
         self._held[seat][r] = 0
         self._count[seat] -= self._S
         self._books[seat].append(r)
-        self._nbooked += 1
         if events is not None:
             events.append({"kind": "laid", "seat": seat, "family": self._rules.families[r]})
         if not self._count[seat] and self._rules.end_on_first_out:

@@ -59,10 +59,6 @@ class LineReader:
         self._skipping = False
         self._scan = 0  # bytes of _buf already known to hold no newline
 
-    def buffered(self) -> bool:
-        """True if a complete line may already be buffered."""
-        return b"\n" in self._buf
-
     async def read_line(self, fresh: bool = False) -> bytes:
         """Return the next line without its ``\\n``.
 

@@ -313,12 +313,12 @@ class _Driver:
                 self._disarm()
                 results: dict[int, tuple[str, str] | None] = {}
 
-                async def finish(seat: int, rest: memoryview, timeout_s: float) -> None:
-                    results[seat] = await self._send_rest(seat, rest, timeout_s)
+                async def finish(out: dict[int, tuple[str, str] | None], seat: int, rest: memoryview, t: float) -> None:
+                    out[seat] = await self._send_rest(seat, rest, t)
 
                 async with trio.open_nursery() as n:
                     for seat, rest, timeout_s in stuck:
-                        n.start_soon(finish, seat, rest, timeout_s)
+                        n.start_soon(finish, results, seat, rest, timeout_s)
                 failed.extend((seat, *res) for seat, res in sorted(results.items()) if res is not None)
             for seat, fault, detail in failed:
                 bot = self.bots[seat]

@@ -122,12 +122,6 @@ class ResourceLimits:
                 out.append((which, int(value)))
         return out
 
-    @classmethod
-    def unlimited(cls) -> "ResourceLimits":
-        """No rlimits and no sandbox: the process runs exactly as started
-        (except that it may not dump core)."""
-        return cls(address_space=None, cpu_seconds=None, processes=None, file_size=None, open_files=None, sandbox=False)
-
 
 # --------------------------------------------------------------------------
 # config keys

@@ -249,7 +249,7 @@ class BotProcess:
     async def exit_description(self, wait_s: float = 0.2) -> str:
         """How the process ended (waits up to ``wait_s`` for it to exit)."""
         rc = await self.wait_exit(wait_s)
-        await trio.sleep(0)
+        await trio.lowlevel.checkpoint()
         if rc is None:
             return "still running, closed its stdout"
         if rc < 0:
@@ -313,7 +313,7 @@ async def _open(spec: BotSpec, plan: SpawnPlan) -> trio.Process:
             plan.cleanup()
             raise
     except FileNotFoundError as exc:
-        missing = spec.cwd if spec.cwd and not os.path.isdir(spec.cwd) else (exc.filename or argv[0])
+        missing = spec.cwd if spec.cwd and not await trio.Path(spec.cwd).is_dir() else (exc.filename or argv[0])
         raise BotStartError(
             f"cannot start: {missing!r} not found (command {argv!r}); check the path or use a shell string",
             bot=spec.name,

@@ -23,7 +23,7 @@ import hmac
 import secrets
 import time
 from collections import defaultdict, deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -298,6 +298,3 @@ class AccessLog:
                 entrant=entrant.name if isinstance(entrant, Entrant) else None,
             )
             self.write(msgspec.json.encode(line).decode())
-
-
-Handler = Callable[[Request], Awaitable[Any]]

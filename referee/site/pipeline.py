@@ -91,7 +91,7 @@ async def unpack_again(rt: SiteRuntime, v: Version) -> Version:
 
     dest = rt.site.bots_dir / v.entrant / f"v{v.number}"
     try:
-        data = open(v.archive, "rb").read()
+        data = await trio.Path(v.archive).read_bytes()
     except OSError as exc:
         return rt.store.move(v.id, "failed", error=f"its archive is gone ({exc.strerror})", fix="upload it again")
     shutil.rmtree(dest, ignore_errors=True)
@@ -126,7 +126,7 @@ async def build_and_check(rt: SiteRuntime, v: Version) -> Version:
     from referee.runtime.limits import parse_limits
 
     store, site = rt.store, rt.site
-    if not v.folder or not os.path.isdir(v.folder) or not v.manifest:
+    if not v.folder or not await trio.Path(v.folder).is_dir() or not v.manifest:
         v = await unpack_again(rt, v)  # the site was killed between keeping the archive and unpacking it
         if v.state == "failed":
             return v

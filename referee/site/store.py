@@ -38,7 +38,6 @@ import msgspec
 from referee.errors import UserError
 
 State = Literal["received", "building", "checking", "candidate", "active", "retired", "failed", "rejected"]
-STATES: tuple[State, ...] = ("received", "building", "checking", "candidate", "active", "retired", "failed", "rejected")
 #: the states of the queue (not yet decided)
 QUEUED: tuple[State, ...] = ("received", "building", "checking", "candidate")
 #: the legal transitions

@@ -120,8 +120,3 @@ def _run(todo: Sequence[tuple[str, str, str]], jobs: int | None) -> list[str | N
         return [_write_one(j) for j in todo]
     with ProcessPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(_write_one, todo, chunksize=max(1, min(64, len(todo) // (workers * 4)))))
-
-
-def has_frames(out: Path, game_id: str) -> bool:
-    """Whether ``OUT/games/GAME.frames.js`` exists."""
-    return frames_path(Path(out) / "games", game_id).is_file()

@@ -158,7 +158,7 @@ def test_turn_ids_increase_per_seat_from_first_ids() -> None:
     seat = first_wait(m)
     assert m.waits[0].turn_id == [10, 20, 30, 40][seat]
     play_out(m)
-    assert all(n >= f for n, f in zip(m.next_ids(), [10, 20, 30, 40]))
+    assert all(n >= f for n, f in zip(m.next_ids(), [10, 20, 30, 40], strict=True))
 
 
 def test_a_reply_from_a_seat_that_is_not_awaited_is_a_driver_error() -> None:

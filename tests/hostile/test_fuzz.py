@@ -158,7 +158,7 @@ def test_line_reader_splits_exactly_and_stays_bounded(
 
     got = trio.run(main)
     assert got == expected_lines(data, limit)
-    for i, line in enumerate(got):
+    for line in got:
         if line is not None:
             _check_decode(line)
 

@@ -372,7 +372,7 @@ async def test_4_cpu_burnt_in_auto_reaped_children_is_charged(tmp_path: Path) ->
     assert {f.seat for f in result.faults} == {1}
     used = int(first.detail.split("it used ")[1].split(" ms")[0]) if "it used " in first.detail else None
     assert used is None or used >= 150, first.detail
-    header = json.loads(Path(result.log_path).read_text().splitlines()[0])
+    header = json.loads((await trio.Path(result.log_path).read_text()).splitlines()[0])
     assert header["seats"][1]["sandbox"]["accounting"] == info["accounting"]
     await assert_no_survivors(tag)
 

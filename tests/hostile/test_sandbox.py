@@ -36,10 +36,10 @@ async def introspect(limits: ResourceLimits | None = None, *args: str, **spec_kw
         groups = session._plan.cgroup.dirs() if session._plan.cgroup is not None else []
         await session.close()
         nursery.cancel_scope.cancel()
-    assert plan_dir is None or not os.path.exists(plan_dir), "the temporary working directory was not removed"
-    assert not [g for g in groups if os.path.exists(g)], "the bot's control groups were not removed"
+    assert plan_dir is None or not await trio.Path(plan_dir).exists(), "the temporary working directory was not removed"
+    assert not [g for g in groups if await trio.Path(g).exists()], "the bot's control groups were not removed"
     if plan_dir:
-        assert not os.path.exists(report["cwd"])
+        assert not await trio.Path(report["cwd"]).exists()
     await assert_no_survivors(tag)
     return report, session
 
@@ -266,7 +266,7 @@ def test_referee_sigkill_takes_every_bot_process_with_it() -> None:
 
     async def folder_gone() -> None:  # the watcher removes it right after the bot is dead
         with trio.move_on_after(3):
-            while os.path.exists(info["workdir"]):
+            while await trio.Path(info["workdir"]).exists():  # noqa: ASYNC110  the watcher process removes it
                 await trio.sleep(0.02)
 
     trio.run(folder_gone)
@@ -321,7 +321,10 @@ async def test_user_limit_caps_a_fork_bomb(monkeypatch: pytest.MonkeyPatch) -> N
         session = await BotSession.start(spec, CLOCK, nursery)
         count, _, error = session.hello.version.partition(" ")
         assert 0 < int(count) < 25 and error, session.hello.version
-        uids = {int(open(f"/proc/{pid}/status").read().split("Uid:")[1].split()[0]) for pid in survivors(tag)}
+        uids = {
+            int((await trio.Path(f"/proc/{pid}/status").read_text()).split("Uid:")[1].split()[0])
+            for pid in survivors(tag)
+        }
         assert uids == {65534} or uids == {int(__import__("pwd").getpwnam("nobody").pw_uid)}
         await session.close()
         nursery.cancel_scope.cancel()

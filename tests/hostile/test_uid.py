@@ -61,7 +61,7 @@ async def test_bots_run_as_host_uids_of_their_own_and_cannot_touch_the_kernels_k
     secret = folder / "secret.txt"
     secret.write_text("root's eyes only")
     secret.chmod(0o600)  # owned by root, next to the bot's own files
-    package = os.path.dirname(os.path.abspath(referee.__file__))
+    package = os.path.dirname(os.path.abspath(referee.__file__))  # noqa: ASYNC240  a module's path: no disk I/O
     tags = [new_tag("rootprobe"), new_tag("rootprobe")]
     reports, uids = [], []
     limits = ResourceLimits(isolation=kind, network=False)
@@ -71,7 +71,7 @@ async def test_bots_run_as_host_uids_of_their_own_and_cannot_touch_the_kernels_k
             argv = [PYTHON, "rootprobe.py", tag, str(secret), "/etc", "/usr/bin", package, str(folder), "."]
             spec = BotSpec("rootprobe", argv, cwd=str(folder), limits=limits)
             sessions.append(await BotSession.start(spec, CLOCK, nursery))
-        for tag, session in zip(tags, sessions):
+        for tag, session in zip(tags, sessions, strict=True):
             reports.append(json.loads(session.hello.version))
             uids.append(host_uids(tag))
             assert session.sandbox_info()["sandbox"] == kind
@@ -80,7 +80,7 @@ async def test_bots_run_as_host_uids_of_their_own_and_cannot_touch_the_kernels_k
         nursery.cancel_scope.cancel()
     for tag in tags:
         await assert_no_survivors(tag)
-    for report, seen in zip(reports, uids):
+    for report, seen in zip(reports, uids, strict=True):
         # not root on the host: seen from the host, and (basic, where the bot is in the host's user
         # namespace) from inside; in bwrap /proc/self/uid_map is relative to bwrap's outer namespace
         assert seen and 0 not in seen, seen
@@ -147,7 +147,7 @@ async def test_a_build_runs_as_a_host_uid_of_its_own_and_writes_its_folder(tmp_p
 
     async def release() -> None:
         with trio.fail_after(20):
-            while not (folder / "built.txt").exists() or not host_uids(tag):
+            while not (folder / "built.txt").exists() or not host_uids(tag):  # noqa: ASYNC110  another process's
                 await trio.sleep(0.02)
         uids.update(host_uids(tag))
         (folder / "go").touch()

@@ -37,7 +37,7 @@ async def test_too_many_files_is_enospc_not_the_hosts_disk() -> None:
     assert 0 < report["made"] < sandbox.WORKDIR_INODES, report
     assert on_host == [], "the bot's files went to the host's folder"
     assert info["workdir"].startswith("tmpfs"), info
-    assert not os.path.exists(host)
+    assert not await trio.Path(host).exists()
     await assert_no_survivors(tag)
 
 

@@ -152,7 +152,7 @@ async def test_zoo_bot_in_a_game(hostile: str, tmp_path: Path) -> None:
     if expected:
         assert result.win_shares[1] == 0
     assert abs(sum(result.win_shares) - 1) < 1e-9
-    records = [json.loads(line) for line in Path(result.log_path).read_text().splitlines()]
+    records = [json.loads(line) for line in (await trio.Path(result.log_path).read_text()).splitlines()]
     footer = records[-1]["footer"]
     assert footer["reason"] == "complete"
     tails = {r["stderr"]["seat"]: r["stderr"]["tail"] for r in records if "stderr" in r}

@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import suppress
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -709,7 +710,7 @@ def test_a_ladder_table_on_the_cluster_equals_the_local_one(tmp_path: Path, clus
                 str(cfg), out=str(tmp_path / where), say=lambda line: None, cluster=remote, outputs=write_outputs
             )
             try:
-                trio.run(lambda: run_ladder(ladder, tables=1))
+                trio.run(partial(run_ladder, ladder, tables=1))
             finally:
                 ladder.ledger.close()
         finally:

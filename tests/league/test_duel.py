@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import trio
 
 from referee.errors import UserError
 from referee.league.duel import Duel, DuelSpec, check_start, field_seats, seat_pair
@@ -130,7 +131,7 @@ async def test_max_pairs_undecided_and_without_a_test(tmp_path: Path) -> None:
     duel = Duel(spec(3, max_pairs=2, test=Sprt(0, 10), log_dir=tmp_path))
     assert await duel.run() == "continue"
     assert duel.summary().result == "undecided" and duel.games == 4
-    assert sorted(p.name for p in tmp_path.iterdir()) == [
+    assert sorted(p.name for p in await trio.Path(tmp_path).iterdir()) == [
         f"duel-kwartet-3p-7-0000{d}-{g}.jsonl" for d in (1, 2) for g in (1, 2)
     ]
     duel = Duel(spec(3, max_pairs=1))

@@ -22,7 +22,7 @@ def _simulated(n_games: int, seed: int, strengths: dict[str, float], seats: int 
         while rest:
             weights = [math.exp(strengths[b]) for b in rest]
             x = rng.random() * sum(weights)
-            for b, w in zip(rest, weights):
+            for b, w in zip(rest, weights, strict=True):  # noqa: B007  b: the bot chosen, read after the break
                 x -= w
                 if x <= 0:
                     break

@@ -77,7 +77,7 @@ def test_every_bot_holds_every_hand_of_every_deal(tmp_path: Path) -> None:
         hands = [tuple(rules.new_game(g.size, seed=g.seed).hand(s)) for s in range(g.size)]
         for seat, bot in enumerate(g.seats):
             held.setdefault((g.table, g.deal, bot), Counter())[hands[seat]] += 1
-    for (table, deal, bot), counter in held.items():
+    for (table, deal, _bot), counter in held.items():
         g0 = next(g for g in sched.games(league) if g.table == table and g.deal == deal)
         all_hands = {tuple(rules.new_game(4, seed=g0.seed).hand(s)) for s in range(4)}
         assert set(counter) == all_hands and all(v == 1 for v in counter.values())

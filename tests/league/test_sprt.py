@@ -270,8 +270,8 @@ def tilted(p: list[float], score: float) -> list[float]:
     lo, hi = -60.0, 60.0
     for _ in range(200):
         lam = (lo + hi) / 2
-        q = [x * math.exp(lam * a) for x, a in zip(p, pts)]
-        if sum(x * a for x, a in zip(q, pts)) / sum(q) < score:
+        q = [x * math.exp(lam * a) for x, a in zip(p, pts, strict=True)]
+        if sum(x * a for x, a in zip(q, pts, strict=True)) / sum(q) < score:
             lo = lam
         else:
             hi = lam

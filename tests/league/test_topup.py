@@ -30,7 +30,7 @@ SCHEDULES = {
 }
 
 
-def _config(path: Path, kind: str, names: list[str], challengers: list[str] = ["a"]) -> Path:
+def _config(path: Path, kind: str, names: list[str], challengers: tuple[str, ...] = ("a",)) -> Path:
     bots = "".join(
         f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "{INSTANT}"]\nenv = {{ BOT_SEED = "{ord(n)}" }}\n'
         for n in names
@@ -69,7 +69,7 @@ def _grow(tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str]) -> tupl
     rc, _, err = _run("run", str(cfg), "--quiet", capsys=capsys)
     assert rc == 0, err
     first = _rows(tmp_path / "out")
-    _config(cfg, kind, list("abcdefg"), challengers=["a", "f"])
+    _config(cfg, kind, list("abcdefg"), challengers=("a", "f"))
     rc, _, err = _run("run", str(cfg), "--quiet", capsys=capsys)
     assert rc == 0, err
     assert "2 bots added: 12 new games (f, g)" in err

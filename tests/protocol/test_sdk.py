@@ -106,12 +106,12 @@ def test_view_tracks_engine_state(variant: Any) -> None:
                 outs[s],
             )
 
-        def emit(events: list[dict[str, Any]]) -> None:
+        def emit(events: list[dict[str, Any]], bots: list[Recorder], outs: list[io.BytesIO]) -> None:
             for e in events:
                 for s in range(n):
                     _feed(bots[s], {"type": "event", "game": "g", "seq": 0, **event_for_seat(e, s)}, outs[s])
 
-        emit(game.initial_events())
+        emit(game.initial_events(), bots, outs)
         tid = 0
         while not game.terminal:
             decide = game.decision()
@@ -140,7 +140,7 @@ def test_view_tracks_engine_state(variant: Any) -> None:
                 assert reply is not None and reply["id"] == tid and reply["type"] == decide
                 replies[s] = reply
             for s, reply in replies.items():
-                emit(game.apply(s, Act(reply)))  # raises IllegalAction if the SDK chose badly
+                emit(game.apply(s, Act(reply)), bots, outs)  # raises IllegalAction if the SDK chose badly
         for b in bots:
             assert b.view is not None and len(b.view.history) > 0
             v = b.view

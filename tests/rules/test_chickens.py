@@ -102,7 +102,7 @@ def test_two_robbers_and_a_pickpocket_take_in_order_from_the_leader() -> None:
         takers.append(seat)
         g.apply(seat, Take(g.view(seat)["options"][-1]))
     assert takers == [3, 0, 2, 3, 0, 3, 0]
-    gained = [a - b for a, b in zip(g.scores(), before)]
+    gained = [a - b for a, b in zip(g.scores(), before, strict=True)]
     assert gained == [2 + 1, 0, 2, 4 + 2 + 2 - 1, 0]
 
 

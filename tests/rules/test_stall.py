@@ -37,7 +37,7 @@ def kwartet(stall: int | None = None) -> AskRules:
 def miss_in_circles(g, k: int) -> list[dict]:
     """k misses, seat 0 and seat 1 asking each other for cards the other does not hold."""
     events = []
-    for i in range(k):
+    for _ in range(k):
         seat = g.pending()[0]
         assert seat in (0, 1)
         events += g.apply(seat, ask(1, "7D") if seat == 0 else ask(0, "8D"))

@@ -79,10 +79,6 @@ async def left_behind(pgid: int, token: str | None = None, within_s: float = 3.0
     return live_in_group(pgid) + (live_with_token(token) if token is not None else [])
 
 
-def groups_from(pidfile: Path) -> set[int]:
-    return {int(line.split()[1]) for line in pidfile.read_text().split("\n") if line.strip()}
-
-
 async def play(
     specs: list[BotSpec],
     variant: str = "kwartet",

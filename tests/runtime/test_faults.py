@@ -47,13 +47,13 @@ async def _play_tracked(specs: list[BotSpec], *, seed: int, log_dir: Path, clock
         assert all(live_in_group(p) for p in pids) and all(live_with_token(t) for t in tokens)  # the checks see them
         try:
             result = await play_game(spec, sessions, log_dir)
-            for s, token in zip(sessions, tokens):
+            for s, token in zip(sessions, tokens, strict=True):
                 if not s.alive:  # killed by the runtime (crash, timeout): nothing of it may run on
                     assert await left_behind(s.pid, token) == [], s
         finally:
             for s in sessions:
                 await s.close()
-    leftover = {s.name: await left_behind(p, t) for s, p, t in zip(sessions, pids, tokens)}
+    leftover = {s.name: await left_behind(p, t) for s, p, t in zip(sessions, pids, tokens, strict=True)}
     assert all(v == [] for v in leftover.values()), f"bot processes left behind: {leftover}"
     return result, replay(result.log_path)
 

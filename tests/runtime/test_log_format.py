@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 
 from referee.cli import main
 from referee.core.records import LOG_VERSION, record_type
@@ -127,7 +128,7 @@ async def test_a_chickens_log_is_the_same_record_for_record_in_two_runs(tmp_path
         assert any("retry" in r for r in log_records(result.log_path))
         logs.append(_comparable(result.log_path))
     assert len(logs[0]) == len(logs[1])
-    for a, b in zip(*logs):
+    for a, b in zip(*logs, strict=True):
         assert a == b
 
 
@@ -143,7 +144,7 @@ async def test_a_log_that_reaches_its_size_cap_says_so_and_replays_up_to_there(t
     assert len(capped) == 1 and 65536 <= capped[0]["capped"]["bytes"] < 65536 * 2 + 4096
     assert recs[-1]["footer"]["log_capped"] is True and recs[-1]["footer"]["scores"] == result.scores
     assert [r["stderr"]["seat"] for r in recs if "stderr" in r] == [0, 1, 2, 3]
-    assert Path(result.log_path).stat().st_size < 65536 * 2 + 8192
+    assert (await trio.Path(result.log_path).stat()).st_size < 65536 * 2 + 8192
     assert report.ok and report.capped, report.mismatches
     assert main(["replay", "-q", str(result.log_path)]) == 0
     assert "verified up to the log's size cap" in capsys.readouterr().out
@@ -195,8 +196,6 @@ def test_every_record_the_writer_writes_decodes_as_its_struct(tmp_path):
 async def test_compressed_logs_are_small_and_replay_like_plain_ones(tmp_path, capsys):
     import gzip
 
-    import trio
-
     from referee.rules import get_variant
     from referee.runtime import ClockSpec, GameSpec, play_game, start_bots
     from referee.view.frames import frames_from_log
@@ -217,14 +216,15 @@ async def test_compressed_logs_are_small_and_replay_like_plain_ones(tmp_path, ca
                 await s.close()
     assert packed.log_path.endswith("g-9.jsonl.zst")
     zst, txt = Path(packed.log_path), Path(plain.log_path)
-    assert zst.read_bytes()[:4] == b"\x28\xb5\x2f\xfd" and zst.stat().st_size * 5 < txt.stat().st_size
+    packed_data, plain_data = await trio.Path(zst).read_bytes(), await trio.Path(txt).read_bytes()
+    assert packed_data[:4] == b"\x28\xb5\x2f\xfd" and len(packed_data) * 5 < len(plain_data)
     assert _comparable(zst) == _comparable(txt)
     assert replay(zst).ok and frames_from_log(zst)["verified"]
     gz = tmp_path / "g-9.jsonl.gz"
-    gz.write_bytes(gzip.compress(txt.read_bytes()))
+    gz.write_bytes(gzip.compress(plain_data))
     assert replay(gz).ok
     cut = tmp_path / "cut.jsonl.zst"
-    cut.write_bytes(zst.read_bytes()[: zst.stat().st_size // 2])
+    cut.write_bytes(packed_data[: len(packed_data) // 2])
     assert main(["replay", "-q", str(cut)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and ("cut off" in err or "truncated" in err or "not JSON" in err), err

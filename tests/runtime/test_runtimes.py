@@ -3,7 +3,6 @@ config and the commands pick them, and what a dead bot's output says about its c
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import textwrap
@@ -182,4 +181,4 @@ async def test_a_bot_sees_only_the_named_etc_files_and_runtime_folders() -> None
     allowed |= {"resolv.conf", "gai.conf", "services", "ssl", "pki"}
     extra = [n for n in seen["etc"] if n not in allowed and not n.startswith(("python3", "java", "mono"))]
     assert extra == [] and seen["shadow"] is False and seen["root"] is False, seen
-    assert seen["mono"] == os.path.exists("/etc/mono/config")  # mono's library map: public configuration
+    assert seen["mono"] == await trio.Path("/etc/mono/config").exists()  # mono's library map: public configuration

@@ -52,7 +52,7 @@ async def test_bots_asking_in_circles_end_stalled_and_scored_as_they_stand(tmp_p
     assert result.win_shares == [
         1 / result.scores.count(max(result.scores)) if s == max(result.scores) else 0.0 for s in result.scores
     ]
-    assert Path(result.log_path).stat().st_size < 1_000_000  # not the 92 MB of a 100,000-decision game
+    assert (await trio.Path(result.log_path).stat()).st_size < 1_000_000  # not the 92 MB of a 100,000-decision game
 
 
 async def test_a_custom_stall_is_sent_in_start_and_applied(tmp_path: Path) -> None:
@@ -90,7 +90,7 @@ async def test_a_stalled_hand_of_a_match_is_recorded_and_the_match_goes_on(tmp_p
     assert all(e["reason"] in ("complete", "stalled") for e in ends)
     hands = [r["hand"] for r in recs if "hand" in r]
     totals = [0, 0, 0]
-    for h, e in zip(hands, ends):
+    for h, e in zip(hands, ends, strict=True):
         for i, s in enumerate(h["seats"]):
             totals[s] += e["scores"][i]
     assert result.scores == totals
@@ -100,7 +100,7 @@ async def test_a_stalled_hand_of_a_match_is_recorded_and_the_match_goes_on(tmp_p
 async def test_replay_rejects_a_forged_end_reason(tmp_path: Path) -> None:
     result, report = await play(circle_table(), "kwartet", seed=1, log_dir=tmp_path)
     assert report.ok
-    lines = Path(result.log_path).read_bytes().splitlines()
+    lines = (await trio.Path(result.log_path).read_bytes()).splitlines()
 
     def forged(edit) -> Path:
         out = []

@@ -8,6 +8,7 @@ import random
 import shutil
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -104,8 +105,13 @@ async def test_javascript_bot() -> None:
 
 async def test_c_bot(tmp_path: Path) -> None:
     exe = tmp_path / "c_bot"
-    build = subprocess.run(
-        ["cc", "-O2", "-Wall", "-o", str(exe), str(SAMPLES / "c_bot.c")], capture_output=True, text=True
+    build = await trio.to_thread.run_sync(
+        partial(
+            subprocess.run,
+            ["cc", "-O2", "-Wall", "-o", str(exe), str(SAMPLES / "c_bot.c")],
+            capture_output=True,
+            text=True,
+        )
     )
     assert build.returncode == 0, build.stderr
     assert build.stderr == "", f"the C sample should compile without warnings: {build.stderr}"
@@ -236,7 +242,7 @@ async def test_protocol_doc_transcript_is_a_real_game(tmp_path: Path) -> None:
             for b in bots:
                 await b.close()
     seen: list[dict[str, Any]] = []
-    for line in Path(result.log_path).read_text().splitlines():
+    for line in (await trio.Path(result.log_path).read_text()).splitlines():
         rec = json.loads(line)
         if rec.get("to") == 0:
             seen.extend(rec["out"])

@@ -51,7 +51,7 @@ def readme(language: str) -> tuple[str | None, str, str | None, list[str]]:
     words = shlex.split(check.group(1))
     split = words.index("--")
     options, command = words[:split], words[split + 1 :]
-    opts = dict(zip(options[::2], options[1::2]))
+    opts = dict(zip(options[::2], options[1::2], strict=True))
     assert opts.get("--runtime"), f"starters/{language}/README.md: check-bot without --runtime"
     return (build.group(1) if build else None), opts["--runtime"], opts.get("--cwd"), command
 

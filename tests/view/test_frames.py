@@ -118,7 +118,7 @@ def test_frames_of_real_games_agree_with_the_replay_core(logs):
         if data["match"] is None:
             assert states[-1]["scores"] == footer["scores"], name
         for st in states:  # every seat's hand size matches its cards
-            for h, c in zip(st["hands"], st["counts"]):
+            for h, c in zip(st["hands"], st["counts"], strict=True):
                 assert (h is None and c is None) or len(h) == c
 
 
@@ -161,7 +161,7 @@ def test_a_broken_log_is_one_user_error(tmp_path):
 def test_who_asks_next_is_said_after_the_lay_an_ask_caused(logs):
     for name in ("stock", "faults", "match"):
         frames = frames_from_log(logs[name])["frames"]
-        for a, b in zip(frames, frames[1:]):
+        for a, b in zip(frames, frames[1:], strict=False):
             if a["kind"] == "ask" and b["kind"] in ("laid", "draw") and b.get("actor") == a.get("actor"):
                 # the ask's step does not say the turn passed before its lay (or draw) was shown
                 assert "asks next" not in a["text"], (a["text"], b["text"])

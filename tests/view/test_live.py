@@ -81,7 +81,7 @@ async def test_the_live_file_of_a_real_game_holds_its_final_frames(tmp_path: Pat
                 except FileNotFoundError:
                     await trio.sleep(0.002)
             seen["running"] = running_games(out)
-            while path.exists():
+            while path.exists():  # noqa: ASYNC110  removed by the writer, in another thread
                 await trio.sleep(0.01)
             data = b""
             while chunk := os.read(fd, 1 << 16):
@@ -116,7 +116,7 @@ async def test_follow_yields_a_running_games_frames_in_order_and_ends(tmp_path: 
 
     def watcher(nursery: trio.Nursery) -> None:
         async def watch() -> None:
-            while not live_path(out, gid).exists():
+            while not live_path(out, gid).exists():  # noqa: ASYNC110  made by the night, in another thread
                 await trio.sleep(0.002)
             async for item in follow(out, gid):
                 got.append(item)
@@ -230,7 +230,7 @@ async def test_follow_from_a_start_frame_and_its_errors(tmp_path: Path) -> None:
 async def test_follow_ends_with_an_error_when_the_writer_dies_mid_game(tmp_path: Path, autojump_clock: Any) -> None:
     from referee.view.live import _since
 
-    writer = subprocess.Popen(["sleep", "60"])  # stands for the referee writing the file
+    writer = subprocess.Popen(["sleep", "60"])  # noqa: ASYNC220  killed and reaped in one step (Popen.wait), so follow never sees a zombie
     try:
         _fake_live(tmp_path, "g-1", {**_me(), "pid": writer.pid, "since": _since(writer.pid)}, 2)
         got: list[Any] = []

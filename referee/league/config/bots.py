@@ -111,9 +111,9 @@ def _check_linked_cwds(cfg: LeagueConfig, bots: tuple[Bot, ...], ctx: _Resolving
 
     folders = [
         bot_folders(b.command, b.cwd, named_cwd=c.cwd is not None) if b.command is not None else []
-        for b, c in zip(bots, cfg.bots)
+        for b, c in zip(bots, cfg.bots, strict=True)
     ]
-    for i, (b, c) in enumerate(zip(bots, cfg.bots)):
+    for i, (b, c) in enumerate(zip(bots, cfg.bots, strict=True)):
         if c.cwd is None or os.path.normpath(os.path.join(ctx.config_dir, c.cwd)) == b.cwd:
             continue
         for j, other in enumerate(bots):

@@ -139,7 +139,7 @@ def decode_config(data: bytes, source: str) -> LeagueConfig:
         # the variants that did decode are checked too, so a misspelled variant is said with the rest
         problems.items += [f"{source}: {text}" for text in _variant_mistakes(data)]
         problems.raise_if_any()
-        raise AssertionError("unreachable")  # pragma: no cover - raise_if_any raised
+        raise AssertionError("unreachable") from exc  # pragma: no cover - raise_if_any raised
     except msgspec.DecodeError as exc:
         raise UserError(f"{source}: not valid TOML: {exc}") from None
 

@@ -32,14 +32,14 @@ def _same_walk(a: Any, b: Any) -> bool:
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(_same_walk(v, b[k]) for k, v in a.items())
     if isinstance(a, list):
-        return len(a) == len(b) and all(_same_walk(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same_walk(x, y) for x, y in zip(a, b, strict=True))
     return bool(a == b)
 
 
 def _same_num(a: Any, b: Any) -> bool:
     """Equality where whole numbers and floats of the same value agree (scores)."""
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same_num(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same_num(x, y) for x, y in zip(a, b, strict=True))
     if type(a) in (int, float) and type(b) in (int, float):
         return bool(a == b)
     return _same(a, b)

@@ -121,7 +121,8 @@ def rules_of(header: Header) -> Rules:
     """The rules a log's game was played with (raises like ``get_variant``)."""
     if header.log_version < 2 and header.rules.get("game", "ask") == "ask":
         return AskRules.from_record(header.rules)  # as played then (no stalemate rule, old presets)
-    return get_variant(header.rules)
+    rules: Rules = get_variant(header.rules)  # get_variant returns Any (the record of any kind)
+    return rules
 
 
 def _following_detail(body: Records, k: int, seat: int) -> str | None:

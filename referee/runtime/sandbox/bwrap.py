@@ -242,7 +242,6 @@ def plan_bwrap(
         ids=ids,
         umask=0o022 if rw else 0o077,
         cgroup=plan.cgroup,
-        bwrap=True,
         signal_codes=True,
         keep_fds=plan.pass_fds,
         seccomp=bpf,

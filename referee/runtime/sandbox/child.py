@@ -51,7 +51,6 @@ class Child:
     ids: tuple[int, int] | None = None
     cgroup: cgroups.BotCgroup | None = None
     private_shm: bool = True
-    bwrap: bool = False
     signal_codes: bool = False
     keep_fds: tuple[int, ...] = ()
     seccomp: bytes | None = None  # the filter: bwrap reads it from fd seccomp.FD; basic installs it before exec

@@ -216,7 +216,7 @@ def check_view(name: str, view: BotView, data: tuple[str, ...] = ()) -> None:
     or inside one - a link named in the command counts at its target -, a link
     in the bot's folder leading out of it (other than into the system and
     interpreters' prefixes), a data folder that does not exist."""
-    for given, real in zip(data, view.data):
+    for given, real in zip(data, view.data, strict=True):
         if not os.path.isdir(real):
             what = "is not a folder" if os.path.exists(real) else "does not exist"
             raise UserError(f"bot {name!r}: data folder {given} {what} (give read-only data as folders)")

@@ -244,7 +244,7 @@ def test_no_example_config_shows_a_bot_another_bots_folder_or_an_output_folder()
         secret = [str(league.out), str(league.path)]
         views = [bot_view(b.command, b.cwd, None, True, b.data) for b in league.bots]
         folders = {v.folder for v in views if v.folder}
-        for b, view in zip(league.bots, views):
+        for b, view in zip(league.bots, views, strict=True):
             assert view.folder, f"{path.name}: {b.name} has no folder of its own"
             for m in view.mounts():
                 for p in secret + sorted(folders - {view.folder}):

@@ -25,8 +25,7 @@ async def test_the_watchers_command_line_is_short_and_names_its_file(kind: str) 
     spec = BotSpec("w", BOT, limits=ResourceLimits(isolation=kind))
     async with trio.open_nursery() as nursery:
         session = await BotSession.start(spec, ClockSpec(startup_ms=10000), nursery)
-        with open(f"/proc/{session.pid}/cmdline", "rb") as f:
-            argv = f.read().rstrip(b"\0").split(b"\0")
+        argv = (await trio.Path(f"/proc/{session.pid}/cmdline").read_bytes()).rstrip(b"\0").split(b"\0")
         await session.close()
         nursery.cancel_scope.cancel()
     line = b" ".join(argv)
