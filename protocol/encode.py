@@ -14,7 +14,8 @@ the trailing newline.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .messages import ENCODER, Clock, End, Error, Start
 

@@ -51,8 +51,9 @@ from __future__ import annotations
 import random
 import sys
 import traceback
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, TextIO
+from typing import Any, TextIO
 
 try:  # msgspec is faster; json is always there
     import msgspec as _msgspec

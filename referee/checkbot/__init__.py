@@ -42,8 +42,9 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Literal
 
 import trio
 

@@ -6,7 +6,7 @@ what came), never from the English of the detail."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from referee.core.errors import Problem
 

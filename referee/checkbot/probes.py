@@ -64,7 +64,7 @@ class RawBot:
         runtime: str | None = None,
         data: tuple[str, ...] = (),
         max_line: int = 65536,
-    ) -> "RawBot":
+    ) -> RawBot:
         """Start the process in the same sandbox a league uses, with ``limits``
         and ``env`` (:class:`~referee.runtime.BotSpec`'s; ``runtime``: the preset
         they came from, for the fixes). Raises :class:`_ProbeFailure` if it cannot

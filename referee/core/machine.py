@@ -60,7 +60,8 @@ writes an ``aborted`` footer.
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, Protocol, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 import msgspec
 
@@ -131,10 +132,10 @@ class Sink(Protocol):
 class Observer(Protocol):
     """Optional hooks for a viewer: called after the machine changed the game."""
 
-    def hand_started(self, machine: "HandMachine") -> None: ...
+    def hand_started(self, machine: HandMachine) -> None: ...
     def applied(
         self,
-        machine: "HandMachine",
+        machine: HandMachine,
         seat: int,
         decide: str,
         action: Any,
@@ -142,10 +143,10 @@ class Observer(Protocol):
         fallback: bool,
         ms: float | None,
     ) -> None: ...
-    def faulted(self, machine: "HandMachine", rec: FaultRecord) -> None: ...
-    def retried(self, machine: "HandMachine", seat: int, fault: str, detail: str, left: int) -> None: ...
+    def faulted(self, machine: HandMachine, rec: FaultRecord) -> None: ...
+    def retried(self, machine: HandMachine, seat: int, fault: str, detail: str, left: int) -> None: ...
     def hand_ended(
-        self, machine: "HandMachine", scores: list[Any], ranks: list[int], reason: str, detail: str | None
+        self, machine: HandMachine, scores: list[Any], ranks: list[int], reason: str, detail: str | None
     ) -> None: ...
 
 

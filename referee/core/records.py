@@ -280,7 +280,7 @@ def bad_line_fields(raw: bytes) -> dict[str, Any]:
     return out
 
 
-def bad_line_bytes(rec: "InRec") -> bytes:
+def bad_line_bytes(rec: InRec) -> bytes:
     """The bytes of a ``bad`` record's line (exact when ``raw`` is present)."""
     import base64
 

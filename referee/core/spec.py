@@ -110,7 +110,7 @@ class ClockSpec(msgspec.Struct, kw_only=True):
         if self.wall_ceiling_ms is not None and self.wall_ceiling_ms <= 0:
             raise ValueError(f"wall_ceiling_ms must be positive, got {self.wall_ceiling_ms}")
 
-    def resolved(self) -> "ClockSpec":
+    def resolved(self) -> ClockSpec:
         """This clock with ``wall_ceiling_ms`` filled in (the log header's form)."""
         return msgspec.structs.replace(self, wall_ceiling_ms=self.ceiling_ms())
 
@@ -166,7 +166,7 @@ class FaultRecord(msgspec.Struct, dict=True):
     game_id: str | None = msgspec.field(default=None, name="game")
     problem: ClassVar[Problem | None] = None
 
-    def with_problem(self, problem: Problem | None) -> "FaultRecord":
+    def with_problem(self, problem: Problem | None) -> FaultRecord:
         """This record, with its in-memory :attr:`problem` set (returns self)."""
         setattr(self, "problem", problem)  # noqa: B010  an instance attribute (dict=True) over a ClassVar, which mypy refuses as `self.problem =`
         return self

@@ -28,9 +28,10 @@ import difflib
 import json
 import secrets
 from bisect import insort
+from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
-from typing import Annotated, Any, Literal, Mapping, cast, get_args
+from typing import Annotated, Any, Literal, cast, get_args
 
 import msgspec
 
@@ -151,13 +152,13 @@ class _Tables:
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (_Tables, (self.rules,))
 
-    def __copy__(self) -> "_Tables":
+    def __copy__(self) -> _Tables:
         return self
 
-    def __deepcopy__(self, memo: Any) -> "_Tables":
+    def __deepcopy__(self, memo: Any) -> _Tables:
         return self
 
-    def __init__(self, rules: "AskRules") -> None:
+    def __init__(self, rules: AskRules) -> None:
         self.rules = rules
         F = len(rules.families)
         M = len(rules.members)
@@ -308,7 +309,7 @@ class AskRules:
         }
 
     @classmethod
-    def from_record(cls, wire: Mapping[str, Any]) -> "AskRules":
+    def from_record(cls, wire: Mapping[str, Any]) -> AskRules:
         """The rules exactly as a game log's header records them (its ``to_wire()``
         form), without the checks a config gets against the presets: a log
         written before a preset changed (version 1: no stalemate rule, the Jaques
@@ -334,7 +335,7 @@ class AskRules:
             raise RulesError(f"not a rules record of an ask variant ({exc})") from None
 
     @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> "AskRules":
+    def from_params(cls, params: Mapping[str, Any]) -> AskRules:
         """Build a (custom) variant from a parameter mapping: the keys of
         :class:`AskParams` (``families`` and ``members`` as names or a count: A, B,
         C... and 1, 2, 3...; ``players`` as ``[min, max]`` or one number). Missing
@@ -385,7 +386,7 @@ class AskRules:
         deal: Deal | None = None,
         dealer: int | None = None,
         tiebreak: bool = False,
-    ) -> "AskGame":
+    ) -> AskGame:
         """Start a game for ``players`` seats.
 
         With ``deal`` the hands, stock and dealer are given (``seed`` then only
@@ -731,7 +732,7 @@ class AskGame(GameState):
     def rules(self) -> AskRules:
         return self._rules
 
-    def clone(self) -> "AskGame":
+    def clone(self) -> AskGame:
         """An independent copy of this game (for search and tests)."""
         g = object.__new__(AskGame)
         g._rules = self._rules

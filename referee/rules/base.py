@@ -32,8 +32,9 @@ have the same attribute names, straight through.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .rng import Rng, derive
 
@@ -199,7 +200,7 @@ class Deal:
     stock: tuple[str, ...] = ()
 
     @classmethod
-    def from_json(cls, data: Any) -> "Deal":
+    def from_json(cls, data: Any) -> Deal:
         """Build from ``{"dealer": 0, "hands": [[...], ...], "stock": [...]}``.
 
         Raises :class:`RulesError` naming the bad field.

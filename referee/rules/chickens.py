@@ -32,8 +32,9 @@ blocks or awaits, so cancellation never interrupts a half-applied action.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from .base import Deal, Event, GameState, IllegalAction, Play, RulesError, Take
 from .rng import Rng, derive
@@ -87,7 +88,7 @@ class ChickensRules:
         }
 
     @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> "ChickensRules":
+    def from_params(cls, params: Mapping[str, Any]) -> ChickensRules:
         """Build from ``{"game": "chickens"}`` or the full wire form.
 
         Chickens has no custom parameters: ``name`` may be any non-empty label
@@ -131,7 +132,7 @@ class ChickensRules:
                 raise RulesError(f"chickens {key} must be {want[key]!r}, not {got!r}")
         return cls(name=name)
 
-    def new_game(self, players: int, *, seed: int | None = None, deal: Deal | None = None) -> "ChickensGame":
+    def new_game(self, players: int, *, seed: int | None = None, deal: Deal | None = None) -> ChickensGame:
         """A fresh game for ``players`` seats.
 
         Raises :class:`RulesError` for a table size outside 3-6 or when a deal

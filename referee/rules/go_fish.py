@@ -46,8 +46,9 @@ for action. Pure Python: no I/O.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 import msgspec
 
@@ -193,7 +194,7 @@ class GoFishRules:
         }
 
     @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> "GoFishRules":
+    def from_params(cls, params: Mapping[str, Any]) -> GoFishRules:
         """A variant from a config's parameters: ``name``, ``families`` (the ranks: names or a
         count, 13 = ``2``..``A``), ``members`` (the suits: names or a count, 4 = ``S H D C``),
         ``players`` (``[min, max]`` or one number, within 2..10), ``initial_cards``,
@@ -227,7 +228,7 @@ class GoFishRules:
         return rules
 
     @classmethod
-    def from_record(cls, wire: Mapping[str, Any]) -> "GoFishRules":
+    def from_record(cls, wire: Mapping[str, Any]) -> GoFishRules:
         """The rules as a game log header records them (its ``to_wire()`` form)."""
         try:
             msgspec.convert(dict(wire), GoFishRulesWire)
@@ -247,7 +248,7 @@ class GoFishRules:
             stall=wire["stall"],
         )
 
-    def new_game(self, players: int, *, seed: int | None = None, deal: Deal | None = None) -> "GoFishGame":
+    def new_game(self, players: int, *, seed: int | None = None, deal: Deal | None = None) -> GoFishGame:
         """A game for ``players`` seats, dealt from ``seed`` (``None``: a fresh random seed) or
         from an explicit ``deal`` (hands as dealt, books in them are laid at once; the stock top
         first). Raises :class:`RulesError`."""

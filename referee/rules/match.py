@@ -44,8 +44,9 @@ again by the next :meth:`Match.next_hand`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 import msgspec
 
@@ -90,7 +91,7 @@ class MatchFormat(msgspec.Struct, frozen=True):
             raise RulesError(f"max_hands must be at least 1, not {self.max_hands}")
 
     @classmethod
-    def from_params(cls, params: str | Mapping[str, Any] | None) -> "MatchFormat":
+    def from_params(cls, params: str | Mapping[str, Any] | None) -> MatchFormat:
         """From ``"single"``/``None`` or a mapping such as ``{"kind": "race", "target": 10}``."""
         if params is None or params == "single":
             return cls()

@@ -18,7 +18,8 @@ its ``start.rules`` Struct and a ``KIND = GameKind(...)``) and add it to
 from __future__ import annotations
 
 import difflib
-from typing import Any, Mapping, Union
+from collections.abc import Mapping
+from typing import Any, Union
 
 from protocol.messages import AskRulesWire, ChickensRulesWire
 

@@ -29,7 +29,8 @@ come from :func:`derive`, which hashes a parent seed with a label.
 from __future__ import annotations
 
 import hashlib
-from typing import MutableSequence, Sequence, TypeVar
+from collections.abc import MutableSequence, Sequence
+from typing import TypeVar
 
 T = TypeVar("T")
 

@@ -189,7 +189,7 @@ def layout() -> Layout | None:
     return lay
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _probe() -> Layout | None:
     if not os.path.exists("/proc/self/cgroup"):
         return None

@@ -45,9 +45,10 @@ from __future__ import annotations
 import math
 import os
 import time
-from datetime import datetime, timezone
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 import trio
 
@@ -580,7 +581,7 @@ def log_tail(bot: BotSession) -> str:
 def _utc_now() -> str:
     """The wall-clock date and time now, UTC, ISO 8601 to the millisecond (the
     log header's ``started``: record times ``t`` are relative to the game's start)."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _version() -> str:

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import difflib
 import resource
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
-from typing import Any, Mapping
+from typing import Any
 
 MiB = 1 << 20
 

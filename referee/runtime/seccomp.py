@@ -49,7 +49,8 @@ import errno
 import functools
 import os
 import tempfile
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 #: fcntl commands that take, test or watch a lock, a lease or a directory
 LOCKS = {
@@ -155,7 +156,7 @@ FD = 5
 _status: dict[bool, str] = {}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def program(locks: bool = False) -> bytes | None:
     """The filter as a BPF program (built once per process and kind), or None where
     libseccomp or its Python bindings are missing (:func:`status` says why).

@@ -85,7 +85,7 @@ class BotSession(BotProcess):
         nursery: trio.Nursery | None = None,
         *,
         max_line: int = 65536,
-    ) -> "BotSession":
+    ) -> BotSession:
         """Start the bot and do the ``hello`` handshake within ``clock.startup_ms``.
 
         ``nursery`` hosts the stderr drain task (it must outlive the session;
@@ -112,7 +112,7 @@ class BotSession(BotProcess):
         return self
 
     @classmethod
-    def never_started(cls, spec: BotSpec, death: str) -> "BotSession":
+    def never_started(cls, spec: BotSpec, death: str) -> BotSession:
         """The dead session of a bot that has no process at all (its build failed, its program is
         missing) and is given up before the night: seated like a bot that crashed before the game
         (``death`` says why, in the fault the game records), never started, nothing to close."""

@@ -45,10 +45,11 @@ import sqlite3
 import stat
 import threading
 import time
+from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 import msgspec
@@ -277,7 +278,7 @@ class LeagueState:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: "_Server"
+    server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         if self.server.verbose:

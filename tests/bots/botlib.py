@@ -16,7 +16,7 @@ import json
 import os
 import random
 import sys
-from typing import Callable, Optional
+from collections.abc import Callable
 
 OUT = sys.stdout.buffer
 
@@ -41,10 +41,10 @@ def legal_reply(msg: dict, rng: random.Random, family_mode: bool) -> dict:
 
 
 def run(
-    bad: Optional[Callable[[dict, dict], Optional[bytes]]] = None,
+    bad: Callable[[dict, dict], bytes | None] | None = None,
     *,
-    hello: Optional[dict] = None,
-    think: Optional[Callable[[int], None]] = None,
+    hello: dict | None = None,
+    think: Callable[[int], None] | None = None,
 ) -> int:
     """Play until ``bye`` or end of input. ``bad(turn, legal)`` returns the raw
     bytes to write instead of the legal reply on the faulty turn (None: write nothing).

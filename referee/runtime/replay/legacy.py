@@ -27,7 +27,8 @@ Version 1 ask games are played with the rules as they were then
 
 from __future__ import annotations
 
-from typing import Any, Callable, cast
+from collections.abc import Callable
+from typing import Any, cast
 
 import msgspec
 

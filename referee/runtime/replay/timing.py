@@ -35,7 +35,7 @@ class _Timing:
     reply, or the faulting attempt; never a forgiven attempt separately, the
     measure always runs from the turn) to the seat's think stats and bank."""
 
-    def __init__(self, sim: "_Replay", n: int) -> None:
+    def __init__(self, sim: _Replay, n: int) -> None:
         self.sim = sim
         self.bank: list[float | None] = [None] * n  # the bank left (from the recorded ms) this hand
         self.charges = [0] * n  # recorded ms subtracted from it (rounding error)

@@ -9,7 +9,8 @@ import os
 import signal
 import subprocess
 import sys
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .. import seccomp
 from .access import expose, uid_setup
@@ -53,7 +54,7 @@ def ns_flags(network: bool, user: bool, mount: bool = False) -> int:
     return flags
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def namespace_support(network: bool) -> tuple[bool, str]:
     """Can "basic" bots get their own PID namespace (and, with
     ``network=False``, their own network namespace)? Returns ``(ok,
@@ -95,7 +96,7 @@ def namespace_support(network: bool) -> tuple[bool, str]:
     )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def private_proc_support(network: bool) -> bool:
     """Can a "basic" bot in its own PID namespace also get its own mount
     namespace with a private ``/proc``? (Some containers forbid mounting proc.)

@@ -9,7 +9,8 @@ import shutil
 import signal
 import subprocess
 import sys
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .. import seccomp
 from .access import expose, uid_setup
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 # what the machine allows: bubblewrap
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bwrap_path() -> str | None:
     """The ``bwrap`` executable (``REFEREE_BWRAP`` or the PATH), or None."""
     path = os.environ.get("REFEREE_BWRAP") or shutil.which("bwrap")
@@ -50,7 +51,7 @@ def bwrap_path() -> str | None:
 _NEW_OPTIONS = ("disable-userns", "size")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bwrap_support(network: bool = True, uid: int | None = None) -> tuple[bool, str]:
     """Can bwrap start a bot here (with ``network`` or without it; as the
     referee's user, or - the referee being root - as ``uid``)? Returns ``(ok,
@@ -111,7 +112,7 @@ def _bwrap_probe(path: str, network: bool, uid: int | None, errors: list[str]) -
 _BWRAP_FEATURES: dict[str, frozenset[str]] = {}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _system_args(network: bool) -> tuple[str, ...]:
     """The read-only system mounts (each one costs bwrap a fraction of a millisecond)."""
     out: list[str] = []
@@ -132,7 +133,7 @@ def _system_args(network: bool) -> tuple[str, ...]:
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _proc_args() -> tuple[str, ...]:
     """bwrap: the kernel knobs of the bot's /proc read-only, the masked ones hidden."""
     out: list[str] = []

@@ -140,7 +140,7 @@ def clear_capabilities(libc: Any) -> None:
         raise OSError(err, f"prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(err)}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cap_last_cap() -> int:
     try:
         with open("/proc/sys/kernel/cap_last_cap") as f:

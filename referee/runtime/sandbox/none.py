@@ -7,7 +7,7 @@ no capabilities, ``no_new_privs``. See :func:`referee.runtime.sandbox.plan.plan_
 from __future__ import annotations
 
 import os
-from typing import Callable
+from collections.abc import Callable
 
 from .access import expose
 from .child import Child

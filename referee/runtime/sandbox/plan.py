@@ -11,8 +11,9 @@ import resource
 import secrets
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from referee.errors import UserError
 

@@ -7,7 +7,8 @@ import fcntl
 import os
 import tempfile
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from referee.errors import UserError
 

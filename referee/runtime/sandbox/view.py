@@ -277,7 +277,7 @@ def outermost(paths: list[str]) -> list[str]:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def sdk_folder() -> str | None:
     """The bot SDK's package folder (``protocol/``: public code, standard library
     only), mounted read-only for every bot so that bots written with it - the

@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import random
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 _out = sys.stdout.buffer
 
