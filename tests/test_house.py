@@ -17,8 +17,6 @@ WAIVED: frozenset[str] = frozenset(
         "referee/view/plots.py:_interval_panels",
         "referee/view/plots.py:think_time_plot",
         "referee/view/plots.py:head_to_head_heatmap",
-        # the transport's hot path (one decision's wait): split only with `referee bench transport` A/B
-        "referee/runtime/game.py:_Driver._wait_reply",
     }
 )
 

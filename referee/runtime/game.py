@@ -392,14 +392,8 @@ class _Driver:
         m = self.m
         seat = w.seat
         bot = self.bots[seat]
-        if seat in self.partial:
-            rest = self.partial.pop(seat)
-            res = await self._send_rest(seat, rest, w.clock.ceiling_ms() / 1000 + 0.5)
-            if res is not None:
-                bot.stdin_failed()
-                bot.lost()
-                m.feed(WriteFailed(seat=seat, fault=res[0], detail=res[1]))  # type: ignore[arg-type]
-                return
+        if seat in self.partial and not await self._send_partial(seat, w):
+            return
         now = self._now
         if t0 is None:
             t0 = now()
@@ -479,6 +473,18 @@ class _Driver:
                 data = m.feed(Reply(seat=seat, line=line, ms=ms, wall_ms=wall, lineno=bot.reader.lineno))
             if data is not None:
                 await self._write_now(seat, data)
+
+    async def _send_partial(self, seat: int, w: Wait) -> bool:
+        """Send the rest of the turn's write that was cut short before this wait;
+        ``False`` when that failed (the machine has been told: a failed write)."""
+        bot = self.bots[seat]
+        res = await self._send_rest(seat, self.partial.pop(seat), w.clock.ceiling_ms() / 1000 + 0.5)
+        if res is None:
+            return True
+        bot.stdin_failed()
+        bot.lost()
+        self.m.feed(WriteFailed(seat=seat, fault=res[0], detail=res[1]))  # type: ignore[arg-type]
+        return False
 
     async def _read(self, bot: BotSession, fresh: bool) -> tuple[bytes | None, Any]:
         """The bot's next line: ``(line, None)``, ``(None, LineTooLong)`` or
