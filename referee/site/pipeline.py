@@ -36,7 +36,9 @@ import math
 import os
 import secrets
 import sys
+import threading
 import traceback
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
@@ -46,6 +48,9 @@ from referee.errors import UserError
 from referee.league.config import League
 from referee.site.runtime import SiteRuntime
 from referee.site.store import Store, Version
+
+#: what :func:`background_thread` runs (``background``, or a test's stand-in)
+Work = Callable[[SiteRuntime], Awaitable[None]]
 
 
 def promote(store: Store, vid: int, by: str) -> Version:
@@ -461,3 +466,71 @@ async def background(rt: SiteRuntime) -> None:
     async with trio.open_nursery() as nursery:
         nursery.start_soon(queue_loop, rt)
         nursery.start_soon(ladder_loop, rt)
+
+
+async def background_thread(rt: SiteRuntime, work: Work | None = None) -> None:
+    """:func:`background` (or ``work``) on a trio loop of its own in a thread of its own, until cancelled.
+
+    So nothing the queue and the ladder do can stall the pages and the API: the league's engine does
+    synchronous work on its loop (each game's ledger row and log, a gauntlet's standings, a bot's
+    spawn, the sandbox's one-time probes, the first import of the build, check-bot and league
+    modules), and a loaded machine makes seconds of it. The background gets a runtime of its own on
+    the same site and cluster, with its own connection to the site's database (WAL: the web's reads
+    never wait for it; a write waits at most for one short transaction). ``rt.poke()`` (an upload, a
+    promotion) reaches it through its loop's token. Cancelling this cancels the background's loop
+    and waits until it has ended (every bot process killed)."""
+    bg = SiteRuntime(rt.site, Store.open(rt.site.db_path), rt.cluster)
+    run = work or background
+    scope = trio.CancelScope()
+    lock = threading.Lock()
+    token: list[trio.lowlevel.TrioToken] = []
+    stopping = [False]
+
+    def soon(fn: Callable[[], object]) -> None:
+        try:
+            token[0].run_sync_soon(fn)
+        except trio.RunFinishedError:
+            pass  # the background's loop has ended
+
+    async def main() -> None:
+        with lock:
+            token.append(trio.lowlevel.current_trio_token())
+            if stopping[0]:
+                scope.cancel()
+        rt.forward = lambda: soon(bg.poke)
+        with scope:
+            await run(bg)
+
+    def stop() -> None:
+        with lock:
+            stopping[0] = True
+            if token:
+                soon(scope.cancel)
+
+    web = trio.lowlevel.current_trio_token()
+    ended = trio.Event()
+    failed: list[BaseException] = []
+
+    def body() -> None:
+        try:
+            trio.run(main)
+        except BaseException as exc:  # noqa: BLE001 - handed to the web's loop, raised there
+            failed.append(exc)
+        finally:
+            web.run_sync_soon(ended.set)
+
+    thread = threading.Thread(target=body, name="referee-site-background", daemon=True)
+    try:
+        thread.start()
+        try:
+            await ended.wait()
+        finally:
+            if not ended.is_set():  # cancelled (Ctrl-C, SIGTERM): stop the background, wait for its bots
+                stop()
+                with trio.CancelScope(shield=True):
+                    await ended.wait()
+    finally:
+        rt.forward = None
+        bg.store.close()
+    if failed:
+        raise failed[0]

@@ -164,3 +164,48 @@ async def test_a_version_killed_before_it_was_unpacked_is_unpacked_again(runtime
     archive.unlink()
     w = await pipeline.unpack_again(runtime, runtime.store.add_version(e, str(archive)))
     assert w.state == "failed" and "archive is gone" in (w.error or "")
+
+
+async def test_the_site_answers_while_its_background_loop_is_blocked(runtime: SiteRuntime) -> None:
+    """The queue and the ladder run on a loop of their own (``background_thread``): a background stuck
+    in synchronous work (a ledger write, a standings fit, a spawn on a loaded machine) cannot hold up a
+    request. Here the background blocks its loop outright until the test has had its answers."""
+    import threading
+
+    import httpx
+    import trio
+
+    from referee.site.app import make_app
+
+    entered, release = threading.Event(), threading.Event()
+    seen: list[str] = []
+
+    async def stuck(bg: SiteRuntime) -> None:
+        assert bg is not runtime and bg.store is not runtime.store  # its own runtime and connection
+        entered.set()
+        # synchronous: nothing else runs on the background's loop meanwhile (on the web's loop this would
+        # hold every request until the wait gave up: then the test fails, it does not hang)
+        seen.append("released" if release.wait(120) else "gave up")
+        await bg.wake.wait()  # the web's poke reaches it through its loop
+        seen.append("poked")
+        try:
+            await trio.sleep_forever()
+        finally:
+            seen.append("cancelled")
+
+    token = runtime.store.add_entrant("alice")
+    transport = httpx.ASGITransport(app=make_app(runtime, access_log=runtime.log.append))
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client, trio.open_nursery() as nursery:
+        nursery.start_soon(pipeline.background_thread, runtime, stuck)
+        await trio.to_thread.run_sync(entered.wait)
+        r = await client.get("/api/me", headers={"Authorization": f"Bearer {token}"})
+        assert r.status_code == 200 and r.json()["name"] == "alice"
+        assert (await client.get("/")).status_code == 200
+        assert not release.is_set() and not seen  # answered while the background was blocked
+        release.set()
+        assert runtime.forward is not None  # (set by the background as it started)
+        runtime.poke()
+        while len(seen) < 2:
+            await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+    assert seen == ["released", "poked", "cancelled"] and runtime.forward is None
