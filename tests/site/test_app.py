@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from referee.site.runtime import SiteRuntime
+from tests.site.conftest import referee_env
 
 
 def _free_port() -> int:
@@ -28,6 +29,7 @@ def start_host(site: Path, port: int, *extra: str) -> subprocess.Popen[bytes]:
         [sys.executable, "-m", "referee", "host", str(site), "--bind", f"127.0.0.1:{port}", *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        env=referee_env(),
     )
 
 
