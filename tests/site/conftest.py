@@ -38,6 +38,7 @@ cwd = "{SAMPLES}"
 [[variants]]
 name = "kwartet"
 sizes = [3]
+deals = 1
 
 [site]
 title = "Test league"
