@@ -275,36 +275,39 @@ async def gauntlet(rt: SiteRuntime, v: Version) -> dict[str, Any]:
 
 
 async def duel(rt: SiteRuntime, v: Version, current: Version) -> dict[str, Any]:
-    """An SPRT duel of the candidate (A) against the entrant's active version (B)."""
+    """An SPRT duel of the candidate (A) against the entrant's active version (B), on the cluster when
+    the site has one (as its gauntlets and its ladder), else here; its logs in ``DATA/duels/vID/games``."""
     from referee.league.duel import Duel, DuelSpec, field_seats
-    from referee.league.work import UnitMaker
+    from referee.league.work import Entrant, UnitMaker
     from referee.rules import derive
+    from referee.rules.match import MatchFormat
 
     site = rt.site
     others = pool_entries(rt, leave_out=current.bot)
-    league = site.pool_league([*others, entry(v), entry(current)], out=site.data / "duels", fill="repeat")
+    out = site.data / "duels" / f"v{v.id}"
+    league = site.pool_league([*others, entry(v), entry(current)], out=out, fill="repeat")
     maker = UnitMaker(league)
     index = {b.name: i for i, b in enumerate(league.bots)}
     a, b = maker.entrant(index[v.bot]), maker.entrant(index[current.bot])
     variant = league.variants[0]
     players = min(variant.sizes)
-    field = [maker.entrant(i).bot for i, bt in enumerate(league.bots) if bt.name not in (v.bot, current.bot)]
+    field = [i for i, bt in enumerate(league.bots) if bt.name not in (v.bot, current.bot)]
     if not field and players > 2:
-        field = [a.bot]  # no one else in the pool: copies of the candidate fill the other seats
-    from referee.rules.match import MatchFormat
-
+        field = [a.index]  # no one else in the pool: copies of the candidate fill the other seats
+    seats = field_seats([maker.entrant(i).bot for i in field], players - 2, [v.bot, current.bot])
     m = variant.match
     match = (
         None if m.kind == "single" else MatchFormat(kind=m.kind, hands=m.hands, target=m.target, max_hands=m.max_hands)
     )
-    log_dir = site.data / "duels" / f"v{v.id}"
+    log_dir = out / "games"
     log_dir.mkdir(parents=True, exist_ok=True)
+    cluster = rt.cluster
     spec = DuelSpec(
         rules=variant.rules,
         players=players,
         a=a.bot,
         b=b.bot,
-        field=field_seats(field, players - 2, [v.bot, current.bot]),
+        field=seats,
         # a secret season's seed is not known here (the ladder's ledger keeps it): a fresh secret one
         seed=derive(league.seed, f"site-duel:{v.id}") % (2**31) if league.seed is not None else secrets.randbits(31),
         max_pairs=max(1, site.settings.duel_games // 2),
@@ -312,13 +315,24 @@ async def duel(rt: SiteRuntime, v: Version, current: Version) -> dict[str, Any]:
         match=match,
         clock=a.clock,
         policy=variant.policy(players),
-        concurrency=max(1, min(league.concurrency, 4)),
+        concurrency=max(1, min(league.concurrency, 4) if cluster is None else cluster.slots),
         log_dir=log_dir,
     )
     d = Duel(spec)
-    await d.run()
+    if cluster is None:
+        await d.run()
+        where = "here"
+    else:
+        # the league's bot index of every lineup position (the field's copies as field_seats made them)
+        positions = [a.index, b.index, *(field[k % len(field)] for k in range(len(seats)))]
+        lineup = [Entrant(i, bot, spec.clock) for i, bot in zip(positions, spec.lineup, strict=True)]
+        given_up = await cluster.prepare(league, maker, lambda line: say(rt, line))  # builds, start check
+        async with cluster.executor(league) as remote:
+            await d.run(remote, lineup, given_up=given_up)
+        where = cluster.where
     summary = msgspec.to_builtins(d.summary())
     summary["against"] = current.bot
+    summary["played_on"] = where
     return dict(summary)
 
 
