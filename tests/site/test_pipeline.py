@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from referee.site import pipeline
 from referee.site.api import receive_version
 from referee.site.archive import pack_folder
@@ -81,14 +83,15 @@ async def test_versions_through_the_pipeline_and_the_ladder(tmp_path: Path) -> N
         rt.store.close()
 
 
-async def test_host_mode_waits_for_the_host(tmp_path: Path) -> None:
+async def test_host_mode_waits_for_the_host(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from tests.site.conftest import SITE_TOML
 
     text = SITE_TOML.split("[site]")[0] + FAST + 'promote = "host"\n'
     rt = SiteRuntime.open(load_site(write_site(tmp_path, text=text)))
     try:
         rt.store.add_entrant("bob")
-        v = await submit(rt, "bob", bot_folder(tmp_path, "python", 'command = ["{python}", "bot.py"]\n'))
+        folder = bot_folder(tmp_path, "python", 'command = ["{python}", "bot.py"]\n')
+        v = await submit(rt, "bob", folder)
         rt.store.move(v.id, "building")
         rt.store.move(v.id, "checking")
         v = rt.store.move(v.id, "candidate", gauntlet={"skipped": "test"})
@@ -105,6 +108,15 @@ async def test_host_mode_waits_for_the_host(tmp_path: Path) -> None:
             r = await client.post(f"/api/versions/{v.id}/promote", headers={"Authorization": f"Bearer {host}"})
         assert r.status_code == 200 and r.json()["state"] == "active"
         assert rt.store.transitions(v.id)[-1].note == "promoted by the host"
+        # `referee host SITE.toml promote ID` (another process's, as a host's shell is): the active one retired
+        w = await submit(rt, "bob", folder)
+        for state in ("building", "checking", "candidate"):
+            rt.store.move(w.id, state)
+        from referee.cli import main
+
+        assert main(["host", str(rt.site.path), "promote", str(w.id)]) == 0
+        assert "(bob-v2) is active" in capsys.readouterr().out
+        assert rt.store.version(w.id).state == "active" and rt.store.version(v.id).state == "retired"  # type: ignore[union-attr]
     finally:
         rt.store.close()
 
