@@ -43,10 +43,9 @@ async def test_versions_through_the_pipeline_and_the_ladder(tmp_path: Path) -> N
     rt = SiteRuntime.open(load_site(write_site(tmp_path, text=text)))
     try:
         rt.store.add_entrant("alice")
-        py = bot_folder(tmp_path, "python", 'command = ["{python}", "bot.py"]\nruntime = "python"\n')
         c = bot_folder(tmp_path, "c", 'command = ["./bot"]\nbuild = "cc -O2 -o bot bot.c"\nruntime = "c"\n')
         broken = bot_folder(tmp_path, "c", 'command = ["./bot"]\nbuild = "cc -o bot missing.c"\n')
-        silent = bot_folder(tmp_path, "python", 'command = ["{python}", "-c", "import sys; sys.exit(3)"]\n')
+        silent = bot_folder(tmp_path, "c", 'command = ["sh", "-c", "exit 3"]\n')
 
         v1 = await pipeline.build_and_check(rt, await submit(rt, "alice", c))
         assert v1.state == "candidate" and v1.check_report and v1.check_report["ok"]
@@ -55,7 +54,12 @@ async def test_versions_through_the_pipeline_and_the_ladder(tmp_path: Path) -> N
         assert v1.state == "active" and v1.gauntlet and v1.gauntlet["games"] > 0  # the first version: active
         assert [t.state for t in rt.store.transitions(v1.id)][-3:] == ["candidate", "candidate", "active"]
 
-        v2 = await submit(rt, "alice", py)  # check-bot is v1's test: v2 goes straight to its trial
+        # v2: v1's built folder again (a C bot: quick games), without its build; check-bot is v1's test:
+        # v2 goes straight to its trial
+        built = tmp_path / "built"
+        shutil.copytree(v1.folder or "", built)
+        (built / "referee.toml").write_text('command = ["./bot"]\nruntime = "c"\n')
+        v2 = await submit(rt, "alice", built)
         for state in ("building", "checking", "candidate"):
             v2 = rt.store.move(v2.id, state)
         v2 = await pipeline.trial(rt, v2)
@@ -75,7 +79,7 @@ async def test_versions_through_the_pipeline_and_the_ladder(tmp_path: Path) -> N
         history = rt.store.rating_history(rt.store.active()[0].bot)
         assert len(history) == 1 and history[0].games > 0
         board = rt.leaderboard()
-        assert {r.bot for r in board} >= {"house-random", "house-tracker", rt.store.active()[0].bot}
+        assert {r.bot for r in board} >= {"house-random", "house-random-2", rt.store.active()[0].bot}
         assert (rt.site.league_out / "ledger.sqlite").exists() and (rt.site.league_out / "report.html").exists()
         assert "alice-v1" in rt.site.pool_path.read_text() or v2.state == "active"
         await _games_are_private_where_they_should_be(rt)

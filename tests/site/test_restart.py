@@ -77,7 +77,7 @@ def test_kill_9_mid_queue_then_restart_resumes(tmp_path: Path, capsys: pytest.Ca
     assert token.startswith("rt_")
     assert "alice" in referee(capsys, "host", str(site), "entrants")[1]
     c = bot_folder(tmp_path, "c", 'command = ["./bot"]\n' + HELD_BUILD + 'runtime = "c"\n')
-    quits = bot_folder(tmp_path, "python", 'command = ["{python}", "-c", "raise SystemExit(3)"]\n')
+    quits = bot_folder(tmp_path, "c", 'command = ["sh", "-c", "exit 3"]\n')
     go = tmp_path / "site-data" / "bots" / "alice" / "v1" / "go"
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
