@@ -14,7 +14,8 @@ A version goes through (:mod:`referee.site.store` has the states):
    ``site.gauntlet_tables`` tables per size; :func:`referee.league.runner.run_league`, resumable).
 5. Then, with ``promote = "sprt"``: an entrant's first version becomes **active** at once; a later one
    plays an SPRT duel against the entrant's active version (:class:`referee.league.duel.Duel`, the
-   bounds of ``site.sprt``, at most ``site.duel_games`` games, logs in ``DATA/duels/vID``) and becomes
+   bounds of ``site.sprt``, at most ``site.duel_games`` games, logs in ``DATA/duels/vID/games``; on
+   the cluster when the site has one, as the gauntlet and the ladder) and becomes
    active on H1 (the old one **retired**), else **rejected**. With ``promote = "host"`` it waits as a
    candidate until the host promotes it (:func:`promote`).
 
@@ -28,6 +29,9 @@ output folder like any night's, for ``referee verify`` and ``referee report``). 
 ``DATA/pool.toml``, rewritten whenever the pool changes; the ladder reads it again between tables, so
 a promoted version joins and the one it replaces is withdrawn (its games stay in the standings:
 ``keep_withdrawn``). After every table each pool entry's rating is added to its history.
+
+``referee host`` runs all of it (:func:`background`) through :func:`background_thread`: on a trio
+loop of its own, in a thread of its own, so that none of it holds up a page or an API call.
 """
 
 from __future__ import annotations
