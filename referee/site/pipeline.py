@@ -43,6 +43,8 @@ import sys
 import threading
 import traceback
 from collections.abc import Awaitable, Callable
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -100,7 +102,7 @@ async def unpack_again(rt: SiteRuntime, v: Version) -> Version:
 
     dest = rt.site.bots_dir / v.entrant / f"v{v.number}"
     try:
-        data = open(v.archive, "rb").read()
+        data = await trio.to_thread.run_sync(Path(v.archive).read_bytes)
     except OSError as exc:
         return rt.store.move(v.id, "failed", error=f"its archive is gone ({exc.strerror})", fix="upload it again")
     shutil.rmtree(dest, ignore_errors=True)
@@ -156,8 +158,9 @@ async def build_and_check(rt: SiteRuntime, v: Version) -> Version:
     log = ""
     if bot.build is not None:
         work.mkdir(parents=True, exist_ok=True)
-        records = buildcache.load_records(work)
-        before = buildcache.folder_state(bot.cwd)
+        # (hashing a folder of up to unpacked_mb: in a thread, off the loop the ladder's games share)
+        records = await trio.to_thread.run_sync(buildcache.load_records, work)
+        before = await trio.to_thread.run_sync(buildcache.folder_state, bot.cwd)
         if before is not None and buildcache.is_current(records.get(bot.name), bot.build, bot.env, before):
             log = "(built before the site restarted; the build cache says the folder is unchanged)"
         else:
@@ -180,10 +183,10 @@ async def build_and_check(rt: SiteRuntime, v: Version) -> Version:
                     error=f"the build {why}",
                     fix="fix the build (it runs in your folder, in the sandbox, without network): its log is above",
                 )
-            after = buildcache.folder_state(bot.cwd)
+            after = await trio.to_thread.run_sync(buildcache.folder_state, bot.cwd)
             if before is not None and after is not None:
                 records[bot.name] = buildcache.record_build(bot.build, bot.env, before, after)
-                buildcache.save_records(work, records)
+                await trio.to_thread.run_sync(buildcache.save_records, work, records)
     v = store.move(v.id, "checking", build_log=log)
     env = bot.env
     if env and not (limits.sandbox and limits.clean_env):
@@ -262,7 +265,7 @@ async def gauntlet(rt: SiteRuntime, v: Version) -> dict[str, Any]:
         league = site.pool_league(bots, out=out, schedule=schedule)
     except UserError as exc:
         return msgspec.to_builtins(GauntletResult(skipped=f"no gauntlet: {exc}"))  # type: ignore[no-any-return]
-    league, ledger, _ = open_night(league)
+    league, ledger, _ = await trio.to_thread.run_sync(open_night, league)  # (a resumed gauntlet's ledger read)
     try:
         league = settle_seed(league, ledger)
         stats = await run_league(league, ledger, cluster=rt.cluster)
@@ -436,13 +439,16 @@ async def ladder_loop(rt: SiteRuntime, tables: int | None = None) -> None:
                 await rt.pool_changed.wait()
             continue
         site.write_pool(pool_entries(rt))
-        try:
-            ladder = open_ladder(
-                str(site.pool_path),
-                keep_withdrawn=True,
-                say=lambda line: say(rt, line),
-                cluster=rt.cluster,
-                outputs=write_outputs,
+        try:  # (in a thread: it reads the season's whole ledger into its tally)
+            ladder = await trio.to_thread.run_sync(
+                partial(
+                    open_ladder,
+                    str(site.pool_path),
+                    keep_withdrawn=True,
+                    say=lambda line: say(rt, line),
+                    cluster=rt.cluster,
+                    outputs=write_outputs,
+                )
             )
         except UserError as exc:
             say(rt, f"the ladder cannot start: {exc}")
