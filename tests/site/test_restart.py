@@ -65,8 +65,10 @@ def wait_for(port: int, token: str, vid: int, target: str, timeout: float = 150.
     raise AssertionError(f"version {vid} is still {v['state']}, not {target} or later")
 
 
-#: a build held until the test lets it go (``go`` in the version's folder): the site is killed mid-build
-HELD_BUILD = 'build = "while [ ! -e go ]; do sleep 0.05; done; cc -O2 -o bot bot.c"\n'
+#: a build held until the test lets it go (``go`` in the version's folder; at most 5 minutes, should the
+#: test fail and leave it): the site is killed mid-build
+HOLD = "n=0; while [ ! -e go ] && [ $n -lt 6000 ]; do sleep 0.05; n=$((n+1)); done"
+HELD_BUILD = f'build = "{HOLD}; cc -O2 -o bot bot.c"\n'
 
 
 def test_kill_9_mid_queue_then_restart_resumes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -95,6 +97,10 @@ def test_kill_9_mid_queue_then_restart_resumes(tmp_path: Path, capsys: pytest.Ca
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=60)
     assert state_after_kill(site) == {1: "building", 2: "received"}
+    deadline = time.monotonic() + 60  # (a hang guard, no timing assertion)
+    while _processes_with("[ ! -e go ]"):  # the held build died with the site (its sandbox's lifeline)
+        assert time.monotonic() < deadline, "the build outlived the site killed with SIGKILL"
+        time.sleep(0.05)
     go.write_text("")
     proc = start_host(site, port)
     try:
@@ -129,6 +135,21 @@ def state_after_kill(site: Path) -> dict[int, str]:
         return {v.id: v.state for v in store.versions()}
     finally:
         store.close()
+
+
+def _processes_with(text: str) -> list[str]:
+    """The command lines of the processes (but this one's) that hold ``text``."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if text in cmd:
+            found.append(cmd)
+    return found
 
 
 def _bots_left(tmp_path: Path) -> list[str]:
