@@ -1,5 +1,7 @@
 """The site on a Dask cluster (``referee host --workers N``): the SPRT duel of a candidate is played by
-the cluster's workers, as its gauntlet and the ladder are (a real local cluster of one worker process)."""
+the cluster's workers, as its gauntlet and the ladder are (a real local cluster of one worker process, on
+ports of its own: not in the "dask" group of tests/league/test_cluster.py, whose worker runs that group's
+tests one after the other)."""
 
 from __future__ import annotations
 
@@ -15,8 +17,6 @@ from tests.site.conftest import SITE_TOML, write_site
 from tests.site.test_pipeline import FAST, bot_folder, submit
 
 pytest.importorskip("distributed")
-
-pytestmark = pytest.mark.xdist_group("dask")
 
 
 async def test_the_duel_is_played_on_the_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
