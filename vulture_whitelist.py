@@ -45,6 +45,7 @@ _.get_connection_args  # tests/bots/dask_attacker_bot.py: distributed's Security
 _.compress_type  # tests/site/test_archive.py: zipfile's ZipInfo
 _.linkname  # tests/site/test_archive.py: tarfile's TarInfo
 _.pytestmark  # tests: pytest's module marks
+_.pytest_configure  # tests/conftest.py: pytest's hook (the bytecode compiled once)
 
 # parameters a protocol fixes: __deepcopy__'s memo, __aexit__'s exc_type, a fixture asked for its effect
 _.memo  # referee/rules/ask.py

@@ -32,6 +32,14 @@ restarted for the next game, one that cannot restart stays dead and its seats
 forfeit (the fallback plays them, as in every game). Every process is closed
 on the way out, also on cancellation (Ctrl-C).
 
+On a cluster (``referee host --cluster``/``--workers``: the site's duels), :meth:`Duel.run` with an
+``executor`` (:meth:`referee.league.cluster.Cluster.executor`) plays the same games as units of work
+(:mod:`referee.league.work`): a unit of ``pairs_per_unit`` deal pairs whose first games are played by
+one set of processes and whose second games by a fresh one (:meth:`Duel.unit`: again no process plays
+a deal twice), ``concurrency`` units at once. A pair whose first game was aborted is dropped as here,
+its second game played all the same (its faults are counted). A log the executor delivers as bytes
+is written to ``log_dir``.
+
 Errors: :func:`check_start` raises :class:`referee.errors.UserError` for a bot
 that does not start and answer ``hello``; :meth:`Duel.run` raises ``UserError``
 when a game log cannot be written, or a bot that passed the check cannot start
@@ -55,7 +63,7 @@ from referee.league.pool import BotStartFailed, open_pool
 from referee.league.preflight import start_check
 from referee.league.sprt import DuelStats, Sprt, SprtState, Verdict, game_score
 from referee.league.standings import effective_ranks
-from referee.league.work import Entrant
+from referee.league.work import Entrant, Executor, GameDone, Unit, UnitGame
 from referee.rules import derive
 from referee.runtime import BotSpec, ClockSpec, FaultPolicy, GameResult, GameSpec, play_game
 
@@ -275,23 +283,61 @@ class Duel:
     def _more(self) -> bool:
         return self.state.verdict == "continue" and self._next < self.spec.max_pairs
 
-    async def run(self) -> Verdict:
+    async def run(
+        self,
+        executor: Executor | None = None,
+        lineup: Sequence[Entrant] | None = None,
+        *,
+        pairs_per_unit: int = 1,
+        given_up: frozenset[int] = frozenset(),
+    ) -> Verdict:
         """Play pairs until the test decides or ``max_pairs`` were started; the
         pairs under way when the test decides are finished (they are counted,
         but cannot change the verdict). Returns the verdict. Raises
         :class:`UserError` (see the module docstring); Ctrl-C and cancellation
-        propagate, every bot process closed."""
+        propagate, every bot process closed.
+
+        ``executor``: play on it (a cluster's), ``lineup`` the spec's lineup as the league's
+        entrants (their ``index`` the league's, their ``bot`` the spec's, in lineup order), in units
+        of ``pairs_per_unit`` pairs (:meth:`unit`, with the league's ``given_up`` bots); None: here,
+        with pools of processes."""
+        if executor is not None and (lineup is None or len(lineup) != len(self.spec.lineup)):
+            raise ValueError("a duel played by an executor needs its lineup as entrants, one per position")
         tables = min(self.spec.concurrency, self.spec.max_pairs)
         try:
             async with trio.open_nursery() as nursery:
                 for _ in range(tables):
-                    nursery.start_soon(self._table)
+                    if executor is None:
+                        nursery.start_soon(self._table)
+                    else:
+                        assert lineup is not None
+                        nursery.start_soon(self._units, executor, tuple(lineup), max(1, pairs_per_unit), given_up)
         except BaseExceptionGroup as group:
             exc = user_facing(group)
             if isinstance(exc, UserError):
                 raise exc from None  # the tables' one error, not wrapped in the nursery's group
             raise
         return self.state.verdict
+
+    def _score(self, game: DuelGame, result: GameResult) -> float | None:
+        """Count a played game; A's score in it (None: it was aborted)."""
+        self._tally(game, result)
+        if result.reason == "aborted":
+            return None
+        ranks = effective_ranks(result.scores, result.ranks, result.forfeits)
+        return game_score(ranks, game.seat_a, game.seat_b)
+
+    def _settle(self, index: int, scores: list[float]) -> None:
+        """Pair ``index`` is over: its two scores to the test, or dropped (an aborted game)."""
+        if len(scores) == 2:
+            self.state.submit(index, scores)
+            for s in scores:
+                self.wins += s == 1.0
+                self.draws += s == 0.5
+                self.losses += s == 0.0
+        else:
+            self.state.drop(index)
+        self._notify()
 
     async def _table(self) -> None:
         spec = self.spec
@@ -319,21 +365,83 @@ class Duel:
                         raise UserError(
                             f"{spec.log_dir}: cannot write the log of {game.spec.game_id}: {exc.strerror or exc}"
                         ) from None
-                    self._tally(game, result)
-                    if result.reason == "aborted":
+                    score = self._score(game, result)
+                    if score is None:
                         break
-                    ranks = effective_ranks(result.scores, result.ranks, result.forfeits)
-                    scores.append(game_score(ranks, game.seat_a, game.seat_b))
+                    scores.append(score)
                     self._notify()
-                if len(scores) == 2:
-                    self.state.submit(index, scores)
-                    for s in scores:
-                        self.wins += s == 1.0
-                        self.draws += s == 0.5
-                        self.losses += s == 0.0
-                else:
-                    self.state.drop(index)
+                self._settle(index, scores)
+
+    def unit(
+        self, first: int, pairs: int, lineup: Sequence[Entrant], given_up: frozenset[int] = frozenset()
+    ) -> tuple[Unit, list[tuple[DuelGame, DuelGame]]]:
+        """Deal pairs ``first`` .. ``first + pairs - 1`` as one unit of work, and the pairs: their
+        first games, then (from a fresh set of processes) their second games."""
+        spec = self.spec
+        played = [spec.pair(i) for i in range(first, first + pairs)]
+        games = [(first + i, pair[k]) for k in (0, 1) for i, pair in enumerate(played)]
+        unit = Unit(
+            table=f"{spec.id_prefix}-{first + 1:05d}",
+            lineup=tuple(lineup),
+            games=tuple(UnitGame(g.spec.game_id, spec.pair_seed(i), g.positions) for i, g in games),
+            rules=spec.rules,
+            players=spec.players,
+            match=spec.match,
+            clock=spec.clock,
+            policy=spec.policy,
+            own_clocks=False,
+            reuse="session",
+            max_line=spec.policy.max_line,
+            given_up=given_up & frozenset(e.index for e in lineup),
+            fresh=frozenset({pairs}),  # the second games: other processes than the first games'
+        )
+        return unit, played
+
+    async def _units(
+        self, executor: Executor, lineup: tuple[Entrant, ...], per_unit: int, given_up: frozenset[int]
+    ) -> None:
+        spec = self.spec
+        while self._more():
+            first = self._next
+            pairs = min(per_unit, spec.max_pairs - first)
+            self._next += pairs
+            unit, played = self.unit(first, pairs, lineup, given_up)
+            by_id = {g.spec.game_id: (i, g) for i, pair in enumerate(played) for g in pair}
+            scores: list[list[float]] = [[] for _ in played]
+            aborted: set[int] = set()
+
+            def deliver(
+                done: GameDone,
+                by_id: dict[str, tuple[int, DuelGame]] = by_id,
+                scores: list[list[float]] = scores,
+                aborted: set[int] = aborted,
+            ) -> None:
+                i, game = by_id[done.game_id]
+                if done.log is not None and spec.log_dir is not None:
+                    self._write_log(done.game_id, done.log)
+                score = self._score(game, done.result)
+                if score is None:
+                    aborted.add(i)
+                elif i not in aborted:
+                    scores[i].append(score)
                 self._notify()
+
+            await executor.play(unit, deliver)
+            for i in range(len(played)):
+                self._settle(first + i, [] if i in aborted else scores[i])
+
+    def _write_log(self, game_id: str, data: bytes) -> None:
+        """A log an executor delivered as bytes, written to ``log_dir`` (``.jsonl.zst``: zstandard bytes)."""
+        from referee.runtime.gamelog import is_zstd, log_name
+
+        assert self.spec.log_dir is not None
+        path = self.spec.log_dir / log_name(game_id, is_zstd(data))
+        try:
+            tmp = path.with_name(path.name + ".tmp")
+            tmp.write_bytes(data)
+            tmp.replace(path)
+        except OSError as exc:
+            raise UserError(f"{self.spec.log_dir}: cannot write the log of {game_id}: {exc.strerror or exc}") from None
 
     def _tally(self, game: DuelGame, result: GameResult) -> None:
         self.games += 1

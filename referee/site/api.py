@@ -62,7 +62,7 @@ async def me(request: Request) -> Response:
 
 
 async def leaderboard(request: Request) -> Response:
-    return _json({"leaderboard": _rt(request).leaderboard()})
+    return _json({"leaderboard": await _rt(request).leaderboard_off_loop()})
 
 
 async def _upload_bytes(request: Request) -> bytes:

@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import trio
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -74,13 +75,16 @@ async def view(request: Request) -> Response:
     path = log_path(_rt(request).site.league_out, game)
     if path is None:
         raise auth.HTTPProblem(404, f"no game {game} (finished games only; a running one is on /live/{game})")
-    try:
+    host = _is_host(request)
+
+    def page() -> str:  # a log's frames and the page: decoding and rendering a long game takes a while
         data = frames_from_log(path)
+        return render_viewer(data if host else redact(data))
+
+    try:
+        return HTMLResponse(await trio.to_thread.run_sync(page))
     except UserError as exc:
         raise auth.HTTPProblem(422, str(exc)) from None
-    if not _is_host(request):
-        data = redact(data)
-    return HTMLResponse(render_viewer(data))
 
 
 async def log_text(request: Request) -> Response:
@@ -92,7 +96,7 @@ async def log_text(request: Request) -> Response:
     if path is None:
         raise auth.HTTPProblem(404, f"no game {game}")
     try:
-        text = read_log_bytes(path.read_bytes())
+        text = await trio.to_thread.run_sync(lambda: read_log_bytes(path.read_bytes()))
     except ValueError as exc:
         raise auth.HTTPProblem(422, f"{path.name}: {exc}") from None
     return Response(text, media_type="text/plain; charset=utf-8")
@@ -180,12 +184,13 @@ def _version(request: Request) -> Any:
 
 async def games_of_version(request: Request) -> Response:
     v = _version(request)
-    return JSONResponse({"bot": v.bot, "games": version_games(_rt(request), v.bot)})
+    games = await trio.to_thread.run_sync(version_games, _rt(request), v.bot)  # the whole ledger: in a thread
+    return JSONResponse({"bot": v.bot, "games": games})
 
 
 async def stderr_of_version(request: Request) -> Response:
     v = _version(request)
-    tail = stderr_tail(_rt(request).site.league_out, request.path_params["game"], v.bot)
+    tail = await trio.to_thread.run_sync(stderr_tail, _rt(request).site.league_out, request.path_params["game"], v.bot)
     if tail is None:
         raise auth.HTTPProblem(404, f"no stderr of {v.bot} in that game")
     return PlainTextResponse(tail)

@@ -156,7 +156,7 @@ def rating_history_svg(bot: str, points: list[RatingPoint], *, width: int = 160,
 
 async def home(request: Request) -> Response:
     rt = _rt(request)
-    board = rt.leaderboard()
+    board = await rt.leaderboard_off_loop()
     plots = {row.bot: rating_history_svg(row.bot, rt.store.rating_history(row.bot)) for row in board}
     queue = len(rt.store.queue())
     return _page(request, "home.html", board=board, plots=plots, queue=queue, running=len(_running(rt)))
@@ -181,10 +181,11 @@ def _private_ok(request: Request, owner: str) -> bool:
     return host or name == owner
 
 
-def _games(rt: SiteRuntime, bot: str, private: bool) -> list[dict[str, Any]]:
+async def _games(rt: SiteRuntime, bot: str, private: bool) -> list[dict[str, Any]]:
+    """``bot``'s league games, the newest first (the ledger read in a thread: it grows all season)."""
     from referee.site.games import redact, version_games
 
-    games = version_games(rt, bot)
+    games = await trio.to_thread.run_sync(version_games, rt, bot)
     games.reverse()  # the newest first
     out = games if private else [redact(g) for g in games]
     for g in out:
@@ -216,7 +217,7 @@ async def entry_page(request: Request) -> Response:
     games: list[dict[str, Any]] = []
     for v in versions:
         if v.state in ("active", "retired"):
-            for g in _games(rt, v.bot, private):
+            for g in await _games(rt, v.bot, private):
                 games.append({**g, "version": v.bot, "vid": v.id})
     games.sort(key=lambda g: g.get("finished") or 0, reverse=True)
     faults = [(g, f) for g in games for f in g["faults"]]
@@ -255,7 +256,7 @@ async def version_page(request: Request) -> Response:
     transitions = rt.store.transitions(v.id)
     reached = {t.state for t in transitions}
     steps = [{"state": s, "done": s in reached, "current": s == v.state} for s in STEPS]
-    games = _games(rt, v.bot, True) if v.state in ("active", "retired") else []
+    games = await _games(rt, v.bot, True) if v.state in ("active", "retired") else []
     return _page(
         request,
         "version.html",

@@ -14,7 +14,8 @@ A version goes through (:mod:`referee.site.store` has the states):
    ``site.gauntlet_tables`` tables per size; :func:`referee.league.runner.run_league`, resumable).
 5. Then, with ``promote = "sprt"``: an entrant's first version becomes **active** at once; a later one
    plays an SPRT duel against the entrant's active version (:class:`referee.league.duel.Duel`, the
-   bounds of ``site.sprt``, at most ``site.duel_games`` games, logs in ``DATA/duels/vID``) and becomes
+   bounds of ``site.sprt``, at most ``site.duel_games`` games, logs in ``DATA/duels/vID/games``; on
+   the cluster when the site has one, as the gauntlet and the ladder) and becomes
    active on H1 (the old one **retired**), else **rejected**. With ``promote = "host"`` it waits as a
    candidate until the host promotes it (:func:`promote`).
 
@@ -28,6 +29,9 @@ output folder like any night's, for ``referee verify`` and ``referee report``). 
 ``DATA/pool.toml``, rewritten whenever the pool changes; the ladder reads it again between tables, so
 a promoted version joins and the one it replaces is withdrawn (its games stay in the standings:
 ``keep_withdrawn``). After every table each pool entry's rating is added to its history.
+
+``referee host`` runs all of it (:func:`background`) through :func:`background_thread`: on a trio
+loop of its own, in a thread of its own, so that none of it holds up a page or an API call.
 """
 
 from __future__ import annotations
@@ -36,7 +40,10 @@ import math
 import os
 import secrets
 import sys
+import threading
 import traceback
+from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -46,6 +53,9 @@ from referee.errors import UserError
 from referee.league.config import League
 from referee.site.runtime import SiteRuntime
 from referee.site.store import Store, Version
+
+#: what :func:`background_thread` runs (``background``, or a test's stand-in)
+Work = Callable[[SiteRuntime], Awaitable[None]]
 
 
 def promote(store: Store, vid: int, by: str) -> Version:
@@ -147,8 +157,9 @@ async def build_and_check(rt: SiteRuntime, v: Version) -> Version:
     log = ""
     if bot.build is not None:
         work.mkdir(parents=True, exist_ok=True)
-        records = buildcache.load_records(work)
-        before = buildcache.folder_state(bot.cwd)
+        # (hashing a folder of up to unpacked_mb: in a thread, off the loop the ladder's games share)
+        records = await trio.to_thread.run_sync(buildcache.load_records, work)
+        before = await trio.to_thread.run_sync(buildcache.folder_state, bot.cwd)
         if before is not None and buildcache.is_current(records.get(bot.name), bot.build, bot.env, before):
             log = "(built before the site restarted; the build cache says the folder is unchanged)"
         else:
@@ -171,10 +182,10 @@ async def build_and_check(rt: SiteRuntime, v: Version) -> Version:
                     error=f"the build {why}",
                     fix="fix the build (it runs in your folder, in the sandbox, without network): its log is above",
                 )
-            after = buildcache.folder_state(bot.cwd)
+            after = await trio.to_thread.run_sync(buildcache.folder_state, bot.cwd)
             if before is not None and after is not None:
                 records[bot.name] = buildcache.record_build(bot.build, bot.env, before, after)
-                buildcache.save_records(work, records)
+                await trio.to_thread.run_sync(buildcache.save_records, work, records)
     v = store.move(v.id, "checking", build_log=log)
     env = bot.env
     if env and not (limits.sandbox and limits.clean_env):
@@ -253,7 +264,7 @@ async def gauntlet(rt: SiteRuntime, v: Version) -> dict[str, Any]:
         league = site.pool_league(bots, out=out, schedule=schedule)
     except UserError as exc:
         return msgspec.to_builtins(GauntletResult(skipped=f"no gauntlet: {exc}"))  # type: ignore[no-any-return]
-    league, ledger, _ = open_night(league)
+    league, ledger, _ = await trio.to_thread.run_sync(open_night, league)  # (a resumed gauntlet's ledger read)
     try:
         league = settle_seed(league, ledger)
         stats = await run_league(league, ledger, cluster=rt.cluster)
@@ -270,36 +281,39 @@ async def gauntlet(rt: SiteRuntime, v: Version) -> dict[str, Any]:
 
 
 async def duel(rt: SiteRuntime, v: Version, current: Version) -> dict[str, Any]:
-    """An SPRT duel of the candidate (A) against the entrant's active version (B)."""
+    """An SPRT duel of the candidate (A) against the entrant's active version (B), on the cluster when
+    the site has one (as its gauntlets and its ladder), else here; its logs in ``DATA/duels/vID/games``."""
     from referee.league.duel import Duel, DuelSpec, field_seats
-    from referee.league.work import UnitMaker
+    from referee.league.work import Entrant, UnitMaker
     from referee.rules import derive
+    from referee.rules.match import MatchFormat
 
     site = rt.site
     others = pool_entries(rt, leave_out=current.bot)
-    league = site.pool_league([*others, entry(v), entry(current)], out=site.data / "duels", fill="repeat")
+    out = site.data / "duels" / f"v{v.id}"
+    league = site.pool_league([*others, entry(v), entry(current)], out=out, fill="repeat")
     maker = UnitMaker(league)
     index = {b.name: i for i, b in enumerate(league.bots)}
     a, b = maker.entrant(index[v.bot]), maker.entrant(index[current.bot])
     variant = league.variants[0]
     players = min(variant.sizes)
-    field = [maker.entrant(i).bot for i, bt in enumerate(league.bots) if bt.name not in (v.bot, current.bot)]
+    field = [i for i, bt in enumerate(league.bots) if bt.name not in (v.bot, current.bot)]
     if not field and players > 2:
-        field = [a.bot]  # no one else in the pool: copies of the candidate fill the other seats
-    from referee.rules.match import MatchFormat
-
+        field = [a.index]  # no one else in the pool: copies of the candidate fill the other seats
+    seats = field_seats([maker.entrant(i).bot for i in field], players - 2, [v.bot, current.bot])
     m = variant.match
     match = (
         None if m.kind == "single" else MatchFormat(kind=m.kind, hands=m.hands, target=m.target, max_hands=m.max_hands)
     )
-    log_dir = site.data / "duels" / f"v{v.id}"
+    log_dir = out / "games"
     log_dir.mkdir(parents=True, exist_ok=True)
+    cluster = rt.cluster
     spec = DuelSpec(
         rules=variant.rules,
         players=players,
         a=a.bot,
         b=b.bot,
-        field=field_seats(field, players - 2, [v.bot, current.bot]),
+        field=seats,
         # a secret season's seed is not known here (the ladder's ledger keeps it): a fresh secret one
         seed=derive(league.seed, f"site-duel:{v.id}") % (2**31) if league.seed is not None else secrets.randbits(31),
         max_pairs=max(1, site.settings.duel_games // 2),
@@ -307,13 +321,24 @@ async def duel(rt: SiteRuntime, v: Version, current: Version) -> dict[str, Any]:
         match=match,
         clock=a.clock,
         policy=variant.policy(players),
-        concurrency=max(1, min(league.concurrency, 4)),
+        concurrency=max(1, min(league.concurrency, 4) if cluster is None else cluster.slots),
         log_dir=log_dir,
     )
     d = Duel(spec)
-    await d.run()
+    if cluster is None:
+        await d.run()
+        where = "here"
+    else:
+        # the league's bot index of every lineup position (the field's copies as field_seats made them)
+        positions = [a.index, b.index, *(field[k % len(field)] for k in range(len(seats)))]
+        lineup = [Entrant(i, bot, spec.clock) for i, bot in zip(positions, spec.lineup, strict=True)]
+        given_up = await cluster.prepare(league, maker, lambda line: say(rt, line))  # builds, start check
+        async with cluster.executor(league) as remote:
+            await d.run(remote, lineup, given_up=given_up)
+        where = cluster.where
     summary = msgspec.to_builtins(d.summary())
     summary["against"] = current.bot
+    summary["played_on"] = where
     return dict(summary)
 
 
@@ -413,13 +438,16 @@ async def ladder_loop(rt: SiteRuntime, tables: int | None = None) -> None:
                 await rt.pool_changed.wait()
             continue
         site.write_pool(pool_entries(rt))
-        try:
-            ladder = open_ladder(
-                str(site.pool_path),
-                keep_withdrawn=True,
-                say=lambda line: say(rt, line),
-                cluster=rt.cluster,
-                outputs=write_outputs,
+        try:  # (in a thread: it reads the season's whole ledger into its tally)
+            ladder = await trio.to_thread.run_sync(
+                partial(
+                    open_ladder,
+                    str(site.pool_path),
+                    keep_withdrawn=True,
+                    say=lambda line: say(rt, line),
+                    cluster=rt.cluster,
+                    outputs=write_outputs,
+                )
             )
         except UserError as exc:
             say(rt, f"the ladder cannot start: {exc}")
@@ -461,3 +489,71 @@ async def background(rt: SiteRuntime) -> None:
     async with trio.open_nursery() as nursery:
         nursery.start_soon(queue_loop, rt)
         nursery.start_soon(ladder_loop, rt)
+
+
+async def background_thread(rt: SiteRuntime, work: Work | None = None) -> None:
+    """:func:`background` (or ``work``) on a trio loop of its own in a thread of its own, until cancelled.
+
+    So nothing the queue and the ladder do can stall the pages and the API: the league's engine does
+    synchronous work on its loop (each game's ledger row and log, a gauntlet's standings, a bot's
+    spawn, the sandbox's one-time probes, the first import of the build, check-bot and league
+    modules), and a loaded machine makes seconds of it. The background gets a runtime of its own on
+    the same site and cluster, with its own connection to the site's database (WAL: the web's reads
+    never wait for it; a write waits at most for one short transaction). ``rt.poke()`` (an upload, a
+    promotion) reaches it through its loop's token. Cancelling this cancels the background's loop
+    and waits until it has ended (every bot process killed)."""
+    bg = SiteRuntime(rt.site, Store.open(rt.site.db_path), rt.cluster)
+    run = work or background
+    scope = trio.CancelScope()
+    lock = threading.Lock()
+    token: list[trio.lowlevel.TrioToken] = []
+    stopping = [False]
+
+    def soon(fn: Callable[[], object]) -> None:
+        try:
+            token[0].run_sync_soon(fn)
+        except trio.RunFinishedError:
+            pass  # the background's loop has ended
+
+    async def main() -> None:
+        with lock:
+            token.append(trio.lowlevel.current_trio_token())
+            if stopping[0]:
+                scope.cancel()
+        rt.forward = lambda: soon(bg.poke)
+        with scope:
+            await run(bg)
+
+    def stop() -> None:
+        with lock:
+            stopping[0] = True
+            if token:
+                soon(scope.cancel)
+
+    web = trio.lowlevel.current_trio_token()
+    ended = trio.Event()
+    failed: list[BaseException] = []
+
+    def body() -> None:
+        try:
+            trio.run(main)
+        except BaseException as exc:  # noqa: BLE001 - handed to the web's loop, raised there
+            failed.append(exc)
+        finally:
+            web.run_sync_soon(ended.set)
+
+    thread = threading.Thread(target=body, name="referee-site-background", daemon=True)
+    try:
+        thread.start()
+        try:
+            await ended.wait()
+        finally:
+            if not ended.is_set():  # cancelled (Ctrl-C, SIGTERM): stop the background, wait for its bots
+                stop()
+                with trio.CancelScope(shield=True):
+                    await ended.wait()
+    finally:
+        rt.forward = None
+        bg.store.close()
+    if failed:
+        raise failed[0]

@@ -17,7 +17,7 @@ def run_host(site: Site, host: str, port: int, *, cluster: Any = None) -> int:
     """Serve ``site`` on ``host:port`` until Ctrl-C, SIGTERM or SIGHUP; return the exit status (130, 143,
     129: the shell's for a program ended by that signal). :class:`UserError` when it cannot listen."""
     from referee.site.app import check_bind, serve
-    from referee.site.pipeline import background
+    from referee.site.pipeline import background_thread
     from referee.site.runtime import SiteRuntime
 
     check_bind(host, port)
@@ -30,7 +30,7 @@ def run_host(site: Site, host: str, port: int, *, cluster: Any = None) -> int:
         # process is killed in a shielded scope on the way out), at a point trio chooses
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
             async with trio.open_nursery() as nursery:
-                binds = await nursery.start(partial(serve, rt, host, port, background=background))
+                binds = await nursery.start(partial(serve, rt, host, port, background=background_thread))
                 for b in binds:
                     print(f"referee host: serving {site.settings.title!r} on {b} (data: {site.data})", file=sys.stderr)
                 async for signum in signals:

@@ -17,7 +17,10 @@ not been decided: :meth:`Store.resume` (at every start) puts ``building`` and ``
 ``received`` (a kill -9 cut that step off; it runs again from the archive kept in ``uploads/``), so
 nothing submitted is ever lost. Every method commits before it returns (one transaction each).
 
-The store is used from the trio thread only (the site's one writer): calls are short and synchronous.
+A store (one connection) is used from one trio loop's thread only: ``referee host`` opens one for
+its web loop and one for its background loop (:func:`referee.site.pipeline.background_thread`);
+calls are short and synchronous, WAL lets either read while the other writes, and a write waits
+(``timeout``) at most for the other's one short transaction.
 """
 
 from __future__ import annotations

@@ -168,3 +168,26 @@ async def test_a_bot_that_does_not_start_is_named() -> None:
     with pytest.raises(UserError, match=r"--bot B 'nobot' could not start"):
         await duel.run()
     assert duel.games == 0 and not processes_with(TAG)
+
+
+async def test_a_duel_played_in_units_by_an_executor_plays_the_same_games(tmp_path: Path) -> None:
+    """The path of a duel on a cluster (``referee host --workers``): the pairs as units of work, played
+    by an executor (here the local one a worker runs); the same games, counted the same, as with pools."""
+    from referee.league.local import LocalExecutor
+    from referee.league.work import Entrant
+
+    here, there = tmp_path / "pools", tmp_path / "units"
+    here.mkdir()
+    there.mkdir()
+    pools = Duel(spec(3, max_pairs=3, test=Sprt(0, 10), log_dir=here))
+    await pools.run()
+    units = Duel(spec(3, max_pairs=3, test=Sprt(0, 10), log_dir=there, concurrency=2))
+    lineup = [Entrant(i, b, CLOCK) for i, b in enumerate(units.spec.lineup)]
+    unit, played = units.unit(0, 2, lineup)
+    assert [g.game_id for g in unit.games] == [p[k].spec.game_id for k in (0, 1) for p in played]
+    assert unit.fresh == {2}  # the second games: fresh processes (no process meets a deal twice)
+    await units.run(LocalExecutor(there), lineup, pairs_per_unit=2)
+    a, b = pools.summary(), units.summary()
+    assert b.games == a.games == 6 and b.pairs == a.pairs == 3 and b.wins + b.draws + b.losses == 6
+    assert sorted(p.name for p in there.iterdir()) == sorted(p.name for p in here.iterdir())
+    assert [t.games for t in b.bots] == [6, 6, 6] and not processes_with(TAG)

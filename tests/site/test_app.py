@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -15,6 +14,7 @@ import httpx
 import pytest
 
 from referee.site.runtime import SiteRuntime
+from tests.site.conftest import referee_env
 
 
 def _free_port() -> int:
@@ -28,6 +28,7 @@ def start_host(site: Path, port: int, *extra: str) -> subprocess.Popen[bytes]:
         [sys.executable, "-m", "referee", "host", str(site), "--bind", f"127.0.0.1:{port}", *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        env=referee_env(),
     )
 
 
@@ -42,24 +43,6 @@ def wait_up(port: int, proc: subprocess.Popen[bytes], timeout: float = 90.0) -> 
         except httpx.TransportError:
             time.sleep(0.1)
     raise AssertionError("referee host did not start")
-
-
-def test_host_serves_the_home_page_and_stops_on_sigterm(site_path: Path) -> None:
-    port = _free_port()
-    proc = start_host(site_path, port)
-    try:
-        wait_up(port, proc)
-        r = httpx.get(f"http://127.0.0.1:{port}/")
-        assert r.status_code == 200
-        assert "Test league" in r.text and "Log in" in r.text
-        assert httpx.get(f"http://127.0.0.1:{port}/static/site.css").status_code == 200
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 143, err.decode()
-    lines = [json.loads(x) for x in err.decode().splitlines() if x.startswith("{")]
-    home = next(x for x in lines if x["path"] == "/")
-    assert home["method"] == "GET" and home["status"] == 200 and home["ms"] >= 0
 
 
 async def test_home_page_in_process(client: httpx.AsyncClient, runtime: SiteRuntime) -> None:

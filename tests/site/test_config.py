@@ -15,10 +15,10 @@ from tests.site.conftest import SITE_TOML, write_site
 def test_a_site_loads_with_its_league_and_settings(site_path: Path) -> None:
     site = load_site(site_path)
     assert site.settings.title == "Test league" and site.settings.promote == "sprt"
-    assert site.house_bots == ["house-random", "house-tracker"]
+    assert site.house_bots == ["house-random", "house-random-2"]
     assert site.data == site_path.parent / "site-data" and site.league_out == site.data / "league"
     pool = site.pool_dict([{"name": "a-v1", "command": "./bot", "cwd": "/x"}])
-    assert [b["name"] for b in pool["bots"]] == ["house-random", "house-tracker", "a-v1"]
+    assert [b["name"] for b in pool["bots"]] == ["house-random", "house-random-2", "a-v1"]
     assert pool["out"] == str(site.league_out) and all(Path(b["cwd"]).is_absolute() for b in pool["bots"])
 
 

@@ -45,7 +45,7 @@ def _active_version(runtime: SiteRuntime, name: str, *, build_log: str = "", std
     out = runtime.site.league_out
     out.mkdir(parents=True, exist_ok=True)
     with Ledger.in_dir(out) as ledger:
-        bots = [v.bot, "house-random", "house-tracker"]
+        bots = [v.bot, "house-random", "house-random-2"]
         fault = {"seat": 0, "bot": v.bot, "fault": "crash", "detail": f"exited 1; stderr ends: '{stderr}'"}
         ledger.record(
             GameRow(

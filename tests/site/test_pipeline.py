@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from referee.site import pipeline
 from referee.site.api import receive_version
 from referee.site.archive import pack_folder
@@ -41,10 +43,9 @@ async def test_versions_through_the_pipeline_and_the_ladder(tmp_path: Path) -> N
     rt = SiteRuntime.open(load_site(write_site(tmp_path, text=text)))
     try:
         rt.store.add_entrant("alice")
-        py = bot_folder(tmp_path, "python", 'command = ["{python}", "bot.py"]\nruntime = "python"\n')
         c = bot_folder(tmp_path, "c", 'command = ["./bot"]\nbuild = "cc -O2 -o bot bot.c"\nruntime = "c"\n')
         broken = bot_folder(tmp_path, "c", 'command = ["./bot"]\nbuild = "cc -o bot missing.c"\n')
-        silent = bot_folder(tmp_path, "python", 'command = ["{python}", "-c", "import sys; sys.exit(3)"]\n')
+        silent = bot_folder(tmp_path, "c", 'command = ["sh", "-c", "exit 3"]\n')
 
         v1 = await pipeline.build_and_check(rt, await submit(rt, "alice", c))
         assert v1.state == "candidate" and v1.check_report and v1.check_report["ok"]
@@ -53,7 +54,12 @@ async def test_versions_through_the_pipeline_and_the_ladder(tmp_path: Path) -> N
         assert v1.state == "active" and v1.gauntlet and v1.gauntlet["games"] > 0  # the first version: active
         assert [t.state for t in rt.store.transitions(v1.id)][-3:] == ["candidate", "candidate", "active"]
 
-        v2 = await submit(rt, "alice", py)  # check-bot is v1's test: v2 goes straight to its trial
+        # v2: v1's built folder again (a C bot: quick games), without its build; check-bot is v1's test:
+        # v2 goes straight to its trial
+        built = tmp_path / "built"
+        shutil.copytree(v1.folder or "", built)
+        (built / "referee.toml").write_text('command = ["./bot"]\nruntime = "c"\n')
+        v2 = await submit(rt, "alice", built)
         for state in ("building", "checking", "candidate"):
             v2 = rt.store.move(v2.id, state)
         v2 = await pipeline.trial(rt, v2)
@@ -73,7 +79,7 @@ async def test_versions_through_the_pipeline_and_the_ladder(tmp_path: Path) -> N
         history = rt.store.rating_history(rt.store.active()[0].bot)
         assert len(history) == 1 and history[0].games > 0
         board = rt.leaderboard()
-        assert {r.bot for r in board} >= {"house-random", "house-tracker", rt.store.active()[0].bot}
+        assert {r.bot for r in board} >= {"house-random", "house-random-2", rt.store.active()[0].bot}
         assert (rt.site.league_out / "ledger.sqlite").exists() and (rt.site.league_out / "report.html").exists()
         assert "alice-v1" in rt.site.pool_path.read_text() or v2.state == "active"
         await _games_are_private_where_they_should_be(rt)
@@ -81,14 +87,15 @@ async def test_versions_through_the_pipeline_and_the_ladder(tmp_path: Path) -> N
         rt.store.close()
 
 
-async def test_host_mode_waits_for_the_host(tmp_path: Path) -> None:
+async def test_host_mode_waits_for_the_host(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from tests.site.conftest import SITE_TOML
 
     text = SITE_TOML.split("[site]")[0] + FAST + 'promote = "host"\n'
     rt = SiteRuntime.open(load_site(write_site(tmp_path, text=text)))
     try:
         rt.store.add_entrant("bob")
-        v = await submit(rt, "bob", bot_folder(tmp_path, "python", 'command = ["{python}", "bot.py"]\n'))
+        folder = bot_folder(tmp_path, "python", 'command = ["{python}", "bot.py"]\n')
+        v = await submit(rt, "bob", folder)
         rt.store.move(v.id, "building")
         rt.store.move(v.id, "checking")
         v = rt.store.move(v.id, "candidate", gauntlet={"skipped": "test"})
@@ -105,6 +112,15 @@ async def test_host_mode_waits_for_the_host(tmp_path: Path) -> None:
             r = await client.post(f"/api/versions/{v.id}/promote", headers={"Authorization": f"Bearer {host}"})
         assert r.status_code == 200 and r.json()["state"] == "active"
         assert rt.store.transitions(v.id)[-1].note == "promoted by the host"
+        # `referee host SITE.toml promote ID` (another process's, as a host's shell is): the active one retired
+        w = await submit(rt, "bob", folder)
+        for state in ("building", "checking", "candidate"):
+            rt.store.move(w.id, state)
+        from referee.cli import main
+
+        assert main(["host", str(rt.site.path), "promote", str(w.id)]) == 0
+        assert "(bob-v2) is active" in capsys.readouterr().out
+        assert rt.store.version(w.id).state == "active" and rt.store.version(v.id).state == "retired"  # type: ignore[union-attr]
     finally:
         rt.store.close()
 
@@ -164,3 +180,48 @@ async def test_a_version_killed_before_it_was_unpacked_is_unpacked_again(runtime
     archive.unlink()
     w = await pipeline.unpack_again(runtime, runtime.store.add_version(e, str(archive)))
     assert w.state == "failed" and "archive is gone" in (w.error or "")
+
+
+async def test_the_site_answers_while_its_background_loop_is_blocked(runtime: SiteRuntime) -> None:
+    """The queue and the ladder run on a loop of their own (``background_thread``): a background stuck
+    in synchronous work (a ledger write, a standings fit, a spawn on a loaded machine) cannot hold up a
+    request. Here the background blocks its loop outright until the test has had its answers."""
+    import threading
+
+    import httpx
+    import trio
+
+    from referee.site.app import make_app
+
+    entered, release = threading.Event(), threading.Event()
+    seen: list[str] = []
+
+    async def stuck(bg: SiteRuntime) -> None:
+        assert bg is not runtime and bg.store is not runtime.store  # its own runtime and connection
+        entered.set()
+        # synchronous: nothing else runs on the background's loop meanwhile (on the web's loop this would
+        # hold every request until the wait gave up: then the test fails, it does not hang)
+        seen.append("released" if release.wait(120) else "gave up")
+        await bg.wake.wait()  # the web's poke reaches it through its loop
+        seen.append("poked")
+        try:
+            await trio.sleep_forever()
+        finally:
+            seen.append("cancelled")
+
+    token = runtime.store.add_entrant("alice")
+    transport = httpx.ASGITransport(app=make_app(runtime, access_log=runtime.log.append))
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client, trio.open_nursery() as nursery:
+        nursery.start_soon(pipeline.background_thread, runtime, stuck)
+        await trio.to_thread.run_sync(entered.wait)
+        r = await client.get("/api/me", headers={"Authorization": f"Bearer {token}"})
+        assert r.status_code == 200 and r.json()["name"] == "alice"
+        assert (await client.get("/")).status_code == 200
+        assert not release.is_set() and not seen  # answered while the background was blocked
+        release.set()
+        assert runtime.forward is not None  # (set by the background as it started)
+        runtime.poke()
+        while len(seen) < 2:  # noqa: ASYNC110  (seen is appended on the background's thread: polled)
+            await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+    assert seen == ["released", "poked", "cancelled"] and runtime.forward is None
