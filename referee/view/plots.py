@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Noto Sans', 'DejaVu Sans', sans-serif"
@@ -161,6 +161,105 @@ def standings_rows(st: Mapping[str, Any], scopes: Iterable[str] | None = None) -
 # --------------------------------------------------------------------------- interval plots (small multiples)
 
 
+def _panel_frame(
+    scope: str,
+    *,
+    x0: float,
+    y0: float,
+    top: float,
+    bottom: float,
+    panel_w: float,
+    ticks: Sequence[float],
+    step: float,
+    sx: Callable[[float], float],
+    ref: tuple[float, str] | None,
+) -> list[str]:
+    """A panel's frame: its group's opening tag, scope title, box, ticks and dashed reference line."""
+    out = [f'<g class="panel" data-scope="{_e(scope)}">']
+    out.append(
+        f'<text x="{_f(x0 + panel_w / 2)}" y="{_f(y0 + 14)}" text-anchor="middle" font-weight="600">'
+        f"{_e(_fit(scope, 12, panel_w - 8, bold=True))}<title>{_e(scope)}</title></text>"
+    )
+    out.append(
+        f'<rect x="{_f(x0)}" y="{_f(top)}" width="{_f(panel_w)}" height="{_f(bottom - top)}" '
+        f'fill="#fafbfc" stroke="{GRID}"/>'
+    )
+    for t in ticks:
+        x = sx(t)
+        out.append(f'<line x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(bottom)}" stroke="{GRID}"/>')
+        out.append(
+            f'<text x="{_f(x)}" y="{_f(bottom + 14)}" text-anchor="middle" font-size="10.5" '
+            f'fill="{MUTED}">{_e(_tick_label(t, step))}</text>'
+        )
+    if ref is not None:
+        x = sx(ref[0])
+        out.append(
+            f'<line x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(bottom)}" stroke="{MUTED}" '
+            f'stroke-dasharray="4 3"><title>{_e(ref[1])}</title></line>'
+        )
+    return out
+
+
+def _panel_marks(
+    scope: str,
+    rows: Mapping[str, Mapping[str, Any]],
+    bots: Sequence[str],
+    *,
+    x0: float,
+    top: float,
+    row_h: float,
+    panel_w: float,
+    colour: str,
+    sx: Callable[[float], float],
+    point: str,
+    lo_of: Any,
+    hi_of: Any,
+    tooltip: Any,
+) -> list[str]:
+    """A panel's rows: the alternate rows' stripes and each bot's dot with its interval bar."""
+    out: list[str] = []
+    for i, bot in enumerate(bots):
+        cy = top + row_h * (i + 0.5)
+        if i % 2:
+            out.append(
+                f'<rect x="{_f(x0 + 1)}" y="{_f(top + row_h * i)}" width="{_f(panel_w - 2)}" '
+                f'height="{_f(row_h)}" fill="#f1f3f6"/>'
+            )
+        r = rows.get(bot)
+        if r is None or not _finite(r[point]):
+            continue
+        lo_v, hi_v = lo_of(r), hi_of(r)
+        tip = _e(tooltip(scope, r))
+        out.append(f'<g class="mark" data-bot="{_e(bot)}"><title>{tip}</title>')
+        if _finite(lo_v) and _finite(hi_v):
+            out.append(
+                f'<line x1="{_f(sx(lo_v))}" y1="{_f(cy)}" x2="{_f(sx(hi_v))}" y2="{_f(cy)}" '
+                f'stroke="{colour}" stroke-width="2.5" stroke-linecap="round"/>'
+            )
+            for v in (lo_v, hi_v):
+                out.append(
+                    f'<line x1="{_f(sx(v))}" y1="{_f(cy - 5)}" x2="{_f(sx(v))}" y2="{_f(cy + 5)}" '
+                    f'stroke="{colour}" stroke-width="2"/>'
+                )
+        out.append(
+            f'<circle cx="{_f(sx(r[point]))}" cy="{_f(cy)}" r="4.5" fill="{colour}" stroke="#fff" '
+            f'stroke-width="1.5"/></g>'
+        )
+    return out
+
+
+def _row_labels(bots: Sequence[str], *, top: float, row_h: float, label_w: float) -> list[str]:
+    """The bots' names right-aligned left of a panel row, shortened, the full name as tooltip."""
+    out: list[str] = []
+    for i, bot in enumerate(bots):
+        cy = top + row_h * (i + 0.5)
+        out.append(
+            f'<text class="label" x="{_f(label_w - 8)}" y="{_f(cy + 4)}" text-anchor="end">'
+            f"{_e(_short(bot))}<title>{_e(bot)}</title></text>"
+        )
+    return out
+
+
 def _interval_panels(
     scopes: Mapping[str, Sequence[Mapping[str, Any]]],
     *,
@@ -223,64 +322,27 @@ def _interval_panels(
 
         top = y0 + panel_head
         bottom = top + row_h * len(bots)
-        out.append(f'<g class="panel" data-scope="{_e(scope)}">')
-        out.append(
-            f'<text x="{_f(x0 + panel_w / 2)}" y="{_f(y0 + 14)}" text-anchor="middle" font-weight="600">'
-            f"{_e(_fit(scope, 12, panel_w - 8, bold=True))}<title>{_e(scope)}</title></text>"
+        out += _panel_frame(
+            scope, x0=x0, y0=y0, top=top, bottom=bottom, panel_w=panel_w, ticks=ticks, step=step, sx=sx, ref=ref
         )
-        out.append(
-            f'<rect x="{_f(x0)}" y="{_f(top)}" width="{_f(panel_w)}" height="{_f(bottom - top)}" '
-            f'fill="#fafbfc" stroke="{GRID}"/>'
+        out += _panel_marks(
+            scope,
+            rows,
+            bots,
+            x0=x0,
+            top=top,
+            row_h=row_h,
+            panel_w=panel_w,
+            colour=PALETTE[gi % len(PALETTE)],
+            sx=sx,
+            point=point,
+            lo_of=lo_of,
+            hi_of=hi_of,
+            tooltip=tooltip,
         )
-        for t in ticks:
-            x = sx(t)
-            out.append(f'<line x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(bottom)}" stroke="{GRID}"/>')
-            out.append(
-                f'<text x="{_f(x)}" y="{_f(bottom + 14)}" text-anchor="middle" font-size="10.5" '
-                f'fill="{MUTED}">{_e(_tick_label(t, step))}</text>'
-            )
-        if ref is not None:
-            x = sx(ref[0])
-            out.append(
-                f'<line x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(bottom)}" stroke="{MUTED}" '
-                f'stroke-dasharray="4 3"><title>{_e(ref[1])}</title></line>'
-            )
-        colour = PALETTE[gi % len(PALETTE)]
-        for i, bot in enumerate(bots):
-            cy = top + row_h * (i + 0.5)
-            if i % 2:
-                out.append(
-                    f'<rect x="{_f(x0 + 1)}" y="{_f(top + row_h * i)}" width="{_f(panel_w - 2)}" '
-                    f'height="{_f(row_h)}" fill="#f1f3f6"/>'
-                )
-            r = rows.get(bot)
-            if r is None or not _finite(r[point]):
-                continue
-            lo_v, hi_v = lo_of(r), hi_of(r)
-            tip = _e(tooltip(scope, r))
-            out.append(f'<g class="mark" data-bot="{_e(bot)}"><title>{tip}</title>')
-            if _finite(lo_v) and _finite(hi_v):
-                out.append(
-                    f'<line x1="{_f(sx(lo_v))}" y1="{_f(cy)}" x2="{_f(sx(hi_v))}" y2="{_f(cy)}" '
-                    f'stroke="{colour}" stroke-width="2.5" stroke-linecap="round"/>'
-                )
-                for v in (lo_v, hi_v):
-                    out.append(
-                        f'<line x1="{_f(sx(v))}" y1="{_f(cy - 5)}" x2="{_f(sx(v))}" y2="{_f(cy + 5)}" '
-                        f'stroke="{colour}" stroke-width="2"/>'
-                    )
-            out.append(
-                f'<circle cx="{_f(sx(r[point]))}" cy="{_f(cy)}" r="4.5" fill="{colour}" stroke="#fff" '
-                f'stroke-width="1.5"/></g>'
-            )
         out.append("</g>")
         if col == 0:
-            for i, bot in enumerate(bots):
-                cy = top + row_h * (i + 0.5)
-                out.append(
-                    f'<text class="label" x="{_f(label_w - 8)}" y="{_f(cy + 4)}" text-anchor="end">'
-                    f"{_e(_short(bot))}<title>{_e(bot)}</title></text>"
-                )
+            out += _row_labels(bots, top=top, row_h=row_h, label_w=label_w)
     return _svg(width, height, title, desc, out)
 
 
