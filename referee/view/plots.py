@@ -439,6 +439,71 @@ def _share_colour(p: float) -> str:
     return "#" + "".join(f"{c:02x}" for c in rgb)
 
 
+def _heatmap_labels(
+    bots: Sequence[str], labels: Sequence[str], *, left: float, top: float, cell: float, font: float
+) -> list[str]:
+    """The heat map's row labels (right-aligned, left of the grid) and column labels (at -45 degrees, above)."""
+    out: list[str] = []
+    for i, (bot, label) in enumerate(zip(bots, labels, strict=True)):
+        cy = top + cell * (i + 0.5)
+        out.append(
+            f'<text class="label" x="{_f(left - 6)}" y="{_f(cy + 4)}" text-anchor="end" font-size="{_f(font)}">'
+            f"{_e(label)}<title>{_e(bot)}</title></text>"
+        )
+        cx = left + cell * (i + 0.5)
+        out.append(
+            f'<text class="label" transform="translate({_f(cx + 3)},{_f(top - 6)}) rotate(-45)" '
+            f'font-size="{_f(font)}">{_e(label)}<title>{_e(bot)}</title></text>'
+        )
+    return out
+
+
+def _heatmap_cell(
+    a: str, b: str, c: Mapping[str, int] | None, *, x: float, y: float, cell: float, show_text: bool
+) -> list[str]:
+    """One off-diagonal cell: white when ``a`` and ``b`` never met, else coloured by ``above / met``."""
+    met = int(c.get("met", 0)) if c else 0
+    if not met:
+        return [
+            f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(cell)}" height="{_f(cell)}" fill="#fff" '
+            f'stroke="{GRID}"><title>{_e(a)} and {_e(b)} never met</title></rect>'
+        ]
+    above = int(c.get("above", 0)) if c else 0
+    p = above / met
+    tip = f"{a} finished above {b} in {above} of {met} meetings ({100 * p:.0f}%)"
+    out = [
+        f'<g class="cell" data-row="{_e(a)}" data-col="{_e(b)}"><title>{_e(tip)}</title>'
+        f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(cell)}" height="{_f(cell)}" '
+        f'fill="{_share_colour(p)}" stroke="#fff"/>'
+    ]
+    if show_text:
+        ink = "#fff" if abs(p - 0.5) > 0.3 else INK
+        out.append(
+            f'<text x="{_f(x + cell / 2)}" y="{_f(y + cell / 2 + 4)}" text-anchor="middle" '
+            f'font-size="10.5" fill="{ink}">{100 * p:.0f}</text>'
+        )
+    out.append("</g>")
+    return out
+
+
+def _heatmap_legend(lx: float, ly: float) -> list[str]:
+    """The heat map's legend: a stepped colour bar from 0% (row below) to 100% (row above)."""
+    out: list[str] = []
+    steps = 10
+    seg = 26.0
+    for k in range(steps):
+        out.append(
+            f'<rect x="{_f(lx + k * seg)}" y="{_f(ly)}" width="{_f(seg)}" height="10" '
+            f'fill="{_share_colour((k + 0.5) / steps)}"/>'
+        )
+    out.append(f'<text x="{_f(lx)}" y="{_f(ly + 24)}" font-size="10.5" fill="{MUTED}">0% (row below)</text>')
+    out.append(
+        f'<text x="{_f(lx + steps * seg)}" y="{_f(ly + 24)}" font-size="10.5" fill="{MUTED}" '
+        f'text-anchor="end">100% (row above)</text>'
+    )
+    return out
+
+
 def head_to_head_heatmap(
     bots: Sequence[str],
     h2h: Mapping[str, Mapping[str, Mapping[str, int]]],
@@ -466,17 +531,7 @@ def head_to_head_heatmap(
     width = max(left + grid + label_w * diag + 12, left + 280)
     height = top + grid + legend_h
     out = [f'<text x="8" y="20" font-size="14" font-weight="600">{_e(title)}</text>']
-    for i, (bot, label) in enumerate(zip(bots, labels, strict=True)):
-        cy = top + cell * (i + 0.5)
-        out.append(
-            f'<text class="label" x="{_f(left - 6)}" y="{_f(cy + 4)}" text-anchor="end" font-size="{_f(font)}">'
-            f"{_e(label)}<title>{_e(bot)}</title></text>"
-        )
-        cx = left + cell * (i + 0.5)
-        out.append(
-            f'<text class="label" transform="translate({_f(cx + 3)},{_f(top - 6)}) rotate(-45)" '
-            f'font-size="{_f(font)}">{_e(label)}<title>{_e(bot)}</title></text>'
-        )
+    out += _heatmap_labels(bots, labels, left=left, top=top, cell=cell, font=font)
     show_text = cell >= 30
     for i, a in enumerate(bots):
         for j, b in enumerate(bots):
@@ -487,44 +542,8 @@ def head_to_head_heatmap(
                     f"<title>{_e(a)}</title></rect>"
                 )
                 continue
-            c = h2h.get(a, {}).get(b)
-            met = int(c.get("met", 0)) if c else 0
-            if not met:
-                out.append(
-                    f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(cell)}" height="{_f(cell)}" fill="#fff" '
-                    f'stroke="{GRID}"><title>{_e(a)} and {_e(b)} never met</title></rect>'
-                )
-                continue
-            above = int(c.get("above", 0)) if c else 0
-            p = above / met
-            tip = f"{a} finished above {b} in {above} of {met} meetings ({100 * p:.0f}%)"
-            out.append(
-                f'<g class="cell" data-row="{_e(a)}" data-col="{_e(b)}"><title>{_e(tip)}</title>'
-                f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(cell)}" height="{_f(cell)}" '
-                f'fill="{_share_colour(p)}" stroke="#fff"/>'
-            )
-            if show_text:
-                ink = "#fff" if abs(p - 0.5) > 0.3 else INK
-                out.append(
-                    f'<text x="{_f(x + cell / 2)}" y="{_f(y + cell / 2 + 4)}" text-anchor="middle" '
-                    f'font-size="10.5" fill="{ink}">{100 * p:.0f}</text>'
-                )
-            out.append("</g>")
-    # legend: a stepped colour bar from 0% to 100%
-    ly = top + grid + 16
-    lx = left
-    steps = 10
-    seg = 26.0
-    for k in range(steps):
-        out.append(
-            f'<rect x="{_f(lx + k * seg)}" y="{_f(ly)}" width="{_f(seg)}" height="10" '
-            f'fill="{_share_colour((k + 0.5) / steps)}"/>'
-        )
-    out.append(f'<text x="{_f(lx)}" y="{_f(ly + 24)}" font-size="10.5" fill="{MUTED}">0% (row below)</text>')
-    out.append(
-        f'<text x="{_f(lx + steps * seg)}" y="{_f(ly + 24)}" font-size="10.5" fill="{MUTED}" '
-        f'text-anchor="end">100% (row above)</text>'
-    )
+            out += _heatmap_cell(a, b, h2h.get(a, {}).get(b), x=x, y=y, cell=cell, show_text=show_text)
+    out += _heatmap_legend(left, top + grid + 16)
     desc = (
         "A matrix of bots: each cell is the share of meetings in which the row's bot finished strictly above "
         "the column's bot; ties count for neither."
