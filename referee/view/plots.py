@@ -579,6 +579,73 @@ def think_samples(rows: Iterable[Any], variant: str | None = None) -> dict[str, 
     return out
 
 
+def _log_axis(
+    *, x0: float, plot_w: float, top: float, bottom: float, lo_e: int, hi_e: int, sx: Callable[[float], float]
+) -> list[str]:
+    """The think-time plot's axes: its box, a grid line per decade (at most 8 labelled) and the axis title."""
+    out = [
+        (
+            f'<rect x="{_f(x0)}" y="{_f(top)}" width="{_f(plot_w)}" height="{_f(bottom - top)}" fill="#fafbfc" '
+            f'stroke="{GRID}"/>'
+        ),
+    ]
+    decades = list(range(lo_e, hi_e + 1))
+    label_every = max(1, math.ceil(len(decades) / 8))
+    for k, e in enumerate(decades):
+        x = sx(10.0**e)
+        out.append(f'<line x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(bottom)}" stroke="{GRID}"/>')
+        if k % label_every == 0:
+            v = 10.0**e
+            text = f"{v:g}" if v >= 1e-3 else f"1e{e}"
+            out.append(
+                f'<text x="{_f(x)}" y="{_f(bottom + 14)}" text-anchor="middle" font-size="10.5" '
+                f'fill="{MUTED}">{_e(text)}</text>'
+            )
+    out.append(
+        f'<text x="{_f(x0 + plot_w / 2)}" y="{_f(bottom + 29)}" text-anchor="middle" font-size="11" '
+        f'fill="{MUTED}">ms per decision (mean of a game)</text>'
+    )
+    return out
+
+
+def _think_box(
+    bot: str,
+    xs: Sequence[float],
+    *,
+    cy: float,
+    row_h: float,
+    colour: str,
+    sx: Callable[[float], float],
+    max_points: int,
+) -> list[str]:
+    """One bot's mark from its sorted samples ``xs``: strip of games, whiskers, quartile box, median."""
+    q1, med, q3 = (_quantile(xs, q) for q in (0.25, 0.5, 0.75))
+    p5, p95 = _quantile(xs, 0.05), _quantile(xs, 0.95)
+    tip = (
+        f"{bot}: {len(xs)} games; median {med:.3g} ms, quartiles {q1:.3g} to {q3:.3g} ms, "
+        f"5th to 95th percentile {p5:.3g} to {p95:.3g} ms, max {xs[-1]:.3g} ms"
+    )
+    out = [f'<g class="mark" data-bot="{_e(bot)}"><title>{_e(tip)}</title>']
+    # strip: evenly picked sorted values, deterministic jitter
+    k = len(xs)
+    picks = xs if k <= max_points else [xs[round(j * (k - 1) / (max_points - 1))] for j in range(max_points)]
+    for j, v in enumerate(picks):
+        jitter = ((j * 0.6180339887) % 1.0 - 0.5) * (row_h - 10)
+        out.append(f'<circle cx="{_f(sx(v))}" cy="{_f(cy + jitter)}" r="1.8" fill="{colour}" fill-opacity="0.35"/>')
+    out.append(
+        f'<line x1="{_f(sx(p5))}" y1="{_f(cy)}" x2="{_f(sx(p95))}" y2="{_f(cy)}" stroke="{INK}" stroke-width="1.2"/>'
+    )
+    out.append(
+        f'<rect x="{_f(sx(q1))}" y="{_f(cy - 6)}" width="{_f(max(1.5, sx(q3) - sx(q1)))}" height="12" '
+        f'fill="{colour}" fill-opacity="0.25" stroke="{colour}" stroke-width="1.5"/>'
+    )
+    out.append(
+        f'<line x1="{_f(sx(med))}" y1="{_f(cy - 7)}" x2="{_f(sx(med))}" y2="{_f(cy + 7)}" '
+        f'stroke="{INK}" stroke-width="2.5"/></g>'
+    )
+    return out
+
+
 def think_time_plot(
     samples: Mapping[str, Sequence[float]],
     *,
@@ -612,29 +679,8 @@ def think_time_plot(
     def sx(v: float) -> float:
         return x0 + 8 + (math.log10(v) - lo_e) / (hi_e - lo_e) * (plot_w - 16)
 
-    out = [
-        f'<text x="8" y="20" font-size="14" font-weight="600">{_e(title)}</text>',
-        (
-            f'<rect x="{_f(x0)}" y="{_f(top)}" width="{_f(plot_w)}" height="{_f(bottom - top)}" fill="#fafbfc" '
-            f'stroke="{GRID}"/>'
-        ),
-    ]
-    decades = list(range(lo_e, hi_e + 1))
-    label_every = max(1, math.ceil(len(decades) / 8))
-    for k, e in enumerate(decades):
-        x = sx(10.0**e)
-        out.append(f'<line x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(bottom)}" stroke="{GRID}"/>')
-        if k % label_every == 0:
-            v = 10.0**e
-            text = f"{v:g}" if v >= 1e-3 else f"1e{e}"
-            out.append(
-                f'<text x="{_f(x)}" y="{_f(bottom + 14)}" text-anchor="middle" font-size="10.5" '
-                f'fill="{MUTED}">{_e(text)}</text>'
-            )
-    out.append(
-        f'<text x="{_f(x0 + plot_w / 2)}" y="{_f(bottom + 29)}" text-anchor="middle" font-size="11" '
-        f'fill="{MUTED}">ms per decision (mean of a game)</text>'
-    )
+    out = [f'<text x="8" y="20" font-size="14" font-weight="600">{_e(title)}</text>']
+    out += _log_axis(x0=x0, plot_w=plot_w, top=top, bottom=bottom, lo_e=lo_e, hi_e=hi_e, sx=sx)
     for i, bot in enumerate(bots):
         xs = data[bot]
         cy = top + row_h * (i + 0.5)
@@ -649,32 +695,7 @@ def think_time_plot(
         )
         if not xs:
             continue
-        colour = PALETTE[i % len(PALETTE)]
-        q1, med, q3 = (_quantile(xs, q) for q in (0.25, 0.5, 0.75))
-        p5, p95 = _quantile(xs, 0.05), _quantile(xs, 0.95)
-        tip = (
-            f"{bot}: {len(xs)} games; median {med:.3g} ms, quartiles {q1:.3g} to {q3:.3g} ms, "
-            f"5th to 95th percentile {p5:.3g} to {p95:.3g} ms, max {xs[-1]:.3g} ms"
-        )
-        out.append(f'<g class="mark" data-bot="{_e(bot)}"><title>{_e(tip)}</title>')
-        # strip: evenly picked sorted values, deterministic jitter
-        k = len(xs)
-        picks = xs if k <= max_points else [xs[round(j * (k - 1) / (max_points - 1))] for j in range(max_points)]
-        for j, v in enumerate(picks):
-            jitter = ((j * 0.6180339887) % 1.0 - 0.5) * (row_h - 10)
-            out.append(f'<circle cx="{_f(sx(v))}" cy="{_f(cy + jitter)}" r="1.8" fill="{colour}" fill-opacity="0.35"/>')
-        out.append(
-            f'<line x1="{_f(sx(p5))}" y1="{_f(cy)}" x2="{_f(sx(p95))}" y2="{_f(cy)}" stroke="{INK}" '
-            f'stroke-width="1.2"/>'
-        )
-        out.append(
-            f'<rect x="{_f(sx(q1))}" y="{_f(cy - 6)}" width="{_f(max(1.5, sx(q3) - sx(q1)))}" height="12" '
-            f'fill="{colour}" fill-opacity="0.25" stroke="{colour}" stroke-width="1.5"/>'
-        )
-        out.append(
-            f'<line x1="{_f(sx(med))}" y1="{_f(cy - 7)}" x2="{_f(sx(med))}" y2="{_f(cy + 7)}" '
-            f'stroke="{INK}" stroke-width="2.5"/></g>'
-        )
+        out += _think_box(bot, xs, cy=cy, row_h=row_h, colour=PALETTE[i % len(PALETTE)], sx=sx, max_points=max_points)
     desc = (
         "For each bot, the distribution of its per-game mean think time per decision in milliseconds on a "
         "logarithmic axis: box = quartiles, thick line = median, whiskers = 5th to 95th percentile, dots = games."
