@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Noto Sans', 'DejaVu Sans', sans-serif"
@@ -161,6 +161,105 @@ def standings_rows(st: Mapping[str, Any], scopes: Iterable[str] | None = None) -
 # --------------------------------------------------------------------------- interval plots (small multiples)
 
 
+def _panel_frame(
+    scope: str,
+    *,
+    x0: float,
+    y0: float,
+    top: float,
+    bottom: float,
+    panel_w: float,
+    ticks: Sequence[float],
+    step: float,
+    sx: Callable[[float], float],
+    ref: tuple[float, str] | None,
+) -> list[str]:
+    """A panel's frame: its group's opening tag, scope title, box, ticks and dashed reference line."""
+    out = [f'<g class="panel" data-scope="{_e(scope)}">']
+    out.append(
+        f'<text x="{_f(x0 + panel_w / 2)}" y="{_f(y0 + 14)}" text-anchor="middle" font-weight="600">'
+        f"{_e(_fit(scope, 12, panel_w - 8, bold=True))}<title>{_e(scope)}</title></text>"
+    )
+    out.append(
+        f'<rect x="{_f(x0)}" y="{_f(top)}" width="{_f(panel_w)}" height="{_f(bottom - top)}" '
+        f'fill="#fafbfc" stroke="{GRID}"/>'
+    )
+    for t in ticks:
+        x = sx(t)
+        out.append(f'<line x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(bottom)}" stroke="{GRID}"/>')
+        out.append(
+            f'<text x="{_f(x)}" y="{_f(bottom + 14)}" text-anchor="middle" font-size="10.5" '
+            f'fill="{MUTED}">{_e(_tick_label(t, step))}</text>'
+        )
+    if ref is not None:
+        x = sx(ref[0])
+        out.append(
+            f'<line x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(bottom)}" stroke="{MUTED}" '
+            f'stroke-dasharray="4 3"><title>{_e(ref[1])}</title></line>'
+        )
+    return out
+
+
+def _panel_marks(
+    scope: str,
+    rows: Mapping[str, Mapping[str, Any]],
+    bots: Sequence[str],
+    *,
+    x0: float,
+    top: float,
+    row_h: float,
+    panel_w: float,
+    colour: str,
+    sx: Callable[[float], float],
+    point: str,
+    lo_of: Any,
+    hi_of: Any,
+    tooltip: Any,
+) -> list[str]:
+    """A panel's rows: the alternate rows' stripes and each bot's dot with its interval bar."""
+    out: list[str] = []
+    for i, bot in enumerate(bots):
+        cy = top + row_h * (i + 0.5)
+        if i % 2:
+            out.append(
+                f'<rect x="{_f(x0 + 1)}" y="{_f(top + row_h * i)}" width="{_f(panel_w - 2)}" '
+                f'height="{_f(row_h)}" fill="#f1f3f6"/>'
+            )
+        r = rows.get(bot)
+        if r is None or not _finite(r[point]):
+            continue
+        lo_v, hi_v = lo_of(r), hi_of(r)
+        tip = _e(tooltip(scope, r))
+        out.append(f'<g class="mark" data-bot="{_e(bot)}"><title>{tip}</title>')
+        if _finite(lo_v) and _finite(hi_v):
+            out.append(
+                f'<line x1="{_f(sx(lo_v))}" y1="{_f(cy)}" x2="{_f(sx(hi_v))}" y2="{_f(cy)}" '
+                f'stroke="{colour}" stroke-width="2.5" stroke-linecap="round"/>'
+            )
+            for v in (lo_v, hi_v):
+                out.append(
+                    f'<line x1="{_f(sx(v))}" y1="{_f(cy - 5)}" x2="{_f(sx(v))}" y2="{_f(cy + 5)}" '
+                    f'stroke="{colour}" stroke-width="2"/>'
+                )
+        out.append(
+            f'<circle cx="{_f(sx(r[point]))}" cy="{_f(cy)}" r="4.5" fill="{colour}" stroke="#fff" '
+            f'stroke-width="1.5"/></g>'
+        )
+    return out
+
+
+def _row_labels(bots: Sequence[str], *, top: float, row_h: float, label_w: float) -> list[str]:
+    """The bots' names right-aligned left of a panel row, shortened, the full name as tooltip."""
+    out: list[str] = []
+    for i, bot in enumerate(bots):
+        cy = top + row_h * (i + 0.5)
+        out.append(
+            f'<text class="label" x="{_f(label_w - 8)}" y="{_f(cy + 4)}" text-anchor="end">'
+            f"{_e(_short(bot))}<title>{_e(bot)}</title></text>"
+        )
+    return out
+
+
 def _interval_panels(
     scopes: Mapping[str, Sequence[Mapping[str, Any]]],
     *,
@@ -223,64 +322,27 @@ def _interval_panels(
 
         top = y0 + panel_head
         bottom = top + row_h * len(bots)
-        out.append(f'<g class="panel" data-scope="{_e(scope)}">')
-        out.append(
-            f'<text x="{_f(x0 + panel_w / 2)}" y="{_f(y0 + 14)}" text-anchor="middle" font-weight="600">'
-            f"{_e(_fit(scope, 12, panel_w - 8, bold=True))}<title>{_e(scope)}</title></text>"
+        out += _panel_frame(
+            scope, x0=x0, y0=y0, top=top, bottom=bottom, panel_w=panel_w, ticks=ticks, step=step, sx=sx, ref=ref
         )
-        out.append(
-            f'<rect x="{_f(x0)}" y="{_f(top)}" width="{_f(panel_w)}" height="{_f(bottom - top)}" '
-            f'fill="#fafbfc" stroke="{GRID}"/>'
+        out += _panel_marks(
+            scope,
+            rows,
+            bots,
+            x0=x0,
+            top=top,
+            row_h=row_h,
+            panel_w=panel_w,
+            colour=PALETTE[gi % len(PALETTE)],
+            sx=sx,
+            point=point,
+            lo_of=lo_of,
+            hi_of=hi_of,
+            tooltip=tooltip,
         )
-        for t in ticks:
-            x = sx(t)
-            out.append(f'<line x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(bottom)}" stroke="{GRID}"/>')
-            out.append(
-                f'<text x="{_f(x)}" y="{_f(bottom + 14)}" text-anchor="middle" font-size="10.5" '
-                f'fill="{MUTED}">{_e(_tick_label(t, step))}</text>'
-            )
-        if ref is not None:
-            x = sx(ref[0])
-            out.append(
-                f'<line x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(bottom)}" stroke="{MUTED}" '
-                f'stroke-dasharray="4 3"><title>{_e(ref[1])}</title></line>'
-            )
-        colour = PALETTE[gi % len(PALETTE)]
-        for i, bot in enumerate(bots):
-            cy = top + row_h * (i + 0.5)
-            if i % 2:
-                out.append(
-                    f'<rect x="{_f(x0 + 1)}" y="{_f(top + row_h * i)}" width="{_f(panel_w - 2)}" '
-                    f'height="{_f(row_h)}" fill="#f1f3f6"/>'
-                )
-            r = rows.get(bot)
-            if r is None or not _finite(r[point]):
-                continue
-            lo_v, hi_v = lo_of(r), hi_of(r)
-            tip = _e(tooltip(scope, r))
-            out.append(f'<g class="mark" data-bot="{_e(bot)}"><title>{tip}</title>')
-            if _finite(lo_v) and _finite(hi_v):
-                out.append(
-                    f'<line x1="{_f(sx(lo_v))}" y1="{_f(cy)}" x2="{_f(sx(hi_v))}" y2="{_f(cy)}" '
-                    f'stroke="{colour}" stroke-width="2.5" stroke-linecap="round"/>'
-                )
-                for v in (lo_v, hi_v):
-                    out.append(
-                        f'<line x1="{_f(sx(v))}" y1="{_f(cy - 5)}" x2="{_f(sx(v))}" y2="{_f(cy + 5)}" '
-                        f'stroke="{colour}" stroke-width="2"/>'
-                    )
-            out.append(
-                f'<circle cx="{_f(sx(r[point]))}" cy="{_f(cy)}" r="4.5" fill="{colour}" stroke="#fff" '
-                f'stroke-width="1.5"/></g>'
-            )
         out.append("</g>")
         if col == 0:
-            for i, bot in enumerate(bots):
-                cy = top + row_h * (i + 0.5)
-                out.append(
-                    f'<text class="label" x="{_f(label_w - 8)}" y="{_f(cy + 4)}" text-anchor="end">'
-                    f"{_e(_short(bot))}<title>{_e(bot)}</title></text>"
-                )
+            out += _row_labels(bots, top=top, row_h=row_h, label_w=label_w)
     return _svg(width, height, title, desc, out)
 
 
@@ -377,6 +439,71 @@ def _share_colour(p: float) -> str:
     return "#" + "".join(f"{c:02x}" for c in rgb)
 
 
+def _heatmap_labels(
+    bots: Sequence[str], labels: Sequence[str], *, left: float, top: float, cell: float, font: float
+) -> list[str]:
+    """The heat map's row labels (right-aligned, left of the grid) and column labels (at -45 degrees, above)."""
+    out: list[str] = []
+    for i, (bot, label) in enumerate(zip(bots, labels, strict=True)):
+        cy = top + cell * (i + 0.5)
+        out.append(
+            f'<text class="label" x="{_f(left - 6)}" y="{_f(cy + 4)}" text-anchor="end" font-size="{_f(font)}">'
+            f"{_e(label)}<title>{_e(bot)}</title></text>"
+        )
+        cx = left + cell * (i + 0.5)
+        out.append(
+            f'<text class="label" transform="translate({_f(cx + 3)},{_f(top - 6)}) rotate(-45)" '
+            f'font-size="{_f(font)}">{_e(label)}<title>{_e(bot)}</title></text>'
+        )
+    return out
+
+
+def _heatmap_cell(
+    a: str, b: str, c: Mapping[str, int] | None, *, x: float, y: float, cell: float, show_text: bool
+) -> list[str]:
+    """One off-diagonal cell: white when ``a`` and ``b`` never met, else coloured by ``above / met``."""
+    met = int(c.get("met", 0)) if c else 0
+    if not met:
+        return [
+            f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(cell)}" height="{_f(cell)}" fill="#fff" '
+            f'stroke="{GRID}"><title>{_e(a)} and {_e(b)} never met</title></rect>'
+        ]
+    above = int(c.get("above", 0)) if c else 0
+    p = above / met
+    tip = f"{a} finished above {b} in {above} of {met} meetings ({100 * p:.0f}%)"
+    out = [
+        f'<g class="cell" data-row="{_e(a)}" data-col="{_e(b)}"><title>{_e(tip)}</title>'
+        f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(cell)}" height="{_f(cell)}" '
+        f'fill="{_share_colour(p)}" stroke="#fff"/>'
+    ]
+    if show_text:
+        ink = "#fff" if abs(p - 0.5) > 0.3 else INK
+        out.append(
+            f'<text x="{_f(x + cell / 2)}" y="{_f(y + cell / 2 + 4)}" text-anchor="middle" '
+            f'font-size="10.5" fill="{ink}">{100 * p:.0f}</text>'
+        )
+    out.append("</g>")
+    return out
+
+
+def _heatmap_legend(lx: float, ly: float) -> list[str]:
+    """The heat map's legend: a stepped colour bar from 0% (row below) to 100% (row above)."""
+    out: list[str] = []
+    steps = 10
+    seg = 26.0
+    for k in range(steps):
+        out.append(
+            f'<rect x="{_f(lx + k * seg)}" y="{_f(ly)}" width="{_f(seg)}" height="10" '
+            f'fill="{_share_colour((k + 0.5) / steps)}"/>'
+        )
+    out.append(f'<text x="{_f(lx)}" y="{_f(ly + 24)}" font-size="10.5" fill="{MUTED}">0% (row below)</text>')
+    out.append(
+        f'<text x="{_f(lx + steps * seg)}" y="{_f(ly + 24)}" font-size="10.5" fill="{MUTED}" '
+        f'text-anchor="end">100% (row above)</text>'
+    )
+    return out
+
+
 def head_to_head_heatmap(
     bots: Sequence[str],
     h2h: Mapping[str, Mapping[str, Mapping[str, int]]],
@@ -404,17 +531,7 @@ def head_to_head_heatmap(
     width = max(left + grid + label_w * diag + 12, left + 280)
     height = top + grid + legend_h
     out = [f'<text x="8" y="20" font-size="14" font-weight="600">{_e(title)}</text>']
-    for i, (bot, label) in enumerate(zip(bots, labels, strict=True)):
-        cy = top + cell * (i + 0.5)
-        out.append(
-            f'<text class="label" x="{_f(left - 6)}" y="{_f(cy + 4)}" text-anchor="end" font-size="{_f(font)}">'
-            f"{_e(label)}<title>{_e(bot)}</title></text>"
-        )
-        cx = left + cell * (i + 0.5)
-        out.append(
-            f'<text class="label" transform="translate({_f(cx + 3)},{_f(top - 6)}) rotate(-45)" '
-            f'font-size="{_f(font)}">{_e(label)}<title>{_e(bot)}</title></text>'
-        )
+    out += _heatmap_labels(bots, labels, left=left, top=top, cell=cell, font=font)
     show_text = cell >= 30
     for i, a in enumerate(bots):
         for j, b in enumerate(bots):
@@ -425,44 +542,8 @@ def head_to_head_heatmap(
                     f"<title>{_e(a)}</title></rect>"
                 )
                 continue
-            c = h2h.get(a, {}).get(b)
-            met = int(c.get("met", 0)) if c else 0
-            if not met:
-                out.append(
-                    f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(cell)}" height="{_f(cell)}" fill="#fff" '
-                    f'stroke="{GRID}"><title>{_e(a)} and {_e(b)} never met</title></rect>'
-                )
-                continue
-            above = int(c.get("above", 0)) if c else 0
-            p = above / met
-            tip = f"{a} finished above {b} in {above} of {met} meetings ({100 * p:.0f}%)"
-            out.append(
-                f'<g class="cell" data-row="{_e(a)}" data-col="{_e(b)}"><title>{_e(tip)}</title>'
-                f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(cell)}" height="{_f(cell)}" '
-                f'fill="{_share_colour(p)}" stroke="#fff"/>'
-            )
-            if show_text:
-                ink = "#fff" if abs(p - 0.5) > 0.3 else INK
-                out.append(
-                    f'<text x="{_f(x + cell / 2)}" y="{_f(y + cell / 2 + 4)}" text-anchor="middle" '
-                    f'font-size="10.5" fill="{ink}">{100 * p:.0f}</text>'
-                )
-            out.append("</g>")
-    # legend: a stepped colour bar from 0% to 100%
-    ly = top + grid + 16
-    lx = left
-    steps = 10
-    seg = 26.0
-    for k in range(steps):
-        out.append(
-            f'<rect x="{_f(lx + k * seg)}" y="{_f(ly)}" width="{_f(seg)}" height="10" '
-            f'fill="{_share_colour((k + 0.5) / steps)}"/>'
-        )
-    out.append(f'<text x="{_f(lx)}" y="{_f(ly + 24)}" font-size="10.5" fill="{MUTED}">0% (row below)</text>')
-    out.append(
-        f'<text x="{_f(lx + steps * seg)}" y="{_f(ly + 24)}" font-size="10.5" fill="{MUTED}" '
-        f'text-anchor="end">100% (row above)</text>'
-    )
+            out += _heatmap_cell(a, b, h2h.get(a, {}).get(b), x=x, y=y, cell=cell, show_text=show_text)
+    out += _heatmap_legend(left, top + grid + 16)
     desc = (
         "A matrix of bots: each cell is the share of meetings in which the row's bot finished strictly above "
         "the column's bot; ties count for neither."
@@ -495,6 +576,73 @@ def think_samples(rows: Iterable[Any], variant: str | None = None) -> dict[str, 
             th = row.think[s] if s < len(row.think) else None
             if th and int(th.get("count", 0)) > 0 and _finite(th.get("mean_ms")):
                 out.setdefault(bot, []).append(float(th["mean_ms"]))
+    return out
+
+
+def _log_axis(
+    *, x0: float, plot_w: float, top: float, bottom: float, lo_e: int, hi_e: int, sx: Callable[[float], float]
+) -> list[str]:
+    """The think-time plot's axes: its box, a grid line per decade (at most 8 labelled) and the axis title."""
+    out = [
+        (
+            f'<rect x="{_f(x0)}" y="{_f(top)}" width="{_f(plot_w)}" height="{_f(bottom - top)}" fill="#fafbfc" '
+            f'stroke="{GRID}"/>'
+        ),
+    ]
+    decades = list(range(lo_e, hi_e + 1))
+    label_every = max(1, math.ceil(len(decades) / 8))
+    for k, e in enumerate(decades):
+        x = sx(10.0**e)
+        out.append(f'<line x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(bottom)}" stroke="{GRID}"/>')
+        if k % label_every == 0:
+            v = 10.0**e
+            text = f"{v:g}" if v >= 1e-3 else f"1e{e}"
+            out.append(
+                f'<text x="{_f(x)}" y="{_f(bottom + 14)}" text-anchor="middle" font-size="10.5" '
+                f'fill="{MUTED}">{_e(text)}</text>'
+            )
+    out.append(
+        f'<text x="{_f(x0 + plot_w / 2)}" y="{_f(bottom + 29)}" text-anchor="middle" font-size="11" '
+        f'fill="{MUTED}">ms per decision (mean of a game)</text>'
+    )
+    return out
+
+
+def _think_box(
+    bot: str,
+    xs: Sequence[float],
+    *,
+    cy: float,
+    row_h: float,
+    colour: str,
+    sx: Callable[[float], float],
+    max_points: int,
+) -> list[str]:
+    """One bot's mark from its sorted samples ``xs``: strip of games, whiskers, quartile box, median."""
+    q1, med, q3 = (_quantile(xs, q) for q in (0.25, 0.5, 0.75))
+    p5, p95 = _quantile(xs, 0.05), _quantile(xs, 0.95)
+    tip = (
+        f"{bot}: {len(xs)} games; median {med:.3g} ms, quartiles {q1:.3g} to {q3:.3g} ms, "
+        f"5th to 95th percentile {p5:.3g} to {p95:.3g} ms, max {xs[-1]:.3g} ms"
+    )
+    out = [f'<g class="mark" data-bot="{_e(bot)}"><title>{_e(tip)}</title>']
+    # strip: evenly picked sorted values, deterministic jitter
+    k = len(xs)
+    picks = xs if k <= max_points else [xs[round(j * (k - 1) / (max_points - 1))] for j in range(max_points)]
+    for j, v in enumerate(picks):
+        jitter = ((j * 0.6180339887) % 1.0 - 0.5) * (row_h - 10)
+        out.append(f'<circle cx="{_f(sx(v))}" cy="{_f(cy + jitter)}" r="1.8" fill="{colour}" fill-opacity="0.35"/>')
+    out.append(
+        f'<line x1="{_f(sx(p5))}" y1="{_f(cy)}" x2="{_f(sx(p95))}" y2="{_f(cy)}" stroke="{INK}" stroke-width="1.2"/>'
+    )
+    out.append(
+        f'<rect x="{_f(sx(q1))}" y="{_f(cy - 6)}" width="{_f(max(1.5, sx(q3) - sx(q1)))}" height="12" '
+        f'fill="{colour}" fill-opacity="0.25" stroke="{colour}" stroke-width="1.5"/>'
+    )
+    out.append(
+        f'<line x1="{_f(sx(med))}" y1="{_f(cy - 7)}" x2="{_f(sx(med))}" y2="{_f(cy + 7)}" '
+        f'stroke="{INK}" stroke-width="2.5"/></g>'
+    )
     return out
 
 
@@ -531,29 +679,8 @@ def think_time_plot(
     def sx(v: float) -> float:
         return x0 + 8 + (math.log10(v) - lo_e) / (hi_e - lo_e) * (plot_w - 16)
 
-    out = [
-        f'<text x="8" y="20" font-size="14" font-weight="600">{_e(title)}</text>',
-        (
-            f'<rect x="{_f(x0)}" y="{_f(top)}" width="{_f(plot_w)}" height="{_f(bottom - top)}" fill="#fafbfc" '
-            f'stroke="{GRID}"/>'
-        ),
-    ]
-    decades = list(range(lo_e, hi_e + 1))
-    label_every = max(1, math.ceil(len(decades) / 8))
-    for k, e in enumerate(decades):
-        x = sx(10.0**e)
-        out.append(f'<line x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(bottom)}" stroke="{GRID}"/>')
-        if k % label_every == 0:
-            v = 10.0**e
-            text = f"{v:g}" if v >= 1e-3 else f"1e{e}"
-            out.append(
-                f'<text x="{_f(x)}" y="{_f(bottom + 14)}" text-anchor="middle" font-size="10.5" '
-                f'fill="{MUTED}">{_e(text)}</text>'
-            )
-    out.append(
-        f'<text x="{_f(x0 + plot_w / 2)}" y="{_f(bottom + 29)}" text-anchor="middle" font-size="11" '
-        f'fill="{MUTED}">ms per decision (mean of a game)</text>'
-    )
+    out = [f'<text x="8" y="20" font-size="14" font-weight="600">{_e(title)}</text>']
+    out += _log_axis(x0=x0, plot_w=plot_w, top=top, bottom=bottom, lo_e=lo_e, hi_e=hi_e, sx=sx)
     for i, bot in enumerate(bots):
         xs = data[bot]
         cy = top + row_h * (i + 0.5)
@@ -568,32 +695,7 @@ def think_time_plot(
         )
         if not xs:
             continue
-        colour = PALETTE[i % len(PALETTE)]
-        q1, med, q3 = (_quantile(xs, q) for q in (0.25, 0.5, 0.75))
-        p5, p95 = _quantile(xs, 0.05), _quantile(xs, 0.95)
-        tip = (
-            f"{bot}: {len(xs)} games; median {med:.3g} ms, quartiles {q1:.3g} to {q3:.3g} ms, "
-            f"5th to 95th percentile {p5:.3g} to {p95:.3g} ms, max {xs[-1]:.3g} ms"
-        )
-        out.append(f'<g class="mark" data-bot="{_e(bot)}"><title>{_e(tip)}</title>')
-        # strip: evenly picked sorted values, deterministic jitter
-        k = len(xs)
-        picks = xs if k <= max_points else [xs[round(j * (k - 1) / (max_points - 1))] for j in range(max_points)]
-        for j, v in enumerate(picks):
-            jitter = ((j * 0.6180339887) % 1.0 - 0.5) * (row_h - 10)
-            out.append(f'<circle cx="{_f(sx(v))}" cy="{_f(cy + jitter)}" r="1.8" fill="{colour}" fill-opacity="0.35"/>')
-        out.append(
-            f'<line x1="{_f(sx(p5))}" y1="{_f(cy)}" x2="{_f(sx(p95))}" y2="{_f(cy)}" stroke="{INK}" '
-            f'stroke-width="1.2"/>'
-        )
-        out.append(
-            f'<rect x="{_f(sx(q1))}" y="{_f(cy - 6)}" width="{_f(max(1.5, sx(q3) - sx(q1)))}" height="12" '
-            f'fill="{colour}" fill-opacity="0.25" stroke="{colour}" stroke-width="1.5"/>'
-        )
-        out.append(
-            f'<line x1="{_f(sx(med))}" y1="{_f(cy - 7)}" x2="{_f(sx(med))}" y2="{_f(cy + 7)}" '
-            f'stroke="{INK}" stroke-width="2.5"/></g>'
-        )
+        out += _think_box(bot, xs, cy=cy, row_h=row_h, colour=PALETTE[i % len(PALETTE)], sx=sx, max_points=max_points)
     desc = (
         "For each bot, the distribution of its per-game mean think time per decision in milliseconds on a "
         "logarithmic axis: box = quartiles, thick line = median, whiskers = 5th to 95th percentile, dots = games."
