@@ -71,6 +71,15 @@ Positive = Annotated[int, Meta(ge=1)]
 NonNegative = Annotated[int, Meta(ge=0)]
 
 
+#: how far past its wall limit a reply may be read and still be accepted. A reply already waiting
+#: when the referee gets to run after its deadline is accepted and measured then (the referee's own
+#: lateness is not the bot's timeout): an overloaded host (+400 ms seen with move_ms 100 and 36
+#: games at once, +1,061 ms under a loaded test suite). Past this bound the runtime judges the
+#: decision a timeout (its detail says the referee read the reply late) and replay refuses an
+#: accepted reply measured later: the two apply this one figure, so a real log always verifies
+LATE_READ_MS = 2500.0
+
+
 class ClockSpec(msgspec.Struct, kw_only=True):
     """Time limits of one seat (or of every seat).
 

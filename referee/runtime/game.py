@@ -26,7 +26,9 @@ module only does what needs I/O and a clock:
   game the sessions whose output is out of sync (timeout) or that crashed.
 
 A reply already waiting when the referee gets to run after its deadline is
-accepted: the referee's own lateness is never a bot's timeout.
+accepted: the referee's own lateness is not a bot's timeout, up to
+``LATE_READ_MS`` past the limit; a reply read later still is judged a timeout
+(replay refuses an accepted reply measured later, so both apply one bound).
 
 Sequential reply waits share one cancel scope per hand whose deadline is
 re-armed lazily (entering and leaving a cancel scope costs more than the rest
@@ -64,7 +66,7 @@ from referee.core.inputs import (
     WriteFailed,
 )
 from referee.core.machine import HandMachine, Observer, Wait, action_json, share_wins
-from referee.core.spec import GameResult, GameSpec
+from referee.core.spec import LATE_READ_MS, GameResult, GameSpec
 
 from .framing import LineTooLong, StreamClosed
 from .gamelog import GameLog, log_name
@@ -232,10 +234,12 @@ class _Driver:
                     await trio.lowlevel.checkpoint()
                 self._waiting = None
                 if line is not None:
-                    data = m.feed(Reply(seat=seat, line=line, ms=(now() - t0) * 1000, lineno=bot.reader.lineno))
-                    if data is not None:
-                        await self._after_refusal(w, data, t0)
-                    continue
+                    ms = (now() - t0) * 1000
+                    if ms <= limit_ms + LATE_READ_MS:
+                        data = m.feed(Reply(seat=seat, line=line, ms=ms, lineno=bot.reader.lineno))
+                        if data is not None:
+                            await self._after_refusal(w, data, t0)
+                        continue
                 self._disarm()
                 await self._wait_reply(w, t0, (line, early))
             elif waits:
@@ -444,13 +448,20 @@ class _Driver:
             fresh = False
             wall_ms = (now() - t0) * 1000
             ms = wall_ms
+            late = line is not None and wall_ms > (wall_limit * 1000 if cpu_mode else w.limit_ms) + LATE_READ_MS
             if cpu_mode:
                 ms = max(0.0, ((bot.cpu_seconds() or 0.0) - cpu0) * 1000)
                 if line is not None and ms > w.limit_ms:
                     timed_out = True
-            if timed_out:
+            if timed_out or late:
                 bot.lost()
                 detail = _timeout_detail(w, wall_limit * 1000 if cpu_mode else None, ms, wall_ms)
+                if late and not timed_out:
+                    detail += (
+                        f"; its reply was read only after {wall_ms:.0f} ms, more than {LATE_READ_MS:.0f} ms "
+                        "past the limit: the referee could not run in time (an overloaded host), and a "
+                        "reply read that late cannot be shown to have come in time"
+                    )
                 data = m.feed(Timeout(seat=seat, detail=detail, ms=ms))
                 await self._write_now(seat, data)
                 if bot.pipe_open and not bot.closed:

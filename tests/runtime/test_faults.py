@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,10 +16,10 @@ import trio
 
 from referee.core.errors import public_fault_detail
 from referee.rules import get_variant
-from referee.runtime import BotRefused, BotSession, BotSpec, ClockSpec, GameSpec, play_game, start_bots
+from referee.runtime import BotRefused, BotSession, BotSpec, ClockSpec, GameSpec, ResourceLimits, play_game, start_bots
 from referee.runtime.replay import replay
 
-from .helpers import bot, left_behind, live_in_group, live_with_token, play, sent_to
+from .helpers import bot, left_behind, live_in_group, live_with_token, log_records, play, sent_to
 
 CASES = [
     # script, fault, detail fragment, move_ms
@@ -101,6 +106,49 @@ async def test_late_reply_is_timeout_then_stale(tmp_path):
     kinds = [f.fault for f in result.faults if f.seat == 0]
     assert kinds == ["timeout", "stale"], result.faults
     assert "discarded as stale" in result.faults[1].detail
+    assert report.ok, report.mismatches
+
+
+async def test_a_referee_stalled_past_the_late_read_allowance_judges_a_timeout_and_the_log_verifies(tmp_path):
+    """The referee's own lateness: a reply that arrived in time while the referee could not run
+    (here its loop is blocked, as on an overloaded host) is accepted when read within
+    LATE_READ_MS past the limit, and judged a timeout (saying why) when read later; either way
+    the runtime and replay apply the same bound, so the log verifies."""
+    from referee.core.spec import LATE_READ_MS
+
+    move_ms = 500
+    # a root referee runs even an unsandboxed bot under a uid of its own: the marks' folder is
+    # outside pytest's private (0700) tree and open to everyone
+    folder = Path(tempfile.mkdtemp(prefix="referee-marks-"))
+    os.chmod(folder, 0o777)
+    marks = [folder / "mark-a", folder / "mark-b"]
+    stalls = [(move_ms + LATE_READ_MS / 2) / 1000, (move_ms + LATE_READ_MS + 700) / 1000]
+    trusted = ResourceLimits(sandbox=False)  # the marks are files in the test's own folder
+    specs = [
+        replace(bot("a", "marking_bot.py", BOT_MARK=str(marks[0]), BOT_FAULT_AT="1"), limits=trusted),
+        replace(bot("b", "marking_bot.py", BOT_MARK=str(marks[1]), BOT_FAULT_AT="2", BOT_SEED="4"), limits=trusted),
+        bot("c", "instant_bot.py", BOT_SEED="3"),
+    ]
+
+    async def stall_the_loop() -> None:
+        for mark, seconds in zip(marks, stalls, strict=True):
+            while not mark.exists():  # noqa: ASYNC110 - written by another process: nothing to wait on
+                await trio.sleep(0.002)
+            time.sleep(seconds)  # noqa: ASYNC251 - blocks the referee's loop on purpose: the bot replies meanwhile
+
+    try:
+        async with trio.open_nursery() as n:
+            n.start_soon(stall_the_loop)
+            result, report = await play(specs, "kwartet", seed=4, log_dir=tmp_path, clock=ClockSpec(move_ms=move_ms))
+            n.cancel_scope.cancel()
+        assert all(m.exists() for m in marks), result.faults
+    finally:
+        shutil.rmtree(folder)
+    assert [f.fault for f in result.faults if f.seat == 0] == [], result.faults
+    late = [f for f in result.faults if f.seat == 1 and f.fault == "timeout"]
+    assert late and "was read only after" in late[0].detail and "overloaded host" in late[0].detail, result.faults
+    acts = [r["act"] for r in log_records(result.log_path) if r.get("act") and r["act"].get("seat") == 0]
+    assert any(a["ms"] > move_ms for a in acts), acts  # seat 0's late read was accepted, measured as it was
     assert report.ok, report.mismatches
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from referee.core.records import ActInfo, InRec
-from referee.core.spec import FaultRecord
+from referee.core.spec import LATE_READ_MS, FaultRecord
 
 from .compare import _num, _same, _short
 
@@ -16,13 +16,11 @@ if TYPE_CHECKING:
 _ROUND_MS = 0.0005
 #: what rounding and float arithmetic can add to a comparison of one logged time with a limit
 _TOL_MS = 0.002
-#: an accepted reply's wall time may exceed its limit by this much. game.py accepts a line that is
-#: ready when its task runs again, and measures the time then: a referee process the OS did not run
-#: for a while (an overloaded host) accepts replies measured well past the limit (+400 ms seen with
-#: move_ms 100 on a host running 36 games at once). The log does not tell those from forgeries;
-#: what it does bound exactly is the span between the turn and the act (see _Timing._span). CPU
-#: time (cpu clock) is compared with the limit after it is measured, so it gets no such allowance
-LATE_MS = 1000.0
+#: an accepted reply's wall time may exceed its limit by this much (see ``LATE_READ_MS``: the
+#: runtime judges a later read a timeout). The log does not tell a late read from a forgery; what it
+#: does bound exactly is the span between the turn and the act (see _Timing._span). CPU time (cpu
+#: clock) is compared with the limit after it is measured, so it gets no such allowance
+LATE_MS = LATE_READ_MS
 #: slack between the two monotonic clocks of the referee (the log's ``t``, trio's clock for ``ms``)
 _SPAN_TOL_MS = 1.0
 
