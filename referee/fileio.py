@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["write_atomic"]
+__all__ = ["transaction", "write_atomic"]
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:
@@ -17,3 +20,17 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     else:
         tmp.write_bytes(data)
     os.replace(tmp, path)
+
+
+@contextmanager
+def transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction on a connection in autocommit mode (``isolation_level=None``):
+    ``BEGIN IMMEDIATE`` (the write lock at once), committed if the block ends, rolled back
+    if it raises (cancellation and Ctrl-C included). The ledger's and the site's."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")

@@ -53,6 +53,7 @@ from typing import Any, Self
 import msgspec
 
 from referee.errors import UserError
+from referee.fileio import transaction
 
 SCHEMA_VERSION = 1
 LEDGER_NAME = "ledger.sqlite"
@@ -354,17 +355,6 @@ class Ledger:
             except OSError:
                 pass
 
-    @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        """One write transaction: committed if the block ends, rolled back if it raises."""
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
-
     # -- meta -----------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
         try:
@@ -399,7 +389,7 @@ class Ledger:
         """Write the staged meta entries in one transaction (nothing if none are staged)."""
         if not self._staged:
             return
-        with self._transaction():
+        with transaction(self.db):
             for key, value in self._staged.items():
                 if value is None:
                     self.db.execute("DELETE FROM meta WHERE key = ?", (key,))
@@ -447,7 +437,7 @@ class Ledger:
         Raises ``sqlite3.IntegrityError`` (nothing committed) if a game id is
         already recorded. Used by ``referee merge``.
         """
-        with self._transaction():
+        with transaction(self.db):
             for row in rows:
                 self.db.execute("INSERT INTO games VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", _values(row))
             for key, value in (meta or {}).items():

@@ -31,14 +31,13 @@ import os
 import secrets
 import sqlite3
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
 
 from referee.errors import UserError
+from referee.fileio import transaction
 
 State = Literal["received", "building", "checking", "candidate", "active", "retired", "failed", "rejected"]
 #: the states of the queue (not yet decided)
@@ -187,17 +186,6 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
-    @contextmanager
-    def _tx(self) -> Iterator[None]:
-        """One transaction (the connection is in autocommit mode otherwise)."""
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
-
     # ---------------------------------------------------------------- entrants
 
     def add_entrant(self, name: str, *, host: bool = False) -> str:
@@ -221,7 +209,7 @@ class Store:
         e = self.entrant_named(name)
         if e is None:
             raise UserError(f"no entrant named {name!r}")
-        with self._tx():
+        with transaction(self.db):
             self.db.execute("UPDATE entrants SET token_sha256 = ? WHERE id = ?", (token_hash(token), e.id))
             self.db.execute("DELETE FROM sessions WHERE entrant = ?", (e.id,))
         return token
@@ -271,7 +259,7 @@ class Store:
     def add_version(self, entrant: Entrant, archive: str) -> Version:
         """A new submission in state ``received`` (its archive already saved at ``archive``)."""
         now = time.time()
-        with self._tx():
+        with transaction(self.db):
             (n,) = self.db.execute(
                 "SELECT COALESCE(MAX(number), 0) + 1 FROM versions WHERE entrant = ?", (entrant.id,)
             ).fetchone()
@@ -318,7 +306,7 @@ class Store:
         allowed = {"folder", "manifest", "build_log", "check_report", "error", "fix", "gauntlet", "duel"}
         if not set(fields) <= allowed:
             raise ValueError(f"unknown version fields: {sorted(set(fields) - allowed)}")
-        with self._tx():
+        with transaction(self.db):
             row = self.db.execute("SELECT state FROM versions WHERE id = ?", (vid,)).fetchone()
             if row is None:
                 raise ValueError(f"no version {vid}")
@@ -361,7 +349,7 @@ class Store:
     def add_ratings(self, points: dict[str, tuple[float, float, int]], at: float | None = None) -> None:
         """One rating point per pool entry (bot name -> (mu, sigma, games)), all at one time."""
         t = time.time() if at is None else at
-        with self._tx():
+        with transaction(self.db):
             self.db.executemany(
                 "INSERT INTO ratings VALUES (?, ?, ?, ?, ?)", [(b, t, mu, s, g) for b, (mu, s, g) in points.items()]
             )
