@@ -454,18 +454,8 @@ class _Driver:
                 if line is not None and ms > w.limit_ms:
                     timed_out = True
             if timed_out or late:
-                bot.lost()
                 detail = _timeout_detail(w, wall_limit * 1000 if cpu_mode else None, ms, wall_ms)
-                if late and not timed_out:
-                    detail += (
-                        f"; its reply was read only after {wall_ms:.0f} ms, more than {LATE_READ_MS:.0f} ms "
-                        "past the limit: the referee could not run in time (an overloaded host), and a "
-                        "reply read that late cannot be shown to have come in time"
-                    )
-                data = m.feed(Timeout(seat=seat, detail=detail, ms=ms))
-                await self._write_now(seat, data)
-                if bot.pipe_open and not bot.closed:
-                    self._start_drain(seat, t0, w)
+                await self._time_out(w, t0, detail + (_late_read(wall_ms) if late and not timed_out else ""), ms)
                 return
             if err is _CLOSED:
                 bot.stdin_failed()
@@ -484,6 +474,17 @@ class _Driver:
                 data = m.feed(Reply(seat=seat, line=line, ms=ms, wall_ms=wall, lineno=bot.reader.lineno))
             if data is not None:
                 await self._write_now(seat, data)
+
+    async def _time_out(self, w: Wait, t0: float, detail: str, ms: float) -> None:
+        """Judge the awaited turn a timeout: tell the machine, write what it answers, and
+        read what the bot still writes as stale lines (while its pipe is open)."""
+        seat = w.seat
+        bot = self.bots[seat]
+        bot.lost()
+        data = self.m.feed(Timeout(seat=seat, detail=detail, ms=ms))
+        await self._write_now(seat, data)
+        if bot.pipe_open and not bot.closed:
+            self._start_drain(seat, t0, w)
 
     async def _send_partial(self, seat: int, w: Wait) -> bool:
         """Send the rest of the turn's write that was cut short before this wait;
@@ -556,6 +557,15 @@ class _Driver:
             with trio.move_on_at(until):
                 await done.wait()
             scope.cancel()
+
+
+def _late_read(wall_ms: float) -> str:
+    """What a timeout's detail adds when the reply came but was read past ``LATE_READ_MS``."""
+    return (
+        f"; its reply was read only after {wall_ms:.0f} ms, more than {LATE_READ_MS:.0f} ms "
+        "past the limit: the referee could not run in time (an overloaded host), and a "
+        "reply read that late cannot be shown to have come in time"
+    )
 
 
 def _timeout_detail(w: Wait, ceiling_ms: float | None, ms: float, wall_ms: float) -> str:
