@@ -123,7 +123,7 @@ async def test_a_referee_stalled_past_the_late_read_allowance_judges_a_timeout_a
     os.chmod(folder, 0o777)
     marks = [folder / "mark-a", folder / "mark-b"]
     stalls = [(move_ms + LATE_READ_MS / 2) / 1000, (move_ms + LATE_READ_MS + 700) / 1000]
-    trusted = ResourceLimits(sandbox=False)  # the marks are files in the test's own folder
+    trusted = ResourceLimits(sandbox=False)  # the bots write their marks outside any sandbox view
     specs = [
         replace(bot("a", "marking_bot.py", BOT_MARK=str(marks[0]), BOT_FAULT_AT="1"), limits=trusted),
         replace(bot("b", "marking_bot.py", BOT_MARK=str(marks[1]), BOT_FAULT_AT="2", BOT_SEED="4"), limits=trusted),

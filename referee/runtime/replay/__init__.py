@@ -24,7 +24,7 @@ Only the audit of measured times is replay's own (:mod:`.timing`):
 * a bot's accepted reply: ``ms`` >= 0 and at most the decision's limit
   (``move_ms``, or min(``move_ms``, bank left) with a bank). With the cpu clock
   ``ms`` is CPU time, checked strictly, and ``wall_ms`` is under the wall
-  ceiling; a wall time may exceed its limit by ``LATE_MS`` (a reply already
+  ceiling; a wall time may exceed its limit by ``LATE_READ_MS`` (a reply already
   waiting when an overloaded referee got to run is accepted and measured
   then); a fallback has ``ms`` 0;
 * the wall time of a reply fits between the ``t`` of the record that carried
@@ -74,9 +74,8 @@ from .load import load_log, parse_log
 from .report import ReplayReport, _Mismatch
 from .sim import _Replay
 from .stream import Records, Stream, stream_of
-from .timing import LATE_MS
 
-__all__ = ["LATE_MS", "ReplayReport", "load_log", "parse_log", "replay", "replay_records"]
+__all__ = ["ReplayReport", "load_log", "parse_log", "replay", "replay_records"]
 
 
 def replay(path: str | Path) -> ReplayReport:

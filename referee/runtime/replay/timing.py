@@ -16,11 +16,10 @@ if TYPE_CHECKING:
 _ROUND_MS = 0.0005
 #: what rounding and float arithmetic can add to a comparison of one logged time with a limit
 _TOL_MS = 0.002
-#: an accepted reply's wall time may exceed its limit by this much (see ``LATE_READ_MS``: the
-#: runtime judges a later read a timeout). The log does not tell a late read from a forgery; what it
-#: does bound exactly is the span between the turn and the act (see _Timing._span). CPU time (cpu
-#: clock) is compared with the limit after it is measured, so it gets no such allowance
-LATE_MS = LATE_READ_MS
+# An accepted reply's wall time may exceed its limit by LATE_READ_MS (referee.core.spec: the
+# runtime judges a later read a timeout). The log does not tell a late read from a forgery; what it
+# does bound exactly is the span between the turn and the act (see _Timing._span). CPU time (cpu
+# clock) is compared with the limit after it is measured, so it gets no such allowance.
 #: slack between the two monotonic clocks of the referee (the log's ``t``, trio's clock for ``ms``)
 _SPAN_TOL_MS = 1.0
 
@@ -144,10 +143,10 @@ class _Timing:
             if not _num(a.wall_ms) or a.wall_ms < 0:
                 self.fail(f"seat {s}'s reply has act.wall_ms {a.wall_ms}, expected a wall time of 0 ms or more")
             ceiling = self.ceiling(s)
-            if a.wall_ms > ceiling + LATE_MS:
+            if a.wall_ms > ceiling + LATE_READ_MS:
                 self.fail(
                     f"seat {s}'s accepted reply has act.wall_ms {a.wall_ms}, over the wall ceiling of "
-                    f"{ceiling:.0f} ms by more than the {LATE_MS:.0f} ms allowed for a late read, with "
+                    f"{ceiling:.0f} ms by more than the {LATE_READ_MS:.0f} ms allowed for a late read, with "
                     "no timeout fault"
                 )
             wall = a.wall_ms
@@ -159,10 +158,10 @@ class _Timing:
                 )
             # wall time (also the cpu clock without /proc): the line arrived before the deadline,
             # its time is measured when it is read
-            if a.ms > hi + _TOL_MS + LATE_MS:
+            if a.ms > hi + _TOL_MS + LATE_READ_MS:
                 self.fail(
                     f"seat {s}'s accepted reply has act.ms {a.ms}, over its limit of {hi:.3f} ms "
-                    f"({what}) by more than the {LATE_MS:.0f} ms allowed for a late read, with no "
+                    f"({what}) by more than the {LATE_READ_MS:.0f} ms allowed for a late read, with no "
                     "timeout fault"
                 )
         self._span(s, t, wall, "the act")
