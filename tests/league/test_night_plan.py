@@ -26,8 +26,6 @@ from .conftest import REPO
 
 INSTANT = REPO / "tests" / "bots" / "instant_bot.py"
 
-pytestmark = pytest.mark.xdist_group("nightplan")
-
 
 def _config(path: Path, names: list[str], *, seed: str = "5", kind: str = "balanced") -> Path:
     """5 bots at 3 seats, 2 tables each: 4 tables of 3 games; each 2 bots added: 4 tables more."""
