@@ -30,7 +30,9 @@ INSTANT = REPO / "tests" / "bots" / "instant_bot.py"
 
 
 def _config(path: Path, bots: str, seed: str = '"secret"', out: str = "out") -> Path:
-    body = f'seed = {seed}\nout = "{out}"\nconcurrency = 2\n'
+    # reuse = "table": one process per seat for a whole table (3 starts, not 9 in session mode with one
+    # deal); the seeds, epochs and secrets are checked, not how bots are reused (test_session_cuts)
+    body = f'seed = {seed}\nout = "{out}"\nconcurrency = 2\nreuse = "table"\n'
     body += "".join(f'[[bots]]\nname = "{b}"\ncommand = ["{{python}}", "{INSTANT}"]\n' for b in bots)
     path.write_text(body + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n')
     return path

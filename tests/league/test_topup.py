@@ -38,7 +38,9 @@ def _config(path: Path, kind: str, names: list[str], challengers: tuple[str, ...
     )
     schedule = SCHEDULES[kind].format(chal=", ".join(f'"{c}"' for c in challengers))
     path.write_text(
-        f'seed = 5\nout = "out"\nconcurrency = 2\n[clock]\nmove_ms = 5000\n{schedule}{bots}'
+        # reuse = "table": one process per seat for a whole table (3 starts, not 9 in session mode with
+        # one deal); the top-ups' tables, ids and seats are checked, not how bots are reused
+        f'seed = 5\nout = "out"\nconcurrency = 2\nreuse = "table"\n[clock]\nmove_ms = 5000\n{schedule}{bots}'
         '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
     )
     return path
