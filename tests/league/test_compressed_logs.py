@@ -15,8 +15,10 @@ from referee.runtime.gamelog import is_zstd, read_log_bytes
 
 from .conftest import bots_toml
 
+#: reuse = "table": one process per seat for a whole table (session mode starts a fresh set for every
+#: rotation of a deal); the logs' form and their readers are checked here, not how bots are reused
 KWARTET_NIGHT = (
-    'seed = 11\nout = "OUT"\nconcurrency = 2\nOUTPUT'
+    'seed = 11\nout = "OUT"\nconcurrency = 2\nreuse = "table"\nOUTPUT'
     + bots_toml(["a", "b", "c", "d"])
     + '[[variants]]\nname = "kwartet"\nsizes = SIZES\ndeals = DEALS\n'
 )

@@ -27,8 +27,11 @@ def _config(path: Path, names: list[str], tag: str = "") -> Path:
         f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "{INSTANT}"{extra}]\nenv = {{ BOT_SEED = "{ord(n)}" }}\n'
         for n in names
     )
+    # reuse = "table": 3 bot processes a table instead of 9 (one deal in 3 rotations, which session
+    # mode plays with fresh processes); the tables, the lineups and the standings are checked here
     path.write_text(
-        f'seed = 9\nout = "out"\n[clock]\nmove_ms = 5000\n{bots}[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
+        f'seed = 9\nout = "out"\nreuse = "table"\n[clock]\nmove_ms = 5000\n{bots}'
+        '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
     )
     return path
 
