@@ -284,10 +284,15 @@ def tilted(p: list[float], score: float) -> list[float]:
 Run = tuple[str, float, float, float, float]
 
 
-@functools.cache
 def simulate(
     test: Sprt, p: tuple[float, ...], reps: int, label: str, base: int = 2024, estimates: bool = True
 ) -> tuple[Run, ...]:
+    """:func:`_simulate`, every argument passed the same way (functools.cache keys on how they are given)."""
+    return _simulate(test, p, reps, label, base, estimates)
+
+
+@functools.cache
+def _simulate(test: Sprt, p: tuple[float, ...], reps: int, label: str, base: int, estimates: bool) -> tuple[Run, ...]:
     """``reps`` complete sequential tests (at most 20,000 pairs each) on pairs drawn from ``p``, seeded
     by ``base`` and ``label``, with the estimates after the stop (or NaNs, without ``estimates``).
     Kept per process: the error rates and the estimates of 0,40 are read off the same runs (the tests
