@@ -25,8 +25,8 @@ def _ledger_ids(out: Path) -> list[str]:
 
 
 def test_resume_after_sigkill_plays_exactly_the_planned_games(tmp_path: Path, make_config) -> None:
-    cfg = make_config(
-        'seed = 5\nconcurrency = 2\nout = "out"\n'
+    cfg = make_config(  # reuse = "table": 3 processes a table (session mode: 3 per rotation of a deal)
+        'seed = 5\nconcurrency = 2\nout = "out"\nreuse = "table"\n'
         + bots_toml(["a", "b", "c", "d"])
         + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 2\n'
     )

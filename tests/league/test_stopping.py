@@ -23,7 +23,8 @@ def _start(*args: str) -> subprocess.Popen[str]:
 def test_sigterm_mid_night_records_every_finished_game_and_leaves_no_stray_log(tmp_path: Path, make_config) -> None:
     tag = f"league-sigterm-{uuid.uuid4().hex}"
     cfg = make_config(
-        'seed = 9\nout = "out"\nconcurrency = 2\n[output]\ncompress = "none"\n'
+        # reuse = "table": a set of 4 processes a table (session mode: a fresh set per rotation)
+        'seed = 9\nout = "out"\nconcurrency = 2\nreuse = "table"\n[output]\ncompress = "none"\n'
         + bots_toml(["a", "b", "c", "d"], tag=tag)
         + '[[variants]]\nname = "authors"\nsizes = 4\ndeals = 6\n'  # 24 games: the stop comes after 4
     )
