@@ -15,10 +15,8 @@ from referee.runtime.gamelog import is_zstd, read_log_bytes
 
 from .conftest import bots_toml
 
-#: reuse = "table": one process per seat for a whole table (session mode starts a fresh set for every
-#: rotation of a deal); the logs' form and their readers are checked here, not how bots are reused
 KWARTET_NIGHT = (
-    'seed = 11\nout = "OUT"\nconcurrency = 2\nreuse = "table"\nOUTPUT'
+    'seed = 11\nout = "OUT"\nconcurrency = 2\nOUTPUT'
     + bots_toml(["a", "b", "c", "d"])
     + '[[variants]]\nname = "kwartet"\nsizes = SIZES\ndeals = DEALS\n'
 )
@@ -82,9 +80,11 @@ def test_compress_none_writes_plain_logs_and_may_change_on_resume(make_config) -
 def test_merge_standings_and_report_read_both_forms(
     make_config, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # 5 tables (3 and 4 seats), one deal each: 16 games in two shards
-    one = _night(make_config, "s1", shard="1/2", sizes="[3, 4]", deals=1)  # compressed
-    plain = '[output]\ncompress = "none"\n'
+    # 5 tables (3 and 4 seats), one deal each: 16 games in two shards; reuse = "table": one process per
+    # seat for a whole table (session mode starts a fresh set for every rotation of the deal)
+    table = 'reuse = "table"\n'
+    one = _night(make_config, "s1", table, shard="1/2", sizes="[3, 4]", deals=1)  # compressed
+    plain = table + '[output]\ncompress = "none"\n'
     two = _night(make_config, "s2", plain, name="two.toml", shard="2/2", sizes="[3, 4]", deals=1)  # plain
     assert all(p.name.endswith(".zst") for p in _logs(one)) and all(p.suffix == ".jsonl" for p in _logs(two))
     merged = tmp_path / "merged"
