@@ -63,7 +63,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if func is None:
                 parser.print_help(sys.stderr)
                 return 2
-            status = int(func(args) or 0)
+            from referee.runtime.sandbox import protection_scope
+
+            with protection_scope():  # what the command hides from bots, it hides for itself only
+                status = int(func(args) or 0)
         except BaseException as exc:  # sorted out by _exit_status, re-raised if unknown
             code = _exit_status(exc)
             if code is None:

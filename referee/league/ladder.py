@@ -342,17 +342,21 @@ async def run_ladder(
 ) -> None:
     """Play ``tables`` tables (None: until cancelled), ``interval`` seconds
     apart, re-reading the config between tables and rewriting the standings
-    and the report after each (``after`` gets the table and the standings)."""
-    await ladder.start()
-    while tables is None or ladder.tables_played < tables:
-        if ladder.tables_played:
-            if interval > 0:
-                await trio.sleep(interval)
-            await ladder.reload()
-        lt = await ladder.play_table(hook)
-        st = ladder.write_outputs()
-        if after is not None:
-            after(lt, st)
+    and the report after each (``after`` gets the table and the standings). The paths it hides
+    from bots are hidden for this run only (:func:`referee.runtime.sandbox.protection_scope`)."""
+    from referee.runtime.sandbox import protection_scope
+
+    with protection_scope():
+        await ladder.start()
+        while tables is None or ladder.tables_played < tables:
+            if ladder.tables_played:
+                if interval > 0:
+                    await trio.sleep(interval)
+                await ladder.reload()
+            lt = await ladder.play_table(hook)
+            st = ladder.write_outputs()
+            if after is not None:
+                after(lt, st)
 
 
 def play_ladder(ladder: Ladder, **kw: Any) -> None:

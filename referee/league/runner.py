@@ -58,6 +58,7 @@ from referee.league.preflight import prepare, to_stderr
 from referee.league.standings import Tally
 from referee.league.work import Executor, GameDone, Unit, UnitMaker
 from referee.runtime.gamelog import is_zstd, log_name
+from referee.runtime.sandbox import protection_scope
 
 if TYPE_CHECKING:
     from referee.league.cluster import Cluster
@@ -348,6 +349,20 @@ async def run_league(
     docstring); ``KeyboardInterrupt``/cancellation stop every unit promptly and
     close all bot processes (finished games stay committed).
     """
+    with protection_scope():  # the night's paths are hidden from bots for this night only
+        return await _run_league(league, ledger, hook, concurrency, executor, cluster, rebuild, viewers)
+
+
+async def _run_league(
+    league: League,
+    ledger: Ledger,
+    hook: ProgressHook | None,
+    concurrency: int | None,
+    executor: Executor | None,
+    cluster: Cluster | None,
+    rebuild: bool,
+    viewers: bool,
+) -> RunStats:
     done = ledger.done_ids()
     total = sched.total_games(league, league.shard)
     stats = RunStats(total=total, done_before=_planned_done(league, ledger, done))

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -21,6 +24,33 @@ REFEREE = [sys.executable, "-m", "referee"]
 def referee(*args: str, timeout: float = 60, **kw) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run([*REFEREE, *args], capture_output=True, text=True, timeout=timeout, env=env, **kw)
+
+
+@dataclass(frozen=True)
+class Result:
+    """What :func:`cli` gives back: the exit status and the output, as ``subprocess.run`` would."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def cli(*args: str, cwd: Path | str | None = None) -> Result:
+    """``referee ARGS`` in this process (``referee.cli.main``, the entry point ``python -m referee``
+    calls), its standard output and error captured; ``cwd``: the folder it runs in. For every test
+    that needs no separate process: :func:`referee` is for signals, kill -9 and what a dead process
+    leaves behind. What a command hides from bots it hides for itself only
+    (``referee.runtime.sandbox.protection_scope``), so one test's nights do not see another's."""
+    from referee.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.ExitStack() as stack:
+        if cwd is not None:
+            stack.enter_context(contextlib.chdir(cwd))
+        stack.enter_context(contextlib.redirect_stdout(out))
+        stack.enter_context(contextlib.redirect_stderr(err))
+        code = main(list(args))
+    return Result(code, out.getvalue(), err.getvalue())
 
 
 #: the keys that give a bot the folder ``logs`` (next to the config) as its own, writable

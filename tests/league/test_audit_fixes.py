@@ -17,7 +17,7 @@ from referee.league.config import load_config
 from referee.league.ledger import GameRow, Ledger
 from referee.league.standings import compute, head_to_head_csv, to_markdown
 
-from .conftest import HAND_BOT, bots_toml, referee
+from .conftest import HAND_BOT, bots_toml, cli
 
 VARIANT = '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
 
@@ -40,7 +40,7 @@ def test_a_missing_bot_script_stops_the_run_before_any_game(tmp_path: Path, make
         + '[[bots]]\nname = "phantom"\ncommand = ["{python}", "no_such_bot_either.py"]\n'
         + VARIANT
     )
-    res = referee("run", str(cfg), "--progress-every", "0")
+    res = cli("run", str(cfg), "--progress-every", "0")
     assert res.returncode == 2, res.stderr
     errors = [ln for ln in res.stderr.splitlines() if ln.startswith("error: ")]
     assert len(errors) == 2  # one per failing bot, each naming it and why
@@ -58,7 +58,7 @@ def test_a_missing_bot_script_stops_the_run_before_any_game(tmp_path: Path, make
     cfg.write_text(
         cfg.read_text().replace("no_such_bot.py", str(HAND_BOT)).replace("no_such_bot_either.py", str(HAND_BOT))
     )
-    res = referee("run", str(cfg), "--quiet")
+    res = cli("run", str(cfg), "--quiet")
     assert res.returncode == 0, res.stderr
     assert _games(tmp_path / "out") == 3
 
@@ -70,7 +70,7 @@ def test_broken_bot_forfeit_keeps_the_night_going(tmp_path: Path, make_config) -
         + '[[bots]]\nname = "ghost"\ncommand = ["{python}", "no_such_bot.py"]\n'
         + VARIANT.replace("deals = 1", "deals = 2")
     )
-    res = referee("run", str(cfg), "--quiet")
+    res = cli("run", str(cfg), "--quiet")
     assert res.returncode == 0, res.stderr
     assert res.stderr.count("warning: bot 'ghost'") == 1 and "forfeits its games" in res.stderr
     with Ledger.in_dir(tmp_path / "out", create=False) as ledger:
@@ -82,7 +82,7 @@ def test_broken_bot_forfeit_keeps_the_night_going(tmp_path: Path, make_config) -
         assert "can't open file" in row.faults[0]["detail"]
     # switching the policy does not change any result: the league resumes (nothing left to play)
     cfg.write_text(cfg.read_text().replace('broken_bot = "forfeit"', 'broken_bot = "stop"'))
-    again = referee("run", str(cfg), "--quiet")
+    again = cli("run", str(cfg), "--quiet")
     assert again.returncode == 0, again.stderr
 
 
@@ -96,16 +96,16 @@ def test_a_resumed_league_with_a_broken_bot_records_nothing_more(tmp_path: Path,
         + f'[[bots]]\nname = "c"\ncommand = ["{{python}}", "{moved}"]\n'
         + VARIANT
     )
-    assert referee("run", str(cfg), "--quiet").returncode == 0
+    assert cli("run", str(cfg), "--quiet").returncode == 0
     out = tmp_path / "out"
     with sqlite3.connect(out / "ledger.sqlite") as db:
         db.execute("DELETE FROM games WHERE rowid IN (SELECT rowid FROM games LIMIT 1)")
     moved.unlink()  # the bot's file disappears between the runs
-    res = referee("run", str(cfg), "--quiet")
+    res = cli("run", str(cfg), "--quiet")
     assert res.returncode == 2 and "bot 'c' (bots[2]) could not start" in res.stderr
     assert _games(out) == 2
     moved.write_text(HAND_BOT.read_text())
-    assert referee("run", str(cfg), "--quiet").returncode == 0 and _games(out) == 3
+    assert cli("run", str(cfg), "--quiet").returncode == 0 and _games(out) == 3
 
 
 def test_broken_bot_must_be_stop_or_forfeit(tmp_path: Path, make_config) -> None:
@@ -160,21 +160,21 @@ def test_a_negative_seed_is_refused(make_config, seed: int) -> None:
     cfg = make_config(f"seed = {seed}\n" + bots_toml(["a", "b", "c"]) + VARIANT)
     with pytest.raises(UserError, match=r"x?\.toml: seed: must be a whole number from 0 to 2\*\*64 - 1"):
         load_config(cfg)
-    res = referee("plan", str(cfg))
+    res = cli("plan", str(cfg))
     assert res.returncode == 2 and "seed: must be" in res.stderr and "Traceback" not in res.stderr
 
 
 def test_a_stored_negative_seed_gives_a_clear_message(tmp_path: Path, make_config) -> None:
     cfg = make_config('seed = 5\nout = "out"\n' + bots_toml(["a", "b", "c"]) + VARIANT)
-    assert referee("run", str(cfg), "--quiet").returncode == 0
+    assert cli("run", str(cfg), "--quiet").returncode == 0
     db_path = tmp_path / "out" / "ledger.sqlite"
     with sqlite3.connect(db_path) as db:  # as an older referee would have stored it
         stored = json.loads(db.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0])
         stored["seed"] = -5
         db.execute("UPDATE meta SET value = ? WHERE key = 'config'", (json.dumps(stored),))
-    res = referee("run", str(cfg), "--quiet")
+    res = cli("run", str(cfg), "--quiet")
     assert res.returncode == 2 and "seed: was -5, now 5" in res.stderr and "Traceback" not in res.stderr
-    merged = referee("merge", str(tmp_path / "out"), "--into", str(tmp_path / "merged"))
+    merged = cli("merge", str(tmp_path / "out"), "--into", str(tmp_path / "merged"))
     assert merged.returncode == 2 and "seed: must be a whole number" in merged.stderr
     assert "Traceback" not in merged.stderr
 
@@ -216,17 +216,17 @@ def test_a_fixed_match_takes_max_hands_for_its_tie_breaks(make_config) -> None:
 def test_renaming_a_league_resumes_and_titles_use_the_new_name(tmp_path: Path, make_config) -> None:
     body = 'seed = 1\nout = "out"\n' + bots_toml(["a", "b", "c"]) + VARIANT.replace("deals = 1", "deals = 2")
     cfg = make_config(body)
-    assert referee("run", str(cfg), "--quiet").returncode == 0
+    assert cli("run", str(cfg), "--quiet").returncode == 0
     with sqlite3.connect(tmp_path / "out" / "ledger.sqlite") as db:
         db.execute("DELETE FROM games WHERE rowid IN (SELECT rowid FROM games LIMIT 2)")
     cfg.write_text('name = "renamed"\n' + body)
-    res = referee("run", str(cfg), "--quiet")
+    res = cli("run", str(cfg), "--quiet")
     assert res.returncode == 0, res.stderr
     out = tmp_path / "out"
     assert _games(out) == 6
     assert (out / "standings.md").read_text().startswith("# Standings: renamed")
     assert json.loads((out / "standings.json").read_text())["league"] == "renamed"
-    again = referee("standings", str(out), "--json")
+    again = cli("standings", str(out), "--json")
     assert json.loads(again.stdout)["league"] == "renamed"
 
 
@@ -272,7 +272,7 @@ def test_head_to_head_csv_and_escaped_markdown(tmp_path: Path, make_config) -> N
         assert len({ln.replace("\\|", "").count("|") for ln in table}) == 1
     # and a real run writes head_to_head.csv next to standings.csv
     cfg = make_config('seed = 1\nout = "out"\n' + bots_toml(["a", "b", "c"]) + VARIANT)
-    assert referee("run", str(cfg), "--quiet").returncode == 0
+    assert cli("run", str(cfg), "--quiet").returncode == 0
     written = list(csv.DictReader((tmp_path / "out" / "head_to_head.csv").open()))
     assert {r["scope"] for r in written} == {"overall", "kwartet"}
     assert all(int(r["met"]) == 3 for r in written) and len(written) == 2 * 6
@@ -287,13 +287,13 @@ def test_the_first_progress_line_comes_when_the_night_starts(make_config) -> Non
         + bots_toml(["a", "b", "c"])
         + VARIANT.replace("deals = 1", "deals = 2")
     )
-    res = referee("run", str(cfg), "--progress-every", "3600")
+    res = cli("run", str(cfg), "--progress-every", "3600")
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
     assert lines[0] == "starting: 6 games to play, 0 of 6 already in the ledger, 1 table at once"
     progress = [ln for ln in lines if ln.startswith("[")]
     assert progress == [progress[-1]] and progress[-1].startswith("[6/6]")  # the interval holds; the end is shown
-    each = referee("run", str(cfg), "--progress-every", "0", "--new-out")
+    each = cli("run", str(cfg), "--progress-every", "0", "--new-out")
     lines = each.stdout.splitlines()
     assert lines[0].startswith("starting: 6 games to play") and [ln[:5] for ln in lines[1:7]] == [
         f"[{i}/6]" for i in range(1, 7)
@@ -312,12 +312,12 @@ def test_a_warning_when_the_memory_limits_exceed_the_machine(make_config) -> Non
         + bots_toml(["a", "b", "c"])
         + VARIANT
     )  # 2 tables x 3 seats x 1/4 of the memory
-    res = referee("run", str(cfg), "--quiet")
+    res = cli("run", str(cfg), "--quiet")
     assert res.returncode == 0, res.stderr
     warnings = [ln for ln in res.stderr.splitlines() if ln.startswith("warning:")]
     assert len(warnings) == 1
     assert "2 tables at once x 3 seats" in warnings[0] and "Lower `concurrency`" in warnings[0]
     assert "memory_mb" in warnings[0]
     quiet = make_config('seed = 1\nconcurrency = 1\nout = "out2"\n' + bots_toml(["a", "b", "c"]) + VARIANT, "ok.toml")
-    res = referee("run", str(quiet), "--quiet")
+    res = cli("run", str(quiet), "--quiet")
     assert res.returncode == 0 and "warning:" not in res.stderr

@@ -12,7 +12,7 @@ import pytest
 from referee.league.config import COMPETITION, load_config
 from referee.runtime.limits import parse_limits
 
-from .conftest import REPO, processes_with, referee
+from .conftest import REPO, cli, processes_with
 
 REMEMBERER = REPO / "tests" / "hostile" / "bots" / "rememberer.py"
 TRACKER = REPO / "sample_bots" / "tracker_bot.py"
@@ -52,7 +52,7 @@ def test_the_preset_turns_on_bwrap_only_no_network_no_writable_folder_and_a_secr
 )
 def test_what_undoes_the_preset_is_refused_naming_the_key(make_config, top: str, bot_keys: str, key: str) -> None:
     cfg = make_config(_config(top, bot_keys))
-    res = referee("plan", str(cfg))
+    res = cli("plan", str(cfg))
     assert res.returncode == 2 and res.stdout == ""
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {cfg}: {key}: ") and "competition preset" in lines[0]
@@ -61,14 +61,14 @@ def test_what_undoes_the_preset_is_refused_naming_the_key(make_config, top: str,
 
 def test_the_league_limits_are_refused_too_and_plan_prints_the_preset(make_config) -> None:
     cfg = make_config(_config(head="[competition]\nstrict = true\n[limits]\nnetwork = true\n"))
-    res = referee("plan", str(cfg))
+    res = cli("plan", str(cfg))
     assert res.returncode == 2 and res.stderr.startswith(f"error: {cfg}: limits.network: network = true is refused")
     ok = make_config(_config(), "ok.toml")
-    res = referee("plan", str(ok))
+    res = cli("plan", str(ok))
     assert res.returncode == 0, res.stderr
     assert "competition preset ([competition] strict = true) turns on:" in res.stdout
     assert all(line[:40] in res.stdout.replace("\n   ", " ") for line in COMPETITION)
-    data = json.loads(referee("plan", str(ok), "--json").stdout)
+    data = json.loads(cli("plan", str(ok), "--json").stdout)
     assert data["competition"] == list(COMPETITION)
 
 
@@ -89,13 +89,13 @@ def test_nothing_a_bot_writes_outlives_its_process_in_a_competition(make_config,
     open_night = make_config(
         'seed = 3\nout = "open"\nreuse = "game"\n' + body.replace("{limits}", "writable = true"), "open.toml"
     )
-    assert referee("run", str(open_night), "--quiet", timeout=120).returncode == 0
+    assert cli("run", str(open_night), "--quiet").returncode == 0
     assert memory.exists()  # the control: it does write where it can
     memory.unlink()
     strict = make_config(
         'out = "strict"\nreuse = "game"\n[competition]\nstrict = true\n' + body.replace("{limits}", ""), "s.toml"
     )
-    res = referee("run", str(strict), "--quiet", timeout=120)
+    res = cli("run", str(strict), "--quiet")
     assert res.returncode == 0, res.stderr
     assert not memory.exists() and not any(folder.iterdir())
     for place in ("/tmp", "/var/tmp", "/dev/shm", str(REMEMBERER.parent), str(REPO)):

@@ -15,23 +15,32 @@ from referee.runtime.gamelog import is_zstd, read_log_bytes
 
 from .conftest import bots_toml
 
-pytestmark = pytest.mark.xdist_group("compressed-logs")
-
 KWARTET_NIGHT = (
     'seed = 11\nout = "OUT"\nconcurrency = 2\nOUTPUT'
     + bots_toml(["a", "b", "c", "d"])
-    + '[[variants]]\nname = "kwartet"\nsizes = SIZES\ndeals = 2\n'
+    + '[[variants]]\nname = "kwartet"\nsizes = SIZES\ndeals = DEALS\n'
 )
 
 
-def _config(out: str, output: str = "", sizes: str = "4") -> str:
-    return KWARTET_NIGHT.replace("OUT", out, 1).replace("OUTPUT", output, 1).replace("SIZES", sizes)
+def _config(out: str, output: str = "", sizes: str = "4", deals: int = 2) -> str:
+    return (
+        KWARTET_NIGHT.replace("OUT", out, 1)
+        .replace("OUTPUT", output, 1)
+        .replace("SIZES", sizes)
+        .replace("DEALS", str(deals))
+    )
 
 
 def _night(
-    make_config, out: str, output: str = "", name: str = "league.toml", shard: str | None = None, sizes: str = "4"
+    make_config,
+    out: str,
+    output: str = "",
+    name: str = "league.toml",
+    shard: str | None = None,
+    sizes: str = "4",
+    deals: int = 2,
 ) -> Path:
-    cfg = make_config(_config(out, output, sizes), name=name)
+    cfg = make_config(_config(out, output, sizes, deals), name=name)
     args = ["run", str(cfg), "--quiet"] + (["--shard", shard] if shard else [])
     assert main(args) == 0
     return cfg.parent / out
@@ -71,10 +80,12 @@ def test_compress_none_writes_plain_logs_and_may_change_on_resume(make_config) -
 def test_merge_standings_and_report_read_both_forms(
     make_config, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    one = _night(make_config, "s1", shard="1/2", sizes="[3, 4]")  # compressed
-    two = _night(
-        make_config, "s2", '[output]\ncompress = "none"\n', name="two.toml", shard="2/2", sizes="[3, 4]"
-    )  # plain
+    # 5 tables (3 and 4 seats), one deal each: 16 games in two shards; reuse = "table": one process per
+    # seat for a whole table (session mode starts a fresh set for every rotation of the deal)
+    table = 'reuse = "table"\n'
+    one = _night(make_config, "s1", table, shard="1/2", sizes="[3, 4]", deals=1)  # compressed
+    plain = table + '[output]\ncompress = "none"\n'
+    two = _night(make_config, "s2", plain, name="two.toml", shard="2/2", sizes="[3, 4]", deals=1)  # plain
     assert all(p.name.endswith(".zst") for p in _logs(one)) and all(p.suffix == ".jsonl" for p in _logs(two))
     merged = tmp_path / "merged"
     assert main(["merge", str(one), str(two), "--into", str(merged), "-q"]) == 0

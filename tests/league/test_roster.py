@@ -16,8 +16,6 @@ from .conftest import REPO
 
 INSTANT = REPO / "tests" / "bots" / "instant_bot.py"
 
-pytestmark = pytest.mark.xdist_group("roster")
-
 
 class _Res:
     def __init__(self, returncode: int, stdout: str, stderr: str) -> None:

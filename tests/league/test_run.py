@@ -16,7 +16,7 @@ from referee.league.ledger import Ledger
 from referee.league.standings import from_ledger, to_json
 from referee.runtime.gamelog import read_log_bytes
 
-from .conftest import LOGS_FOLDER, REFEREE, REPO, bots_toml, processes_with, referee
+from .conftest import LOGS_FOLDER, REFEREE, REPO, bots_toml, cli, processes_with
 
 
 def _ledger_ids(out: Path) -> list[str]:
@@ -25,14 +25,14 @@ def _ledger_ids(out: Path) -> list[str]:
 
 
 def test_resume_after_sigkill_plays_exactly_the_planned_games(tmp_path: Path, make_config) -> None:
-    cfg = make_config(
-        'seed = 5\nconcurrency = 2\nout = "out"\n'
+    cfg = make_config(  # reuse = "table": 3 processes a table (session mode: 3 per rotation of a deal)
+        'seed = 5\nconcurrency = 2\nout = "out"\nreuse = "table"\n'
         + bots_toml(["a", "b", "c", "d"])
-        + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 3\n'
+        + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 2\n'
     )
     league = load_config(cfg)
     planned = [g.game_id for g in sched.games(league)]
-    assert len(planned) == 4 * 3 * 3
+    assert len(planned) == 4 * 2 * 3  # killed after 8 of them
     out = tmp_path / "out"
 
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -56,7 +56,7 @@ def test_resume_after_sigkill_plays_exactly_the_planned_games(tmp_path: Path, ma
     first = _ledger_ids(out)
     assert 8 <= len(first) < len(planned)
 
-    done = referee("run", str(cfg), "--quiet")
+    done = cli("run", str(cfg), "--quiet")
     assert done.returncode == 0, done.stderr
     ids = _ledger_ids(out)
     assert sorted(ids) == sorted(planned)  # exactly the plan, no duplicates (primary key)
@@ -67,7 +67,7 @@ def test_resume_after_sigkill_plays_exactly_the_planned_games(tmp_path: Path, ma
         for row in ledger.rows():  # each log is complete and agrees with its row
             last = json.loads(read_log_bytes((out / row.log_path).read_bytes()).splitlines()[-1])
             assert last["footer"]["scores"] == row.scores and last["footer"]["reason"] == "complete"
-    again = referee("run", str(cfg), "--quiet")  # nothing left to play
+    again = cli("run", str(cfg), "--quiet")  # nothing left to play
     assert again.returncode == 0 and len(_ledger_ids(out)) == len(planned)
 
 
@@ -79,7 +79,7 @@ def test_duplicate_rotations_give_every_bot_every_hand(tmp_path: Path, make_conf
         + bots_toml(["x", "y"], env={"HAND_LOG": str(hand_log)}, keys=LOGS_FOLDER)
         + '[[variants]]\nname = "happy-families"\nsizes = [2, 3]\ndeals = 2\n'
     )
-    res = referee("run", str(cfg), "--quiet")
+    res = cli("run", str(cfg), "--quiet")
     assert res.returncode == 0, res.stderr
     league = load_config(cfg)
     records = [json.loads(line) for line in hand_log.read_text().splitlines()]
@@ -116,7 +116,7 @@ def test_standings_recomputed_from_ledger_equal_written_ones_and_faults_restart(
         + '[[variants]]\nname = "chickens"\nsizes = 3\ndeals = 1\n'
         + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\nmatch = { kind = "fixed", hands = 2 }\n'
     )
-    res = referee("run", str(cfg))
+    res = cli("run", str(cfg))
     assert res.returncode == 0, res.stderr
     out = tmp_path / "out"
     for name in ("standings.json", "standings.csv", "standings.md", "report.html", "ledger.sqlite"):
@@ -124,7 +124,7 @@ def test_standings_recomputed_from_ledger_equal_written_ones_and_faults_restart(
     written = (out / "standings.json").read_text()
     with Ledger.in_dir(out, create=False) as ledger:
         assert to_json(from_ledger(ledger)) == written
-    recomputed = referee("standings", str(out), "--json")
+    recomputed = cli("standings", str(out), "--json")
     assert recomputed.returncode == 0, recomputed.stderr
     assert recomputed.stdout == written
     st = json.loads(written)
@@ -138,7 +138,7 @@ def test_standings_recomputed_from_ledger_equal_written_ones_and_faults_restart(
     html = (out / "report.html").read_text()
     body = html.split("<body>")[1].replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "crashy" in html and "games/" in html and "<script src" not in html and "://" not in body
-    rep = referee("report", str(out))
+    rep = cli("report", str(out))
     assert rep.returncode == 0 and "report.html" in rep.stdout
 
 
@@ -149,16 +149,16 @@ def test_changed_config_is_refused_with_what_differs(tmp_path: Path, make_config
         + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
     )
     cfg = make_config(body)
-    assert referee("run", str(cfg), "--quiet").returncode == 0
+    assert cli("run", str(cfg), "--quiet").returncode == 0
     cfg.write_text(body.replace("seed = 1", "seed = 2").replace("deals = 1", "deals = 2"))
-    res = referee("run", str(cfg), "--quiet")
+    res = cli("run", str(cfg), "--quiet")
     assert res.returncode == 2
     assert "seed: was 1, now 2" in res.stderr and "variants[0].deals: was 1, now 2" in res.stderr
     assert "--new-out" in res.stderr and "Traceback" not in res.stderr
-    fresh = referee("run", str(cfg), "--quiet", "--new-out")
+    fresh = cli("run", str(cfg), "--quiet", "--new-out")
     assert fresh.returncode == 0, fresh.stderr
     assert len(_ledger_ids(tmp_path / "out-2")) == 3 * 2
-    plan = referee("plan", str(cfg), "--json")
+    plan = cli("plan", str(cfg), "--json")
     assert json.loads(plan.stdout)["games"] == 6
 
 
@@ -197,7 +197,7 @@ def test_failing_build_shows_its_output(tmp_path: Path, make_config) -> None:
         'build = "echo compiling c.c; echo c.c:3: syntax error >&2; exit 4"\n'
         '[[variants]]\nname = "kwartet"\nsizes = 3\n'
     )
-    res = referee("run", str(cfg), "--quiet")
+    res = cli("run", str(cfg), "--quiet")
     assert res.returncode == 2
     assert "bot 'c': build command" in res.stderr and "exit status 4" in res.stderr
     assert "c.c:3: syntax error" in res.stderr and "Traceback" not in res.stderr
@@ -209,7 +209,7 @@ def test_failing_build_shows_its_output(tmp_path: Path, make_config) -> None:
         .replace('command = "./c.bin"', f'command = ["{{python}}", "{HAND_BOT}"]')
         .replace("exit 4", "true")
     )
-    res = referee("run", str(cfg), "--quiet")
+    res = cli("run", str(cfg), "--quiet")
     assert res.returncode == 0, res.stderr
 
 
@@ -224,7 +224,7 @@ def test_a_bot_that_cannot_restart_forfeits_and_the_league_goes_on(tmp_path: Pat
         + f'env = {{ CRASH_AFTER = "3", START_LIMIT = "2", PID_LOG = "{pid_log}" }}\n'
         + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 2\n'
     )
-    res = referee("run", str(cfg), "--quiet")
+    res = cli("run", str(cfg), "--quiet")
     assert res.returncode == 0, res.stderr
     out = tmp_path / "out"
     assert len(_ledger_ids(out)) == 6
@@ -238,7 +238,7 @@ def test_a_bot_that_never_starts_is_a_clear_error(tmp_path: Path, make_config) -
         bots_toml(["a", "b"]) + '[[bots]]\nname = "ghost"\ncommand = ["./no-such-bot"]\n'
         '[[variants]]\nname = "kwartet"\nsizes = 3\n'
     )
-    res = referee("run", str(cfg), "--quiet")
+    res = cli("run", str(cfg), "--quiet")
     assert res.returncode == 2
     assert "bot 'ghost' (bots[2]) could not start" in res.stderr and "Traceback" not in res.stderr
 
@@ -249,7 +249,7 @@ def test_aborted_games_are_recorded_but_not_counted(tmp_path: Path, make_config)
         + bots_toml(["a", "b", "c"])
         + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
     )
-    res = referee("run", str(cfg), "--quiet")
+    res = cli("run", str(cfg), "--quiet")
     assert res.returncode == 0, res.stderr
     out = tmp_path / "out"
     with Ledger.in_dir(out, create=False) as ledger:
@@ -276,7 +276,7 @@ def test_build_runs_once_before_the_league(tmp_path: Path, make_config) -> None:
         + f'build = "echo built >> build.log && cp {HAND_BOT} built_bot.py && test -n \\"$PATH\\" && test $MARK = x"\n'
         + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
     )
-    res = referee("run", str(cfg), "--quiet")
+    res = cli("run", str(cfg), "--quiet")
     assert res.returncode == 0, res.stderr
     assert (tmp_path / "built" / "build.log").read_text() == "built\n"
     assert len(_ledger_ids(tmp_path / "out")) == 3
@@ -289,6 +289,6 @@ def test_a_second_run_on_the_same_output_is_refused(tmp_path: Path, make_config)
     (tmp_path / "out").mkdir()
     with open(tmp_path / "out" / ".lock", "w") as held:  # as a running `referee run` holds it
         fcntl.flock(held, fcntl.LOCK_EX)
-        res = referee("run", str(cfg), "--quiet")
+        res = cli("run", str(cfg), "--quiet")
     assert res.returncode == 2 and "another `referee run` is playing into this output directory" in res.stderr
-    assert referee("run", str(cfg), "--quiet").returncode == 0
+    assert cli("run", str(cfg), "--quiet").returncode == 0

@@ -32,7 +32,10 @@ pytestmark = pytest.mark.xdist_group("secret-audit")
 def _config(folder: Path, seed: str = '"secret"', bots: int = 3, deals: int = 2, name: str = "night.toml") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     # plain logs: the tests read and edit them as text (verify reads both forms)
-    body = f'seed = {seed}\nout = "out"\nconcurrency = 1\n[clock]\nmove_ms = 2000\n[output]\ncompress = "none"\n'
+    # reuse = "table": one process per seat for a whole table (session mode starts a fresh set for every
+    # rotation of a deal); the seeds, verify and the damage it finds are checked, not how bots are reused
+    body = f'seed = {seed}\nout = "out"\nconcurrency = 1\nreuse = "table"\n'
+    body += '[clock]\nmove_ms = 2000\n[output]\ncompress = "none"\n'
     for b in "abcd"[:bots]:
         body += f'[[bots]]\nname = "{b}"\ncommand = ["{{python}}", "{INSTANT}"]\n'
     body += f'[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = {deals}\n'

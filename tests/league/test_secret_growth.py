@@ -24,13 +24,15 @@ from referee.league.schedule import deal_seed
 from referee.league.secret import epoch_seeds_text, settle_seed, stored_epoch_seeds
 from referee.league.shards import parse_shard
 
-from .conftest import REFEREE, REPO, referee
+from .conftest import REFEREE, REPO, cli
 
 INSTANT = REPO / "tests" / "bots" / "instant_bot.py"
 
 
 def _config(path: Path, bots: str, seed: str = '"secret"', out: str = "out") -> Path:
-    body = f'seed = {seed}\nout = "{out}"\nconcurrency = 1\n'
+    # reuse = "table": one process per seat for a whole table (3 starts, not 9 in session mode with one
+    # deal); the seeds, epochs and secrets are checked, not how bots are reused (test_session_cuts)
+    body = f'seed = {seed}\nout = "{out}"\nconcurrency = 2\nreuse = "table"\n'
     body += "".join(f'[[bots]]\nname = "{b}"\ncommand = ["{{python}}", "{INSTANT}"]\n' for b in bots)
     path.write_text(body + '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n')
     return path
@@ -49,7 +51,7 @@ def _seeds(out: Path) -> dict[str, int]:
 
 def test_a_secret_night_grows_with_a_fresh_secret_per_epoch(tmp_path: Path) -> None:
     cfg = _config(tmp_path / "night.toml", "abc")
-    assert referee("run", str(cfg), "--quiet").returncode == 0
+    assert cli("run", str(cfg), "--quiet").returncode == 0
     out = tmp_path / "out"
     seed = int(_meta(out)["secret_seed"])
     assert json.loads((out / "standings.json").read_text())["seed"] == seed  # complete: revealed
@@ -84,12 +86,12 @@ def test_a_secret_night_grows_with_a_fresh_secret_per_epoch(tmp_path: Path) -> N
     partial = _seeds(out)
     assert 3 + 2 <= len(partial) < 30
     # incomplete: no secret shown anywhere (the first one was shown before the night grew: its deals are public)
-    shown = referee("standings", str(out), "--json")
+    shown = cli("standings", str(out), "--json")
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["seed"] == "secret"
     assert str(fresh) not in shown.stdout + shown.stderr and "epoch_seeds" not in shown.stdout
 
-    resumed = referee("run", str(cfg), "--quiet")  # resumes the epoch: the same secret, no new one
+    resumed = cli("run", str(cfg), "--quiet")  # resumes the epoch: the same secret, no new one
     assert resumed.returncode == 0, resumed.stderr
     assert str(fresh) not in resumed.stdout + resumed.stderr
     assert json.loads(_meta(out)["epoch_secrets"]) == secrets
@@ -104,22 +106,22 @@ def test_a_secret_night_grows_with_a_fresh_secret_per_epoch(tmp_path: Path) -> N
     standings = json.loads((out / "standings.json").read_text())
     assert standings["seed"] == seed and standings["epoch_seeds"] == [fresh]
     assert f"epoch 1: {fresh}" in (out / "report.html").read_text()
-    check = referee("verify", str(out))
+    check = cli("verify", str(out))
     assert check.returncode == 0, check.stdout + check.stderr
 
     # verify checks every game's seed against its epoch's secret
     with sqlite3.connect(out / "ledger.sqlite") as db:
         db.execute("update meta set value = ? where key = 'epoch_secrets'", (json.dumps({"1": str(fresh + 1)}),))
-    bad = referee("verify", str(out))
+    bad = cli("verify", str(out))
     assert bad.returncode != 0 and "kwartet-3p-t0001-d000-r0" in bad.stdout + bad.stderr
     assert "kwartet-3p-t0000-d000-r0" not in bad.stdout + bad.stderr
 
 
 def test_a_public_night_grows_as_before(tmp_path: Path) -> None:
     pub = _config(tmp_path / "public.toml", "abc", seed="4", out="pub")
-    assert referee("run", str(pub), "--quiet").returncode == 0
+    assert cli("run", str(pub), "--quiet").returncode == 0
     _config(pub, "abcd", seed="4", out="pub")
-    assert referee("run", str(pub), "--quiet").returncode == 0
+    assert cli("run", str(pub), "--quiet").returncode == 0
     out = tmp_path / "pub"
     kwartet = load_config(pub).variants[0]
     assert set(_seeds(out).values()) == {deal_seed(4, kwartet, 3, 0)}  # every table the master seed's deals
@@ -220,13 +222,13 @@ def test_a_withdrawn_bot_cannot_come_back_to_its_old_epochs_deals(tmp_path: Path
     proc.communicate(timeout=10)
     out = tmp_path / "out"
     assert 1 <= len(_seeds(out)) < 12
-    assert referee("run", str(_config(cfg, "abc")), "--quiet").returncode == 0  # d withdrawn
-    assert referee("run", str(_config(cfg, "abce")), "--quiet").returncode == 0  # e joins: epoch 1
+    assert cli("run", str(_config(cfg, "abc")), "--quiet").returncode == 0  # d withdrawn
+    assert cli("run", str(_config(cfg, "abce")), "--quiet").returncode == 0  # e joins: epoch 1
     seed = int(_meta(out)["secret_seed"])
     kwartet = load_config(cfg).variants[0]
     before = _seeds(out)
 
-    back = referee("run", str(_config(cfg, "abcde")), "--quiet")
+    back = cli("run", str(_config(cfg, "abcde")), "--quiet")
     assert back.returncode == 2 and "Traceback" not in back.stderr, back.stderr
     err = back.stderr
     assert "'d' was withdrawn from this secret night" in err and "deals of epoch 0" in err, err
@@ -237,7 +239,7 @@ def test_a_withdrawn_bot_cannot_come_back_to_its_old_epochs_deals(tmp_path: Path
     text = cfg.read_text().replace('name = "d"', 'name = "d-2"')
     cfg.write_text(text)
     assert "d-2" in text and 'name = "e"' in text
-    grown = referee("run", str(cfg), "--quiet")
+    grown = cli("run", str(cfg), "--quiet")
     assert grown.returncode == 0, grown.stderr
     rows = _seeds(out)
     secrets = json.loads(_meta(out)["epoch_secrets"])

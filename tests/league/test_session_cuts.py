@@ -19,7 +19,7 @@ from referee.league.runner import _batches
 from referee.league.work import UnitMaker, session_order
 from referee.runtime.gamelog import read_log_bytes
 
-from .conftest import REFEREE, REPO, processes_with, referee
+from .conftest import REFEREE, REPO, cli, processes_with
 
 REMEMBERER = REPO / "tests" / "hostile" / "bots" / "rememberer.py"
 TRACKER = REPO / "sample_bots" / "tracker_bot.py"
@@ -102,7 +102,7 @@ def test_a_remembering_bot_does_no_better_than_its_honest_copy(make_config, tmp_
         + bots
         + '[[variants]]\nname = "kwartet"\nsizes = 4\ndeals = 8\n'
     )
-    proc = referee("run", str(cfg), timeout=240)
+    proc = cli("run", str(cfg))
     assert proc.returncode == 0, proc.stderr
     share = _shares(tmp_path / "out" / "ledger.sqlite")
     honest = sum(share[b] for b in ("honest-a", "honest-b", "honest-c")) / 3
@@ -126,9 +126,9 @@ def test_kill_and_resume_give_the_same_ledger_and_it_verifies(make_config, tmp_p
     tag = f"resume-{tmp_path.name}"
     body = "".join(f'[[bots]]\nname = "{n}"\ncommand = ["{{python}}", "{seeded}", "{tag}"]\n' for n in "abcd")
     body += '[[variants]]\nname = "kwartet"\nsizes = 4\ndeals = 4\n'
-    whole = make_config(f'seed = 9\nout = "whole"\nconcurrency = 1\n{body}', "whole.toml")
-    cut = make_config(f'seed = 9\nout = "cut"\nconcurrency = 1\n{body}', "cut.toml")
-    assert referee("run", str(whole), "--quiet").returncode == 0
+    whole = make_config(f'seed = 9\nout = "whole"\nconcurrency = 2\n{body}', "whole.toml")
+    cut = make_config(f'seed = 9\nout = "cut"\nconcurrency = 2\n{body}', "cut.toml")
+    assert cli("run", str(whole), "--quiet").returncode == 0
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen(
         [*REFEREE, "run", str(cut), "--progress-every", "0"], stdout=subprocess.PIPE, text=True, env=env
@@ -141,13 +141,13 @@ def test_kill_and_resume_give_the_same_ledger_and_it_verifies(make_config, tmp_p
             break
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
-    assert referee("run", str(cut), "--quiet").returncode == 0
+    assert cli("run", str(cut), "--quiet").returncode == 0
 
     def rows(out: str) -> list[tuple]:
         with sqlite3.connect(tmp_path / out / "ledger.sqlite") as db:
             return sorted(db.execute("select game_id, bots, seed, scores, ranks, win_shares, reason from games"))
 
     assert len(rows("whole")) == 16 and rows("cut") == rows("whole")
-    check = referee("verify", str(tmp_path / "cut"))
+    check = cli("verify", str(tmp_path / "cut"))
     assert check.returncode == 0, check.stdout + check.stderr
     assert not processes_with(tag)

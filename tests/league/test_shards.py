@@ -10,6 +10,7 @@ out the same whether the table is played in a shard or in the whole league.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -29,6 +30,10 @@ from referee.runtime.gamelog import read_log_bytes
 from .conftest import REFEREE, REPO
 
 BOT = REPO / "sample_bots" / "random_bot.py"
+
+#: every test here reads the one module-scoped night (five `referee run` processes): on one worker,
+#: so that it is played once, not once per worker
+pytestmark = pytest.mark.xdist_group("shards")
 
 
 def _config(seed: int) -> str:
@@ -53,8 +58,6 @@ def night(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     other_cfg = root / "other" / "night.toml"  # same file name, so the same league name
     other_cfg.parent.mkdir()
     other_cfg.write_text(_config(8))
-    import os
-
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     runs = {
         "whole": [str(cfg), "--out", str(root / "whole"), "-q"],

@@ -12,6 +12,7 @@ figure below is reproducible bit for bit:
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 
@@ -278,13 +279,29 @@ def tilted(p: list[float], score: float) -> list[float]:
     return [x / sum(q) for x in q]
 
 
-def run_tests(test: Sprt, p: list[float], reps: int, label: str) -> dict[str, int]:
-    """Run ``reps`` complete sequential tests on pairs drawn from ``p``; count the verdicts."""
+#: one complete sequential test: its verdict, the plain Elo (clamped to +-1000) and the reported
+#: (stopped) Elo with its interval
+Run = tuple[str, float, float, float, float]
+
+
+def simulate(
+    test: Sprt, p: tuple[float, ...], reps: int, label: str, base: int = 2024, estimates: bool = True
+) -> tuple[Run, ...]:
+    """:func:`_simulate`, every argument passed the same way (functools.cache keys on how they are given)."""
+    return _simulate(test, p, reps, label, base, estimates)
+
+
+@functools.cache
+def _simulate(test: Sprt, p: tuple[float, ...], reps: int, label: str, base: int, estimates: bool) -> tuple[Run, ...]:
+    """``reps`` complete sequential tests (at most 20,000 pairs each) on pairs drawn from ``p``, seeded
+    by ``base`` and ``label``, with the estimates after the stop (or NaNs, without ``estimates``).
+    Kept per process: the error rates and the estimates of 0,40 are read off the same runs (the tests
+    that share them are in one xdist group, :data:`SHARED`)."""
     weights = [round(x * 2**32) for x in p]
     total = sum(weights)
-    out = {"H0": 0, "H1": 0, "continue": 0}
+    out = []
     for r in range(reps):
-        rng = Rng(derive(2024, f"{label}:{r}"))
+        rng = Rng(derive(base, f"{label}:{r}"))
         st = SprtState(test)
         while st.verdict == "continue" and st.units < 20000:
             x = rng.below(total)
@@ -293,7 +310,23 @@ def run_tests(test: Sprt, p: list[float], reps: int, label: str) -> dict[str, in
                 x -= weights[i]
                 i += 1
             st.add_pair(*PAIRS[i])
-        out[st.verdict] += 1
+        if not estimates:
+            out.append((st.verdict, math.nan, math.nan, math.nan, math.nan))
+            continue
+        elo, lo, hi, _ = st.elo()
+        out.append((st.verdict, max(-1000.0, min(1000.0, st.estimate().elo)), elo, lo, hi))
+    return tuple(out)
+
+
+#: the tests reading the runs of 0,40 at a true 0 and 40 (:func:`simulate`): on one worker, run once
+SHARED = pytest.mark.xdist_group("sprt-0-40")
+
+
+def run_tests(test: Sprt, p: list[float], reps: int, label: str) -> dict[str, int]:
+    """Run ``reps`` complete sequential tests on pairs drawn from ``p``; count the verdicts."""
+    out = {"H0": 0, "H1": 0, "continue": 0}
+    for run in simulate(test, tuple(p), reps, label, estimates=test == Sprt(0, 40)):  # (the shared runs)
+        out[run[0]] += 1
     return out
 
 
@@ -316,8 +349,7 @@ LIMIT = next(k for k in range(REPS) if binomial_tail(REPS, RATE, k + 1) < 1e-3)
 
 @pytest.mark.parametrize(
     ("test", "true_elo"),
-    [(Sprt(0, 40), 0.0), (Sprt(-35, 5), -35.0)],
-    ids=["0,40", "-35,5"],
+    [pytest.param(Sprt(0, 40), 0.0, id="0,40", marks=SHARED), pytest.param(Sprt(-35, 5), -35.0, id="-35,5")],
 )
 def test_false_positive_rate_is_about_alpha(test: Sprt, true_elo: float) -> None:
     p = tilted(BASE, elo_to_score(true_elo))  # H0 exactly true
@@ -326,6 +358,7 @@ def test_false_positive_rate_is_about_alpha(test: Sprt, true_elo: float) -> None
     assert REPS // 100 <= out["H1"] <= LIMIT, (out, LIMIT)
 
 
+@SHARED
 def test_false_negative_rate_is_about_beta() -> None:
     test = Sprt(0, 40)
     out = run_tests(test, tilted(BASE, elo_to_score(40)), REPS, "fnr")  # H1 exactly true
@@ -406,48 +439,38 @@ def test_two_tracker_copies_rarely_accept_h1() -> None:
 # the estimate after a stop: median-unbiased (fishtest's), where the plain mean is not
 
 
-def stopped_runs(test: Sprt, true_elo: float, reps: int, label: str) -> list[tuple[float, float, float, float]]:
-    """``reps`` complete sequential tests on pairs drawn at ``true_elo``: for each,
-    the plain Elo and the reported one with its interval, ``(mean_elo, elo, lo, hi)``."""
-    p = tilted(BASE, elo_to_score(true_elo))
-    weights = [round(x * 2**32) for x in p]
-    total = sum(weights)
-    out = []
-    for r in range(reps):
-        rng = Rng(derive(2025, f"{label}:{r}"))
-        st = SprtState(test)
-        while st.verdict == "continue":
-            x = rng.below(total)
-            i = 0
-            while x >= weights[i]:
-                x -= weights[i]
-                i += 1
-            st.add_pair(*PAIRS[i])
-        elo, lo, hi, method = st.elo()
-        assert method == "sprt" and lo <= elo <= hi
-        out.append((max(-1000.0, min(1000.0, st.estimate().elo)), elo, lo, hi))
-    return out
+def stopped_runs(true_elo: float) -> tuple[Run, ...]:
+    """Complete sequential tests of 0,40 at ``true_elo``: at 0 and 40 the 400 runs the false-positive
+    and false-negative rates count (the same runs, not new ones), elsewhere 200 of their own."""
+    test = Sprt(0, 40)
+    p = tuple(tilted(BASE, elo_to_score(true_elo)))
+    runs = {0.0: lambda: simulate(test, p, REPS, "fpr:0"), 40.0: lambda: simulate(test, p, REPS, "fnr")}
+    got = runs.get(true_elo, lambda: simulate(test, p, 200, f"bias:{true_elo}", base=2025))()
+    assert all(verdict != "continue" and lo <= elo <= hi for verdict, _, elo, lo, hi in got)
+    return got
 
 
-@pytest.mark.parametrize("true_elo", [0.0, 20.0, 40.0])
+@pytest.mark.parametrize("true_elo", [pytest.param(0.0, marks=SHARED), 20.0, pytest.param(40.0, marks=SHARED)])
 def test_the_elo_after_a_stop_is_median_unbiased(true_elo: float) -> None:
-    # 200 seeded tests of 0,40: the plain Elo of a stopped test is pulled towards the bound it crossed
-    # (about -6 median, -9 mean at a true 0); fishtest's estimate puts the true value at its median. The
-    # median of 200 draws has a standard error of about 1.25 sd / sqrt(200), under 2 Elo here: a 5-Elo
-    # margin fails a correct estimate far less than once in a thousand seeds (and the seeds are fixed)
-    runs = stopped_runs(Sprt(0, 40), true_elo, 200, f"bias:{true_elo}")
-    reported = statistics.median(r[1] for r in runs)
+    # 200 or 400 seeded tests of 0,40: the plain Elo of a stopped test is pulled towards the bound it
+    # crossed (about -6 median, -9 mean at a true 0); fishtest's estimate puts the true value at its
+    # median. The median of 200 draws has a standard error of about 1.25 sd / sqrt(200), under 2 Elo here
+    # (less for 400): a 5-Elo margin fails a correct estimate far less than once in a thousand seeds (and
+    # the seeds are fixed)
+    runs = stopped_runs(true_elo)
+    reported = statistics.median(r[2] for r in runs)
     assert abs(reported - true_elo) < 5.0, reported
     # the interval covers the true value in about 95% of the tests
-    covered = sum(lo <= true_elo <= hi for _, _, lo, hi in runs)
+    covered = sum(lo <= true_elo <= hi for _, _, _, lo, hi in runs)
     assert 0.88 * len(runs) <= covered <= 0.995 * len(runs), covered
 
 
+@SHARED
 def test_the_plain_elo_after_a_stop_is_biased() -> None:
     # what the correction is for: at a true 0, the plain estimate of a stopped 0,40 test is low
-    runs = stopped_runs(Sprt(0, 40), 0.0, 200, "bias:0.0")
-    plain = statistics.median(r[0] for r in runs)
-    mean = statistics.fmean(r[0] for r in runs)
+    runs = stopped_runs(0.0)
+    plain = statistics.median(r[1] for r in runs)
+    mean = statistics.fmean(r[1] for r in runs)
     assert plain < -3.0 and mean < -5.0, (plain, mean)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from referee.runtime.gamelog import read_log_bytes
 
-from .conftest import REPO, referee
+from .conftest import REPO, cli
 
 LOOPING = REPO / "tests" / "bots" / "looping_bot.py"
 TRACKER = REPO / "sample_bots" / "tracker_bot.py"
@@ -52,7 +52,7 @@ deals = 1
 def test_stalled_games_count_and_aborted_ones_are_shown_everywhere(make_config) -> None:
     cfg = make_config(CONFIG)
     out = cfg.parent / "out"
-    res = referee("run", str(cfg), timeout=300)
+    res = cli("run", str(cfg))
     assert res.returncode == 0, res.stderr
     st = json.loads((out / "standings.json").read_text())
     kw, patient, overall = st["scopes"]["kwartet"], st["scopes"]["patient"], st["scopes"]["overall"]
@@ -81,7 +81,7 @@ def test_stalled_games_count_and_aborted_ones_are_shown_everywhere(make_config) 
     html = (out / "report.html").read_text()
     assert f"({text})" in html and f"({kw['games']} games, {kw['stalled']} stalled, {kw['aborted']} aborted)" in html
     # `referee standings` (terminal) recomputes the same from the ledger
-    again = referee("standings", str(out))
+    again = cli("standings", str(out))
     assert again.returncode == 0 and f"overall ({text})" in again.stdout
     assert (
         f"patient ({patient['games']} game{'s' if patient['games'] != 1 else ''}, 0 stalled, "
@@ -91,5 +91,5 @@ def test_stalled_games_count_and_aborted_ones_are_shown_everywhere(make_config) 
     logs = sorted(Path(out, "games").glob("kwartet-*.jsonl.zst"))
     stalled = [p for p in logs if b'"reason":"stalled"' in read_log_bytes(p.read_bytes()).splitlines()[-1]]
     assert len(stalled) == kw["stalled"]
-    rep = referee("replay", "--quiet", str(stalled[0]))
+    rep = cli("replay", "--quiet", str(stalled[0]))
     assert rep.returncode == 0 and "verified" in rep.stdout, rep.stdout + rep.stderr

@@ -12,7 +12,7 @@ from referee.league import schedule as sched
 from referee.league.config import load_config
 from referee.league.ledger import Ledger
 
-from .conftest import REFEREE, REPO, bots_toml, processes_with, referee
+from .conftest import REFEREE, REPO, bots_toml, cli, processes_with
 
 
 def _start(*args: str) -> subprocess.Popen[str]:
@@ -23,9 +23,10 @@ def _start(*args: str) -> subprocess.Popen[str]:
 def test_sigterm_mid_night_records_every_finished_game_and_leaves_no_stray_log(tmp_path: Path, make_config) -> None:
     tag = f"league-sigterm-{uuid.uuid4().hex}"
     cfg = make_config(
-        'seed = 9\nout = "out"\nconcurrency = 2\n[output]\ncompress = "none"\n'
+        # reuse = "table": a set of 4 processes a table (session mode: a fresh set per rotation)
+        'seed = 9\nout = "out"\nconcurrency = 2\nreuse = "table"\n[output]\ncompress = "none"\n'
         + bots_toml(["a", "b", "c", "d"], tag=tag)
-        + '[[variants]]\nname = "authors"\nsizes = 4\ndeals = 12\n'
+        + '[[variants]]\nname = "authors"\nsizes = 4\ndeals = 6\n'  # 24 games: the stop comes after 4
     )
     planned = {g.game_id for g in sched.games(load_config(cfg))}
     proc = _start("run", str(cfg), "--progress-every", "0")
@@ -45,13 +46,13 @@ def test_sigterm_mid_night_records_every_finished_game_and_leaves_no_stray_log(t
     assert 4 <= len(recorded) < len(planned)
     logs = {p.name.removesuffix(".jsonl") for p in (out / "games").glob("*.jsonl")}
     assert logs == recorded  # the games in flight left no log behind
-    check = referee("verify", str(out))
+    check = cli("verify", str(out))
     assert check.returncode == 0, check.stdout  # no "logs without a row": every game there checks
     assert f"verified: all {len(recorded)} games replay" in check.stdout
 
-    done = referee("run", str(cfg), "--quiet")
+    done = cli("run", str(cfg), "--quiet")
     assert done.returncode == 0, done.stderr
-    final = referee("verify", str(out))
+    final = cli("verify", str(out))
     assert final.returncode == 0 and f"all {len(planned)} games replay" in final.stdout, final.stdout
 
 
@@ -72,5 +73,5 @@ def test_sighup_stops_a_ladder_as_ctrl_c_does(tmp_path: Path, make_config) -> No
     assert proc.returncode == 128 + signal.SIGHUP, err
     assert "interrupted:" in err and "Traceback" not in err
     assert processes_with(tag) == []
-    check = referee("verify", str(tmp_path / "out"))
+    check = cli("verify", str(tmp_path / "out"))
     assert check.returncode == 0 and "without a row" not in check.stdout, check.stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from referee.league.outdir import open_night
 from referee.league.roster import night_of
 from referee.league.runner import play
 
-from .conftest import REPO
+from .conftest import REPO, cli
 
 INSTANT = REPO / "tests" / "bots" / "instant_bot.py"
 
@@ -37,7 +38,9 @@ def _config(path: Path, kind: str, names: list[str], challengers: tuple[str, ...
     )
     schedule = SCHEDULES[kind].format(chal=", ".join(f'"{c}"' for c in challengers))
     path.write_text(
-        f'seed = 5\nout = "out"\nconcurrency = 2\n[clock]\nmove_ms = 5000\n{schedule}{bots}'
+        # reuse = "table": one process per seat for a whole table (3 starts, not 9 in session mode with
+        # one deal); the top-ups' tables, ids and seats are checked, not how bots are reused
+        f'seed = 5\nout = "out"\nconcurrency = 2\nreuse = "table"\n[clock]\nmove_ms = 5000\n{schedule}{bots}'
         '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
     )
     return path
@@ -63,22 +66,47 @@ def _tables(rows: dict[str, tuple[Any, ...]], ids: set[str]) -> dict[str, set[st
     return out
 
 
-def _grow(tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str]) -> tuple[Path, dict, dict]:
-    """A night of 5 bots played, then 2 bots added (f listed as a challenger of a gauntlet) and played."""
-    cfg = _config(tmp_path / "night.toml", kind, list("abcde"))
-    rc, _, err = _run("run", str(cfg), "--quiet", capsys=capsys)
-    assert rc == 0, err
-    first = _rows(tmp_path / "out")
+def _grow(night: Path, kind: str) -> tuple[Path, dict, dict]:
+    """A night of 5 bots played in the folder ``night`` (kept as ``night-first`` next to it), then
+    2 bots added (f listed as a challenger of a gauntlet) and played."""
+    night.mkdir()
+    cfg = _config(night / "night.toml", kind, list("abcde"))
+    res = cli("run", str(cfg), "--quiet")
+    assert res.returncode == 0, res.stderr
+    first = _rows(night / "out")
+    shutil.copytree(night, night.parent / f"{night.name}-first")
     _config(cfg, kind, list("abcdefg"), challengers=("a", "f"))
-    rc, _, err = _run("run", str(cfg), "--quiet", capsys=capsys)
-    assert rc == 0, err
-    assert "2 bots added: 12 new games (f, g)" in err
-    return cfg, first, _rows(tmp_path / "out")
+    res = cli("run", str(cfg), "--quiet")
+    assert res.returncode == 0, res.stderr
+    assert "2 bots added: 12 new games (f, g)" in res.stderr
+    return cfg, first, _rows(night / "out")
+
+
+@pytest.fixture(scope="module")
+def balanced(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The balanced night grown once (:func:`_grow`), shared: ``night/`` as grown, ``night-first/`` as
+    it was before f and g came. A test copies a folder before it plays into it."""
+    root = tmp_path_factory.mktemp("balanced")
+    _grow(root / "night", "balanced")
+    return root
+
+
+def _copy(src: Path, tmp_path: Path) -> Path:
+    """A copy of the night folder ``src`` in ``tmp_path``; its config."""
+    shutil.copytree(src, tmp_path / "night")
+    return tmp_path / "night" / "night.toml"
 
 
 @pytest.mark.parametrize("kind", ["balanced", "gauntlet"])
-def test_added_bots_play_only_their_top_up(tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str]) -> None:
-    cfg, first, second = _grow(tmp_path, kind, capsys)
+def test_added_bots_play_only_their_top_up(
+    tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+) -> None:
+    if kind == "balanced":
+        root = request.getfixturevalue("balanced")
+        cfg = _copy(root / "night", tmp_path)
+        first, second = _rows(root / "night-first" / "out"), _rows(cfg.parent / "out")
+    else:
+        cfg, first, second = _grow(tmp_path / "night", kind)
     assert len(first) == (12 if kind == "balanced" else 6)
     for gid, row in first.items():  # every earlier game id, seed, seating and result unchanged
         assert second[gid] == row
@@ -102,29 +130,28 @@ def test_added_bots_play_only_their_top_up(tmp_path: Path, kind: str, capsys: py
     # running again plays nothing
     rc, _, err = _run("run", str(cfg), "--quiet", capsys=capsys)
     assert rc == 0 and "added" not in err
-    assert _rows(tmp_path / "out") == second
+    assert _rows(cfg.parent / "out") == second
 
 
-def test_a_second_growth_is_a_second_top_up(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cfg, _, second = _grow(tmp_path, "balanced", capsys)
+def test_a_second_growth_is_a_second_top_up(tmp_path: Path, balanced: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = _copy(balanced / "night", tmp_path)
+    second = _rows(cfg.parent / "out")
     _config(cfg, "balanced", list("abcdefgh"))
     rc, _, err = _run("run", str(cfg), "--quiet", capsys=capsys)
     assert rc == 0, err
     assert "1 bot added: 6 new games (h)" in err
-    third = _rows(tmp_path / "out")
+    third = _rows(cfg.parent / "out")
     assert {g: third[g] for g in second} == second
     tables = _tables(third, set(third) - set(second))
     assert sorted(tables) == ["kwartet-3p-t0008", "kwartet-3p-t0009"]
     assert all("h" in lineup for lineup in tables.values())
-    with Ledger.in_dir(tmp_path / "out", create=False) as ledger:
+    with Ledger.in_dir(cfg.parent / "out", create=False) as ledger:
         assert '"added":["h"]' in (ledger.get_meta("epochs") or "")
 
 
-def test_a_top_up_interrupted_resumes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cfg = _config(tmp_path / "night.toml", "balanced", list("abcde"))
-    rc, _, err = _run("run", str(cfg), "--quiet", capsys=capsys)
-    assert rc == 0, err
-    first = _rows(tmp_path / "out")
+def test_a_top_up_interrupted_resumes(tmp_path: Path, balanced: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = _copy(balanced / "night-first", tmp_path)
+    first = _rows(cfg.parent / "out")
     _config(cfg, "balanced", list("abcdefg"))
 
     def stop_after_three(stats: Any, tally: Any) -> None:
@@ -135,12 +162,12 @@ def test_a_top_up_interrupted_resumes(tmp_path: Path, capsys: pytest.CaptureFixt
     assert growth is not None and growth.added == ("f", "g")
     with ledger, pytest.raises(KeyboardInterrupt):
         play(league, ledger, hook=stop_after_three, concurrency=1)
-    cut = _rows(tmp_path / "out")
+    cut = _rows(cfg.parent / "out")
     assert len(first) < len(cut) < len(first) + 12
     rc, _, err = _run("run", str(cfg), "--quiet", capsys=capsys)
     assert rc == 0, err
     assert "added" not in err  # the growth was recorded with the first games of the top-up
-    done = _rows(tmp_path / "out")
+    done = _rows(cfg.parent / "out")
     assert {g: done[g] for g in cut} == cut
     assert set(done) == {g.game_id for g in sched.games(night_of(load_config(cfg)))}
     assert len(done) == len(first) + 12

@@ -9,6 +9,10 @@ import os
 import re
 import shlex
 import shutil
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from referee.errors import UserError
@@ -49,24 +53,50 @@ _NEVER_WHOLE = (
 # --------------------------------------------------------------------------
 # what a bot may see (bwrap)
 
-#: paths no bot ever sees: the league's output folder and config (see protect_paths)
-_PROTECTED: set[str] = set()
+#: paths no bot ever sees: the league's output folder and config (see protect_paths), each with the
+#: number of registrations that hold it (a path leaves when the last one is released)
+_PROTECTED: Counter[str] = Counter()
 #: other bots' own folders: hidden from a bot whose own folders they do not overlap
-_OTHERS: set[str] = set()
+_OTHERS: Counter[str] = Counter()
+#: the registrations of the innermost :func:`protection_scope` (None outside any: they stay)
+_SCOPE: ContextVar[list[tuple[Counter[str], str]] | None] = ContextVar("protection_scope", default=None)
 
 
 def protect_paths(secret: list[str] | tuple[str, ...] = (), bot_folders: list[str] | tuple[str, ...] = ()) -> None:
     """Register paths hidden from every bot in bubblewrap from now on (for this
-    process): ``secret`` ones (a league's output folder and config) are never
+    process, or until the :func:`protection_scope` it is called in ends):
+    ``secret`` ones (a league's output folder and config) are never
     visible, and no bot whose sandbox would mount one of them - equal to it,
     holding it or inside it, also by a link - starts (:func:`check_view`);
     ``bot_folders`` (the bots' own folders) are refused the same way to every
     bot whose own folder is not that very folder. Both are kept as given and
     resolved (``realpath``)."""
-    for p in secret:
-        _PROTECTED.update({os.path.abspath(p), os.path.realpath(p)})
-    for p in bot_folders:
-        _OTHERS.update({os.path.abspath(p), os.path.realpath(p)})
+    scope = _SCOPE.get()
+    for table, paths in ((_PROTECTED, secret), (_OTHERS, bot_folders)):
+        for p in paths:
+            for q in {os.path.abspath(p), os.path.realpath(p)}:
+                table[q] += 1
+                if scope is not None:
+                    scope.append((table, q))
+
+
+@contextmanager
+def protection_scope() -> Iterator[None]:
+    """The paths :func:`protect_paths` registers inside (in this task and the tasks it starts) are
+    released on the way out: a night's output folder, config and bots' folders are hidden for that
+    night only, not from every later night of a long-lived process (the site's host, a test calling
+    ``referee.cli.main``). A path another registration still holds (an enclosing scope's, a
+    concurrent night's, one made outside any scope) stays protected."""
+    added: list[tuple[Counter[str], str]] = []
+    token = _SCOPE.set(added)
+    try:
+        yield
+    finally:
+        _SCOPE.reset(token)
+        for table, q in added:
+            table[q] -= 1
+            if table[q] <= 0:
+                del table[q]
 
 
 _SYSTEM_PREFIXES = tuple(d + "/" for d in SYSTEM_DIRS)
@@ -220,10 +250,10 @@ def check_view(name: str, view: BotView, data: tuple[str, ...] = ()) -> None:
         if not os.path.isdir(real):
             what = "is not a folder" if os.path.exists(real) else "does not exist"
             raise UserError(f"bot {name!r}: data folder {given} {what} (give read-only data as folders)")
-    secret = sorted(p for p in _PROTECTED if os.path.lexists(p))  # (one removed since it was registered: gone)
+    secret = sorted(p for p in tuple(_PROTECTED) if os.path.lexists(p))  # (one removed since it was registered: gone)
     # bots that name the same folder (scripts side by side, one program run twice) share it
     own = {f for f in (view.folder, *view.named) if f}
-    others = sorted(o for o in _OTHERS if os.path.realpath(o) not in own and o not in own)
+    others = sorted(o for o in tuple(_OTHERS) if os.path.realpath(o) not in own and o not in own)
     extra = {*view.prefixes, *view.data}  # not the bot's own: also refused inside another bot's folder
     for m in view.mounts():
         for p in secret:
@@ -301,7 +331,7 @@ def bot_folders(command: list[str] | str, cwd: str, named_cwd: bool) -> list[str
 def masked_paths(binds: list[str], own: list[str]) -> list[str]:
     """Registered paths inside the mounted ``binds`` that this bot must not see."""
     out = []
-    for p in sorted(_PROTECTED | _OTHERS):
+    for p in sorted({*tuple(_PROTECTED), *tuple(_OTHERS)}):
         if not os.path.lexists(p) or not any(inside(p, b) and p != b for b in binds):
             continue
         if p not in _PROTECTED and any(inside(o, p) for o in own):
