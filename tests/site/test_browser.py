@@ -20,7 +20,7 @@ from referee.site.store import Store
 from tests.site.conftest import ROOT, write_site
 from tests.site.test_app import _free_port, start_host, wait_up
 from tests.view.axe import violations
-from tests.view.conftest import CHROMIUM_ARGS, PageProbe, chromium_path
+from tests.view.conftest import PageProbe
 
 BOTS = ROOT / "tests" / "bots"
 #: a house bot (tests/bots/botlib.py's random legal moves, copied into its folder) that thinks 400 ms
@@ -82,19 +82,12 @@ def phone(browser: Any) -> Iterator[PageProbe]:
         context.close()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    exe = chromium_path()
-    if exe is None:
+@pytest.fixture
+def browser(chromium: Any) -> Any:
+    """The test process's chromium (tests/conftest.py, shared with tests/view); fails when it is not installed."""
+    if chromium is None:
         pytest.fail("the browser test needs Debian's chromium: apt-get install -y chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
+    return chromium
 
 
 def _check(page: Any, what: str) -> None:

@@ -1,7 +1,9 @@
 """Browser fixtures: one headless Debian chromium per test session, driven by Playwright.
 
-* ``browser`` (session): the Playwright browser. Skips, with the reason, only when chromium is
-  not installed; Playwright itself is in the ``test`` extra, so a missing package is an error.
+* ``browser`` (session): the Playwright browser, the test process's one chromium (``chromium`` in
+  tests/conftest.py, which tests/site/test_browser.py uses too). Skips, with the reason, only when
+  chromium is not installed; Playwright itself is in the ``test`` extra, so a missing package is an
+  error.
 * ``probe`` (function): a fresh browser context and page that records console errors, page
   errors and every request; :meth:`PageProbe.assert_clean` checks none of them went wrong.
 * ``artifacts`` (session): the folder for screenshots, ``test-artifacts/view/`` at the repo root.
@@ -13,8 +15,6 @@ No browser is ever downloaded: chromium is Debian's (``apt-get install -y chromi
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,39 +22,15 @@ from typing import Any
 
 import pytest
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 REPO = Path(__file__).resolve().parents[2]
 
 
-def chromium_path() -> str | None:
-    """Debian's chromium: /usr/bin/chromium, else ``chromium`` on the PATH, else None."""
-    if os.access("/usr/bin/chromium", os.X_OK):
-        return "/usr/bin/chromium"
-    return shutil.which("chromium")
-
-
 @pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    exe = chromium_path()
-    if exe is None:
+def browser(chromium: Any) -> Any:
+    """The test process's chromium (tests/conftest.py); skips, with the reason, when it is not installed."""
+    if chromium is None:
         pytest.skip("browser tests need Debian's chromium (apt-get install -y chromium); it is not installed")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        # launch() runs chromium with a fresh temporary profile (user data dir), removed on close
-        b = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
+    return chromium
 
 
 @pytest.fixture(scope="session")
