@@ -79,6 +79,7 @@ def _replay_into_head(log: Path) -> tuple[int, str, str]:
     return proc.wait(timeout=120), first, err
 
 
+@pytest.mark.xdist_group("long-log")  # shares long_log (made once, on one worker)
 def test_replay_into_a_closed_pipe_keeps_its_verdict(long_log: Path) -> None:
     assert (
         len(subprocess.run([PY, "-m", "referee", "replay", str(long_log)], capture_output=True, env=_env()).stdout)
@@ -90,6 +91,7 @@ def test_replay_into_a_closed_pipe_keeps_its_verdict(long_log: Path) -> None:
     assert err == ""  # no "mismatch", no traceback, no "Exception ignored"
 
 
+@pytest.mark.xdist_group("long-log")  # shares long_log (made once, on one worker)
 def test_a_tampered_log_into_a_closed_pipe_still_fails(long_log: Path, tmp_path: Path) -> None:
     lines = long_log.read_bytes().splitlines()
     footer = json.loads(lines[-1])

@@ -18,6 +18,9 @@ from referee.runtime.replay import replay
 
 from .helpers import BOTS, RANDOM_BOT
 
+# the tests read the logs one module fixture makes: made once, on one worker
+pytestmark = pytest.mark.xdist_group("replay-proof")
+
 PY = sys.executable
 RANDOM = f"{PY} {RANDOM_BOT}"
 CRASH = f"{PY} {BOTS / 'crash_bot.py'}"

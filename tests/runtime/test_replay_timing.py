@@ -20,6 +20,9 @@ from referee.runtime.replay import replay
 
 from .helpers import BOTS, RANDOM_BOT
 
+# the tests read the logs one module fixture makes: made once, on one worker
+pytestmark = pytest.mark.xdist_group("replay-timing")
+
 PY = sys.executable
 RANDOM = f"{PY} {RANDOM_BOT}"
 RETRYING = f"env BOT_THEN_LEGAL=1 {PY} {BOTS / 'illegal_bot.py'}"  # illegal once, then legal: a retry
