@@ -1,5 +1,9 @@
 """``referee check-bot``: the samples pass; each purpose-built broken bot fails
-with the right check and an actionable message. Real bot processes throughout."""
+with the right check and an actionable message. Real bot processes throughout.
+
+Most of the check-bot runs the tests read are made by one module fixture, :func:`runs`, a few at
+a time (tests/commands/checkbot_runs.py): each test asserts on its own run, as before, and tests that
+ran the very same command share its run."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -15,6 +20,10 @@ import pytest
 from referee.checkbot import CUSTOM_VARIANTS, PRESETS
 from referee.cli import main
 from referee.rules import get_variant, kind_of
+from tests.commands.checkbot_runs import Run, check_bots, checked
+
+# the module's check-bot runs are made once (one fixture, on one worker)
+pytestmark = pytest.mark.xdist_group("checkbot")
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKEN = ROOT / "tests" / "broken_bots"
@@ -27,6 +36,7 @@ def check_bot(*argv: str) -> int:
 
 
 def sample_commands(tmp_path: Path) -> dict[str, list[str]]:
+    """The sample bots' commands (the C one compiled into ``tmp_path``)."""
     exe = tmp_path / "c_bot"
     subprocess.run(["cc", "-O2", "-o", str(exe), str(ROOT / "sample_bots" / "c_bot.c")], check=True)
     node = shutil.which("node")
@@ -40,10 +50,48 @@ def sample_commands(tmp_path: Path) -> dict[str, list[str]]:
     }
 
 
-def test_samples_pass_every_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    for label, command in sample_commands(tmp_path).items():
-        status = check_bot("--", *command)
-        out = capsys.readouterr().out
+DAEMON_TAGS = {when: f"daemon-{uuid.uuid4().hex[:12]}" for when in ("start", "bye")}
+RANDOM = [PY, str(ROOT / "sample_bots" / "random_bot.py")]
+
+
+def broken_argv(bot: str) -> tuple[str, ...]:
+    return ("--variant", "kwartet", "--", PY, str(BROKEN / bot))
+
+
+def daemon_argv(when: str) -> tuple[str, ...]:
+    bot = ROOT / "tests" / "hostile" / "bots" / "daemonizer.py"
+    return ("--variant", "kwartet", "--", PY, str(bot), DAEMON_TAGS[when], when)
+
+
+CIRCLES = ("--variant", "kwartet", "--", PY, str(ROOT / "tests" / "bots" / "looping_bot.py"))
+CHICKENS_ONLY = ("--variant", "chickens", "--", *RANDOM)
+JSON_SHELL = ("--json", "--variant", "authors", "--", " ".join(RANDOM))  # one word with spaces: a shell command
+
+
+@pytest.fixture(scope="module")
+def samples(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
+    return sample_commands(tmp_path_factory.mktemp("samples"))
+
+
+@pytest.fixture(scope="module")
+def runs(samples: dict[str, list[str]]) -> dict[tuple[str, ...], Run]:
+    """Every check-bot command line the tests read, each run once through ``referee.cli.main``
+    (a few side by side)."""
+    return check_bots(
+        [
+            *(("--", *command) for command in samples.values()),
+            *(broken_argv(case[0]) for case in BROKEN_CASES),
+            *(daemon_argv(when) for when in DAEMON_TAGS),
+            CIRCLES,
+            CHICKENS_ONLY,
+            JSON_SHELL,
+        ]
+    )
+
+
+def test_samples_pass_every_check(samples: dict[str, list[str]], runs: dict[tuple[str, ...], Run]) -> None:
+    for label, command in samples.items():
+        status, out = checked(runs, ("--", *command))
         assert status == 0, f"{label}:\n{out}"
         assert "FAIL" not in out
         for name in (
@@ -85,10 +133,9 @@ BROKEN_CASES = [
 
 @pytest.mark.parametrize("bot,check,words", BROKEN_CASES, ids=[c[0] for c in BROKEN_CASES])
 def test_broken_bot_fails_with_the_right_message(
-    bot: str, check: str, words: list[str], capsys: pytest.CaptureFixture[str]
+    bot: str, check: str, words: list[str], runs: dict[tuple[str, ...], Run]
 ) -> None:
-    status = check_bot("--variant", "kwartet", "--", PY, str(BROKEN / bot))
-    out = capsys.readouterr().out
+    status, out = checked(runs, broken_argv(bot))
     assert status == 1, out
     lines = out.splitlines()
     failing = [i for i, line in enumerate(lines) if line.strip().startswith(f"FAIL {check}:")]
@@ -102,17 +149,12 @@ def test_broken_bot_fails_with_the_right_message(
 
 
 @pytest.mark.parametrize("when", ["start", "bye"])
-def test_a_bot_that_leaves_a_daemon_is_not_ready(when: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bot_that_leaves_a_daemon_is_not_ready(when: str, runs: dict[tuple[str, ...], Run]) -> None:
     """A bot that daemonizes a process (at start-up, or when it reads bye) and
     exits on bye as it should: the sandbox counts what it left behind (then
     kills it), and check-bot fails the bye probe with a fix."""
-    import uuid
-
-    tag = f"daemon-{uuid.uuid4().hex[:12]}"
-    status = check_bot(
-        "--variant", "kwartet", "--", PY, str(ROOT / "tests" / "hostile" / "bots" / "daemonizer.py"), tag, when
-    )
-    out = capsys.readouterr().out
+    tag = DAEMON_TAGS[when]
+    status, out = checked(runs, daemon_argv(when))
     left = [p for p in Path("/proc").iterdir() if p.name.isdigit() and tag.encode() in _cmdline(p)]
     assert not left, f"the daemon survived check-bot: {left}"
     assert status == 1, out
@@ -128,10 +170,9 @@ def _cmdline(proc: Path) -> bytes:
         return b""
 
 
-def test_a_bot_that_asks_in_circles_fails_self_play(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bot_that_asks_in_circles_fails_self_play(runs: dict[tuple[str, ...], Run]) -> None:
     """Issue 10: the old WRITING-A-BOT example passed every check, yet two copies never end a kwartet hand."""
-    status = check_bot("--variant", "kwartet", "--", PY, str(ROOT / "tests" / "bots" / "looping_bot.py"))
-    out = capsys.readouterr().out
+    status, out = checked(runs, CIRCLES)
     assert status == 1, out
     assert "PASS game: kwartet" in out and "PASS per-game mode" in out  # every other check passes
     lines = out.splitlines()
@@ -156,20 +197,17 @@ def test_self_play_reports_an_aborted_hand(monkeypatch: pytest.MonkeyPatch, caps
     assert "fix: remember misses; vary target or card" in out
 
 
-def test_self_play_is_skipped_without_an_ask_variant_or_after_failed_games(capsys: pytest.CaptureFixture[str]) -> None:
-    status = check_bot("--variant", "chickens", "--", PY, str(ROOT / "sample_bots" / "random_bot.py"))
-    out = capsys.readouterr().out
+def test_self_play_is_skipped_without_an_ask_variant_or_after_failed_games(runs: dict[tuple[str, ...], Run]) -> None:
+    status, out = checked(runs, CHICKENS_ONLY)
     assert status == 0 and "self-play" not in out, out  # chickens has no asks: nothing to check
-    status = check_bot("--variant", "kwartet", "--", PY, str(BROKEN / "illegal_asks.py"))
-    out = capsys.readouterr().out
+    status, out = checked(runs, broken_argv("illegal_asks.py"))
     assert status == 1 and "FAIL game: kwartet" in out
     assert "SKIP self-play: not run: fix the failed games above first" in out, out
 
 
-def test_json_report_and_shell_string(capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_report_and_shell_string(runs: dict[tuple[str, ...], Run]) -> None:
     # one argument with spaces is a shell command line
-    status = check_bot("--json", "--variant", "authors", "--", f"{PY} {ROOT / 'sample_bots' / 'random_bot.py'}")
-    report = json.loads(capsys.readouterr().out)
+    status, report = runs[JSON_SHELL].status, json.loads(runs[JSON_SHELL].out)
     assert status == 0 and report["ok"] is True
     assert report["bot"] == "RandomBot" and report["version"] == "1.0"
     names = [c["name"] for c in report["checks"]]

@@ -3,7 +3,11 @@
 "after an error" probe blames error handling only when the error message was
 the cause, and the summary counts what it prints. Real bot processes throughout
 (tests/bots/ misbehave on their second turn, tests/broken_bots/ each have one
-mistake)."""
+mistake).
+
+The check-bot runs the tests read are made by one module fixture, :func:`runs`, a few at a time
+(tests/commands/checkbot_runs.py): each test asserts on its own run, as before, and tests that ran
+the very same command share its run."""
 
 from __future__ import annotations
 
@@ -16,6 +20,10 @@ import pytest
 from referee.checkbot import missing_script
 from referee.cli import main
 from referee.rules import VARIANTS
+from tests.commands.checkbot_runs import Run, check_bots, checked
+
+# the module's check-bot runs are made once (one fixture, on one worker)
+pytestmark = pytest.mark.xdist_group("checkbot-fixes")
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "tests" / "bots"
@@ -27,6 +35,30 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     status = main(["check-bot", *argv])
     cap = capsys.readouterr()
     return status, cap.out, cap.err
+
+
+def argv_of(bot: Path, *options: str) -> tuple[str, ...]:
+    return (*options, "--", PY, str(bot))
+
+
+def all_argvs() -> list[tuple[str, ...]]:
+    """Every check-bot command line the tests below read from :func:`runs`."""
+    return [
+        *(argv_of(BOTS / bot, "--variant", variant) for bot, variant, _, _ in SECOND_TURN_CASES),
+        *(second_turn_argv(bot) for bot in SECOND_TURN_BOTS),
+        argv_of(BOTS / "nonjson_bot.py", "--variant", "authors"),
+        argv_of(BOTS / "badutf8_bot.py", "--variant", "kwartet"),
+        argv_of(BROKEN / "quits_on_error.py", "--variant", "kwartet"),
+        argv_of(BROKEN / "debug_stdout.py"),
+        *(argv_of(bot) for bot in HANDSHAKE_BOTS),
+        *COUNTS_ARGVS,
+    ]
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[tuple[str, ...], Run]:
+    """Each of :func:`all_argvs` run once through ``referee.cli.main`` (a few side by side)."""
+    return check_bots(all_argvs())
 
 
 def entry(out: str, check: str) -> tuple[str, str]:
@@ -84,9 +116,9 @@ SECOND_TURN_CASES = [
     "bot,variant,words,fix_words", SECOND_TURN_CASES, ids=[f"{c[0]}-{c[1]}" for c in SECOND_TURN_CASES]
 )
 def test_the_fix_names_the_real_problem(
-    bot: str, variant: str, words: list[str], fix_words: list[str], capsys: pytest.CaptureFixture[str]
+    bot: str, variant: str, words: list[str], fix_words: list[str], runs: dict[tuple[str, ...], Run]
 ) -> None:
-    status, out, _ = run(capsys, "--variant", variant, "--", PY, str(BOTS / bot))
+    status, out = checked(runs, argv_of(BOTS / bot, "--variant", variant))
     assert status == 1, out
     checks = (
         [f"game: {variant}", "per-game mode"]
@@ -110,21 +142,28 @@ def test_the_fix_names_the_real_problem(
 # --- the after-error probe blames error handling only for what the error message caused -----------
 
 
-@pytest.mark.parametrize(
-    "bot",
-    [
-        "badutf8_bot.py",
-        "illegal_bot.py",
-        "nonjson_bot.py",
-        "staleid_bot.py",
-        "wrongshape_bot.py",
-        "wrongtype_bot.py",
-        "unknowntype_bot.py",
-        "silent_bot.py",
-    ],
-)
-def test_a_second_turn_mistake_is_not_blamed_on_error_handling(bot: str, capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(capsys, "--variant", "authors", "--", PY, str(BOTS / bot))
+SECOND_TURN_BOTS = [
+    "badutf8_bot.py",
+    "illegal_bot.py",
+    "nonjson_bot.py",
+    "staleid_bot.py",
+    "wrongshape_bot.py",
+    "wrongtype_bot.py",
+    "unknowntype_bot.py",
+    "silent_bot.py",
+]
+
+
+def second_turn_argv(bot: str) -> tuple[str, ...]:
+    # the silent bot times out at its second turn of every process: the games' clock is shorter
+    # for it (the probes wait 1,000 ms for a reply whatever --move-ms says: what is checked here)
+    clock = ("--move-ms", "300") if bot == "silent_bot.py" else ()
+    return argv_of(BOTS / bot, "--variant", "authors", *clock)
+
+
+@pytest.mark.parametrize("bot", SECOND_TURN_BOTS)
+def test_a_second_turn_mistake_is_not_blamed_on_error_handling(bot: str, runs: dict[tuple[str, ...], Run]) -> None:
+    status, out = checked(runs, second_turn_argv(bot))
     assert status == 1, out
     line, fix = entry(out, "probe: keeps going after an error")
     assert line.strip().startswith("PASS"), out
@@ -134,14 +173,14 @@ def test_a_second_turn_mistake_is_not_blamed_on_error_handling(bot: str, capsys:
     assert line.strip().startswith("FAIL") and "turn id 2" in line and fix, out
 
 
-def test_nonjson_second_turn_is_reported_as_debug_output(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(capsys, "--variant", "authors", "--", PY, str(BOTS / "nonjson_bot.py"))
+def test_nonjson_second_turn_is_reported_as_debug_output(runs: dict[tuple[str, ...], Run]) -> None:
+    out = runs[argv_of(BOTS / "nonjson_bot.py", "--variant", "authors")].out
     line, fix = entry(out, "probe: legal reply with the turn's id")
     assert "line 3 is not JSON: 'debug x=3'" in line and "stderr" in fix
 
 
-def test_badutf8_probe_and_games_give_the_same_reason(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(capsys, "--variant", "kwartet", "--", PY, str(BOTS / "badutf8_bot.py"))
+def test_badutf8_probe_and_games_give_the_same_reason(runs: dict[tuple[str, ...], Run]) -> None:
+    out = runs[argv_of(BOTS / "badutf8_bot.py", "--variant", "kwartet")].out
     probe, _ = entry(out, "probe: legal reply with the turn's id")
     game, _ = entry(out, "game: kwartet")
     reason = "line 3 is not valid UTF-8 (byte 0xff at offset 40)"
@@ -149,8 +188,8 @@ def test_badutf8_probe_and_games_give_the_same_reason(capsys: pytest.CaptureFixt
     assert "is not JSON" not in out
 
 
-def test_a_bot_that_quits_on_an_error_is_still_blamed(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(capsys, "--variant", "kwartet", "--", PY, str(BROKEN / "quits_on_error.py"))
+def test_a_bot_that_quits_on_an_error_is_still_blamed(runs: dict[tuple[str, ...], Run]) -> None:
+    out = runs[argv_of(BROKEN / "quits_on_error.py", "--variant", "kwartet")].out
     line, fix = entry(out, "probe: keeps going after an error")
     assert line.strip().startswith("FAIL") and "exited (status 0) after an error message" in line, out
     assert fix.strip().startswith("fix: an error message needs no answer"), fix
@@ -165,8 +204,8 @@ def test_a_bot_that_quits_on_an_error_is_still_blamed(capsys: pytest.CaptureFixt
 # --- knock-on effects ------------------------------------------------------------------------------
 
 
-def test_debug_stdout_is_reported_as_such_not_as_stale_ids(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(capsys, "--", PY, str(BROKEN / "debug_stdout.py"))  # every variant
+def test_debug_stdout_is_reported_as_such_not_as_stale_ids(runs: dict[tuple[str, ...], Run]) -> None:
+    status, out = checked(runs, argv_of(BROKEN / "debug_stdout.py"))
     assert status == 1, out
     for check in ("game: kwartet", "game: authors", "game: chickens", "game: tens", "per-game mode"):
         line, fix = entry(out, check)
@@ -188,9 +227,12 @@ def test_debug_stdout_is_reported_as_such_not_as_stale_ids(capsys: pytest.Captur
 # --- output slips ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("bot", [BROKEN / "wrong_protocol.py", BOTS / "oldproto_bot.py"], ids=lambda p: p.name)
-def test_a_failed_handshake_counts_what_it_prints(bot: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(capsys, "--", PY, str(bot))
+HANDSHAKE_BOTS = [BROKEN / "wrong_protocol.py", BOTS / "oldproto_bot.py"]
+
+
+@pytest.mark.parametrize("bot", HANDSHAKE_BOTS, ids=lambda p: p.name)
+def test_a_failed_handshake_counts_what_it_prints(bot: Path, runs: dict[tuple[str, ...], Run]) -> None:
+    status, out = checked(runs, argv_of(bot))
     assert status == 1, out
     assert len(re.findall(r"^\s+FAIL ", out, re.M)) == 1, out
     # every other check is skipped: the probes, a game per registered variant, self-play, per-game mode
@@ -206,14 +248,18 @@ def test_a_failed_handshake_counts_what_it_prints(bot: Path, capsys: pytest.Capt
     assert_counts_match(out)
 
 
-def test_counts_are_singular_or_plural(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(
-        capsys, "--variant", "happy-families", "--variant", "authors", "--", PY, str(BOTS / "illegal_bot.py")
-    )
+COUNTS_ARGVS = [
+    argv_of(BOTS / "illegal_bot.py", "--variant", "happy-families", "--variant", "authors"),
+    argv_of(ROOT / "sample_bots" / "random_bot.py", "--variant", "authors"),
+]
+
+
+def test_counts_are_singular_or_plural(runs: dict[tuple[str, ...], Run]) -> None:
+    out = runs[COUNTS_ARGVS[0]].out
     assert "(and 1 more game)" in out, out  # happy-families: 4 and 6 seats (2 seats is its lowest)
     assert "(and 2 more games)" in out, out
     assert "1 more games" not in out
-    status, out, _ = run(capsys, "--variant", "authors", "--", PY, str(ROOT / "sample_bots" / "random_bot.py"))
+    status, out = checked(runs, COUNTS_ARGVS[1])
     assert status == 0, out
     assert "PASS per-game mode: 3 games, a fresh process for each" in out
 
