@@ -1,6 +1,7 @@
 """``referee check-bot --max-line / --retries / --max-decisions``: the fault options of ``referee play``
 (one definition, :func:`referee.commands.play.add_limit_options`) change what check-bot enforces.
-Real bot processes; one variant per run to keep it short."""
+Real bot processes; one variant per run to keep it short, the runs made by one module fixture, a few
+at a time (tests/commands/checkbot_runs.py)."""
 
 from __future__ import annotations
 
@@ -10,37 +11,53 @@ from pathlib import Path
 import pytest
 
 from referee.cli import main
+from tests.commands.checkbot_runs import Run, check_bots, checked
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "tests" / "bots"
 PY = sys.executable
+# the module's check-bot runs are made once (one fixture, on one worker)
+pytestmark = pytest.mark.xdist_group("checkbot-limits")
 
 
-def check_bot(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
-    status = main(["check-bot", "--variant", "kwartet", "--grace-ms", "200", *argv])
-    return status, capsys.readouterr().out
+def argv(*argv: str) -> tuple[str, ...]:
+    return ("--variant", "kwartet", "--grace-ms", "200", *argv)
 
 
-def test_max_line_bounds_the_bots_lines(capsys: pytest.CaptureFixture[str]) -> None:
-    wide = ["--", PY, str(BOTS / "wide_bot.py")]  # every reply is a 100 kB line
-    status, out = check_bot(capsys, "--max-line", "200000", *wide)
+WIDE = ("--", PY, str(BOTS / "wide_bot.py"))  # every reply is a 100 kB line
+# on its 10th turn (past the probes) it prints a debug line, then the legal reply (the retry)
+RETRIED = ("--", f"env BOT_FAULT_AT=10 BOT_THEN_LEGAL=1 {PY} {BOTS / 'nonjson_bot.py'}")
+RUNS = {
+    "wide": argv("--max-line", "200000", *WIDE),
+    "narrow": argv("--max-line", "65536", *WIDE),
+    "retries": argv("--retries", "1", *RETRIED),
+    "no retries": argv(*RETRIED),
+    "max decisions": argv("--max-decisions", "5", "--", PY, str(ROOT / "sample_bots" / "random_bot.py")),
+}
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[tuple[str, ...], Run]:
+    return check_bots(RUNS.values())
+
+
+def test_max_line_bounds_the_bots_lines(runs: dict[tuple[str, ...], Run]) -> None:
+    status, out = checked(runs, RUNS["wide"])
     assert status == 0 and "FAIL" not in out, out
-    status, out = check_bot(capsys, "--max-line", "65536", *wide)
+    status, out = checked(runs, RUNS["narrow"])
     assert status == 1, out
     assert "longer than 65536 bytes" in out, out
 
 
-def test_retries_give_a_malformed_reply_another_try(capsys: pytest.CaptureFixture[str]) -> None:
-    # on its 10th turn (past the probes) it prints a debug line, then the legal reply (the retry)
-    bot = ["--", f"env BOT_FAULT_AT=10 BOT_THEN_LEGAL=1 {PY} {BOTS / 'nonjson_bot.py'}"]
-    status, out = check_bot(capsys, "--retries", "1", *bot)
+def test_retries_give_a_malformed_reply_another_try(runs: dict[tuple[str, ...], Run]) -> None:
+    status, out = checked(runs, RUNS["retries"])
     assert status == 0 and "FAIL" not in out, out
-    status, out = check_bot(capsys, *bot)
+    status, out = checked(runs, RUNS["no retries"])
     assert status == 1 and "FAIL game: kwartet" in out and "malformed" in out, out
 
 
-def test_max_decisions_bounds_self_play(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out = check_bot(capsys, "--max-decisions", "5", "--", PY, str(ROOT / "sample_bots" / "random_bot.py"))
+def test_max_decisions_bounds_self_play(runs: dict[tuple[str, ...], Run]) -> None:
+    status, out = checked(runs, RUNS["max decisions"])
     assert status == 1, out
     assert "FAIL self-play" in out and "no end after 5 decisions" in out, out
 
