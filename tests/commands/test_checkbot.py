@@ -2,7 +2,7 @@
 with the right check and an actionable message. Real bot processes throughout.
 
 Most of the check-bot runs the tests read are made by one module fixture, :func:`runs`, a few at
-a time (tests/commands/checkbot_runs.py): each test asserts on its own run, as before, and tests that
+a time (tests/parallel_cli.py): each test asserts on its own run, as before, and tests that
 ran the very same command share its run."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pytest
 from referee.checkbot import CUSTOM_VARIANTS, PRESETS
 from referee.cli import main
 from referee.rules import get_variant, kind_of
-from tests.commands.checkbot_runs import Run, check_bots, checked
+from tests.parallel_cli import Run, check_bots, checked
 
 # the module's check-bot runs are made once (one fixture, on one worker)
 pytestmark = pytest.mark.xdist_group("checkbot")

@@ -6,7 +6,7 @@ the cause, and the summary counts what it prints. Real bot processes throughout
 mistake).
 
 The check-bot runs the tests read are made by one module fixture, :func:`runs`, a few at a time
-(tests/commands/checkbot_runs.py): each test asserts on its own run, as before, and tests that ran
+(tests/parallel_cli.py): each test asserts on its own run, as before, and tests that ran
 the very same command share its run."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pytest
 from referee.checkbot import missing_script
 from referee.cli import main
 from referee.rules import VARIANTS
-from tests.commands.checkbot_runs import Run, check_bots, checked
+from tests.parallel_cli import Run, check_bots, checked
 
 # the module's check-bot runs are made once (one fixture, on one worker)
 pytestmark = pytest.mark.xdist_group("checkbot-fixes")

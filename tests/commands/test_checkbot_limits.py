@@ -1,7 +1,7 @@
 """``referee check-bot --max-line / --retries / --max-decisions``: the fault options of ``referee play``
 (one definition, :func:`referee.commands.play.add_limit_options`) change what check-bot enforces.
 Real bot processes; one variant per run to keep it short, the runs made by one module fixture, a few
-at a time (tests/commands/checkbot_runs.py)."""
+at a time (tests/parallel_cli.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from referee.cli import main
-from tests.commands.checkbot_runs import Run, check_bots, checked
+from tests.parallel_cli import Run, check_bots, checked
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "tests" / "bots"

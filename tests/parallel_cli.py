@@ -1,13 +1,13 @@
-"""Several ``referee check-bot`` runs at once, each through the CLI entry point in its own thread.
+"""Several ``referee`` commands at once, each through the CLI entry point in its own thread.
 
-A check-bot run spends most of its two or three seconds waiting on its bots (the probes' quiet
-spells, process starts and exits, bye), little of it on the CPU; a test module that needs a dozen runs
-can have them side by side. Each run is ``referee.cli.main(["check-bot", *argv])`` exactly as a test
-would call it (``main`` leaves the signal handlers alone off the main thread), with its own trio loop,
-its own real bot processes, and its own stdout and stderr: :class:`_PerThread` hands every thread its
-own buffer while the runs last. At most :data:`AT_ONCE` run at a time, so that a loaded two-core
-machine keeps up with the bots' clocks (the probes wait at least 1,000 ms for a reply that a sample
-bot writes in a millisecond).
+A ``referee check-bot`` run or a small ``referee run`` night spends most of its seconds waiting on
+its bots (the probes' quiet spells, move clocks, process starts and exits, bye), little of it on the
+CPU; a test module that needs a dozen of them can have them side by side. Each run is
+``referee.cli.main(argv)`` exactly as a test would call it (``main`` leaves the signal handlers alone
+off the main thread), with its own trio loop, its own real bot processes, and its own stdout and
+stderr: :class:`_PerThread` hands every thread its own buffer while the runs last. At most
+:data:`AT_ONCE` run at a time, so that a loaded two-core machine keeps up with the bots' clocks (the
+probes wait at least 1,000 ms for a reply that a sample bot writes in a millisecond).
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from dataclasses import dataclass
 
 from referee.cli import main
 
-#: check-bot runs side by side (each starts its bot and up to five instant bots)
+#: commands side by side (a check-bot run starts its bot and up to five instant bots)
 AT_ONCE = 3
 
 
 @dataclass(frozen=True)
 class Run:
-    """What one ``referee check-bot ARGV`` run returned and printed."""
+    """What one ``referee ARGV`` run returned and printed."""
 
     status: int
     out: str
@@ -66,12 +66,20 @@ class _PerThread(io.TextIOBase):
 def check_bots(argvs: Iterable[tuple[str, ...]]) -> dict[tuple[str, ...], Run]:
     """``referee check-bot ARGV`` for every distinct ``argv``, :data:`AT_ONCE` at a time; by argv."""
     wanted = list(dict.fromkeys(argvs))
+    runs = cli_runs(("check-bot", *argv) for argv in wanted)
+    return {argv: runs[("check-bot", *argv)] for argv in wanted}
+
+
+def cli_runs(argvs: Iterable[tuple[str, ...]]) -> dict[tuple[str, ...], Run]:
+    """``referee ARGV`` (``referee.cli.main``) for every distinct ``argv``, :data:`AT_ONCE` at a time;
+    by argv."""
+    wanted = list(dict.fromkeys(argvs))
     out, err = _PerThread(sys.stdout), _PerThread(sys.stderr)
 
     def one(argv: tuple[str, ...]) -> Run:
         mine_out, mine_err = out.own(), err.own()
         try:
-            status = main(["check-bot", *argv])
+            status = main(list(argv))
         finally:
             out.release()
             err.release()
@@ -80,7 +88,7 @@ def check_bots(argvs: Iterable[tuple[str, ...]]) -> dict[tuple[str, ...], Run]:
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = out, err  # type: ignore[assignment]
     try:
-        with ThreadPoolExecutor(max_workers=AT_ONCE, thread_name_prefix="check-bot") as pool:
+        with ThreadPoolExecutor(max_workers=AT_ONCE, thread_name_prefix="referee") as pool:
             runs = list(pool.map(one, wanted))
     finally:
         sys.stdout, sys.stderr = saved
