@@ -26,9 +26,11 @@ from referee.league import schedule as sched
 from referee.league.config import load_config
 from referee.league.ledger import BotInfo, Ledger
 
-from .conftest import LOGS_FOLDER, REFEREE, REPO, bot_processes, referee
+from .conftest import LOGS_FOLDER, REFEREE, REPO, bot_processes, cli, referee
 
-pytestmark = pytest.mark.xdist_group("dask")
+#: the tests that use the module's cluster share one worker (the cluster starts once); the others
+#: (their own clusters, or none) go wherever xdist sends them
+on_the_cluster = pytest.mark.xdist_group("dask")
 
 SEEDED_BOT = REPO / "tests" / "bots" / "seeded_bot.py"
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "DASK_LOGGING__DISTRIBUTED": "critical"}
@@ -192,10 +194,11 @@ def _read_games(proc: subprocess.Popen[str], n: int) -> None:
     raise AssertionError(f"the run ended before {n} games: {proc.wait()} {proc.stderr.read() if proc.stderr else ''}")
 
 
+@on_the_cluster
 def test_a_night_on_the_cluster_equals_the_local_night_game_by_game(tmp_path: Path, cluster: DaskCluster) -> None:
     cluster.ensure(2)
     cfg = _config(tmp_path, "eq-" + uuid.uuid4().hex[:8])
-    local = referee("run", str(cfg), "--quiet", "--out", str(tmp_path / "local"))
+    local = cli("run", str(cfg), "--quiet", "--out", str(tmp_path / "local"))
     assert local.returncode == 0, local.stderr
     remote = referee("run", str(cfg), "--cluster", cluster.address, "--insecure", "--progress-every", "0")
     assert remote.returncode == 0, remote.stderr
@@ -215,16 +218,17 @@ def test_a_night_on_the_cluster_equals_the_local_night_game_by_game(tmp_path: Pa
     # and each game's viewer page, made as it was played (its live file removed at its end)
     assert f"viewer pages: 0 written, {n} up to date" in remote.stdout, remote.stdout
     assert not list((tmp_path / "out" / "live").glob("*.frames.jsonl"))
-    replay = referee("replay", str(next((tmp_path / "out" / "games").glob("*.jsonl*"))))
+    replay = cli("replay", str(next((tmp_path / "out" / "games").glob("*.jsonl*"))))
     assert replay.returncode == 0, replay.stdout + replay.stderr
 
 
+@on_the_cluster
 def test_send_logs_sends_every_log_and_the_night_is_the_same(tmp_path: Path, cluster: DaskCluster) -> None:
     """``--send-logs``: the logs come over the network (as from workers that
     cannot see the output folder); the night is the same game by game."""
     cluster.ensure(2)
     cfg = _config(tmp_path, "sl-" + uuid.uuid4().hex[:8], deals=2, chickens=False)
-    local = referee("run", str(cfg), "--quiet", "--out", str(tmp_path / "local"))
+    local = cli("run", str(cfg), "--quiet", "--out", str(tmp_path / "local"))
     assert local.returncode == 0, local.stderr
     remote = referee(
         "run", str(cfg), "--cluster", cluster.address, "--insecure", "--send-logs", "--progress-every", "0"
@@ -234,7 +238,7 @@ def test_send_logs_sends_every_log_and_the_night_is_the_same(tmp_path: Path, clu
     assert f"logs: 0 written into {tmp_path / 'out'} by the workers, {n} sent to this machine" in remote.stdout
     _check_complete(cfg, tmp_path / "out")
     assert _rows(tmp_path / "out") == _rows(tmp_path / "local")
-    verify = referee("verify", str(tmp_path / "out"))
+    verify = cli("verify", str(tmp_path / "out"))
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
@@ -273,17 +277,18 @@ def test_a_local_rerun_removes_what_a_killed_cluster_run_left(tmp_path: Path) ->
     left = tmp_path / "out" / ".incoming" / "run0" / "unit-1"
     left.mkdir(parents=True)
     (left / "kwartet-3p-t0000-d000-r0.jsonl.zst").write_bytes(b"a log never moved in")
-    res = referee("run", str(cfg), "--quiet")
+    res = cli("run", str(cfg), "--quiet")
     assert res.returncode == 0, res.stderr
     _check_complete(cfg, tmp_path / "out")
 
 
 def test_send_logs_needs_a_cluster(tmp_path: Path) -> None:
-    res = referee("run", str(_config(tmp_path, "x")), "--send-logs")
+    res = cli("run", str(_config(tmp_path, "x")), "--send-logs")
     assert res.returncode == 2 and res.stderr.startswith("error: --send-logs"), res.stderr
     assert not (tmp_path / "out").exists()
 
 
+@on_the_cluster
 def test_a_worker_killed_mid_unit_still_gives_every_game_once(tmp_path: Path, cluster: DaskCluster) -> None:
     cluster.ensure(2)
     tag = "kw-" + uuid.uuid4().hex[:8]
@@ -303,6 +308,7 @@ def test_a_worker_killed_mid_unit_still_gives_every_game_once(tmp_path: Path, cl
     _wait_until(lambda: not bot_processes(tag), "the dead worker's bots to go")
 
 
+@on_the_cluster
 def test_the_coordinator_killed_then_a_rerun_resumes(tmp_path: Path, cluster: DaskCluster) -> None:
     cluster.ensure(2)
     tag = "kc-" + uuid.uuid4().hex[:8]
@@ -321,6 +327,7 @@ def test_the_coordinator_killed_then_a_rerun_resumes(tmp_path: Path, cluster: Da
     assert {g: rows[g] for g in first} == first
 
 
+@on_the_cluster
 def test_ctrl_c_stops_every_unit_and_every_bot_on_the_workers(tmp_path: Path, cluster: DaskCluster) -> None:
     cluster.ensure(2)
     tag = "cc-" + uuid.uuid4().hex[:8]
@@ -340,15 +347,16 @@ def test_ctrl_c_stops_every_unit_and_every_bot_on_the_workers(tmp_path: Path, cl
 def test_a_wrong_or_unreachable_address_is_one_error_before_anything_is_written(tmp_path: Path) -> None:
     cfg = _config(tmp_path, "wa")
     for address in (f"tcp://127.0.0.1:{_free_port()}", "no-port-here"):
-        res = referee("run", str(cfg), "--cluster", address, "--insecure", "--cluster-timeout", "1")
+        res = cli("run", str(cfg), "--cluster", address, "--insecure", "--cluster-timeout", "1")
         assert res.returncode == 2, res.stderr
         lines = [ln for ln in res.stderr.strip().splitlines() if not ln.startswith("warning: --insecure")]
         assert len(lines) == 1 and lines[0].startswith("error: --cluster"), res.stderr
         assert not (tmp_path / "out").exists()
-    res = referee("run", str(cfg), "--workers", "0")
+    res = cli("run", str(cfg), "--workers", "0")
     assert res.returncode == 2 and res.stderr.startswith("error: --workers"), res.stderr
 
 
+@on_the_cluster
 def test_a_bot_failing_the_start_check_is_named_with_the_worker(tmp_path: Path, cluster: DaskCluster) -> None:
     cluster.ensure(2)
     cfg = tmp_path / "league.toml"
@@ -372,12 +380,18 @@ def test_a_bot_failing_the_start_check_is_named_with_the_worker(tmp_path: Path, 
 ATTACKER_BOT = REPO / "tests" / "bots" / "dask_attacker_bot.py"
 
 
-def test_an_unauthenticated_scheduler_needs_tls_files_or_insecure(tmp_path: Path, cluster: DaskCluster) -> None:
+@on_the_cluster
+@on_the_cluster
+def test_an_unauthenticated_scheduler_needs_tls_files_or_insecure(
+    tmp_path: Path, cluster: DaskCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``--cluster tcp://...`` with no TLS configuration is one ``error:`` line
-    (before anything is written); misplaced security options are one too."""
+    (before anything is written); misplaced security options are one too. In this process
+    (``referee.cli.main``): each is refused before any connection is made."""
     cluster.ensure(2)
     cfg = _config(tmp_path, "ns")
-    env = {k: v for k, v in ENV.items() if not k.startswith("DASK_DISTRIBUTED__COMM__TLS")}
+    for k in [k for k in os.environ if k.startswith("DASK_DISTRIBUTED__COMM__TLS")]:
+        monkeypatch.delenv(k)
     for args in (
         ["--cluster", cluster.address],
         ["--cluster", cluster.address.removeprefix("tcp://")],
@@ -389,14 +403,12 @@ def test_an_unauthenticated_scheduler_needs_tls_files_or_insecure(tmp_path: Path
         ["--workers", "2", "--insecure"],
         ["--insecure"],
     ):
-        res = subprocess.run(
-            [*REFEREE, "run", str(cfg), *args], capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path
-        )
+        res = cli("run", str(cfg), *args, cwd=tmp_path)
         assert res.returncode == 2, (args, res.stderr)
         lines = res.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: "), (args, res.stderr)
         assert not (tmp_path / "out").exists()
-    res = referee("run", str(cfg), "--cluster", cluster.address)
+    res = cli("run", str(cfg), "--cluster", cluster.address)
     assert "no TLS configuration" in res.stderr and "--insecure" in res.stderr, res.stderr
 
 
@@ -454,7 +466,7 @@ def test_a_bot_on_a_workers_night_cannot_reach_the_scheduler_or_the_workers(tmp_
         '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
     )
     (logs / "PORTS").write_text("")  # here, no cluster to attack
-    local = referee("run", str(cfg), "--quiet", "--out", str(tmp_path / "local"), "--seed-file", str(seed))
+    local = cli("run", str(cfg), "--quiet", "--out", str(tmp_path / "local"), "--seed-file", str(seed))
     assert local.returncode == 0, local.stderr
     for p in [logs / "PORTS", *logs.glob("attack-*.json")]:
         p.unlink()
@@ -497,6 +509,7 @@ def test_a_bot_on_a_workers_night_cannot_reach_the_scheduler_or_the_workers(tmp_
     assert not bot_processes(tag)
 
 
+@on_the_cluster
 def test_a_given_up_bot_forfeits_alike_on_the_cluster_and_here(tmp_path: Path, cluster: DaskCluster) -> None:
     """Issue 20: ``broken_bot = "forfeit"`` with a bot that exits at start, in a
     field where some tables do not seat it: the cluster night (whose units only
@@ -510,7 +523,7 @@ def test_a_given_up_bot_forfeits_alike_on_the_cluster_and_here(tmp_path: Path, c
         '[[bots]]\nname = "broken"\ncommand = ["{python}", "-c", "pass"]\n'
         '[[variants]]\nname = "kwartet"\nsizes = 3\ndeals = 1\n'
     )
-    local = referee("run", str(cfg), "--quiet", "--out", str(tmp_path / "local"))
+    local = cli("run", str(cfg), "--quiet", "--out", str(tmp_path / "local"))
     assert local.returncode == 0, local.stderr
     remote = referee("run", str(cfg), "--cluster", cluster.address, "--insecure", "--progress-every", "0")
     assert remote.returncode == 0, remote.stderr
@@ -691,6 +704,7 @@ def test_dashboard_only_when_asked(tmp_path: Path) -> None:
         assert res.returncode == 0 and "dashboard: http://127.0.0.1:" in res.stderr, res.stderr
 
 
+@on_the_cluster
 def test_a_ladder_table_on_the_cluster_equals_the_local_one(tmp_path: Path, cluster: DaskCluster) -> None:
     """``Ladder(cluster=...)`` (what ``referee host --cluster`` plays its ladder with): the same table,
     the same games and results as on this machine."""

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO, referee
+from .conftest import REPO, cli, referee
 
 pytest.importorskip("distributed")
 # (its own local cluster, --workers 2: not the module cluster of test_cluster.py, so no xdist group)
@@ -82,7 +82,7 @@ def _sdk_env() -> str:
 
 
 def _verify(out: Path) -> dict:
-    res = referee("verify", str(out), "--json", timeout=300)
+    res = cli("verify", str(out), "--json")
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     return json.loads(res.stdout)
 
@@ -114,7 +114,7 @@ def test_a_small_hosts_night_through_every_feature(tmp_path: Path) -> None:
     cfg = _config(tmp_path, entries)
     out = tmp_path / "out"
 
-    plan = referee("plan", str(cfg), timeout=120)
+    plan = cli("plan", str(cfg))
     assert plan.returncode == 0 and "Traceback" not in plan.stderr, plan.stderr
     run = referee("run", str(cfg), "--workers", "2", timeout=600)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
@@ -135,11 +135,11 @@ def test_a_small_hosts_night_through_every_feature(tmp_path: Path) -> None:
     assert "2 bots added" in grown.stdout + grown.stderr
     second = _verify(out)
     assert second["ok"] and second["verified"] == second["rows"] == second["planned"] > first["planned"], second
-    plan = referee("plan", str(cfg), timeout=120)
+    plan = cli("plan", str(cfg))
     assert plan.returncode == 0 and "Traceback" not in plan.stderr, plan.stderr
 
     # a ladder of two tables in the same folder
-    ladder = referee("ladder", str(cfg), "--tables", "2", timeout=600)
+    ladder = cli("ladder", str(cfg), "--tables", "2")
     assert ladder.returncode == 0, ladder.stdout[-3000:] + ladder.stderr[-3000:]
     third = _verify(out)
     assert third["ok"] and third["verified"] == third["rows"], third
@@ -148,7 +148,7 @@ def test_a_small_hosts_night_through_every_feature(tmp_path: Path) -> None:
     assert third["rows"] == third["planned"] + third["ladder"], third
 
     # the report: played = planned, the seed revealed, the broken entry's games have viewer pages
-    rep = referee("report", str(out), timeout=300)
+    rep = cli("report", str(out))
     assert rep.returncode == 0, rep.stderr
     html = (out / "report.html").read_text()
     planned = third["planned"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from referee.league.ledger import Ledger
 
-from .conftest import REPO, bots_toml, referee
+from .conftest import REPO, bots_toml, cli, referee
 
 C_BOT = REPO / "sample_bots" / "c_bot.c"
 BUILD = "echo built >> builds.log; cc -O2 -o c_bot c_bot.c"
@@ -46,7 +46,7 @@ def test_a_host_night_with_broken_entries_cached_builds_and_a_page_for_every_gam
     out = tmp_path / "out"
 
     # 1. the night: the broken build and the missing program forfeit, the others play
-    res = referee("run", str(cfg), "--quiet")
+    res = cli("run", str(cfg), "--quiet")
     assert res.returncode == 0, res.stderr
     assert "Traceback" not in res.stderr
     warnings = [ln for ln in res.stderr.splitlines() if ln.startswith("warning:")]
@@ -64,35 +64,35 @@ def test_a_host_night_with_broken_entries_cached_builds_and_a_page_for_every_gam
     assert {p.name.removesuffix(".frames.js") for p in (out / "games").glob("*.frames.js")} == set(rows)
     ghost_game = next(g for g, bots in rows.items() if "ghost" in bots and "broken" in bots)
     log = next((out / "games").glob(f"{ghost_game}.jsonl*"))
-    view = referee("view", str(log), "-o", str(tmp_path / "page.html"))
+    view = cli("view", str(log), "-o", str(tmp_path / "page.html"))
     assert view.returncode == 0, view.stderr
     page = (tmp_path / "page.html").read_text()
     assert "ghost faults (crash)" in page and "broken faults (crash)" in page
-    check = referee("verify", str(out))
+    check = cli("verify", str(out))
     assert check.returncode == 0 and "verified: all 12 games" in check.stdout, check.stdout
 
     # 2. the night grows, and the C bot's limits change: no result changes, nothing is rebuilt
     _config(cfg, ["a", "b"], cbot_extra="limits = { build_seconds = 120 }\n")
-    res = referee("run", str(cfg), "--quiet")
+    res = cli("run", str(cfg), "--quiet")
     assert res.returncode == 0, res.stderr
     assert "changed, which changes no result: bots.cbot.limits" in res.stderr
     assert _builds(tmp_path) == 1
     assert len(_rows(out)) == 10 * 3 and {g: b for g, b in _rows(out).items() if g in rows} == rows
 
     # 3. --rebuild builds again (here a ladder table's start)
-    assert referee("ladder", str(cfg), "--tables", "1", "--quiet", "--rebuild").returncode == 0
+    assert cli("ladder", str(cfg), "--tables", "1", "--quiet", "--rebuild").returncode == 0
     assert _builds(tmp_path) == 2
 
     # 4. a changed build command is accepted on the played night and runs before the next game
     _config(cfg, ["a", "b"], cbot_extra="limits = { build_seconds = 120 }\n", build=BUILD + " -Wall")
-    res = referee("ladder", str(cfg), "--tables", "1", "--quiet")
+    res = cli("ladder", str(cfg), "--tables", "1", "--quiet")
     assert res.returncode == 0, res.stderr
     assert "changed, which changes no result: bots.cbot.build" in res.stderr and _builds(tmp_path) == 3
 
     # 5. a change that can change results is refused, saying what would have been accepted
     text = cfg.read_text().replace('command = "./c_bot"', 'command = "./c_bot --fast"')
     cfg.write_text(text.replace("build_seconds = 120", "build_seconds = 300"))
-    res = referee("run", str(cfg), "--quiet")
+    res = cli("run", str(cfg), "--quiet")
     assert res.returncode == 2 and "Traceback" not in res.stderr
     refused, accepted = res.stderr.split("(changed too, and accepted: ")
     assert "bots.cbot.command: was" in refused and "limits" not in refused
@@ -118,7 +118,7 @@ def test_broken_entries_forfeit_on_a_cluster_too(tmp_path: Path) -> None:
     assert "bot 'ghost'" in res.stderr and "Traceback" not in res.stderr
     rows = _rows(tmp_path / "out")
     assert len(rows) == 12
-    check = referee("verify", str(tmp_path / "out"))
+    check = cli("verify", str(tmp_path / "out"))
     assert check.returncode == 0 and "verified: all 12 games" in check.stdout, check.stdout
 
 
@@ -140,5 +140,5 @@ def test_a_cluster_night_builds_once_too(tmp_path: Path) -> None:
     again = referee("run", str(cfg), "--quiet", "--workers", "1", "--rebuild", timeout=180)
     assert again.returncode == 0, again.stderr
     assert _builds(tmp_path) == 2
-    check = referee("verify", str(tmp_path / "out"))
+    check = cli("verify", str(tmp_path / "out"))
     assert check.returncode == 0, check.stdout
