@@ -85,10 +85,10 @@ async def play_with(
             specs.append(BotSpec(f"legal{i}", cmd or zoo_command("legal", new_tag("legal"))))
     # the memory hog gets time to fill its address space: its fault must be the crash, not a timeout
     clock = ClockSpec(move_ms=3000, startup_ms=8000, grace_ms=300) if bot == "memhog" else CLOCK
-    if (
-        bot == "sleepy" or hostile == "deepjson-late"
-    ):  # answers at 1.5 x move_ms: 200 ms after the limit, well inside the stale window
+    if bot == "sleepy":  # answers at 1.5 x move_ms: 200 ms after the limit, well inside the stale window
         clock = ClockSpec(move_ms=400, startup_ms=8000, grace_ms=300)
+    if hostile == "deepjson-late":  # answers 600 ms after the limit: within the 1,000 ms stale window
+        clock = ClockSpec(move_ms=1000, startup_ms=8000, grace_ms=300)
     spec = GameSpec(
         game_id=f"zoo-{hostile}",
         rules=get_variant(variant),

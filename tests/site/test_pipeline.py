@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,8 @@ ladder_interval = 0
 
 
 def bot_folder(tmp: Path, starter: str, manifest: str) -> Path:
-    dest = tmp / f"src-{starter}-{abs(hash(manifest)) % 1000}"
+    # a folder of its own per call (a name from the manifest's hash could collide: 1 in 1,000)
+    dest = Path(tempfile.mkdtemp(prefix=f"src-{starter}-", dir=tmp)) / "bot"
     shutil.copytree(ROOT / "starters" / starter, dest)
     (dest / "referee.toml").write_text(manifest)
     return dest
