@@ -33,7 +33,7 @@ import msgspec
 
 from referee.core.errors import public_fault_detail
 from referee.rules.registry import kind_of
-from referee.view.frames import FORMAT, RESULT_FIELDS, frames_header, game_kind
+from referee.view.frames import EVENTS_VERSION, FORMAT, RESULT_FIELDS, frames_header, game_kind
 
 if TYPE_CHECKING:  # pragma: no cover
     from referee.core.machine import HandMachine
@@ -49,8 +49,6 @@ __all__ = [
     "events_header",
     "public_state",
 ]
-
-EVENTS_VERSION = 2
 
 _tables: dict[bytes, dict[str, Any]] = {}
 
