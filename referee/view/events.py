@@ -43,6 +43,7 @@ __all__ = [
     "EVENTS_VERSION",
     "EventRecorder",
     "deck_table",
+    "deck_table_of",
     "events_document",
     "events_from_log",
     "events_from_records",
@@ -78,6 +79,23 @@ def deck_table(rules: Any) -> dict[str, Any]:
         }
     if len(_tables) < 256:
         _tables[key] = table
+    return table
+
+
+_wire_tables: dict[bytes, dict[str, Any]] = {}
+
+
+def deck_table_of(wire: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`deck_table` of the rules a log header records (``header["rules"]``), remembered by their
+    text (making the rules record again for every game would cost more than its page)."""
+    from referee.rules.registry import from_record
+
+    key = msgspec.json.encode(wire)
+    table = _wire_tables.get(key)
+    if table is None:
+        table = deck_table(from_record(wire))
+        if len(_wire_tables) < 256:
+            _wire_tables[key] = table
     return table
 
 

@@ -38,7 +38,7 @@ import msgspec
 import trio
 
 from referee.errors import UserError
-from referee.view.events import EventRecorder, deck_table, events_document, events_header
+from referee.view.events import EventRecorder, deck_table, deck_table_of, events_header
 from referee.view.frames import GAME_ID_RE, HEADER_FIELDS, game_kind
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -304,29 +304,29 @@ class LiveGameWriter:
         self.builder: Any = None
         self.lines: list[bytes] = []
         self.header: dict[str, Any] = {}
+        self.head = b"{}"
         self.table: dict[str, Any] | None = None
         self.failed = False
         self.flushed = 0.0
 
     # -------------------------------------------------------------- GameWatch
     def begin(self, machine: HandMachine | None, header: dict[str, Any]) -> None:
-        from referee.rules.registry import from_record
-
         self.header = header
         self.builder = EventRecorder(game_kind(header))
         try:
-            self.table = deck_table(machine.rules if machine is not None else from_record(header["rules"]))
+            self.table = deck_table(machine.rules) if machine is not None else deck_table_of(header["rules"])
         except Exception:  # (rules the registry cannot read: the recorder takes the machine's at the start)
             self.table = None
-        first = events_header(header, self.table)
+        # the header's text, once: the live file's first line and the start of the page
+        self.head = _encode(events_header(header, self.table))
         me = _me()
-        first["writer"] = {"host": me.host, "pid": me.pid, "since": me.since}
+        writer = b',"writer":' + _encode({"host": me.host, "pid": me.pid, "since": me.since}) + b"}\n"
         tmp = self.path.with_name(f".{self.path.name}.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
             try:
-                os.write(fd, _encode(first) + b"\n")
+                os.write(fd, self.head[:-1] + writer)
                 os.rename(tmp, self.path)
             except OSError:
                 os.close(fd)
@@ -382,20 +382,22 @@ class LiveGameWriter:
         from referee.fileio import write_atomic
         from referee.view.page import script_safe
 
-        footer = {
-            "scores": result.scores,
-            "ranks": result.ranks,
-            "win_shares": result.win_shares,
-            "forfeits": result.forfeits,
-            "reason": result.reason,
-            "detail": result.detail,
-            "log_capped": result.log_capped,
+        if self.table is None:  # (the deck was not known at the start: the header again, with it)
+            self.head = _encode(events_header(self.header, self.builder.table))
+        tail = {  # the keys after the header (referee.view.events.events_document)
+            "result": {
+                "scores": result.scores,
+                "ranks": result.ranks,
+                "win_shares": result.win_shares,
+                "forfeits": result.forfeits,
+                "reason": result.reason,
+                "detail": result.detail,
+            },
+            "log_capped": bool(result.log_capped),
+            "verified": True,
+            "mismatch": None,
         }
-        table = self.table if self.table is not None else self.builder.table
-        doc = events_document(self.header, footer, table, [], verified=True, mismatch=None)
-        head = _encode(doc)
-        assert head.endswith(b"[]}")  # ("events" is the last key)
-        text = b"".join((head[:-2], b",".join(self.lines), b"]}"))
+        text = b"".join((self.head[:-1], b",", _encode(tail)[1:-1], b',"events":[', b",".join(self.lines), b"]}"))
         write_atomic(self.pages / f"{self.game_id}.frames.js", b"window.__referee_game_data = " + script_safe(text) + b";\n")
 
     # -------------------------------------------------------------- the machine's observer hooks
