@@ -398,7 +398,9 @@ class LiveGameWriter:
             "mismatch": None,
         }
         text = b"".join((self.head[:-1], b",", _encode(tail)[1:-1], b',"events":[', b",".join(self.lines), b"]}"))
-        write_atomic(self.pages / f"{self.game_id}.frames.js", b"window.__referee_game_data = " + script_safe(text) + b";\n")
+        write_atomic(
+            self.pages / f"{self.game_id}.frames.js", b"window.__referee_game_data = " + script_safe(text) + b";\n"
+        )
 
     # -------------------------------------------------------------- the machine's observer hooks
     # A builder that fails (a bug: never expected) must not stop the game: the writer gives up, its
