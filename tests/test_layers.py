@@ -18,7 +18,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "fileio", "core"),
     ("runtime",),
     # the viewer's data: frames made from the machine (live or from a log), the live files, the pages
-    ("view.frames", "view.live", "view.page", "view.viewers"),
+    ("view.frames", "view.events", "view.live", "view.page", "view.viewers"),
     ("league",),
     ("view",),
     ("checkbot", "site"),

@@ -8,13 +8,14 @@ a process pool on all cores) into a fresh folder, and reports per game:
 * the night: wall ms per game of the league itself (only when it was played here);
 * the viewer pages made from the logs (older nights, ``referee report``): wall ms per page on all
   cores, and CPU ms per page (this process and its pool workers), and CPU ms per page in one process
-  (no pool) for ``--sample`` games spread over the night;
+  (no pool) for ``--sample`` games spread over the night, beside a version 1 page (the frames
+  builder, the pipeline before pages were made live) made from the same logs, alternated;
 * the viewer pages made as the games are played (``referee run`` since the live viewer,
   :mod:`referee.view.live`): the CPU the night spends on a game's page, measured on the same
   ``--sample`` games as the CPU of a replay of the log through the hand machine with the live
-  writer attached (frames builder, live file, final page) minus the same replay without it (the
-  machine's own work is the night's play, not the page's); each game best of ``--repeat`` runs,
-  the two alternated.
+  writer attached (event recorder, live file, final page: version 2) minus the same replay without
+  it (the machine's own work is the night's play, not the page's); each game best of ``--repeat``
+  runs, the two alternated.
 
 Nothing here is a test: the figures depend on the machine and its load (the load average is shown).
 """
@@ -122,6 +123,7 @@ def _live_cost(logs: list[str], folder: Path, repeat: int) -> tuple[float, float
             t = clock()
             replay_records(records, log)
             best_bare = min(best_bare, clock() - t)
+            (pages / f"{header['game']}.frames.js").unlink(missing_ok=True)  # (new, as in a night)
             t = clock()
             w = LiveGameWriter(live, pages, str(header["game"]))
             w.begin(None, header)  # type: ignore[arg-type]  # (the writer needs no machine to begin)
@@ -136,6 +138,7 @@ def _live_cost(logs: list[str], folder: Path, repeat: int) -> tuple[float, float
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from referee.errors import UserError
+    from referee.view.events import events_from_log
     from referee.view.frames import frames_from_log
     from referee.view.page import frames_js
     from referee.view.viewers import write_viewers
@@ -159,10 +162,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         wall, cpu = time.perf_counter() - t0, _cpu() - c0
         n = stats.written or 1
         sample = games[:: max(1, len(games) // args.sample)][: args.sample]  # spread over the variants
-        c1 = time.process_time()
-        for _, log in sample:
+        one = v1 = 0.0
+        for _, log in sample:  # the two alternated, game by game
+            c1 = time.process_time()
+            frames_js(events_from_log(log))
+            c2 = time.process_time()
             frames_js(frames_from_log(log))
-        one = (time.process_time() - c1) * 1000 / len(sample)
+            one += c2 - c1
+            v1 += time.process_time() - c2
+        one, v1 = one * 1000 / len(sample), v1 * 1000 / len(sample)
         bare, watched = _live_cost([log for _, log in sample], Path(tmp) / "live-pages", args.repeat)
         size = sum(p.stat().st_size for p in (target / "games").glob("*.frames.js"))
         shutil.rmtree(target, ignore_errors=True)
@@ -178,6 +186,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "wall_ms_per_page": wall * 1000 / n,
         "cpu_ms_per_page": cpu * 1000 / n,
         "one_process_cpu_ms_per_page": one,
+        "v1_one_process_cpu_ms_per_page": v1,
         "live_cpu_ms_per_page": watched - bare,
         "replay_cpu_ms_per_game": bare,
         "sample": len(sample),
@@ -198,12 +207,16 @@ def print_result(r: dict[str, Any]) -> None:
     )
     print(f"  one process   : {r['one_process_cpu_ms_per_page']:7.1f} ms CPU per page ({r['sample']} games)")
     print(
+        f"  version 1     : {r['v1_one_process_cpu_ms_per_page']:7.1f} ms CPU per page from its log in one process "
+        "(the frames of version 1, the pipeline before pages were made live)"
+    )
+    print(
         f"  made live     : {r['live_cpu_ms_per_page']:7.2f} ms CPU per page, as the night makes them "
         f"({r['sample']} games; the machine's own replay of a game: {r['replay_cpu_ms_per_game']:.1f} ms)"
     )
-    if r["one_process_cpu_ms_per_page"] and r["live_cpu_ms_per_page"] > 0:
-        ratio = r["one_process_cpu_ms_per_page"] / r["live_cpu_ms_per_page"]
-        print(f"  ratio         : {ratio:7.1f} x less CPU per page made live than from its log")
+    if r["v1_one_process_cpu_ms_per_page"] and r["live_cpu_ms_per_page"] > 0:
+        ratio = r["v1_one_process_cpu_ms_per_page"] / r["live_cpu_ms_per_page"]
+        print(f"  ratio         : {ratio:7.1f} x less CPU per page made live than a version 1 page from its log")
     print(f"  page size     : {r['kb_per_page']:7.1f} KB per page")
     if r["failed"]:
         print(f"  FAILED        : {r['failed']} logs could not be shown ({r['first_error']})", file=sys.stderr)

@@ -50,10 +50,10 @@ def _default_output(log: Path) -> Path:
 def run_view(args: argparse.Namespace) -> int:
     from referee.errors import UserError
     from referee.view import render_viewer
-    from referee.view.frames import frames_from_log
+    from referee.view.events import events_from_log
 
     log = Path(args.log)
-    data = frames_from_log(log)
+    data = events_from_log(log)
     out = Path(args.output) if args.output else _default_output(log)
     try:
         page = render_viewer(data)
@@ -64,7 +64,7 @@ def run_view(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
     note = "" if data["verified"] else f" (replay found a mismatch: {data['mismatch']})"
-    print(f"{out}: {len(data['frames'])} steps of {data['game']}{note}")
+    print(f"{out}: {len(data['events'])} events of {data['game']}{note}")
     return 0 if data["verified"] else 1
 
 

@@ -43,6 +43,7 @@ in the report.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -50,6 +51,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from referee.errors import UserError
 from referee.league import schedule as sched
@@ -184,23 +187,34 @@ def _schedule_diff(row: GameRow, g: sched.ScheduledGame, league: League) -> str 
 
 
 def _replay_one(path: str) -> dict[str, Any]:
-    """Replay one log (with the frames builder when the game has a viewer page, which is then
-    compared with the frames the replay gives); the little the parent needs (runs in a worker)."""
+    """Replay one log (with the observer that made the game's viewer page when it has one: the
+    frames builder for a version 1 page, the event recorder for a version 2 page; the page is then
+    compared with what the replay gives); the little the parent needs (runs in a worker)."""
     from referee.runtime.replay import load_log, replay_records
-    from referee.view.frames import new_builder
+    from referee.view.events import EventRecorder, is_events
+    from referee.view.frames import game_kind, new_builder
 
     page = _page_of(path)
-    builder = None
+    got: Any = None
+    observer: Any = None
+    viewer = None
+    if page is not None:
+        try:
+            text = page.read_text(encoding="utf-8")
+            got = json.loads(text[text.index("=") + 1 :].rstrip().removesuffix(";"))
+        except (OSError, ValueError, UnicodeDecodeError) as exc:
+            viewer = f"its viewer page {page.name} cannot be read ({exc})"
     try:
         records = load_log(path)
-        builder = new_builder(records[0][2], strict=True) if page is not None else None
-        report = replay_records(records, path, observer=builder)
+        if got is not None:
+            header = records[0][2]
+            observer = EventRecorder(game_kind(header)) if is_events(got) else new_builder(header, strict=True)
+        report = replay_records(records, path, observer=observer)
     except UserError as exc:
         return {"error": str(exc)}
     h = report.header
-    viewer = None
-    if page is not None and builder is not None and not report.mismatches:
-        viewer = _page_differs(page, h, report.footer, builder)
+    if page is not None and observer is not None and not report.mismatches:
+        viewer = _page_differs(page.name, got, h, report.footer, observer)
     return {
         "viewer": viewer,
         "mismatch": report.mismatches[0] if report.mismatches else None,
@@ -222,31 +236,33 @@ def _page_of(log: str) -> Path | None:
     return None
 
 
-def _page_differs(page: Path, header: dict[str, Any], footer: dict[str, Any], builder: Any) -> str | None:
-    """How the viewer page ``page`` differs from the frames the replay made (``builder``), or None."""
-    import json
-
+def _page_differs(name: str, got: Any, header: dict[str, Any], footer: dict[str, Any], observer: Any) -> str | None:
+    """How the viewer page ``got`` (file ``name``) differs from what the replay made with ``observer``
+    (frames for a version 1 page, events for a version 2 page), or None."""
+    from referee.view.events import EventRecorder, events_document
     from referee.view.frames import frames_document
 
-    doc = frames_document(header, footer, builder.frames, verified=builder.problem is None, mismatch=builder.problem)
-    want = json.loads(json.dumps(doc))
-    try:
-        text = page.read_text(encoding="utf-8")
-        got = json.loads(text[text.index("=") + 1 :].rstrip().removesuffix(";"))
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        return f"its viewer page {page.name} cannot be read ({exc})"
+    if isinstance(observer, EventRecorder):
+        doc = events_document(header, footer, observer.table, observer.records, verified=True, mismatch=None)
+        steps, what = "events", "event"
+    else:
+        doc = frames_document(
+            header, footer, observer.frames, verified=observer.problem is None, mismatch=observer.problem
+        )
+        steps, what = "frames", "step"
+    want = json.loads(msgspec.json.encode(doc))
     if got == want:
         return None
-    if isinstance(got, dict) and isinstance(got.get("frames"), list):
-        frames = got["frames"]
-        for i, (a, b) in enumerate(zip(frames, want["frames"], strict=False)):
+    if isinstance(got, dict) and isinstance(got.get(steps), list):
+        items = got[steps]
+        for i, (a, b) in enumerate(zip(items, want[steps], strict=False)):
             if a != b:
-                return f"its viewer page {page.name} differs from the replay's frames at step {i}"
-        if len(frames) != len(want["frames"]):
-            return f"its viewer page {page.name} has {len(frames)} steps, the replay {len(want['frames'])}"
+                return f"its viewer page {name} differs from the replay's {steps} at {what} {i}"
+        if len(items) != len(want[steps]):
+            return f"its viewer page {name} has {len(items)} {steps}, the replay {len(want[steps])}"
         key = next((k for k in want if got.get(k) != want[k]), "?")
-        return f"its viewer page {page.name} differs from the replay's in {key!r}"
-    return f"its viewer page {page.name} is not a frames document"
+        return f"its viewer page {name} differs from the replay's in {key!r}"
+    return f"its viewer page {name} is not a frames document"
 
 
 def _replays(paths: list[str], jobs: int) -> Iterator[dict[str, Any]]:

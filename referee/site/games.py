@@ -69,7 +69,7 @@ def _is_host(request: Request) -> bool:
 async def view(request: Request) -> Response:
     from referee.errors import UserError
     from referee.view import render_viewer
-    from referee.view.frames import frames_from_log
+    from referee.view.events import events_from_log
 
     game = request.path_params["game"]
     path = log_path(_rt(request).site.league_out, game)
@@ -78,7 +78,7 @@ async def view(request: Request) -> Response:
     host = _is_host(request)
 
     def page() -> str:  # a log's frames and the page: decoding and rendering a long game takes a while
-        data = frames_from_log(path)
+        data = events_from_log(path)
         return render_viewer(data if host else redact(data))
 
     try:

@@ -1,17 +1,18 @@
 """Games being played on the site, and ``GET /live/GAME``: a running game as server-sent events.
 
-The games come from :mod:`referee.view.live` (the runtime writes each game's frames as it plays
-them into ``OUT/live/``): the ladder's in ``DATA/league`` and the candidates' gauntlets in
+The games come from :mod:`referee.view.live` (the runtime writes each game's public events as it
+plays them into ``OUT/live/``): the ladder's in ``DATA/league`` and the candidates' gauntlets in
 ``DATA/gauntlets/vID``. ``/live/GAME`` follows one (:func:`referee.view.live.follow`) and sends:
 
-- ``event: header``: the frames header (the game, its variant, rules and seats), once;
-- ``event: frame``: one per frame (data: the frame's JSON, a patch on the one before, as in
-  docs/VIEWER-FORMAT.md), the frames so far first, then each as it is played;
+- ``event: header``: the header (the game, its variant, rules, seats and deck), once;
+- ``event: event``: one per event record (``id:`` its index; data: ``{"i": its index, "event": the
+  record}``, version 2 of docs/VIEWER-FORMAT.md, which the viewer expands into frames), the records
+  so far first, then each as it is played;
 - ``event: end``: the game is over (data: ``{"game": GAME, "view": "/view/GAME"}``), and the stream ends;
 - ``event: error``: the game is not running (or its referee stopped), with ``{"error": ...}``.
 
-``?from=N`` starts at frame N (a reconnecting viewer). A crash's ``stderr ends`` part is cut from
-the frames for everyone but the host (:func:`referee.site.games.redact`).
+``?from=N`` starts at record N (a reconnecting viewer). A crash's ``stderr ends`` part is cut from
+the records for everyone but the host (:func:`referee.site.games.redact`).
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ async def stream(rt: SiteRuntime, game: str, start: int, host: bool) -> AsyncIte
     try:
         async for item in follow(out, game, start):
             data = item if host else redact(item)
-            yield _sse("header" if first else "frame", data)
+            yield _sse("header", data) if first else b"id: %d\n" % item["i"] + _sse("event", data)
             first = False
     except UserError as exc:
         yield _sse("error", {"error": str(exc)})
@@ -107,7 +108,7 @@ async def live(request: Request) -> Response:
     try:
         start = int(request.query_params.get("from", "0"))
     except ValueError:
-        raise auth.HTTPProblem(400, "from=N: a frame number") from None
+        raise auth.HTTPProblem(400, "from=N: an event record's number") from None
     entrant = auth.current_entrant(request)
     host = entrant is not None and entrant.host
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}

@@ -344,7 +344,7 @@ async def watch_frames(request: Request) -> Response:
     from referee.errors import UserError
     from referee.site.games import GAME_RE, log_path, redact
     from referee.site.live import live_folders
-    from referee.view.frames import frames_from_log
+    from referee.view.events import events_from_log
     from referee.view.page import frames_js
 
     game = request.path_params["game"]
@@ -355,7 +355,7 @@ async def watch_frames(request: Request) -> Response:
     if path is None:
         return Response(f"error: no finished game {game}\n", 404, media_type="text/plain")
     try:
-        data = await trio.to_thread.run_sync(frames_from_log, path)
+        data = await trio.to_thread.run_sync(events_from_log, path)
     except UserError as exc:
         return Response(f"error: {exc}\n", 422, media_type="text/plain")
     host, _ = _viewer(request)

@@ -56,6 +56,8 @@ __all__ = [
 
 FORMAT = "card-referee-frames"
 VERSION = 1
+#: the version of the documents that hold the game's events (:mod:`referee.view.events`)
+EVENTS_VERSION = 2
 
 #: what a game id must look like to be loaded by the viewer shell (``viewer.html?game=ID`` loads
 #: ``ID.frames.js`` from the page's folder; anything else could name a file elsewhere)
@@ -63,7 +65,8 @@ GAME_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 
 
 def check_frames(data: Any) -> None:
-    """Check the envelope of a frames document: format, version, seats and at least one frame.
+    """Check the envelope of a frames document: format, version, seats and at least one frame (version
+    1) or event (version 2, :mod:`referee.view.events`).
 
     Raises :class:`TypeError` when ``data`` is not a mapping and :class:`ValueError` saying what is
     wrong otherwise (the page would show the same problem as an error line instead of the table).
@@ -73,13 +76,19 @@ def check_frames(data: Any) -> None:
         raise TypeError(f"frames data must be a JSON object, not {type(data).__name__}")
     if data.get("format") != FORMAT:
         raise ValueError(f"not a frames document: format is {data.get('format')!r}, expected {FORMAT!r}")
-    if data.get("version") != VERSION:
+    if data.get("version") == EVENTS_VERSION:
+        events = data.get("events")
+        if not isinstance(events, list) or not events:
+            raise ValueError("frames data of version 2 has no events (a game has at least its start)")
+    elif data.get("version") != VERSION:
         raise ValueError(
-            f"frames version {data.get('version')!r} is not supported (this viewer reads version {VERSION})"
+            f"frames version {data.get('version')!r} is not supported (this viewer reads versions {VERSION} and "
+            f"{EVENTS_VERSION})"
         )
-    frames = data.get("frames")
-    if not isinstance(frames, list) or not frames:
-        raise ValueError("frames data has no frames (a game has at least its start frame)")
+    else:
+        frames = data.get("frames")
+        if not isinstance(frames, list) or not frames:
+            raise ValueError("frames data has no frames (a game has at least its start frame)")
     seats = data.get("seats")
     if not isinstance(seats, list) or not seats:
         raise ValueError("frames data has no seats")
@@ -101,8 +110,11 @@ def apply_patch(state: Mapping[str, Any], patch: Mapping[str, Any] | None) -> di
 
 def materialize(data: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The full state at every frame of a frames document (frame 0's patch applied to an empty
-    state, then each later patch in turn). Raises as :func:`check_frames`."""
+    state, then each later patch in turn). Raises as :func:`check_frames`; a version 2 document (its
+    events) is expanded by the page (``assets/expand.js``), not here: :class:`ValueError`."""
     check_frames(data)
+    if data.get("version") != VERSION:
+        raise ValueError("a version 2 document holds events, not frames: the page expands them (assets/expand.js)")
     states: list[dict[str, Any]] = []
     state: dict[str, Any] = {}
     for frame in data["frames"]:

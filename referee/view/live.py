@@ -1,22 +1,23 @@
-"""Games being played, watchable as they happen: the live frames files and their readers.
+"""Games being played, watchable as they happen: the live files and their readers.
 
-While a night runs, the runtime's machine feeds a frames builder as it plays (the
-:class:`~referee.runtime.game.GameWatch` of :func:`referee.runtime.play_game`), so the frames of
-a game are made once, by the game itself:
+While a night runs, the runtime's machine feeds an event recorder as it plays (the
+:class:`~referee.runtime.game.GameWatch` of :func:`referee.runtime.play_game`), so the viewer data
+of a game is made once, by the game itself:
 
 * :class:`LiveViewers` (one per night, given to the executor) makes a :class:`LiveGameWriter` per
-  game. The writer appends the game's frames to ``OUT/live/<game_id>.frames.jsonl`` as they are
-  made: the first line is the frames header (:data:`referee.view.frames.HEADER_FIELDS`, plus
-  ``writer``: the host, pid and process start time of the referee writing it); then one frame per
-  line (the frames of ``docs/VIEWER-FORMAT.md``, each a patch on the one before); a last line
-  ``{"end": true}`` once the game is over. The game's final viewer page
-  (``GAME.frames.js``, the same document ``frames_from_log`` makes from the log) is then written
+  game. The writer appends the game's public events (:mod:`referee.view.events`, version 2 of
+  ``docs/VIEWER-FORMAT.md``) to ``OUT/live/<game_id>.frames.jsonl``: the first line is the
+  header (:data:`referee.view.frames.HEADER_FIELDS` with version 2, the game's ``deck``, and
+  ``writer``: the host, pid and process start time of the referee writing it); then one event
+  record per line, appended in batches (at most :data:`FLUSH_S` apart, and at every hand's end);
+  a last line ``{"end": true}`` once the game is over. The game's final viewer page
+  (``GAME.frames.js``, the same document ``events_from_log`` makes from the log) is then written
   next to its log and the live file removed.
 * :func:`running_games` lists the live files of an output folder whose writer is still running (a
   file left by a killed referee is *stale*: its pid is gone, or is now another process; such
   files are not listed, and the next run in the folder removes them).
-* :func:`follow` yields a running game's header and then each frame as it is appended (polling the
-  file with trio), until its end.
+* :func:`follow` yields a running game's header and then each event record as it is appended
+  (polling the file with trio), until its end.
 
 Errors: a game id that is not one (:data:`referee.view.frames.GAME_ID_RE`) or names no running game
 is a :class:`~referee.errors.UserError`. A live file or page that cannot be written never stops the
@@ -37,7 +38,8 @@ import msgspec
 import trio
 
 from referee.errors import UserError
-from referee.view.frames import GAME_ID_RE, HEADER_FIELDS, frames_document, frames_header, new_builder
+from referee.view.events import EventRecorder, deck_table, deck_table_of, events_header
+from referee.view.frames import GAME_ID_RE, HEADER_FIELDS, game_kind
 
 if TYPE_CHECKING:  # pragma: no cover
     from referee.core.machine import HandMachine
@@ -58,8 +60,11 @@ __all__ = [
 LIVE_DIR = "live"
 SUFFIX = ".frames.jsonl"
 END_LINE = b'{"end":true}\n'
-#: how often :func:`follow` looks for new frames, and how often it checks that the writer still runs
+#: how often :func:`follow` looks for new records, and how often it checks that the writer still runs
 POLL_S = 0.05
+#: how long the events of a game being played may wait before they are appended to its live file
+#: (they are also written at every hand's end and at the game's end)
+FLUSH_S = 0.05
 WRITER_CHECK_S = 1.0
 
 _encode = msgspec.json.Encoder().encode
@@ -74,7 +79,7 @@ class LiveGame(msgspec.Struct, frozen=True):
     seats: list[str]
     #: when the game started (UTC, ISO 8601, as in its log header)
     started: str | None
-    #: the frames written so far
+    #: the event records written so far
     frames: int
 
 
@@ -221,8 +226,9 @@ def _check_id(game_id: str) -> None:
 
 
 async def follow(out: Path, game_id: str, start: int = 0) -> AsyncIterator[dict[str, Any]]:
-    """Yield the header of the running game ``game_id`` of output folder ``out``, then each of its
-    frames from frame ``start`` on as it appears, and end after the game's end. Raises
+    """Yield the header of the running game ``game_id`` of output folder ``out`` (the live file's
+    first line without ``writer``), then each of its event records from record ``start`` on as it
+    appears (``{"i": its index, "event": the record}``), and end after the game's end. Raises
     :class:`UserError` for a bad game id, a game that is not running, or a writer that stops
     (a referee killed mid-game) before the game's end."""
     _check_id(game_id)
@@ -236,6 +242,7 @@ async def follow(out: Path, game_id: str, start: int = 0) -> AsyncIterator[dict[
     try:
         buf = b""
         header: dict[str, Any] | None = None
+        seen = 0  # the records read so far
         clock = trio.current_time
         checked = clock()
         while True:
@@ -253,13 +260,13 @@ async def follow(out: Path, game_id: str, start: int = 0) -> AsyncIterator[dict[
                             raise UserError(
                                 f"{game_id}: no such game is being played in {out} (its live file is stale)"
                             )
-                        yield {k: header.get(k) for k in HEADER_FIELDS}
+                        yield {k: header.get(k) for k in (*HEADER_FIELDS, "deck")}
                         continue
                     if line == END_LINE[:-1]:
                         return
-                    frame = _decode(line)
-                    if frame.get("i", 0) >= start:
-                        yield frame
+                    if seen >= start:
+                        yield {"i": seen, "event": _decode(line)}
+                    seen += 1
                 continue
             now = clock()
             if now - checked >= WRITER_CHECK_S:
@@ -284,9 +291,10 @@ async def follow(out: Path, game_id: str, start: int = 0) -> AsyncIterator[dict[
 
 
 class LiveGameWriter:
-    """The watcher of one game (a :class:`~referee.runtime.game.GameWatch`): builds its frames as the
-    machine plays, appends them to the live file, and at the end writes the game's viewer page into
-    ``pages`` and removes the live file."""
+    """The watcher of one game (a :class:`~referee.runtime.game.GameWatch`): records its public events
+    as the machine plays (:class:`referee.view.events.EventRecorder`), appends them to the live file
+    (batched: at most every :data:`FLUSH_S` seconds, and at every hand's end), and at the end writes
+    the game's viewer page (version 2) into ``pages`` and removes the live file."""
 
     def __init__(self, live: Path, pages: Path, game_id: str) -> None:
         self.path = live / f"{game_id}{SUFFIX}"
@@ -296,40 +304,47 @@ class LiveGameWriter:
         self.builder: Any = None
         self.lines: list[bytes] = []
         self.header: dict[str, Any] = {}
+        self.head = b"{}"
+        self.table: dict[str, Any] | None = None
         self.failed = False
+        self.flushed = 0.0
 
     # -------------------------------------------------------------- GameWatch
-    def begin(self, machine: HandMachine, header: dict[str, Any]) -> None:
+    def begin(self, machine: HandMachine | None, header: dict[str, Any]) -> None:
         self.header = header
+        self.builder = EventRecorder(game_kind(header))
         try:
-            self.builder = new_builder(header)
-        except Exception:  # (a header the builder cannot read: no live file, the page from the log)
-            self.failed = True
-            return
-        first = frames_header(header)
+            self.table = deck_table(machine.rules) if machine is not None else deck_table_of(header["rules"])
+        except Exception:  # (rules the registry cannot read: the recorder takes the machine's at the start)
+            self.table = None
+        # the header's text, once: the live file's first line and the start of the page
+        self.head = _encode(events_header(header, self.table))
         me = _me()
-        first["writer"] = {"host": me.host, "pid": me.pid, "since": me.since}
+        writer = b',"writer":' + _encode({"host": me.host, "pid": me.pid, "since": me.since}) + b"}\n"
         tmp = self.path.with_name(f".{self.path.name}.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
             try:
-                os.write(fd, _encode(first) + b"\n")
+                os.write(fd, self.head[:-1] + writer)
                 os.rename(tmp, self.path)
             except OSError:
                 os.close(fd)
                 raise
             self.fd = fd
         except OSError:
-            self.fd = None  # no live file; the frames are still made for the page
+            self.fd = None  # no live file; the events are still recorded for the page
+        self.flushed = time.monotonic()
 
     def _flush(self) -> None:
-        frames = self.builder.frames
-        new = frames[len(self.lines) :]
-        if not new:
+        """Encode the records made since the last flush and append them to the live file."""
+        records = self.builder.records
+        done = len(self.lines)
+        if len(records) == done:
             return
-        enc = [_encode(f) for f in new]
+        enc = [_encode(r) for r in records[done:]]
         self.lines.extend(enc)
+        self.flushed = time.monotonic()
         if self.fd is not None:
             try:
                 os.write(self.fd, b"\n".join(enc) + b"\n")
@@ -367,21 +382,25 @@ class LiveGameWriter:
         from referee.fileio import write_atomic
         from referee.view.page import script_safe
 
-        footer = {
-            "scores": result.scores,
-            "ranks": result.ranks,
-            "win_shares": result.win_shares,
-            "forfeits": result.forfeits,
-            "reason": result.reason,
-            "detail": result.detail,
-            "log_capped": result.log_capped,
+        if self.table is None:  # (the deck was not known at the start: the header again, with it)
+            self.head = _encode(events_header(self.header, self.builder.table))
+        tail = {  # the keys after the header (referee.view.events.events_document)
+            "result": {
+                "scores": result.scores,
+                "ranks": result.ranks,
+                "win_shares": result.win_shares,
+                "forfeits": result.forfeits,
+                "reason": result.reason,
+                "detail": result.detail,
+            },
+            "log_capped": bool(result.log_capped),
+            "verified": True,
+            "mismatch": None,
         }
-        problem = self.builder.problem
-        doc = frames_document(
-            self.header, footer, [msgspec.Raw(b) for b in self.lines], verified=problem is None, mismatch=problem
+        text = b"".join((self.head[:-1], b",", _encode(tail)[1:-1], b',"events":[', b",".join(self.lines), b"]}"))
+        write_atomic(
+            self.pages / f"{self.game_id}.frames.js", b"window.__referee_game_data = " + script_safe(text) + b";\n"
         )
-        text = b"window.__referee_game_data = " + script_safe(_encode(doc)) + b";\n"
-        write_atomic(self.pages / f"{self.game_id}.frames.js", text)
 
     # -------------------------------------------------------------- the machine's observer hooks
     # A builder that fails (a bug: never expected) must not stop the game: the writer gives up, its
@@ -417,7 +436,8 @@ class LiveGameWriter:
             return
         try:
             self.builder.applied(m, seat, decide, action, events, fallback, ms)
-            self._flush()
+            if time.monotonic() - self.flushed >= FLUSH_S:
+                self._flush()
         except Exception:
             self._give_up()
 
@@ -426,7 +446,8 @@ class LiveGameWriter:
             return
         try:
             self.builder.faulted(m, rec)
-            self._flush()
+            if time.monotonic() - self.flushed >= FLUSH_S:
+                self._flush()
         except Exception:
             self._give_up()
 
@@ -435,7 +456,8 @@ class LiveGameWriter:
             return
         try:
             self.builder.retried(m, seat, fault, detail, left)
-            self._flush()
+            if time.monotonic() - self.flushed >= FLUSH_S:
+                self._flush()
         except Exception:
             self._give_up()
 

@@ -60,7 +60,7 @@ def _page(title: str, data_script: str, back_href: str | None, back_label: str) 
     parts = {
         "TITLE": html.escape(title),
         "CSS": _asset("viewer.css"),
-        "JS": _asset("viewer.js"),
+        "JS": _asset("expand.js") + "\n" + _asset("viewer.js"),
         "BACK": back,
         "DATA_SCRIPT": data_script,
     }

@@ -355,14 +355,14 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(HTTPStatus.OK, ctype, body)
 
     def _live(self, game: str) -> None:
-        """``/live/<game>``: the frames of a game being played, as server-sent events (HTTP/1.0: the
-        stream ends when the connection closes, after the ``end`` event)."""
+        """``/live/<game>``: the event records of a game being played, as server-sent events (HTTP/1.0:
+        the stream ends when the connection closes, after the ``end`` event)."""
         import trio
 
         from referee.view.live import follow, live_path
 
         query = parse_qs(urlsplit(self.path).query)
-        resume = self.headers.get("Last-Event-ID")  # a reconnecting EventSource: the last frame it got
+        resume = self.headers.get("Last-Event-ID")  # a reconnecting EventSource: the last record it got
         try:
             start = int(query["start"][0]) if "start" in query else int(resume) + 1 if resume else 0
         except ValueError:
@@ -386,7 +386,7 @@ class _Handler(BaseHTTPRequestHandler):
                         out.write(b"retry: 1000\nevent: header\ndata: " + json.dumps(item).encode() + b"\n\n")
                         first = False
                     else:
-                        out.write(b"id: %d\nevent: frame\ndata: " % item["i"] + json.dumps(item).encode() + b"\n\n")
+                        out.write(b"id: %d\nevent: event\ndata: " % item["i"] + json.dumps(item).encode() + b"\n\n")
                     out.flush()
             except UserError as exc:
                 out.write(b"event: gone\ndata: " + json.dumps(str(exc)).encode() + b"\n\n")
@@ -432,9 +432,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._not_found(f"the log of game {game}")
             return
         from referee.view import render_viewer
-        from referee.view.frames import frames_from_log
+        from referee.view.events import events_from_log
 
-        self._send(HTTPStatus.OK, "text/html; charset=utf-8", render_viewer(frames_from_log(log)).encode())
+        self._send(HTTPStatus.OK, "text/html; charset=utf-8", render_viewer(events_from_log(log)).encode())
 
     def _log_text(self, game: str) -> None:
         """``/log/<game>``: the game's log as text (JSON Lines, decompressed), for a browser to show."""

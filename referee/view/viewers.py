@@ -54,12 +54,12 @@ def _write_one(job: tuple[str, str, str]) -> str | None:
     """Make and write one game's frames file; the error text if its log cannot be shown."""
     from referee.errors import UserError
     from referee.fileio import write_atomic
-    from referee.view.frames import frames_from_log
+    from referee.view.events import events_from_log
     from referee.view.page import frames_js
 
     game_id, log, target = job
     try:
-        data = frames_from_log(log)
+        data = events_from_log(log)
         write_atomic(Path(target), frames_js(data))
     except (UserError, ValueError, TypeError, KeyError) as exc:
         return f"{game_id}: {exc}"

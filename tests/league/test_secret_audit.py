@@ -214,7 +214,8 @@ def _forge_viewer_page(out: Path) -> None:
     text = page.read_text(encoding="utf-8")
     prefix = "window.__referee_game_data = "
     data = json.loads(text[len(prefix) :].rstrip().removesuffix(";"))
-    data["frames"][2]["text"] = "a step that never happened"
+    assert data["version"] == 2  # a page made as the game was played: its events
+    data["events"][2] = ["R", 0, "illegal", "a step that never happened", 0]
     page.write_text(prefix + json.dumps(data) + ";\n", encoding="utf-8")
 
 

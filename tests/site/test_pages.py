@@ -217,13 +217,14 @@ async def test_live_list_and_the_viewer_shell(client: httpx.AsyncClient, runtime
     path.parent.mkdir(parents=True, exist_ok=True)
     header = {
         "format": "card-referee-frames",
-        "version": 1,
+        "version": 2,
         "game": game,
         "variant": "kwartet",
         "seats": [{"bot": "a"}, {"bot": "b"}, {"bot": "c"}],
+        "deck": {"cards": []},
         "writer": msgspec.to_builtins(_me()),
     }
-    path.write_text(json.dumps(header) + "\n" + json.dumps({"i": 0, "state": {}}) + "\n")
+    path.write_text(json.dumps(header) + "\n" + json.dumps(["S", 0, [0, 1, 2], {}]) + "\n")
     page = (await client.get("/live")).text
     assert f'href="/watch/viewer.html?game={game}&amp;live=/live/{game}"' in page and "a, b, c" in page
     shell = await client.get("/watch/viewer.html")

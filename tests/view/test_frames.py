@@ -96,6 +96,24 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             f"c={RANDOM}",
         ],
     }
+    famstock = d / "famstock.json"  # a custom variant that asks for families, with a stock
+    famstock.write_text(
+        json.dumps(
+            {
+                "name": "famstock",
+                "families": ["A", "B", "C", "D", "E"],
+                "members": ["1", "2", "3"],
+                "ask": "family",
+                "miss": "asked",
+                "stock": 4,
+                "players": [2, 4],
+            }
+        )
+    )
+    three = ["--bot", f"a={RANDOM}", "--bot", f"b={RANDOM}", "--bot", f"c={RANDOM}"]
+    games["famstock"] = [str(famstock), "--seed", "5", *three]
+    for variant in ("happy-families", "happy-families-jaques", "go-fish"):
+        games[variant] = [variant, "--seed", "5", *three]
     out = {}
     for name, args in games.items():
         assert main(["play", *args, "--game-id", name, "--log", str(d), "--grace-ms", "100"]) == 0
@@ -175,7 +193,7 @@ def test_please_is_not_shown_in_a_variant_without_politeness(logs):
                 assert " please" not in f["text"] and f["please"] is False, f
 
 
-def test_a_game_whose_bots_never_started_has_frames_and_a_page(tmp_path):
+def _never_started(tmp_path: Path) -> Any:
     # the broken entries of a host's night (a failed build, a missing program): no process, the fallback
     # plays every seat; their crash is recorded as the hand begins, before the first frame
     import trio
@@ -188,7 +206,11 @@ def test_a_game_whose_bots_never_started_has_frames_and_a_page(tmp_path):
         for n in ("x", "y", "z")
     ]
     spec = GameSpec("never-started", get_variant("kwartet"), 3, seed=5)
-    result = trio.run(play_game, spec, sessions, tmp_path)
+    return trio.run(play_game, spec, sessions, tmp_path)
+
+
+def test_a_game_whose_bots_never_started_has_frames_and_a_page(tmp_path):
+    result = _never_started(tmp_path)
     assert result.forfeits == [0, 1, 2]
     data = frames_from_log(result.log_path)
     assert data["verified"], data["mismatch"]
@@ -198,4 +220,38 @@ def test_a_game_whose_bots_never_started_has_frames_and_a_page(tmp_path):
     assert any(f["fallback"] for f in data["frames"] if f["kind"] == "ask")
     page = tmp_path / "page.html"
     assert main(["view", str(result.log_path), "-o", str(page)]) == 0
-    assert "x faults (crash)" in page.read_text()
+    assert '["F",0,"x","crash",' in page.read_text()  # (the page's script says "x faults (crash): ...")
+
+
+def test_the_pages_script_expands_the_events_into_the_replays_frames(logs, tmp_path):
+    """A version 2 document (the game's events, :mod:`referee.view.events`) expanded by the page's own
+    script (``assets/expand.js``, run by node) is the version 1 document of the same game, frame for
+    frame: every variant, a custom ask variant with a stock, faults, retries, fallback moves, a match
+    of several hands, and a game whose bots never started."""
+    import shutil
+    import subprocess
+
+    from referee.view.events import events_from_log
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    paths = dict(logs)
+    paths["never-started"] = _never_started(tmp_path).log_path
+    docs = [events_from_log(p) for p in paths.values()]
+    assert all(d["version"] == 2 and d["verified"] for d in docs)
+    (tmp_path / "docs.json").write_text(json.dumps(docs))
+    expand = ROOT / "referee" / "view" / "assets" / "expand.js"
+    run = subprocess.run(
+        [node, str(ROOT / "tests" / "view" / "expand_node.js"), str(expand), str(tmp_path / "docs.json")],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    for (name, path), got in zip(paths.items(), json.loads(run.stdout), strict=True):
+        want = json.loads(json.dumps(frames_from_log(path)))
+        assert len(got["frames"]) == len(want["frames"]), name
+        for a, b in zip(got["frames"], want["frames"], strict=True):
+            assert a == b, (name, b["i"])
+        assert got == want, name

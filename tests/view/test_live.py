@@ -1,4 +1,5 @@
-"""The live frames of a game being played (referee.view.live): the file the runtime appends to,
+"""The live files of a game being played (referee.view.live, its public events: version 2 of
+docs/VIEWER-FORMAT.md): the file the runtime appends to,
 ``running_games`` and ``follow``, against real games of sample bots (and hand-made files for the
 stale and error cases)."""
 
@@ -17,7 +18,8 @@ import trio
 from referee.errors import UserError
 from referee.rules import get_variant
 from referee.runtime import ClockSpec, FaultPolicy, GameSpec, play_game, start_bots
-from referee.view.frames import HEADER_FIELDS, frames_from_log
+from referee.view.events import events_from_log
+from referee.view.frames import HEADER_FIELDS
 from referee.view.live import (
     END_LINE,
     LiveGameWriter,
@@ -40,6 +42,10 @@ def _page(path: Path) -> dict[str, Any]:
 
 def _same_json(doc: Any) -> Any:
     return json.loads(json.dumps(doc))
+
+
+#: the fields of a live file's header (without its writer) and of a version 2 page's
+FIELDS = (*HEADER_FIELDS, "deck")
 
 
 async def _play_watched(out: Path, game_id: str, watcher_task: Any, variant: str = "kwartet") -> Any:
@@ -66,7 +72,7 @@ async def _play_watched(out: Path, game_id: str, watcher_task: Any, variant: str
     return result
 
 
-async def test_the_live_file_of_a_real_game_holds_its_final_frames(tmp_path: Path) -> None:
+async def test_the_live_file_of_a_real_game_holds_its_final_events(tmp_path: Path) -> None:
     out = tmp_path / "night"
     gid = "kwartet-3p-t0000-d000-r0"
     seen: dict[str, Any] = {}
@@ -99,17 +105,18 @@ async def test_the_live_file_of_a_real_game_holds_its_final_frames(tmp_path: Pat
     assert lines[-1] == b"" and lines[-2] + b"\n" == END_LINE
     header = json.loads(lines[0])
     assert header["writer"]["pid"] == os.getpid()
-    frames = [json.loads(x) for x in lines[1:-2]]
+    records = [json.loads(x) for x in lines[1:-2]]
     page = _page(out / "games" / f"{gid}.frames.js")
-    assert {k: header[k] for k in HEADER_FIELDS} == {k: page[k] for k in HEADER_FIELDS}
-    assert frames == page["frames"] and len(frames) > 20
+    assert page["version"] == 2 and header["version"] == 2
+    assert {k: header[k] for k in FIELDS} == {k: page[k] for k in FIELDS}
+    assert records == page["events"] and len(records) > 20
     # the page written live is the one the log gives (the viewer can never disagree with replay)
-    assert page == _same_json(frames_from_log(result.log_path))
+    assert page == _same_json(events_from_log(result.log_path))
     assert page["verified"] is True
     assert not live_path(out, gid).exists() and running_games(out) == []
 
 
-async def test_follow_yields_a_running_games_frames_in_order_and_ends(tmp_path: Path) -> None:
+async def test_follow_yields_a_running_games_events_in_order_and_ends(tmp_path: Path) -> None:
     out = tmp_path / "night"
     gid = "authors-3p-t0001-d002-r1"
     got: list[dict[str, Any]] = []
@@ -125,17 +132,16 @@ async def test_follow_yields_a_running_games_frames_in_order_and_ends(tmp_path: 
 
     result = await _play_watched(out, gid, watcher, variant="authors")
     page = _page(out / "games" / f"{gid}.frames.js")
-    assert got[0] == {k: page[k] for k in HEADER_FIELDS}
-    assert got[1:] == page["frames"]
-    assert [f["i"] for f in got[1:]] == list(range(len(page["frames"])))
+    assert got[0] == {k: page[k] for k in FIELDS}
+    assert [x["event"] for x in got[1:]] == page["events"]
+    assert [x["i"] for x in got[1:]] == list(range(len(page["events"])))
     assert result.reason == "complete"
 
 
 @pytest.mark.parametrize("variant", ["kwartet", "chickens"])
-async def test_faults_retries_and_fallback_moves_made_live_are_the_replays_frames(tmp_path: Path, variant: str) -> None:
-    """The builder on the playing machine (hand ends checked) and on the replay of the log (every
-    action checked) give the same page for a game with a retry, an illegal move, a crash and the
-    fallback moves after them."""
+async def test_faults_retries_and_fallback_moves_made_live_are_the_replays_events(tmp_path: Path, variant: str) -> None:
+    """The event recorder on the playing machine and on the replay of the log give the same page for
+    a game with a retry, an illegal move, a crash and the fallback moves after them."""
     out = tmp_path / "night"
     games = out / "games"
     games.mkdir(parents=True)
@@ -156,9 +162,9 @@ async def test_faults_retries_and_fallback_moves_made_live_are_the_replays_frame
             for s in sessions:
                 await s.close()
     page = _page(games / f"{gid}.frames.js")
-    kinds = {f["kind"] for f in page["frames"]}
-    assert {"fault", "retry"} <= kinds and any(f["fallback"] for f in page["frames"])
-    assert page == _same_json(frames_from_log(result.log_path)) and page["verified"] is True
+    kinds = {r[0] for r in page["events"]}
+    assert {"F", "R"} <= kinds and any(r[0] == "A" and r[4] for r in page["events"])
+    assert page == _same_json(events_from_log(result.log_path)) and page["verified"] is True
 
 
 def _fake_live(out: Path, game_id: str, writer: dict[str, Any], frames: int, end: bool = False) -> Path:
@@ -166,7 +172,7 @@ def _fake_live(out: Path, game_id: str, writer: dict[str, Any], frames: int, end
     path.parent.mkdir(parents=True, exist_ok=True)
     header = {
         "format": "card-referee-frames",
-        "version": 1,
+        "version": 2,
         "game": game_id,
         "variant": "kwartet",
         "kind": "ask",
@@ -178,7 +184,7 @@ def _fake_live(out: Path, game_id: str, writer: dict[str, Any], frames: int, end
         "started": "2026-12-02T19:00:00.000Z",
         "writer": writer,
     }
-    lines = [json.dumps(header)] + [json.dumps({"i": i, "kind": "ask", "state": {}}) for i in range(frames)]
+    lines = [json.dumps(header)] + [json.dumps(["R", 0, "illegal", f"reply {i}", 0]) for i in range(frames)]
     path.write_bytes(("\n".join(lines) + "\n").encode() + (END_LINE if end else b""))
     return path
 
@@ -213,11 +219,11 @@ async def test_a_stale_live_file_is_not_listed_followed_or_kept(tmp_path: Path) 
     assert mine.exists() and not dead.exists() and not reused.exists()
 
 
-async def test_follow_from_a_start_frame_and_its_errors(tmp_path: Path) -> None:
+async def test_follow_from_a_start_record_and_its_errors(tmp_path: Path) -> None:
     _fake_live(tmp_path, "g-1", _me(), 5, end=True)
     got = [x async for x in follow(tmp_path, "g-1", start=3)]
     assert got[0]["game"] == "g-1" and "writer" not in got[0]
-    assert [f["i"] for f in got[1:]] == [3, 4]
+    assert [(x["i"], x["event"][3]) for x in got[1:]] == [(3, "reply 3"), (4, "reply 4")]
     for bad in ("../g-1", "", ".hidden", "g 1"):
         with pytest.raises(UserError, match="not a game id"):
             async for _ in follow(tmp_path, bad):
@@ -245,7 +251,7 @@ async def test_follow_ends_with_an_error_when_the_writer_dies_mid_game(tmp_path:
             with pytest.raises(UserError, match="stopped before the game's end"):
                 async for item in follow(tmp_path, "g-1"):
                     got.append(item)
-        assert len(got) == 3  # the header and the two frames written before
+        assert len(got) == 3  # the header and the two records written before
     finally:
         writer.kill()
         writer.wait()
@@ -262,7 +268,7 @@ def test_a_watcher_that_cannot_write_does_not_stop_the_game(tmp_path: Path) -> N
 
 def test_a_failing_builder_gives_up_without_stopping_the_game(tmp_path: Path) -> None:
     class Broken:
-        frames: list[Any] = []
+        records: list[Any] = []
 
         def applied(self, *args: Any) -> None:
             raise KeyError("a bug")

@@ -1,6 +1,8 @@
 """A game watched live in the browser: ``referee serve``'s live page lists a game being played by
 ``referee run`` in another process, its "watch" link opens the viewer following the game through
-server-sent events (``/live/<game>``), step by step, until the final state."""
+server-sent events (``/live/<game>``: the game's event records, version 2 of docs/VIEWER-FORMAT.md,
+expanded in the page), step by step, until the final state: every step shown is the version 1
+builder's frame of the game's log."""
 
 from __future__ import annotations
 
@@ -56,7 +58,7 @@ def test_a_game_is_watched_live_step_by_step_to_its_final_state(tmp_path: Path, 
         step = "() => window.refereeViewer.step"
         steps = "() => window.refereeViewer.steps"
         first = page.evaluate(steps)
-        # it follows the newest step as frames arrive
+        # it follows the newest step as records arrive
         page.wait_for_function(f"() => window.refereeViewer.steps > {first} + 2")
         at_newest = "() => window.refereeViewer.step === window.refereeViewer.steps - 1"
         assert page.evaluate(at_newest)
@@ -67,16 +69,21 @@ def test_a_game_is_watched_live_step_by_step_to_its_final_state(tmp_path: Path, 
         assert page.evaluate(step) == 0
         page.keyboard.press("End")  # back on the newest step: following again
         page.wait_for_selector('[data-testid="viewer"][data-live="done"]', timeout=60_000)
+        # the game's page (version 2: its events) is there, and what the viewer showed step by step,
+        # expanded from the live records as they came, is the version 1 builder's frames of its log
         final = (out / "games" / f"{game}.frames.js").read_text(encoding="utf-8")
         data = json.loads(final[final.index("=") + 1 :].rstrip().rstrip(";"))
-        assert page.evaluate(steps) == len(data["frames"])
-        assert page.evaluate(step) == len(data["frames"]) - 1
+        assert data["version"] == 2 and data["events"]
+        from referee.view.frames import frames_from_log, materialize
+
+        (log,) = [p for p in (out / "games").glob(f"{game}.jsonl*") if p.name != f"{game}.frames.js"]
+        want = materialize(frames_from_log(log))
+        assert page.evaluate(steps) == len(want)
+        assert page.evaluate(step) == len(want) - 1
         assert page.get_attribute('[data-testid="verified"]', "data-verified") == "true"
         assert page.text_content('[data-testid="result-reason"]') == data["result"]["reason"]
-        shown = page.evaluate(f"() => window.refereeViewer.state({len(data['frames']) - 1})")
-        from referee.view.frames import materialize
-
-        assert shown == materialize(data)[-1]
+        shown = page.evaluate("(n) => Array.from({length: n}, (_, i) => window.refereeViewer.state(i))", len(want))
+        assert shown == json.loads(json.dumps(want))
         proc.send_signal(signal.SIGINT)  # the rest of the night is not needed: Ctrl-C
         _, err = proc.communicate(timeout=60)
         assert proc.returncode in (0, 130), err

@@ -53,7 +53,8 @@ def test_apply_patch_leaves_its_inputs_alone() -> None:
     ("change", "message"),
     [
         ({"format": "something-else"}, "not a frames document"),
-        ({"version": 2}, "version 2 is not supported"),
+        ({"version": 3}, "version 3 is not supported"),
+        ({"version": 2}, "version 2 has no events"),
         ({"frames": []}, "no frames"),
         ({"seats": []}, "no seats"),
         ({"game": ""}, "no game id"),

@@ -4,6 +4,7 @@ console error and no request outside the page's folder. Screenshots go to test-a
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -376,6 +377,35 @@ def test_match_tie_break_hand(probe: PageProbe, tmp_path: Path, artifacts: Path)
     assert_shows(page, data, states, 0, view=3)
     shot(page, artifacts, "match-tie-break-as-seat-3")
     probe.assert_clean(tmp_path.as_uri() + "/")
+
+
+@pytest.mark.parametrize("variant", ["kwartet", "chickens"])
+def test_a_version_2_page_shows_the_replays_frames(probe: PageProbe, tmp_path: Path, variant: str) -> None:
+    """``referee view`` writes version 2 (the game's events); the page expands them (expand.js) and shows
+    at every step what the version 1 builder's frame of the same log says."""
+    import sys
+
+    from referee.cli import main
+    from referee.view.frames import frames_from_log
+
+    random_bot = f"{sys.executable} {Path(__file__).resolve().parents[2] / 'sample_bots' / 'random_bot.py'}"
+    bots = [a for n in "abc" for a in ("--bot", f"{n}={random_bot}")]
+    assert main(["play", variant, "--seed", "7", *bots, "--game-id", "g-2", "--log", str(tmp_path)]) == 0
+    (log,) = tmp_path.glob("g-2.jsonl*")
+    path = tmp_path / "g-2.html"
+    assert main(["view", str(log), "-o", str(path)]) == 0
+    assert '"version":2' in path.read_text(encoding="utf-8") and '"frames":' not in path.read_text(encoding="utf-8")
+    data = frames_from_log(log)
+    states = materialize(data)
+    page = open_page(probe, path)
+    assert page.evaluate("() => window.refereeViewer.steps") == len(states) > 20
+    shown = page.evaluate("(n) => Array.from({length: n}, (_, i) => window.refereeViewer.state(i))", len(states))
+    assert shown == materialize(json.loads(json.dumps(data)))
+    for k in range(0, len(states), max(1, len(states) // 15)):
+        page.evaluate("(k) => window.refereeViewer.go(k)", k)
+        assert_shows(page, data, states, k)
+    assert page.get_attribute('[data-testid="verified"]', "data-verified") == "true"
+    probe.assert_clean(path.parent.as_uri() + "/")
 
 
 def test_shell_loads_a_game_from_its_frames_js(probe: PageProbe, tmp_path: Path, artifacts: Path) -> None:

@@ -1,7 +1,8 @@
-/* card-referee game viewer: steps through a "frames" document (docs: referee/view, format card-referee-frames v1).
+/* card-referee game viewer: steps through a "frames" document (docs/VIEWER-FORMAT.md, format card-referee-frames
+   v1; a v2 document, the game's events, is expanded into v1 frames by expand.js, loaded before this script).
    No network: the data is embedded (#game-data) or loaded from GAME.frames.js next to this page (?game=GAME).
    Live: ?game=GAME&live=URL follows a game being played through server-sent events from URL (`referee serve`'s
-   /live/GAME: a "header" event, then a "frame" event per frame, then "end"); it stays on the newest step
+   /live/GAME: a "header" event, then an "event" event per event record, expanded here, then "end"); it stays on the newest step
    unless the user steps back, and loads GAME.frames.js (the result, the verified badge) once the game ends. */
 (function () {
   "use strict";
@@ -110,7 +111,7 @@
 
   // ---------------------------------------------------------------- a live game (server-sent events)
   function follow(game, url) {
-    var header = null, queued = [];
+    var header = null, expander = null, got = 0;
     var source;
     try { source = new EventSource(url); } catch (e) { showError("cannot follow " + url + " (" + e.message + ")"); return; }
     live = { source: source, ended: false };
@@ -118,20 +119,25 @@
     source.addEventListener("header", function (ev) {
       if (header) return;  // (a reconnection repeats it)
       header = JSON.parse(ev.data);
-      if (header.game !== game) { source.close(); showError("the live stream is of game " + header.game + ", not " + game); }
+      if (header.game !== game) { source.close(); showError("the live stream is of game " + header.game + ", not " + game); return; }
+      if (header.version !== 2) { source.close(); showError("the live stream is not of version 2 (" + JSON.stringify(header.version) + ")"); return; }
+      expander = new window.refereeExpand.Expander(header);
     });
-    source.addEventListener("frame", function (ev) {
-      var f = JSON.parse(ev.data);
-      if (!header) return;
+    // each event record, expanded into the frames it makes (docs/VIEWER-FORMAT.md, version 2)
+    source.addEventListener("event", function (ev) {
+      var item = JSON.parse(ev.data);
+      if (!expander || item.i !== got) return;  // a record already taken (after a reconnection)
+      got += 1;
+      var made = expander.push(item.event);
       if (D === null) {
-        queued.push(f);
-        var data = Object.assign({}, header, { frames: queued, result: null, verified: null, mismatch: null, live: true });
+        if (!expander.frames.length) return;
+        var data = Object.assign({}, header, { version: VERSION, frames: expander.frames.slice(), result: null, verified: null, mismatch: null, live: true });
+        delete data.deck;
         start(data);
         if (D) el.app.dataset.live = "following";
         return;
       }
-      if (f.i !== frames.length) return;  // a frame already shown (after a reconnection)
-      addFrame(f);
+      made.forEach(addFrame);
     });
     source.addEventListener("end", function () {
       source.close();
@@ -194,7 +200,12 @@
   function check(data) {
     if (!data || typeof data !== "object") return "the game data is not an object";
     if (data.format !== FORMAT) return "not a card-referee frames document (format " + JSON.stringify(data.format) + ")";
-    if (data.version !== VERSION) return "frames version " + JSON.stringify(data.version) + " is not supported by this viewer (it reads version " + VERSION + "); regenerate the page with this referee";
+    if (data.version === 2) {
+      if (!Array.isArray(data.events) || data.events.length === 0) return "the game data has no events";
+      if (!Array.isArray(data.seats) || data.seats.length === 0) return "the game data has no seats";
+      return null;
+    }
+    if (data.version !== VERSION) return "frames version " + JSON.stringify(data.version) + " is not supported by this viewer (it reads versions 1 and 2); regenerate the page with this referee";
     if (!Array.isArray(data.frames) || data.frames.length === 0) return "the game data has no frames";
     if (!Array.isArray(data.seats) || data.seats.length === 0) return "the game data has no seats";
     return null;
@@ -860,6 +871,13 @@
   function start(data) {
     var problem = check(data);
     if (problem) { showError(problem); return; }
+    if (data.version === 2) {  // the game's events: expanded into the frames shown (expand.js)
+      try { data = window.refereeExpand.expand(data); } catch (e) {
+        showError("the game's events could not be read (" + (e && e.message ? e.message : e) + ")");
+        return;
+      }
+      if (!data.frames.length) { showError("the game data has no frames"); return; }
+    }
     D = data;
     frames = D.frames;
     nSeats = D.seats.length;
