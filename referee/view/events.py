@@ -33,7 +33,7 @@ import msgspec
 
 from referee.core.errors import public_fault_detail
 from referee.rules.registry import kind_of
-from referee.view.frames import EVENTS_VERSION, FORMAT, RESULT_FIELDS, frames_header, game_kind
+from referee.view.frames import EVENTS_VERSION, FORMAT, RESULT_FIELDS, frames_header, game_kind, public_state
 
 if TYPE_CHECKING:  # pragma: no cover
     from referee.core.machine import HandMachine
@@ -97,43 +97,6 @@ def deck_table_of(wire: Mapping[str, Any]) -> dict[str, Any]:
         if len(_wire_tables) < 256:
             _wire_tables[key] = table
     return table
-
-
-def public_state(m: HandMachine, base: list[Any] | None) -> dict[str, Any]:
-    """The public state of the game now, per match seat, read from the engine (as frame 0 of a
-    version 1 document shows it; ``base``: a match's totals before the hand)."""
-    state = m.state
-    n = m.spec.players
-    seats = m.hand_seats
-    hands: list[Any] = [None] * n
-    counts: list[Any] = [None] * n
-    in_hand = [False] * n
-    for s in seats:
-        hands[s.index] = list(state.hand(s.hs))
-        counts[s.index] = len(hands[s.index])
-        in_hand[s.index] = True
-    pending = [seats[p].index for p in state.pending()] if m.playing and not state.terminal else []
-    snap: dict[str, Any] = {
-        "hands": hands,
-        "counts": counts,
-        "in_hand": in_hand,
-        "faulted": [s.index for s in m.seats if s.faulted],
-        "waiting": pending,
-    }
-    kind = kind_of(m.rules)
-    public = kind.snapshot(state, state.pending() if pending else ())
-    for key, value in public.items():
-        if key in kind.per_seat:
-            per_seat: list[Any] = [[] if key == "laid" else (0 if key == "scores" else False) for _ in range(n)]
-            for s in seats:
-                per_seat[s.index] = value[s.hs]
-            value = per_seat
-        elif key in kind.seat_refs and value is not None:
-            value = seats[value].index
-        snap[key] = value
-    if base is not None:
-        snap["scores"] = [base[i] + (snap["scores"][i] if in_hand[i] else 0) for i in range(n)]
-    return snap
 
 
 class EventRecorder:

@@ -154,6 +154,43 @@ _CHECKED = ("hands", "counts", "laid", "scores", "stock", "faulted")
 _CHECKED_CHICKENS = ("hands", "counts", "scores", "faulted")
 
 
+def public_state(m: HandMachine, base: list[Any] | None) -> dict[str, Any]:
+    """The public state of the game now, per match seat, read from the engine (as a version 1 frame
+    shows it, and a version 2 hand start; ``base``: a match's totals before the hand)."""
+    state = m.state
+    n = m.spec.players
+    seats = m.hand_seats
+    hands: list[Any] = [None] * n
+    counts: list[Any] = [None] * n
+    in_hand = [False] * n
+    for s in seats:
+        hands[s.index] = list(state.hand(s.hs))
+        counts[s.index] = len(hands[s.index])
+        in_hand[s.index] = True
+    pending = [seats[p].index for p in state.pending()] if m.playing and not state.terminal else []
+    snap: dict[str, Any] = {
+        "hands": hands,
+        "counts": counts,
+        "in_hand": in_hand,
+        "faulted": [s.index for s in m.seats if s.faulted],
+        "waiting": pending,
+    }
+    kind = kind_of(m.rules)
+    public = kind.snapshot(state, state.pending() if pending else ())
+    for key, value in public.items():
+        if key in kind.per_seat:
+            per_seat: list[Any] = [[] if key == "laid" else (0 if key == "scores" else False) for _ in range(n)]
+            for s in seats:
+                per_seat[s.index] = value[s.hs]
+            value = per_seat
+        elif key in kind.seat_refs and value is not None:
+            value = seats[value].index
+        snap[key] = value
+    if base is not None:
+        snap["scores"] = [base[i] + (snap["scores"][i] if in_hand[i] else 0) for i in range(n)]
+    return snap
+
+
 class _Frames:
     """The machine's observer that builds the frames: during the night the playing game's machine
     (:mod:`referee.view.live`), and the replay's for an older log (:func:`frames_from_log`).
@@ -191,39 +228,7 @@ class _Frames:
     # ---------------------------------------------------------------- snapshots
     def _snapshot(self, m: HandMachine) -> dict[str, Any]:
         """The state of the game now, per match seat, read from the engine."""
-        state = m.state
-        n = self.n
-        seats = m.hand_seats
-        hands: list[Any] = [None] * n
-        counts: list[Any] = [None] * n
-        in_hand = [False] * n
-        for s in seats:
-            hands[s.index] = list(state.hand(s.hs))
-            counts[s.index] = len(hands[s.index])
-            in_hand[s.index] = True
-        pending = [seats[p].index for p in state.pending()] if m.playing and not state.terminal else []
-        snap: dict[str, Any] = {
-            "hands": hands,
-            "counts": counts,
-            "in_hand": in_hand,
-            "faulted": [s.index for s in m.seats if s.faulted],
-            "waiting": pending,
-        }
-        # the engine's public state, as its kind registers it (referee.rules.registry), per match seat
-        kind = kind_of(m.rules)
-        public = kind.snapshot(state, state.pending() if pending else ())
-        for key, value in public.items():
-            if key in kind.per_seat:
-                per_seat: list[Any] = [[] if key == "laid" else (0 if key == "scores" else False) for _ in range(n)]
-                for s in seats:
-                    per_seat[s.index] = value[s.hs]
-                value = per_seat
-            elif key in kind.seat_refs and value is not None:
-                value = seats[value].index
-            snap[key] = value
-        if m.match is not None:  # a match's scores: the totals before this hand plus this hand's
-            snap["scores"] = [self.base[i] + (snap["scores"][i] if in_hand[i] else 0) for i in range(n)]
-        return snap
+        return public_state(m, self.base if m.match is not None else None)
 
     def _check(self, m: HandMachine, keys: tuple[str, ...] = _CHECKED) -> None:
         """Compare the state shown with the engine's (the first difference becomes ``problem``)."""
