@@ -63,15 +63,15 @@ class _PerThread(io.TextIOBase):
         return False
 
 
-def check_bots(argvs: Iterable[tuple[str, ...]]) -> dict[tuple[str, ...], Run]:
-    """``referee check-bot ARGV`` for every distinct ``argv``, :data:`AT_ONCE` at a time; by argv."""
+def check_bots(argvs: Iterable[tuple[str, ...]], at_once: int = AT_ONCE) -> dict[tuple[str, ...], Run]:
+    """``referee check-bot ARGV`` for every distinct ``argv``, ``at_once`` at a time; by argv."""
     wanted = list(dict.fromkeys(argvs))
-    runs = cli_runs(("check-bot", *argv) for argv in wanted)
+    runs = cli_runs((("check-bot", *argv) for argv in wanted), at_once)
     return {argv: runs[("check-bot", *argv)] for argv in wanted}
 
 
-def cli_runs(argvs: Iterable[tuple[str, ...]]) -> dict[tuple[str, ...], Run]:
-    """``referee ARGV`` (``referee.cli.main``) for every distinct ``argv``, :data:`AT_ONCE` at a time;
+def cli_runs(argvs: Iterable[tuple[str, ...]], at_once: int = AT_ONCE) -> dict[tuple[str, ...], Run]:
+    """``referee ARGV`` (``referee.cli.main``) for every distinct ``argv``, ``at_once`` at a time;
     by argv."""
     wanted = list(dict.fromkeys(argvs))
     out, err = _PerThread(sys.stdout), _PerThread(sys.stderr)
@@ -88,7 +88,7 @@ def cli_runs(argvs: Iterable[tuple[str, ...]]) -> dict[tuple[str, ...], Run]:
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = out, err  # type: ignore[assignment]
     try:
-        with ThreadPoolExecutor(max_workers=AT_ONCE, thread_name_prefix="referee") as pool:
+        with ThreadPoolExecutor(max_workers=at_once, thread_name_prefix="referee") as pool:
             runs = list(pool.map(one, wanted))
     finally:
         sys.stdout, sys.stderr = saved
