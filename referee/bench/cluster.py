@@ -317,6 +317,7 @@ def _commit_path(n: int, bot: str, folder: str = ".", *, in_place: bool = False)
     from referee.league.standings import Tally
     from referee.league.work import GameDone, UnitMaker
     from referee.runtime import open_bots, play_game
+    from referee.runtime.entry import run as trio_run
     from referee.runtime.gamelog import log_name
 
     with tempfile.TemporaryDirectory(prefix="referee-bench-", dir=folder) as tmp:
@@ -332,7 +333,7 @@ def _commit_path(n: int, bot: str, folder: str = ".", *, in_place: bool = False)
             async with open_bots([e.bot for e in unit.lineup], unit.clock) as bots:
                 return await play_game(unit.spec(unit.games[0]), bots.sessions, tmp)
 
-        result = trio.run(one)
+        result = trio_run(one)
         log = Path(result.log_path or "").read_bytes()
         packed = zstandard.ZstdCompressor(level=3).compress(log)
         blob = pickle.dumps(GameDone(games[0].game_id, result, 1.0, packed), protocol=pickle.HIGHEST_PROTOCOL)

@@ -73,10 +73,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    import trio
-
     from referee.errors import UserError
     from referee.runtime import cgroups
+    from referee.runtime.entry import run as trio_run
 
     if not _BURNER.exists():
         raise UserError(f"the CPU-burning bot {_BURNER} is missing (it lives in the source tree's tests/hostile/bots)")
@@ -107,7 +106,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             key = mode if weights == ["on"] else f"{mode}, weights {w}"
             cgroups.set_fair_cpu(w == "on")
             try:
-                out["modes"][key] = trio.run(_measure, args, mode)
+                out["modes"][key] = trio_run(_measure, args, mode)
             finally:
                 cgroups.set_fair_cpu(True)
     return out

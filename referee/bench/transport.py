@@ -252,9 +252,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     """Alternate raw and referee runs (``--rounds``, default 3) and keep the best
     round of each: on a shared, noisy machine the minimum is the figure least
     disturbed by other processes."""
-    import trio
-
     from referee.errors import UserError
+    from referee.runtime.entry import run as trio_run
 
     if args.cpu is not None:
         try:
@@ -274,12 +273,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     try:
         with tempfile.TemporaryDirectory(prefix="bench-transport-", dir=args.log_dir) as tmp:
             record = Path(tmp) / "record"
-            script = trio.run(_record, args, record)
+            script = trio_run(_record, args, record)
             turn_bytes = [len(d) for _, d, reply in script if reply]
             for r in range(rounds):
-                raws.append(trio.run(_raw, args, script, n))
-                blocks.append(trio.run(_raw_blocking, args, script, n))
-                refs.append(trio.run(_referee, args, n, None if args.no_log else Path(tmp) / f"round-{r}"))
+                raws.append(trio_run(_raw, args, script, n))
+                blocks.append(trio_run(_raw_blocking, args, script, n))
+                refs.append(trio_run(_referee, args, n, None if args.no_log else Path(tmp) / f"round-{r}"))
     except (Exception, BaseExceptionGroup) as exc:  # a bad --bot: one clear error, not a trio traceback
         bad = _bot_error(exc)
         if bad is None:

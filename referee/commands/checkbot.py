@@ -14,7 +14,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import trio
 from rich.console import Console
 from rich.markup import escape
 
@@ -29,6 +28,7 @@ from referee.commands.play import (
     fault_options,
 )
 from referee.errors import UserError
+from referee.runtime.entry import run as trio_run
 
 DESCRIPTION = """Is this bot ready for a league? check-bot starts the bot, checks the hello handshake,
 probes how it handles turn ids, error messages, unknown fields and bye, then plays real games:
@@ -135,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
                     f"--log-dir {log_dir}: cannot use it as a folder for game logs: {exc.strerror or exc}"
                 ) from None
         with status if status is not None else contextlib.nullcontext():
-            report = trio.run(go, log_dir)
+            report = trio_run(go, log_dir)
     if args.json:
         json.dump(report.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")

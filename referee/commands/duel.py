@@ -279,9 +279,8 @@ def _prepare_outputs(args: argparse.Namespace, spec: DuelSpec) -> None:
 
 
 def run_duel(args: argparse.Namespace) -> int:
-    import trio
-
     from referee.league.duel import EXIT_STATUS, Duel, check_start
+    from referee.runtime.entry import run as trio_run
     from referee.runtime.sandbox import protect_paths
 
     spec = build_spec(args)
@@ -300,7 +299,7 @@ def run_duel(args: argparse.Namespace) -> int:
     result: str | None = None
     error: BaseException | None = None
     try:
-        trio.run(main)
+        trio_run(main)
     except BaseException as exc:  # Ctrl-C, or an error: the summary so far is still written
         exc = user_facing(exc)
         if isinstance(exc, KeyboardInterrupt):

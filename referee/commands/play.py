@@ -182,9 +182,8 @@ def parse_match(text: str | None) -> Any:
 
 
 def run_play(args: argparse.Namespace) -> int:
-    import trio
-
     from referee.runtime import GameSpec
+    from referee.runtime.entry import run as trio_run
 
     rules = load_variant(args.variant)
     specs = _seats(args)
@@ -212,7 +211,7 @@ def run_play(args: argparse.Namespace) -> int:
     protect_paths(secret=[args.log] + ([args.deal] if args.deal else []))
     try:
         # exception groups: read by the cli (user_facing)
-        result = trio.run(_play, specs, spec, Path(args.log), args.compress)
+        result = trio_run(_play, specs, spec, Path(args.log), args.compress)
     finally:
         _drop_if_empty(log_path)  # the reserved name, when no game was logged (a bot could not start)
     if isinstance(result, BaseException):

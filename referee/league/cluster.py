@@ -86,6 +86,7 @@ from referee.errors import UserError
 from referee.league.config import League
 from referee.league.outdir import INCOMING, clear_incoming
 from referee.league.work import Deliver, GameDone, Unit, UnitMaker
+from referee.runtime.entry import run as trio_run
 from referee.runtime.gamelog import is_zstd
 
 if TYPE_CHECKING:
@@ -849,7 +850,7 @@ def _build_on_worker(league: League, rebuild: bool = False) -> str | dict[int, s
 
     where = worker_build_records(league)
     try:
-        failed = trio.run(
+        failed = trio_run(
             lambda: run_builds(
                 league,
                 give_up=league.faults.broken_bot == "forfeit",
@@ -877,7 +878,7 @@ def _check_on_worker(setup: WorkerSetup, entrants: list[Any], max_line: int) -> 
 
     _ensure_ready(setup)
     hellos: dict[int, dict[str, Any]] = {}
-    _, failures = trio.run(lambda: start_check(entrants, max_line=max_line, limit=8, hellos=hellos))
+    _, failures = trio_run(lambda: start_check(entrants, max_line=max_line, limit=8, hellos=hellos))
     return _CheckReport(
         _address(), referee.__version__, [(f.index, str(f), f.dead is not None) for f in failures], hellos
     )
@@ -923,7 +924,7 @@ def _play_unit(unit: Unit, setup: WorkerSetup) -> list[tuple[str, bytes]]:
 
     try:
         try:
-            trio.run(_play_watched, unit, tmp, deliver, flush, lambda: _released(worker, key), in_place is not None)
+            trio_run(_play_watched, unit, tmp, deliver, flush, lambda: _released(worker, key), in_place is not None)
         finally:
             flush()  # before the task ends: the coordinator sees these games before the unit's end
     except UserError as exc:

@@ -70,6 +70,7 @@ from referee.league.standings import Tally
 from referee.league.work import UnitMaker
 from referee.rules.rng import Rng, derive
 from referee.runtime import BotSession
+from referee.runtime.entry import run as trio_run
 
 #: what the ladder says (one line each): warnings and what happens
 Say = Callable[[str], None]
@@ -363,7 +364,7 @@ def play_ladder(ladder: Ladder, **kw: Any) -> None:
     """Synchronous entry (``trio.run``), exception groups reduced as in
     :func:`referee.league.runner.play`."""
     try:
-        trio.run(lambda: run_ladder(ladder, **kw))
+        trio_run(lambda: run_ladder(ladder, **kw))
     except BaseExceptionGroup as eg:
         exc = user_facing(eg)
         if exc is eg:

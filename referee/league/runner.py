@@ -57,6 +57,7 @@ from referee.league.outdir import clear_incoming
 from referee.league.preflight import prepare, to_stderr
 from referee.league.standings import Tally
 from referee.league.work import Executor, GameDone, Unit, UnitMaker
+from referee.runtime.entry import run as trio_run
 from referee.runtime.gamelog import is_zstd, log_name
 from referee.runtime.sandbox import protection_scope
 
@@ -431,7 +432,7 @@ def play(
     reduced to the exception a user should see (:func:`referee.errors.user_facing`:
     a ``KeyboardInterrupt`` inside it first, then a :class:`UserError`)."""
     try:
-        return trio.run(
+        return trio_run(
             lambda: run_league(
                 league, ledger, hook=hook, concurrency=concurrency, cluster=cluster, rebuild=rebuild, viewers=viewers
             )

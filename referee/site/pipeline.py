@@ -51,6 +51,7 @@ import trio
 
 from referee.errors import UserError
 from referee.league.config import League
+from referee.runtime.entry import run as trio_run
 from referee.site.runtime import SiteRuntime
 from referee.site.store import Store, Version
 
@@ -536,7 +537,7 @@ async def background_thread(rt: SiteRuntime, work: Work | None = None) -> None:
 
     def body() -> None:
         try:
-            trio.run(main)
+            trio_run(main)
         except BaseException as exc:  # noqa: BLE001 - handed to the web's loop, raised there
             failed.append(exc)
         finally:

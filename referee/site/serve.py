@@ -10,6 +10,7 @@ from typing import Any
 import trio
 
 from referee.errors import user_facing
+from referee.runtime.entry import run as trio_run
 from referee.site.config import Site
 
 
@@ -39,7 +40,7 @@ def run_host(site: Site, host: str, port: int, *, cluster: Any = None) -> int:
                     break
 
     try:
-        trio.run(main)
+        trio_run(main)
     except BaseExceptionGroup as eg:
         exc = user_facing(eg)
         if exc is eg:

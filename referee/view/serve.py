@@ -357,8 +357,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _live(self, game: str) -> None:
         """``/live/<game>``: the event records of a game being played, as server-sent events (HTTP/1.0:
         the stream ends when the connection closes, after the ``end`` event)."""
-        import trio
-
+        from referee.runtime.entry import run as trio_run
         from referee.view.live import follow, live_path
 
         query = parse_qs(urlsplit(self.path).query)
@@ -395,7 +394,7 @@ class _Handler(BaseHTTPRequestHandler):
             out.flush()
 
         try:
-            trio.run(stream)
+            trio_run(stream)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the browser went away
 
