@@ -41,40 +41,56 @@ the log shows it). A line from the referee that is not JSON, or a message the
 SDK cannot use, is logged to stderr and skipped. A referee ``hello`` with another protocol version is logged
 and answered with ours (the referee then refuses the bot with a clear message).
 
-Dependencies: the standard library only. If :mod:`msgspec` is installed it is
-used for faster JSON; otherwise the standard :mod:`json` module is. You may
-copy this single file next to your bot (``from sdk import Bot``).
+Dependencies: the standard library only, and as little of it as will do (a bot's imports are paid
+at every start). You may copy this single file next to your bot (``from sdk import Bot``).
 """
 
 from __future__ import annotations
 
+import json
 import random
 import sys
-import traceback
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-try:  # msgspec is faster; json is always there
-    import msgspec as _msgspec
+# JSON starts with the standard json module (its C accelerator) and moves to msgspec's, when it is
+# installed, once the first game of the process is over (:func:`_faster_json`, outside every
+# clock): a bot pays for its imports at every start, and msgspec's import (about 30 ms of CPU, with
+# typing_extensions, inspect, uuid and decimal) costs more than it saves on one game's few
+# kilobytes, while a process that plays many games gains from its 2-4 us less per line. For the
+# same reason traceback is imported only when there is one to print, and the two records are plain
+# classes (dataclasses imports inspect).
 
-    _dec = _msgspec.json.Decoder()
-    _enc = _msgspec.json.Encoder()
 
-    def _loads(line: bytes) -> Any:
-        return _dec.decode(line)
+def _json_loads(line: bytes) -> Any:
+    return json.loads(line)
 
-    def _dumps(obj: Any) -> bytes:
-        return _enc.encode(obj)
 
-except ImportError:  # pragma: no cover - exercised by running without msgspec
-    import json as _json
+def _json_dumps(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()
 
-    def _loads(line: bytes) -> Any:
-        return _json.loads(line)
 
-    def _dumps(obj: Any) -> bytes:
-        return _json.dumps(obj, separators=(",", ":")).encode()
+_loads: Callable[[bytes], Any] = _json_loads
+_dumps: Callable[[Any], bytes] = _json_dumps
+
+
+def _faster_json() -> None:
+    """From now on msgspec's JSON decoder and encoder, if msgspec can be imported (else nothing
+    changes). Both read and write the same JSON as the json module."""
+    global _loads, _dumps
+    try:
+        import msgspec
+    except ImportError:
+        return
+    _loads = msgspec.json.Decoder().decode
+    _dumps = msgspec.json.Encoder().encode
+
+
+def _trace() -> str:
+    """The exception being handled, as Python prints it."""
+    import traceback
+
+    return traceback.format_exc()
 
 
 PROTOCOL_VERSION = 1
@@ -91,20 +107,66 @@ def log(*parts: Any) -> None:
 _STYLES = {"chickens": "chickens"}
 
 
-@dataclass(frozen=True)
 class Ask:
     """An ask: ``Ask(target=2, card="A3")`` in card mode, ``Ask(target=2, family="Q")``
     in family mode. ``please`` defaults to True (the polite ask); it is only put on
     the wire when the variant has the politeness rule. ``please=False`` there is a
     legal but rude ask: nothing moves and the turn goes to the asked seat."""
 
+    __slots__ = ("target", "card", "family", "please")
     target: int
-    card: str | None = None
-    family: str | None = None
-    please: bool = True
+    card: str | None
+    family: str | None
+    please: bool
+
+    def __init__(self, target: int, card: str | None = None, family: str | None = None, please: bool = True) -> None:
+        for name, value in zip(self.__slots__, (target, card, family, please), strict=True):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: an Ask is frozen")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: an Ask is frozen")
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.target, self.card, self.family, self.please)
+
+    def __eq__(self, other: object) -> bool:
+        return self._key() == other._key() if type(other) is Ask else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Ask(target={self.target!r}, card={self.card!r}, family={self.family!r}, please={self.please!r})"
 
 
-@dataclass
+#: GameView's fields and their defaults (a list or dict default is a fresh one per view)
+_VIEW_FIELDS: dict[str, Any] = {
+    "game": "",
+    "variant": "",
+    "rules": dict,
+    "seat": 0,
+    "seats": list,
+    "dealer": 0,
+    "clock": dict,
+    "hand": list,
+    "counts": list,
+    "laid": list,
+    "history": list,
+    "decide": None,
+    "turn_id": None,
+    "options": None,
+    "targets": None,
+    "centre": list,
+    "scores": list,
+    "round": None,
+    "left_ms": None,
+    "result": None,
+}
+
+
 class GameView:
     """Everything your bot knows about the current game, kept up to date by the SDK.
 
@@ -129,28 +191,45 @@ class GameView:
     :meth:`random_ask`, :attr:`ask_mode`, :attr:`families`, :attr:`members`.
     """
 
-    game: str = ""
-    variant: str = ""
-    rules: dict[str, Any] = field(default_factory=dict)
-    seat: int = 0
-    seats: list[str] = field(default_factory=list)
-    dealer: int = 0
-    clock: dict[str, Any] = field(default_factory=dict)
-    hand: list[str] = field(default_factory=list)
-    counts: list[int] = field(default_factory=list)
-    laid: list[list[str]] = field(default_factory=list)
-    history: list[dict[str, Any]] = field(default_factory=list)
-    decide: str | None = None
-    turn_id: int | None = None
-    options: list[str] | None = None
-    targets: list[int] | None = None
-    centre: list[str] = field(default_factory=list)
-    scores: list[int] = field(default_factory=list)
-    round: int | None = None
-    left_ms: int | None = None
+    game: str
+    variant: str
+    rules: dict[str, Any]
+    seat: int
+    seats: list[str]
+    dealer: int
+    clock: dict[str, Any]
+    hand: list[str]
+    counts: list[int]
+    laid: list[list[str]]
+    history: list[dict[str, Any]]
+    decide: str | None
+    turn_id: int | None
+    options: list[str] | None
+    targets: list[int] | None
+    centre: list[str]
+    scores: list[int]
+    round: int | None
+    left_ms: int | None
     #: the ``end`` message once the game is over (scores, ranks, reason: complete, stalled or aborted)
-    result: dict[str, Any] | None = None
-    _family: dict[str, str] = field(default_factory=dict, repr=False)
+    result: dict[str, Any] | None
+
+    def __init__(self, **fields: Any) -> None:
+        unknown = fields.keys() - _VIEW_FIELDS.keys()
+        if unknown:
+            raise TypeError(f"GameView() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
+        for name, default in _VIEW_FIELDS.items():
+            setattr(self, name, fields[name] if name in fields else default() if callable(default) else default)
+        self._family: dict[str, str] = {}
+
+    def __repr__(self) -> str:
+        return "GameView(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in _VIEW_FIELDS) + ")"
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not GameView:
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in _VIEW_FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass with eq
 
     # -- rules helpers ------------------------------------------------------
 
@@ -493,7 +572,7 @@ class Bot:
                     if self._handle(msg) is False:
                         return 0
                 except Exception:  # a message the SDK cannot use: say so, keep going
-                    log(f"sdk: could not handle {line[:200]!r}:\n{traceback.format_exc()}")
+                    log(f"sdk: could not handle {line[:200]!r}:\n{_trace()}")
         except KeyboardInterrupt:
             return 0
         finally:
@@ -545,6 +624,8 @@ class Bot:
                 self.view.result = msg
                 self._call(self.on_end, self.view, msg)
             self.view = None
+            if _loads is _json_loads:  # the first game is over: this process may play many more
+                _faster_json()
         elif kind == "error":
             log(f"referee error ({msg.get('fault')}, turn id {msg.get('id')}): {msg.get('detail')}")
             self._call(self.on_error, msg)
@@ -558,7 +639,7 @@ class Bot:
         try:
             return fn(*args)
         except Exception:
-            log(f"sdk: your {fn.__name__}() raised:\n{traceback.format_exc()}")
+            log(f"sdk: your {fn.__name__}() raised:\n{_trace()}")
             return None
 
     def _answer(self, msg: dict[str, Any]) -> None:
@@ -572,7 +653,7 @@ class Bot:
         try:
             reply = self._reply(view, msg)
         except Exception:  # even the fallback failed: say why, send nothing (the referee times the turn out)
-            log(f"sdk: cannot answer turn {msg.get('id')}:\n{traceback.format_exc()}")
+            log(f"sdk: cannot answer turn {msg.get('id')}:\n{_trace()}")
             return
         if reply is not None:
             self._send(reply)
@@ -614,10 +695,7 @@ class Bot:
         try:
             return fn(view)
         except Exception:
-            log(
-                f"sdk: your {fn.__name__}() raised; answering with a random legal move instead:\n"
-                f"{traceback.format_exc()}"
-            )
+            log(f"sdk: your {fn.__name__}() raised; answering with a random legal move instead:\n{_trace()}")
             return None
 
 

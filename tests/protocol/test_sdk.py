@@ -343,8 +343,8 @@ def test_eof_ends_the_loop() -> None:
 
 
 def test_sample_runs_from_any_directory_without_msgspec(tmp_path: Path) -> None:
-    """`python sample_bots/random_bot.py` works from another cwd, and the SDK falls
-    back to the json module when msgspec is not importable."""
+    """`python sample_bots/random_bot.py` works from another cwd, and with msgspec not importable
+    (the SDK needs nothing outside the standard library)."""
     blocker = tmp_path / "block"
     blocker.mkdir()
     (blocker / "msgspec.py").write_text("raise ImportError('msgspec hidden for this test')\n")
@@ -407,3 +407,51 @@ def test_sdk_copied_next_to_a_bot(tmp_path: Path) -> None:
     hello, ask = [json.loads(x) for x in proc.stdout.splitlines()]
     assert hello["name"] == "Copied"
     assert ask["id"] == 9 and ask["target"] == 1 and ask["family"] in {"2", "9"} and "card" not in ask
+
+
+def test_the_sdk_imports_little() -> None:
+    """A bot pays for its imports at every start (twice per table rotation in a league, once per
+    game in per-game mode): importing the SDK brings in neither msgspec nor the standard modules
+    that cost most to import (dataclasses and traceback each pull in inspect)."""
+    probe = "import sys; import protocol.sdk; print(' '.join(sorted(sys.modules)))"
+    proc = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    loaded = set(proc.stdout.split())
+    assert "protocol.sdk" in loaded
+    assert not loaded & {"msgspec", "dataclasses", "traceback", "inspect", "typing_extensions"}, sorted(
+        loaded & {"msgspec", "dataclasses", "traceback", "inspect", "typing_extensions"}
+    )
+
+
+def test_the_records_behave_as_before() -> None:
+    """Ask and GameView are plain classes now (no dataclasses import): equal by value, Ask frozen
+    and hashable, a GameView's list and dict defaults fresh per view, unknown fields refused."""
+    a = Ask(target=2, card="A3")
+    assert a == Ask(2, "A3") and a != Ask(2, family="A") and len({a, Ask(2, "A3")}) == 1
+    assert repr(a) == "Ask(target=2, card='A3', family=None, please=True)"
+    with pytest.raises(AttributeError):
+        a.card = "B1"  # type: ignore[misc]
+    v, w = GameView(game="g1"), GameView(game="g1")
+    assert v == w and v.hand is not w.hand and v.rules == {} and v.decide is None
+    v.hand.append("A1")
+    assert v != w and w.hand == []
+    with pytest.raises(TypeError, match="hand_size"):
+        GameView(hand_size=3)
+
+
+def test_json_moves_to_msgspec_after_the_first_game() -> None:
+    """The first game is read with the json module; once it ends, a process that may play many more
+    switches to msgspec (installed here), outside every clock; both write the same replies."""
+    probe = """
+import io, json, sys
+import protocol.sdk as sdk
+start = {"type": "start", "game": "g1", "variant": "kwartet", "seat": 0, "seats": ["a", "b", "c"],
+         "rules": {"game": "kwartet"}, "dealer": 0, "hand": [], "clock": {}}
+lines = [{"type": "hello", "protocol": 1, "name": "r"}, start, {"type": "end", "game": "g1"}, {"type": "bye"}]
+before = "msgspec" in sys.modules
+sdk.Bot().run(io.BytesIO(b"".join(json.dumps(m).encode() + b"\\n" for m in lines)), io.BytesIO())
+print(before, "msgspec" in sys.modules, sdk._loads is not sdk._json_loads)
+"""
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", "True", "True"], proc.stderr
