@@ -43,7 +43,7 @@ from referee.runtime import (
 )
 from referee.runtime.gamelog import read_log_bytes
 
-from .conftest import PYTHON, REPO, ZOO, assert_no_survivors, new_tag, survivors, zoo_command
+from .conftest import FIRST_TURN_SEAT_1, PYTHON, REPO, ZOO, assert_no_survivors, new_tag, survivors, zoo_command
 
 BWRAP_OK, BWRAP_WHY = sandbox.bwrap_support(True)
 needs_bwrap = pytest.mark.skipif(not BWRAP_OK, reason=f"bubblewrap cannot run here: {BWRAP_WHY}")
@@ -359,7 +359,7 @@ async def test_4_cpu_burnt_in_auto_reaped_children_is_charged(tmp_path: Path) ->
         info = sessions[1].sandbox_info()
         try:
             result = await play_game(
-                GameSpec("reaper", get_variant("kwartet"), 3, seed=5, clock=clock), sessions, tmp_path
+                GameSpec("reaper", get_variant("kwartet"), 3, seed=FIRST_TURN_SEAT_1, clock=clock), sessions, tmp_path
             )
         finally:
             for s in sessions:

@@ -20,7 +20,7 @@ from referee.rules import get_variant
 from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, ResourceLimits, play_game, sandbox
 from referee.runtime.limits import LimitsError, MiB, parse_limits
 
-from .conftest import PYTHON, REPO, ZOO, assert_no_survivors, new_tag, survivors, zoo_command
+from .conftest import FIRST_TURN_SEAT_1, PYTHON, REPO, ZOO, assert_no_survivors, new_tag, survivors, zoo_command
 
 CLOCK = ClockSpec(move_ms=2000, startup_ms=8000, grace_ms=200)
 MINIMAL_ENV = {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "PYTHONUNBUFFERED", "REFEREE_BOT_DIR", "JAVA_TOOL_OPTIONS"}
@@ -289,7 +289,9 @@ async def test_cpu_clock_sees_thinking_hidden_in_a_setsid_child(tmp_path: Path) 
         sessions = [await BotSession.start(s, clock, nursery) for s in specs]
         try:
             result = await play_game(
-                GameSpec("cpu-hider", get_variant("kwartet"), 3, seed=5, clock=clock), sessions, tmp_path
+                GameSpec("cpu-hider", get_variant("kwartet"), 3, seed=FIRST_TURN_SEAT_1, clock=clock),
+                sessions,
+                tmp_path,
             )
         finally:
             for s in sessions:
@@ -354,3 +356,8 @@ async def test_bot_cannot_spy_on_the_referee_or_other_bots_through_proc() -> Non
         assert found == {"visible": 0, "environ": 0, "cmdline_other_bots": 0, "mem_bytes": 0}, found
     for t in tags:
         await assert_no_survivors(t)
+
+
+def test_the_first_turn_seat_1_deal_starts_with_seat_1() -> None:
+    """The deal the seat-1 CPU-clock tests play gives seat 1 the first turn."""
+    assert get_variant("kwartet").new_game(3, seed=FIRST_TURN_SEAT_1).turn == 1
