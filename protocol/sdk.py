@@ -54,12 +54,13 @@ from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
 # JSON starts with the standard json module (its C accelerator) and moves to msgspec's, when it is
-# installed, once the first game of the process is over (:func:`_faster_json`, outside every
-# clock): a bot pays for its imports at every start, and msgspec's import (about 30 ms of CPU, with
-# typing_extensions, inspect, uuid and decimal) costs more than it saves on one game's few
-# kilobytes, while a process that plays many games gains from its 2-4 us less per line. For the
-# same reason traceback is imported only when there is one to print, and the two records are plain
-# classes (dataclasses imports inspect).
+# installed, as the second game of the process starts (:func:`_faster_json`, before that game's
+# first turn is read): a bot pays for its imports at every start, and msgspec's import (about 20 ms
+# of CPU, with typing_extensions, inspect, uuid and decimal) costs more than it saves on one game's
+# few kilobytes, while a process that plays many games gains 2-4 us a line. A process that plays one
+# game (per-game mode: ``end`` then ``bye``) never imports it. For the same reason traceback is
+# imported only when there is one to print, and the two records are plain classes (dataclasses
+# imports inspect).
 
 
 def _json_loads(line: bytes) -> Any:
@@ -498,6 +499,7 @@ class Bot:
 
     name: str = "PythonBot"
     version: str | None = None
+    _started = False  # a game has started in this process (a class default: subclasses may skip __init__)
 
     def __init__(self, seed: int | None = None) -> None:
         self.rng = random.Random(seed)
@@ -598,6 +600,9 @@ class Bot:
                 reply["version"] = str(self.version)
             self._send(reply)
         elif kind == "start":
+            if _loads is _json_loads and self._started:  # a second game: this process plays many
+                _faster_json()
+            self._started = True
             self.view = GameView(
                 game=msg.get("game", ""),
                 variant=msg.get("variant", ""),
@@ -624,8 +629,6 @@ class Bot:
                 self.view.result = msg
                 self._call(self.on_end, self.view, msg)
             self.view = None
-            if _loads is _json_loads:  # the first game is over: this process may play many more
-                _faster_json()
         elif kind == "error":
             log(f"referee error ({msg.get('fault')}, turn id {msg.get('id')}): {msg.get('detail')}")
             self._call(self.on_error, msg)

@@ -439,19 +439,30 @@ def test_the_records_behave_as_before() -> None:
         GameView(hand_size=3)
 
 
-def test_json_moves_to_msgspec_after_the_first_game() -> None:
-    """The first game is read with the json module; once it ends, a process that may play many more
-    switches to msgspec (installed here), outside every clock; both write the same replies."""
+def test_json_moves_to_msgspec_as_a_second_game_starts() -> None:
+    """A process that plays one game (per-game mode: ``end`` then ``bye``) reads and writes it with
+    the json module and never imports msgspec; one that starts a second game switches to msgspec
+    (installed here) there, before that game's first turn; both write the same replies."""
     probe = """
 import io, json, sys
 import protocol.sdk as sdk
-start = {"type": "start", "game": "g1", "variant": "kwartet", "seat": 0, "seats": ["a", "b", "c"],
-         "rules": {"game": "kwartet"}, "dealer": 0, "hand": [], "clock": {}}
-lines = [{"type": "hello", "protocol": 1, "name": "r"}, start, {"type": "end", "game": "g1"}, {"type": "bye"}]
-before = "msgspec" in sys.modules
-sdk.Bot().run(io.BytesIO(b"".join(json.dumps(m).encode() + b"\\n" for m in lines)), io.BytesIO())
-print(before, "msgspec" in sys.modules, sdk._loads is not sdk._json_loads)
+def start(g):
+    return {"type": "start", "game": g, "variant": "kwartet", "seat": 0, "seats": ["a", "b", "c"],
+            "rules": {"game": "kwartet"}, "dealer": 0, "hand": ["7S"], "clock": {}}
+turn = {"type": "turn", "game": "GAME", "id": 1, "decide": "ask", "targets": [1], "options": ["8S"]}
+def session(games):
+    lines = [{"type": "hello", "protocol": 1, "name": "r"}]
+    for g in games:
+        lines += [start(g), dict(turn, game=g), {"type": "end", "game": g}]
+    out = io.BytesIO()
+    sdk.Bot(seed=1).run(io.BytesIO(b"".join(json.dumps(m).encode() + b"\\n" for m in lines + [{"type": "bye"}])), out)
+    return out.getvalue().splitlines()
+one = session(["g1"])
+print("msgspec" in sys.modules, sdk._loads is not sdk._json_loads)
+two = session(["g1", "g2"])
+print("msgspec" in sys.modules, sdk._loads is not sdk._json_loads)
+assert two[:2] == one[:2] and two[2] == one[1].replace(b'"g1"', b'"g2"'), (one, two)
 """
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=30)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["False", "True", "True"], proc.stderr
+    assert proc.stdout.split() == ["False", "False", "True", "True"], proc.stderr
