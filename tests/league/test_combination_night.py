@@ -108,7 +108,7 @@ def test_a_small_hosts_night_through_every_feature(tmp_path: Path) -> None:
         _bot("tracker", tr, f'["{py}", "tracker_bot.py"]', _sdk_env()),
         _bot("cbot", cb, '["./c_bot"]', 'build = "cc -O2 -o c_bot c_bot.c"\n'),
         _bot("crashy", crashy, f'["{py}", "crash_bot.py"]', 'env = { BOT_FAULT_AT = "3" }\n'),
-        _bot("slow", slow, f'["{py}", "slow_bot.py"]', 'env = { BOT_DELAY_MS = "300", BOT_SLOW_TURNS = "3" }\n'),
+        _bot("slow", slow, f'["{py}", "slow_bot.py"]', 'env = { BOT_DELAY_MS = "300", BOT_SLOW_TURNS = "1" }\n'),
         _bot("broken", broken, f'["{py}", "bot.py"]'),
     ]
     cfg = _config(tmp_path, entries)
