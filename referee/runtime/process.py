@@ -102,6 +102,7 @@ class BotProcess:
         self.reader = LineReader(process.stdout, max_line)
         self._stdin = cast(trio.lowlevel.FdStream, process.stdin)  # a pipe: an FdStream on POSIX
         self._plan = plan
+        self._info: dict[str, Any] | None = None  # sandbox_info, made once: a process's protection is fixed
         self._stderr = TailBuffer(STDERR_TAIL)
         self._stderr_scope: trio.CancelScope | None = None
         self._stderr_done = trio.Event()
@@ -291,7 +292,9 @@ class BotProcess:
         """What protects this bot (for the game log's header): e.g. ``{"sandbox":
         "bwrap", "accounting": "cgroup-v1", "memory": "cgroup+rlimit", "pids":
         "cgroup", ...}``; see :meth:`referee.runtime.sandbox.SpawnPlan.sandbox_info`."""
-        return self._plan.sandbox_info() if self._plan is not None else {"sandbox": "unknown"}
+        if self._info is None:  # (every game's log header asks: a session plays many)
+            self._info = self._plan.sandbox_info() if self._plan is not None else {"sandbox": "unknown"}
+        return dict(self._info)
 
     def leftovers(self) -> Any:
         """The processes the bot left behind when it exited, as the sandbox reports

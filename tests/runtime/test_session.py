@@ -163,3 +163,25 @@ async def test_one_process_plays_many_games_and_survives_a_faulted_game(tmp_path
             for s in sessions:
                 await s.close()
     assert all(live_in_group(p) == [] for p in pids)
+
+
+async def test_every_game_of_a_session_logs_the_same_protection(tmp_path):
+    """A session's sandbox description is made once and each game's header gets its own copy:
+    what one header does with it cannot change the next game's."""
+    clock = ClockSpec(move_ms=5000, startup_ms=20000, grace_ms=200)
+    async with trio.open_nursery() as nursery:
+        sessions = [await BotSession.start(bot(f"b{i}", "instant_bot.py"), clock, nursery) for i in range(3)]
+        try:
+            first = sessions[0].sandbox_info()
+            first["sandbox"] = "changed by a reader"
+            for seed in (1, 2):
+                await play_game(
+                    GameSpec(f"g{seed}", get_variant("kwartet"), 3, seed=seed, clock=clock), sessions, tmp_path
+                )
+        finally:
+            for s in sessions:
+                await s.close()
+        nursery.cancel_scope.cancel()
+    headers = [log_records(p)[0]["seats"][0]["sandbox"] for p in sorted(tmp_path.glob("g*.jsonl*"))]
+    assert len(headers) == 2 and headers[0] == headers[1] == sessions[0].sandbox_info()
+    assert headers[0]["sandbox"] != "changed by a reader"
