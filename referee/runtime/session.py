@@ -120,6 +120,7 @@ class BotSession(BotProcess):
         self.spec, self.name, self.pid = spec, spec.name, 0
         self.state = ProcState.CLOSED
         self._plan = None
+        self._info = None
         self._stderr = TailBuffer(STDERR_TAIL)
         self.clock = ClockSpec()
         self.hello = None

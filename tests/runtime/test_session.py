@@ -185,3 +185,20 @@ async def test_every_game_of_a_session_logs_the_same_protection(tmp_path):
     headers = [log_records(p)[0]["seats"][0]["sandbox"] for p in sorted(tmp_path.glob("g*.jsonl*"))]
     assert len(headers) == 2 and headers[0] == headers[1] == sessions[0].sandbox_info()
     assert headers[0]["sandbox"] != "changed by a reader"
+
+
+async def test_a_never_started_bot_plays_its_seat_and_its_header_says_unknown(tmp_path):
+    """A bot given up before the night (no process) is seated like a crash: its game runs and logs
+    a header for it (this once raised AttributeError on a cluster and in the viewer's tests)."""
+    clock = ClockSpec(move_ms=5000, startup_ms=20000, grace_ms=200)
+    async with trio.open_nursery() as nursery:
+        live = [await BotSession.start(bot(f"b{i}", "instant_bot.py"), clock, nursery) for i in range(2)]
+        ghost = BotSession.never_started(bot("ghost", "instant_bot.py"), "its build failed")
+        try:
+            await play_game(GameSpec("g1", get_variant("kwartet"), 3, seed=1, clock=clock), [*live, ghost], tmp_path)
+        finally:
+            for s in live:
+                await s.close()
+        nursery.cancel_scope.cancel()
+    seats = log_records(next(tmp_path.glob("g1.jsonl*")))[0]["seats"]
+    assert seats[2]["sandbox"] == {"sandbox": "unknown"} == ghost.sandbox_info()
