@@ -108,6 +108,9 @@ class BotPool:
         self._given_up = given_up
         #: the sessions the last renew() replaced: a bot that cannot start at all keeps its old (closed) one
         self._replaced: list[BotSession | None] = [None] * len(self.lineup)
+        #: set when the sessions the last renew() replaced are closed (it closes them in the background)
+        self._old_closed = trio.Event()
+        self._old_closed.set()
         #: the next session cut's processes, started ahead (:meth:`prestart`), and when they are all up
         self._next: tuple[list[BotSession | None], trio.Event, trio.CancelScope] | None = None
 
@@ -150,6 +153,8 @@ class BotPool:
             earlier = self.sessions[j] or self._replaced[j]
             if earlier is None:
                 raise  # cannot start at all, nothing to seat instead
+            if earlier is self._replaced[j]:
+                await self._old_closed.wait()  # renew() closes it in the background: let that finish
             self.sessions[j] = earlier
             earlier.death = str(exc).split("\n")[0]  # the old dead session stands in, saying why
 
@@ -191,10 +196,13 @@ class BotPool:
     async def renew(self) -> None:
         """Replace every session by a fresh process (a session cut, see
         :func:`referee.league.work.session_order`): those of :meth:`prestart`
-        when there are (waiting for the last of them), else new ones, started
-        while the old ones are closed, so the cut costs at most one start, not
-        a close and a start. Raises :class:`BotStartFailed` as :meth:`seat`
-        does; the old sessions are closed either way (shielded)."""
+        when there are (waiting for the last of them), else new ones. The old
+        ones are closed in the background, in the pool's nursery (``bye``, their
+        grace, the kill and the sandbox's release: about 35 ms at a cut that the
+        table no longer waits for), so the cut costs at most one start and
+        usually nothing; they get nothing but ``bye``, and the pool's exit waits
+        for them, so none outlives it. Raises :class:`BotStartFailed` as
+        :meth:`seat` does; the old sessions are closed either way (shielded)."""
         fresh: list[BotSession | None] = [None] * len(self.lineup)
         if self._next is not None:
             fresh, done, _scope = self._next
@@ -202,9 +210,16 @@ class BotPool:
             await done.wait()
         old, self.sessions = self.sessions, fresh
         self._replaced = old
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(close_all, old)
-            await self.seat(range(len(self.lineup)))
+        closed = self._old_closed = trio.Event()
+
+        async def close_old() -> None:
+            try:
+                await close_all(old)
+            finally:
+                closed.set()
+
+        self._nursery.start_soon(close_old)  # in the background: the table plays on meanwhile
+        await self.seat(range(len(self.lineup)))
 
     async def aclose(self) -> None:
         """Close every session, those started ahead included (shielded)."""

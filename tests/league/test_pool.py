@@ -33,8 +33,31 @@ async def test_the_next_cuts_processes_start_ahead_and_are_seated_at_the_cut() -
         await pool.renew()
         second = await pool.seat([0, 1])
         assert second == ahead and {s.pid for s in second}.isdisjoint({s.pid for s in first})
-        assert not any(s.alive for s in first)
+        with trio.fail_after(30):
+            await pool._old_closed.wait()  # closed in the background
+        assert all(s.closed and s.process.returncode is not None for s in first)
     assert not any(s.alive for s in second)
+
+
+async def test_a_cut_does_not_wait_for_the_old_processes_to_exit_and_the_pool_does() -> None:
+    """The table plays on at a cut while the old set says goodbye; none outlives the pool."""
+    gate = trio.Event()
+    async with open_pool(_lineup(2), max_line=65536) as pool:
+        first = await pool.seat([0, 1])
+        real_close = first[0].close
+
+        async def slow_close() -> None:  # the old process takes its time over bye
+            await gate.wait()
+            await real_close()
+
+        first[0].close = slow_close  # type: ignore[method-assign]
+        await pool.renew()
+        second = await pool.seat([0, 1])
+        assert all(s.alive for s in second) and not pool._old_closed.is_set()
+        assert not first[0].closed  # still closing: the cut did not wait for it
+        gate.set()
+    assert pool._old_closed.is_set()
+    assert all(s.closed and s.process.returncode is not None for s in [*first, *second])
 
 
 async def test_a_pool_closed_before_its_cut_closes_the_processes_started_ahead() -> None:
