@@ -94,13 +94,18 @@ class BotProcess:
 
     def __init__(self, spec: BotSpec, process: trio.Process, plan: SpawnPlan | None, max_line: int) -> None:
         assert process.stdin is not None and process.stdout is not None and process.stderr is not None
-        self.spec = spec
-        self.name = spec.name
+        self._init_state(spec, plan, process.pid, ProcState.READY)
         self.process = process
-        self.pid: int = process.pid
-        self.state = ProcState.READY
         self.reader = LineReader(process.stdout, max_line)
         self._stdin = cast(trio.lowlevel.FdStream, process.stdin)  # a pipe: an FdStream on POSIX
+
+    def _init_state(self, spec: BotSpec, plan: SpawnPlan | None, pid: int, state: ProcState) -> None:
+        """What every bot process has, a process or not (also a bot that never started: see
+        ``BotSession.never_started``): one place, so that no constructor misses an attribute."""
+        self.spec = spec
+        self.name = spec.name
+        self.pid: int = pid
+        self.state = state
         self._plan = plan
         self._info: dict[str, Any] | None = None  # sandbox_info, made once: a process's protection is fixed
         self._stderr = TailBuffer(STDERR_TAIL)

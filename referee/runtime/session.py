@@ -24,7 +24,7 @@ from protocol.messages import ENCODER, PROTOCOL_VERSION, BotHello
 from referee.core.errors import BotCrashed, BotError, BotMalformed, BotRefused, BotTimeout, Problem
 
 from .framing import LineTooLong, StreamClosed, decode_line
-from .process import STDERR_TAIL, BotProcess, ProcState, TailBuffer, close_pipes, kill_group
+from .process import STDERR_TAIL, BotProcess, ProcState, close_pipes, kill_group
 from .spec import BotSpec, ClockSpec
 
 __all__ = [
@@ -68,6 +68,10 @@ class BotSession(BotProcess):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._init_session()
+
+    def _init_session(self) -> None:
+        """A session's own attributes (its constructor's and :meth:`never_started`'s)."""
         self.clock = ClockSpec()
         self.hello: BotHello | None = None
         self.next_id = 1
@@ -117,16 +121,10 @@ class BotSession(BotProcess):
         missing) and is given up before the night: seated like a bot that crashed before the game
         (``death`` says why, in the fault the game records), never started, nothing to close."""
         self = cls.__new__(cls)
-        self.spec, self.name, self.pid = spec, spec.name, 0
-        self.state = ProcState.CLOSED
-        self._plan = None
-        self._info = None
-        self._stderr = TailBuffer(STDERR_TAIL)
-        self.clock = ClockSpec()
-        self.hello = None
-        self.next_id = 1
+        self._init_state(spec, None, 0, ProcState.CLOSED)
+        self._init_session()
+        self._stderr_done.set()  # no stderr to drain
         self.death = death
-        self.log_budget = None
         return self
 
     async def _handshake(self, startup_ms: int) -> None:
