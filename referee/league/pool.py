@@ -108,9 +108,6 @@ class BotPool:
         self._given_up = given_up
         #: the sessions the last renew() replaced: a bot that cannot start at all keeps its old (closed) one
         self._replaced: list[BotSession | None] = [None] * len(self.lineup)
-        #: set when the sessions the last renew() replaced are closed (it closes them in the background)
-        self._old_closed = trio.Event()
-        self._old_closed.set()
         #: the next session cut's processes, started ahead (:meth:`prestart`), and when they are all up
         self._next: tuple[list[BotSession | None], trio.Event, trio.CancelScope] | None = None
 
@@ -153,8 +150,7 @@ class BotPool:
             earlier = self.sessions[j] or self._replaced[j]
             if earlier is None:
                 raise  # cannot start at all, nothing to seat instead
-            if earlier is self._replaced[j]:
-                await self._old_closed.wait()  # renew() closes it in the background: let that finish
+            await earlier.close()  # (renew() may still be closing it in the background: this waits for that)
             self.sessions[j] = earlier
             earlier.death = str(exc).split("\n")[0]  # the old dead session stands in, saying why
 
@@ -210,15 +206,7 @@ class BotPool:
             await done.wait()
         old, self.sessions = self.sessions, fresh
         self._replaced = old
-        closed = self._old_closed = trio.Event()
-
-        async def close_old() -> None:
-            try:
-                await close_all(old)
-            finally:
-                closed.set()
-
-        self._nursery.start_soon(close_old)  # in the background: the table plays on meanwhile
+        self._nursery.start_soon(close_all, old)  # in the background: the table plays on meanwhile
         await self.seat(range(len(self.lineup)))
 
     async def aclose(self) -> None:

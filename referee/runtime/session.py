@@ -76,6 +76,7 @@ class BotSession(BotProcess):
         self.hello: BotHello | None = None
         self.next_id = 1
         self.death: str | None = None
+        self._closing: trio.Event | None = None  # set once close() has finished (see close)
         #: the bytes of stderr this bot may still have copied into game logs (shared by every
         #: process of the bot in a night: its owner's per-bot budget, see play_game); None: no budget
         self.log_budget: list[int] | None = None
@@ -178,21 +179,30 @@ class BotSession(BotProcess):
     # -- shutdown ----------------------------------------------------------------
     async def close(self) -> None:
         """Say ``bye``, close stdin, give the bot ``clock.grace_ms`` to exit, then
-        SIGKILL its whole process group and reap it. Idempotent; shielded from
+        SIGKILL its whole process group and reap it. Idempotent, also while another
+        task is closing it (that call then waits for the first: ``bye`` is said once,
+        and neither returns before the process is reaped); shielded from
         cancellation; never raises for a bot that is already gone."""
         if self.closed:
             return
         with trio.CancelScope(shield=True):
-            if self.alive and self.pipe_open:
-                with trio.move_on_after(self.clock.grace_ms / 1000):
-                    try:
-                        await self.send_bytes(b'{"type":"bye"}\n')
-                    except (trio.BrokenResourceError, trio.ClosedResourceError):
-                        pass
-                    else:
-                        await self.close_stdin()
-                    await self.process.wait()
-            await self.kill()
+            if self._closing is not None:
+                await self._closing.wait()
+                return
+            self._closing = trio.Event()
+            try:
+                if self.alive and self.pipe_open:
+                    with trio.move_on_after(self.clock.grace_ms / 1000):
+                        try:
+                            await self.send_bytes(b'{"type":"bye"}\n')
+                        except (trio.BrokenResourceError, trio.ClosedResourceError):
+                            pass
+                        else:
+                            await self.close_stdin()
+                        await self.process.wait()
+                await self.kill()
+            finally:
+                self._closing.set()
 
 
 async def start_bots(

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import trio
+import trio.testing
 
 from referee.league.pool import open_pool
 from referee.league.work import Entrant
@@ -33,8 +34,11 @@ async def test_the_next_cuts_processes_start_ahead_and_are_seated_at_the_cut() -
         await pool.renew()
         second = await pool.seat([0, 1])
         assert second == ahead and {s.pid for s in second}.isdisjoint({s.pid for s in first})
+        await trio.testing.wait_all_tasks_blocked()  # the cut's background close has begun
+        assert all(s._closing is not None for s in first)  # the cut is closing them, in the background
         with trio.fail_after(30):
-            await pool._old_closed.wait()  # closed in the background
+            for s in first:
+                await s.close()  # waits for that close (a second close waits for the first)
         assert all(s.closed and s.process.returncode is not None for s in first)
     assert not any(s.alive for s in second)
 
@@ -53,10 +57,9 @@ async def test_a_cut_does_not_wait_for_the_old_processes_to_exit_and_the_pool_do
         first[0].close = slow_close  # type: ignore[method-assign]
         await pool.renew()
         second = await pool.seat([0, 1])
-        assert all(s.alive for s in second) and not pool._old_closed.is_set()
+        assert all(s.alive for s in second)
         assert not first[0].closed  # still closing: the cut did not wait for it
         gate.set()
-    assert pool._old_closed.is_set()
     assert all(s.closed and s.process.returncode is not None for s in [*first, *second])
 
 

@@ -202,3 +202,32 @@ async def test_a_never_started_bot_plays_its_seat_and_its_header_says_unknown(tm
         nursery.cancel_scope.cancel()
     seats = log_records(next(tmp_path.glob("g1.jsonl*")))[0]["seats"]
     assert seats[2]["sandbox"] == {"sandbox": "unknown"} == ghost.sandbox_info()
+
+
+async def test_two_closes_at_once_say_bye_once_and_both_return_after_the_reap():
+    """A session closed by two tasks at once (the pool's background close at a cut and a stand-in
+    for a bot that cannot restart): the second waits for the first, so neither returns before the
+    process is reaped, and the bot is told ``bye`` once."""
+    clock = ClockSpec(move_ms=5000, startup_ms=20000, grace_ms=2000)
+    reaped: list[bool] = []
+    async with trio.open_nursery() as nursery:
+        session = await BotSession.start(bot("b", "instant_bot.py"), clock, nursery)
+        sent: list[bytes] = []
+        real_send = session.send_bytes
+
+        async def send_bytes(data: bytes) -> None:
+            sent.append(data)
+            await real_send(data)
+
+        session.send_bytes = send_bytes  # type: ignore[method-assign]
+
+        async def close() -> None:
+            await session.close()
+            reaped.append(session.process.returncode is not None)
+
+        async with trio.open_nursery() as closers:
+            closers.start_soon(close)
+            closers.start_soon(close)
+        nursery.cancel_scope.cancel()
+    assert reaped == [True, True] and session.closed
+    assert sent.count(b'{"type":"bye"}\n') == 1
