@@ -24,6 +24,11 @@ Denied, with ``EPERM`` (the call fails, the bot carries on) unless said:
   flag (``CLONE_NEWNS``, ``NEWUSER``, ``NEWPID``, ``NEWNET``, ``NEWIPC``,
   ``NEWUTS``, ``NEWCGROUP``); ``clone3`` gets ``ENOSYS`` (its flags are out of
   a filter's reach; the C library then falls back to ``clone``).
+* **the scheduling policy** - ``sched_setscheduler`` and ``sched_setattr``:
+  every bot runs under ``SCHED_BATCH`` (the same CPU share, no preempting on
+  wake-up: :func:`referee.runtime.sandbox.linux.batch_scheduling`); without
+  the filter a bot could switch itself back to ``SCHED_OTHER`` and take the
+  core from the referee (or another table's bot) whenever a line wakes it.
 * **the rest of** :data:`DENIED`, after Docker's default profile: kernel
   keyrings, ``ptrace`` and reading other processes' memory, ``personality``,
   mounting (old and new mount API), ``pivot_root``, ``chroot``, kernel modules,
@@ -87,6 +92,10 @@ DENIED = (
     "process_vm_writev",
     "kcmp",
     "personality",
+    # the scheduling policy: bots run under SCHED_BATCH (set before exec, see
+    # referee.runtime.sandbox.linux.batch_scheduling); none switches itself back
+    "sched_setscheduler",
+    "sched_setattr",
     # mounts and the root
     "mount",
     "umount",

@@ -1,16 +1,21 @@
 """Fair CPU: every bot's control group has the same CPU weight, so a bot that
 runs many busy processes (each in its own session) cannot starve the other
-bots at its table. Nothing here measures speed: the first test reads the
-weights and group membership, the second plays a table with a hog seated and
-a move time far above what a legal bot needs, and asserts no timeouts."""
+bots at its table; and every bot runs under SCHED_BATCH (the same share, no
+preempting the referee whenever a line wakes it), which the seccomp filter
+keeps it from undoing. Nothing here measures speed: the tests read the
+weights, the group membership and the policy, and play a table with a hog
+seated and a move time far above what a legal bot needs, asserting no
+timeouts."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 import trio
 
 from referee.rules import get_variant
-from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, cgroups, play_game
+from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, ResourceLimits, cgroups, play_game, sandbox
 
 from .conftest import assert_no_survivors, new_tag, survivors, zoo_command
 
@@ -19,6 +24,8 @@ needs_weight = pytest.mark.skipif(
     LAYOUT is None or LAYOUT.weight is None, reason="no cpu controller for the bots' groups on this machine"
 )
 HOGS = 24
+BWRAP_OK, BWRAP_WHY = sandbox.bwrap_support(True)
+FILTERED = [pytest.param("bwrap", marks=pytest.mark.skipif(not BWRAP_OK, reason=BWRAP_WHY)), "basic"]
 
 
 async def _wait_for_spinners(tag: str, n: int) -> list[int]:
@@ -76,3 +83,25 @@ async def test_a_hog_at_the_table_does_not_make_the_others_time_out() -> None:
     assert res.reason == "complete"
     await assert_no_survivors(tag)
     await assert_no_survivors(others)
+
+
+@pytest.mark.parametrize("kind", [*FILTERED, "none"])
+async def test_every_bot_runs_under_sched_batch_and_cannot_switch_back(kind: str) -> None:
+    """The policy is set in the forked child before exec, so the bot, the
+    processes it starts and (bwrap) the sandbox's own all have it. Under the
+    seccomp filter (bwrap, basic) both ways back to SCHED_OTHER fail with
+    EPERM; without a sandbox nothing stops a bot from switching back."""
+    tag = new_tag("scheduler")
+    clock = ClockSpec(move_ms=2000, startup_ms=20000, grace_ms=200)
+    spec = BotSpec("scheduler", zoo_command("scheduler", tag), limits=ResourceLimits(isolation=kind))
+    async with trio.open_nursery() as nursery:
+        bot = await BotSession.start(spec, clock, nursery)
+        report = json.loads(bot.hello.version)
+        await bot.close()
+        nursery.cancel_scope.cancel()
+    assert report["policy"] == "batch" and report["child"] == "batch", report
+    if kind != "none":
+        assert report["sched_setscheduler"] == "EPERM", report
+        assert report.get("sched_setattr", "EPERM") == "EPERM", report
+        assert report["after"] == "batch", report
+    await assert_no_survivors(tag)

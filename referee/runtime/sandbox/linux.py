@@ -110,6 +110,21 @@ def map_ids(uid: int, gid: int) -> None:
         f.write(f"{gid} {gid} 1")
 
 
+def batch_scheduling() -> None:
+    """Put the calling process (and everything it starts: the policy is
+    inherited through ``fork`` and ``exec``) under ``SCHED_BATCH``: the same
+    CPU share as an ordinary process (its weight is unchanged), but a waking
+    batch process does not preempt the one running, it waits for the
+    scheduler's tick or for that process to sleep. Every bot runs so: a line
+    the referee writes to a bot no longer hands the bot the referee's core at
+    once, in the middle of its work for the table. Where the policy cannot be
+    set (not Linux), nothing changes. Runs in a forked child: never raises."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+    except (AttributeError, OSError):
+        pass
+
+
 def set_rlimits(pairs: list[tuple[int, int]]) -> None:
     for which, value in pairs:
         try:

@@ -22,7 +22,7 @@ from .access import strip_setid, uid_setup
 from .basic import plan_basic
 from .bwrap import plan_bwrap
 from .child import Child
-from .linux import WORKDIR_INODES, WORKDIR_KIB
+from .linux import WORKDIR_INODES, WORKDIR_KIB, batch_scheduling
 from .mode import check_limits, sandbox_mode
 from .none import none_preexec
 from .uids import allocate_uid, check_reachable, release_uid, resolve_user
@@ -63,8 +63,10 @@ class SpawnPlan:
     # -- while the bot runs -----------------------------------------------------
     async def open(self, *, stdin: int, stdout: int, stderr: int) -> Any:
         """``trio.lowlevel.open_process`` of this plan (its argv, cwd, environment,
-        pre-exec step and passed fds, in a new session): the one place a bot or a
-        build is started. Returns the ``trio.Process``; ``OSError`` as ``open_process``."""
+        pre-exec step and passed fds, in a new session, under ``SCHED_BATCH``:
+        :func:`~referee.runtime.sandbox.linux.batch_scheduling`): the one place a
+        bot or a build is started. Returns the ``trio.Process``; ``OSError`` as
+        ``open_process``."""
         import trio
 
         return await trio.lowlevel.open_process(
@@ -75,7 +77,7 @@ class SpawnPlan:
             cwd=self.cwd,
             env=self.env,
             start_new_session=True,
-            preexec_fn=self.preexec,
+            preexec_fn=_batch_then(self.preexec),
             pass_fds=self.pass_fds,
         )
 
@@ -108,6 +110,8 @@ class SpawnPlan:
             "namespaces": self.namespaces,
             "network": bool(getattr(limits, "network", True)),
             "seccomp": self.seccomp,
+            # the scheduling policy every bot runs under (see batch_scheduling)
+            "scheduling": "batch" if hasattr(os, "SCHED_BATCH") else "normal",
         }
         if self.workdir is not None or self.tmpfs:
             info["workdir"] = f"tmpfs {WORKDIR_KIB // 1024} MiB, {WORKDIR_INODES} files" if self.tmpfs else "host"
@@ -198,6 +202,18 @@ class SpawnPlan:
                     delay = min(delay * 2, 0.05)
         self.cleanup()
         cgroups.sweep()
+
+
+def _batch_then(preexec: Callable[[], None] | None) -> Callable[[], None]:
+    """The child's first step, before the plan's own pre-exec step: the
+    scheduling policy every bot (and build) runs under."""
+
+    def run() -> None:
+        batch_scheduling()
+        if preexec is not None:
+            preexec()
+
+    return run
 
 
 #: temporary folders of bots not cleaned up yet; whatever is left when the
