@@ -24,18 +24,23 @@ Denied, with ``EPERM`` (the call fails, the bot carries on) unless said:
   flag (``CLONE_NEWNS``, ``NEWUSER``, ``NEWPID``, ``NEWNET``, ``NEWIPC``,
   ``NEWUTS``, ``NEWCGROUP``); ``clone3`` gets ``ENOSYS`` (its flags are out of
   a filter's reach; the C library then falls back to ``clone``).
-* **the scheduling policy** - ``sched_setscheduler`` and ``sched_setattr``:
-  every bot runs under ``SCHED_BATCH`` (the same CPU share, no preempting on
-  wake-up: :func:`referee.runtime.sandbox.linux.batch_scheduling`); without
-  the filter a bot could switch itself back to ``SCHED_OTHER`` and take the
-  core from the referee (or another table's bot) whenever a line wakes it.
+* **the scheduling policy** - ``sched_setscheduler`` to any policy but
+  ``SCHED_BATCH`` and ``SCHED_IDLE`` (:data:`POLICIES_DENIED`), and
+  ``sched_setattr`` (``ENOSYS``: its policy is in memory a filter cannot
+  read): every bot runs under ``SCHED_BATCH`` (the same CPU share, no
+  preempting on wake-up: :func:`referee.runtime.sandbox.linux.batch_scheduling`);
+  without the filter a bot could switch itself back to ``SCHED_OTHER`` and
+  take the core from the referee (or another table's bot) whenever a line
+  wakes it. Re-setting the policy a thread has, as mono does for every thread
+  it starts, still works.
 * **the rest of** :data:`DENIED`, after Docker's default profile: kernel
   keyrings, ``ptrace`` and reading other processes' memory, ``personality``,
   mounting (old and new mount API), ``pivot_root``, ``chroot``, kernel modules,
   ``kexec``, ``reboot``, swap, ``bpf``, ``perf_event_open``, ``userfaultfd``,
   setting the clocks, ``acct``, quotas, ``open_by_handle_at``, ``iopl``, ...
   (see docs/SECURITY.md for the list); ``io_uring_*`` get ``ENOSYS`` (runtimes
-  that try it, libuv for one, fall back to ordinary calls).
+  that try it, libuv for one, fall back to ordinary calls), and so does
+  ``sched_setattr`` (above).
 * **other ABIs**: the filter is for the machine's own architecture; a system
   call through another ABI (i386 ``int 0x80`` or x32 on x86_64) kills the
   process (libseccomp's bad-architecture action: a filter written for one
@@ -92,10 +97,6 @@ DENIED = (
     "process_vm_writev",
     "kcmp",
     "personality",
-    # the scheduling policy: bots run under SCHED_BATCH (set before exec, see
-    # referee.runtime.sandbox.linux.batch_scheduling); none switches itself back
-    "sched_setscheduler",
-    "sched_setattr",
     # mounts and the root
     "mount",
     "umount",
@@ -146,7 +147,13 @@ DENIED = (
 )
 
 #: system calls that get ENOSYS ("not here"), so that runtimes fall back to older calls
-UNAVAILABLE = ("clone3", "io_uring_setup", "io_uring_enter", "io_uring_register")
+UNAVAILABLE = ("clone3", "io_uring_setup", "io_uring_enter", "io_uring_register", "sched_setattr")
+
+#: scheduling policies a bot may not switch to with ``sched_setscheduler`` (EPERM): every bot
+#: runs under SCHED_BATCH (:func:`referee.runtime.sandbox.linux.batch_scheduling`); setting
+#: SCHED_BATCH again (what mono does for each thread it starts: the policy it has, its priority)
+#: or SCHED_IDLE is allowed. Compared on the low byte (SCHED_RESET_ON_FORK is a high bit).
+POLICIES_DENIED = {"SCHED_OTHER": 0, "SCHED_FIFO": 1, "SCHED_RR": 2, "SCHED_DEADLINE": 6}
 
 #: clone flags that make a namespace
 NAMESPACE_FLAGS = {
@@ -206,6 +213,8 @@ def program(locks: bool = False) -> bytes | None:
             deny("fcntl", errno.EPERM, sc.Arg(1, sc.EQ, cmd))
         for bit in NAMESPACE_FLAGS.values():
             deny("clone", errno.EPERM, sc.Arg(0, sc.MASKED_EQ, bit, bit))
+        for policy in POLICIES_DENIED.values():
+            deny("sched_setscheduler", errno.EPERM, sc.Arg(1, sc.MASKED_EQ, 0xFF, policy))
         with tempfile.TemporaryFile() as out:
             f.export_bpf(out)
             out.seek(0)
