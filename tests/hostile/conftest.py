@@ -7,10 +7,12 @@ the TAG in ``/proc/PID/cmdline``, so :func:`survivors` finds them all.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -74,3 +76,16 @@ async def assert_no_survivors(tag: str, within_s: float = 3.0) -> None:
 @pytest.fixture
 def tag() -> str:
     return new_tag()
+
+
+async def hello_report(spec: Any, clock: Any) -> dict[str, Any]:
+    """Start the zoo bot of ``spec`` (a ``BotSpec``), read the JSON report it
+    puts in its hello's ``version``, and close it again."""
+    from referee.runtime import BotSession
+
+    async with trio.open_nursery() as nursery:
+        bot = await BotSession.start(spec, clock, nursery)
+        report: dict[str, Any] = json.loads(bot.hello.version or "{}")
+        await bot.close()
+        nursery.cancel_scope.cancel()
+    return report

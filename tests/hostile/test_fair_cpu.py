@@ -9,15 +9,13 @@ timeouts."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 import trio
 
 from referee.rules import get_variant
 from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, ResourceLimits, cgroups, play_game, sandbox
 
-from .conftest import assert_no_survivors, new_tag, survivors, zoo_command
+from .conftest import assert_no_survivors, hello_report, new_tag, survivors, zoo_command
 
 LAYOUT = cgroups.layout()
 needs_weight = pytest.mark.skipif(
@@ -96,11 +94,7 @@ async def test_every_bot_runs_under_sched_batch_and_cannot_switch_back(kind: str
     tag = new_tag("scheduler")
     clock = ClockSpec(move_ms=2000, startup_ms=20000, grace_ms=200)
     spec = BotSpec("scheduler", zoo_command("scheduler", tag), limits=ResourceLimits(isolation=kind))
-    async with trio.open_nursery() as nursery:
-        bot = await BotSession.start(spec, clock, nursery)
-        report = json.loads(bot.hello.version)
-        await bot.close()
-        nursery.cancel_scope.cancel()
+    report = await hello_report(spec, clock)
     assert report["policy"] == "batch" and report["child"] == "batch", report
     assert report["same"] == "ok", report
     if kind != "none":

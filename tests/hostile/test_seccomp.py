@@ -13,7 +13,7 @@ import trio
 
 from referee.runtime import BotSession, BotSpec, ClockSpec, ResourceLimits, sandbox, seccomp
 
-from .conftest import assert_no_survivors, new_tag, zoo_command
+from .conftest import assert_no_survivors, hello_report, new_tag, zoo_command
 
 CLOCK = ClockSpec(move_ms=2000, startup_ms=10000, grace_ms=200)
 BWRAP_OK, BWRAP_WHY = sandbox.bwrap_support(True)
@@ -52,11 +52,7 @@ async def test_lock_channel_between_two_bots_is_closed(kind: str) -> None:
 async def test_other_calls_are_denied_and_programs_still_run(kind: str) -> None:
     tag = new_tag("syscalls")
     spec = BotSpec("syscalls", zoo_command("syscalls", tag), limits=ResourceLimits(isolation=kind))
-    async with trio.open_nursery() as nursery:
-        bot = await BotSession.start(spec, CLOCK, nursery)
-        report = json.loads(bot.hello.version)
-        await bot.close()
-        nursery.cancel_scope.cancel()
+    report = await hello_report(spec, CLOCK)
     assert report["add_key"] == "EPERM"
     assert report["personality"] == "EPERM"
     assert report["inotify_init1"] == "EPERM"
