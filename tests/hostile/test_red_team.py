@@ -122,6 +122,24 @@ def legal(name: str = "legal") -> dict[str, Any]:
 # 1. a bot freezes its watcher; the referee is killed with SIGKILL
 
 
+def process_table(pids: list[int]) -> str:
+    """One line per process: pid, state, where it sleeps in the kernel, command line."""
+    rows = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = f.read()
+            with open(f"/proc/{pid}/wchan") as f:
+                wchan = f.read()
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")[:200]
+        except OSError:
+            continue
+        state = stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3].decode()
+        rows.append(f"{pid} {state} {wchan or '-'} {cmd}")
+    return "\n".join(rows) or "no process"
+
+
 def _kill_referee_and_count(
     cmd: list[str], tag: str, label: str, env: dict[str, str] | None = None
 ) -> tuple[list[int], list[str]]:
@@ -155,10 +173,14 @@ def _kill_referee_and_count(
                 found.append(pid)
             return found
 
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60  # a loaded CI machine can take long to start a sandbox
         while len(bot()) < 3 and time.monotonic() < deadline:  # the bot and its two children
             time.sleep(0.05)
-        assert len(bot()) >= 3, proc.stderr.read().decode() if proc.poll() is not None else "not started"
+        if len(bot()) < 3:  # say what was there, and what the referee said, before failing
+            table = process_table(bot())
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            raise AssertionError(f"the freezer did not start in 60 s: {table}\n{proc.stderr.read().decode()}")
         time.sleep(2.0)  # its SIGSTOP, the SIGCONT of its child, hello, a slow first turn
         assert proc.poll() is None, "the referee should still be playing"
     finally:
