@@ -14,13 +14,12 @@ import trio
 from referee.checkbot import check_bot
 from referee.cli import build_parser, main
 from referee.commands.duel import build_spec
-from referee.runtime.sandbox import bwrap_support
+from tests.sandboxes import needs_bwrap
 
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
 RANDOM = ROOT / "sample_bots" / "random_bot.py"
-BWRAP_OK, BWRAP_WHY = bwrap_support()
-pytestmark = pytest.mark.skipif(not BWRAP_OK, reason=f"no bubblewrap: {BWRAP_WHY}")
+pytestmark = needs_bwrap
 
 #: reads its table from REFEREE_BOT_DIR/../data/table.json (a traceback naming the path
 #: when it cannot), then plays as the sample random bot (its path: the first argument)

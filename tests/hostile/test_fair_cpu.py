@@ -13,7 +13,8 @@ import pytest
 import trio
 
 from referee.rules import get_variant
-from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, ResourceLimits, cgroups, play_game, sandbox
+from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, ResourceLimits, cgroups, play_game
+from tests.sandboxes import SANDBOXES
 
 from .conftest import assert_no_survivors, hello_report, new_tag, survivors, zoo_command
 
@@ -22,8 +23,6 @@ needs_weight = pytest.mark.skipif(
     LAYOUT is None or LAYOUT.weight is None, reason="no cpu controller for the bots' groups on this machine"
 )
 HOGS = 24
-BWRAP_OK, BWRAP_WHY = sandbox.bwrap_support(True)
-FILTERED = [pytest.param("bwrap", marks=pytest.mark.skipif(not BWRAP_OK, reason=BWRAP_WHY)), "basic"]
 
 
 async def _wait_for_spinners(tag: str, n: int) -> list[int]:
@@ -83,7 +82,7 @@ async def test_a_hog_at_the_table_does_not_make_the_others_time_out() -> None:
     await assert_no_survivors(others)
 
 
-@pytest.mark.parametrize("kind", [*FILTERED, "none"])
+@pytest.mark.parametrize("kind", [*SANDBOXES, "none"])
 async def test_every_bot_runs_under_sched_batch_and_cannot_switch_back(kind: str) -> None:
     """The policy is set in the forked child before exec, so the bot, the
     processes it starts and (bwrap) the sandbox's own all have it. Under the

@@ -39,14 +39,12 @@ from referee.runtime import (
     ResourceLimits,
     cgroups,
     play_game,
-    sandbox,
 )
 from referee.runtime.gamelog import read_log_bytes
+from tests.sandboxes import SANDBOXES, needs_bwrap
 
 from .conftest import FIRST_TURN_SEAT_1, PYTHON, REPO, ZOO, assert_no_survivors, new_tag, survivors, zoo_command
 
-BWRAP_OK, BWRAP_WHY = sandbox.bwrap_support(True)
-needs_bwrap = pytest.mark.skipif(not BWRAP_OK, reason=f"bubblewrap cannot run here: {BWRAP_WHY}")
 LAYOUT = cgroups.layout()
 needs_cgroup_cpu = pytest.mark.skipif(
     LAYOUT is None or LAYOUT.cpu is None, reason="no control group with CPU accounting can be made here"
@@ -54,7 +52,6 @@ needs_cgroup_cpu = pytest.mark.skipif(
 needs_cgroup_memory = pytest.mark.skipif(
     LAYOUT is None or LAYOUT.memory is None, reason="no control group with a memory controller can be made here"
 )
-SANDBOXES = [pytest.param("bwrap", marks=needs_bwrap), "basic"]
 REFEREE = [sys.executable, "-m", "referee"]
 SECRET = "REFEREE_TEST_SECRET"
 

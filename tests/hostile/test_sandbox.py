@@ -19,6 +19,7 @@ from referee.league.config import load_config
 from referee.rules import get_variant
 from referee.runtime import BotSession, BotSpec, ClockSpec, GameSpec, ResourceLimits, play_game, sandbox
 from referee.runtime.limits import LimitsError, MiB, parse_limits
+from tests.sandboxes import SANDBOXES, needs_bwrap
 
 from .conftest import FIRST_TURN_SEAT_1, PYTHON, REPO, ZOO, assert_no_survivors, new_tag, survivors, zoo_command
 
@@ -42,12 +43,6 @@ async def introspect(limits: ResourceLimits | None = None, *args: str, **spec_kw
         assert not await trio.Path(report["cwd"]).exists()
     await assert_no_survivors(tag)
     return report, session
-
-
-BWRAP_OK, BWRAP_WHY = sandbox.bwrap_support(True)
-needs_bwrap = pytest.mark.skipif(not BWRAP_OK, reason=f"bubblewrap cannot run here: {BWRAP_WHY}")
-#: the sandboxes this machine can run ("bwrap" is skipped where bubblewrap cannot run)
-SANDBOXES = [pytest.param("bwrap", marks=needs_bwrap), "basic"]
 
 
 @pytest.mark.parametrize("kind", SANDBOXES)

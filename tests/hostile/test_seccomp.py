@@ -11,14 +11,12 @@ import json
 import pytest
 import trio
 
-from referee.runtime import BotSession, BotSpec, ClockSpec, ResourceLimits, sandbox, seccomp
+from referee.runtime import BotSession, BotSpec, ClockSpec, ResourceLimits, seccomp
+from tests.sandboxes import SANDBOXES
 
 from .conftest import assert_no_survivors, hello_report, new_tag, zoo_command
 
 CLOCK = ClockSpec(move_ms=2000, startup_ms=10000, grace_ms=200)
-BWRAP_OK, BWRAP_WHY = sandbox.bwrap_support(True)
-needs_bwrap = pytest.mark.skipif(not BWRAP_OK, reason=f"bubblewrap cannot run here: {BWRAP_WHY}")
-SANDBOXES = [pytest.param("bwrap", marks=needs_bwrap), "basic"]
 
 
 def test_the_filter_is_built_with_libseccomp() -> None:

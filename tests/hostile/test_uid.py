@@ -20,12 +20,11 @@ import trio
 import referee
 from referee.runtime import BotSession, BotSpec, ClockSpec, ResourceLimits, sandbox
 from referee.runtime.build import run_build
+from tests.sandboxes import SANDBOXES
 
 from .conftest import PYTHON, REPO, ZOO, assert_no_survivors, new_tag, survivors
 
 CLOCK = ClockSpec(move_ms=2000, startup_ms=10000, grace_ms=200)
-BWRAP_OK, BWRAP_WHY = sandbox.bwrap_support(True)
-SANDBOXES = [pytest.param("bwrap", marks=pytest.mark.skipif(not BWRAP_OK, reason=BWRAP_WHY)), "basic"]
 #: and without a sandbox: a root referee's bots still never run as host root
 ALL_MODES = [*SANDBOXES, "none"]
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="the referee runs as root on CI; here it does not")

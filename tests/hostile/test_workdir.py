@@ -11,16 +11,16 @@ import pytest
 import trio
 
 from referee.runtime import BotSession, BotSpec, ClockSpec, ResourceLimits, sandbox
+from tests.sandboxes import needs_bwrap
 
 from .conftest import assert_no_survivors, new_tag, zoo_command
 
 CLOCK = ClockSpec(move_ms=2000, startup_ms=30000, grace_ms=200)
-BWRAP_OK, BWRAP_WHY = sandbox.bwrap_support(True)
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="the bots' tmpfs needs a root referee (the CI's is)")
 
 
 @needs_root
-@pytest.mark.skipif(not BWRAP_OK, reason=f"bubblewrap cannot run here: {BWRAP_WHY}")
+@needs_bwrap
 async def test_too_many_files_is_enospc_not_the_hosts_disk() -> None:
     tag = new_tag("filer")
     spec = BotSpec("filer", zoo_command("filer", tag, str(sandbox.WORKDIR_INODES + 100)))

@@ -10,11 +10,9 @@ import pytest
 from referee.cli import main
 from referee.errors import UserError
 from referee.league.config import load_config
-from referee.runtime.sandbox import bwrap_support
+from tests.sandboxes import needs_bwrap
 
 from ..commands.test_bot_view import RANDOM, _folders
-
-BWRAP_OK, BWRAP_WHY = bwrap_support()
 
 
 def _config(top: Path, data: str) -> Path:
@@ -37,7 +35,7 @@ def test_data_is_resolved_from_the_config_and_must_be_a_folder(tmp_path: Path) -
         load_config(_config(tmp_path, 'data = "data"\n'))
 
 
-@pytest.mark.skipif(not BWRAP_OK, reason=f"no bubblewrap: {BWRAP_WHY}")
+@needs_bwrap
 def test_a_league_bot_reads_its_data_folder_and_without_it_the_error_names_the_key(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -17,14 +17,10 @@ import trio
 from referee.errors import UserError
 from referee.runtime import ResourceLimits, sandbox
 from referee.runtime.build import BuildStartError, run_build
+from tests.sandboxes import SANDBOXES, needs_bwrap
 
 from ..hostile.conftest import survivors
 
-BWRAP_OK, BWRAP_WHY = sandbox.bwrap_support(True)
-SANDBOXES = [
-    pytest.param("bwrap", marks=pytest.mark.skipif(not BWRAP_OK, reason=f"no bubblewrap: {BWRAP_WHY}")),
-    "basic",
-]
 PY = sys.executable
 
 
@@ -97,7 +93,7 @@ async def test_a_daemon_started_by_a_build_does_not_survive_it(tmp_path: Path, k
     assert survivors(tag) == [], "the build's daemon survived it"
 
 
-@pytest.mark.skipif(not BWRAP_OK, reason=f"no bubblewrap: {BWRAP_WHY}")
+@needs_bwrap
 async def test_a_build_sees_neither_the_ledger_nor_the_config(tmp_path: Path) -> None:
     """In bubblewrap the league's output folder and config are never mounted:
     a build in the folder that holds them is refused, and a build in its own

@@ -18,12 +18,12 @@ from referee.runtime.limits import ResourceLimits
 from referee.runtime.sandbox import (
     _overlap,
     bot_view,
-    bwrap_support,
     own_paths,
     plan_spawn,
     protect_paths,
     resolve_command,
 )
+from tests.sandboxes import needs_bwrap
 
 
 def test_a_version_managers_shim_mounts_the_managers_root(tmp_path: Path) -> None:
@@ -58,8 +58,6 @@ def test_a_programs_bin_folder_mounts_its_install_prefix(tmp_path: Path) -> None
 
 ROOT = Path(__file__).resolve().parents[3]
 PY = sys.executable
-BWRAP_OK, BWRAP_WHY = bwrap_support()
-needs_bwrap = pytest.mark.skipif(not BWRAP_OK, reason=f"no bubblewrap: {BWRAP_WHY}")
 
 #: answers hello with what it sees, as JSON in its ``version``: REFEREE_BOT_DIR, and for each
 #: argument (and each path in LOOK, colon-separated: not named in its command, so not

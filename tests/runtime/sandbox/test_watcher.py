@@ -12,12 +12,11 @@ import pytest
 import trio
 
 from referee.runtime import BotSession, BotSpec, ClockSpec, ResourceLimits
-from referee.runtime.sandbox import bwrap_support, child
+from referee.runtime.sandbox import child
+from tests.sandboxes import SANDBOXES
 
 ROOT = Path(__file__).resolve().parents[3]
 BOT = [sys.executable, str(ROOT / "sample_bots" / "random_bot.py")]
-BWRAP_OK, BWRAP_WHY = bwrap_support(True)
-SANDBOXES = [pytest.param("bwrap", marks=pytest.mark.skipif(not BWRAP_OK, reason=BWRAP_WHY)), "basic"]
 
 
 @pytest.mark.parametrize("kind", SANDBOXES)
