@@ -20,8 +20,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("distributed")
-
 from referee.league import schedule as sched
 from referee.league.config import load_config
 from referee.league.ledger import BotInfo, Ledger

@@ -15,11 +15,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 from .conftest import REPO, cli, referee
 
-pytest.importorskip("distributed")
 # (its own local cluster, --workers 2: not the module cluster of test_cluster.py, so no xdist group)
 
 BOTS = REPO / "tests" / "bots"

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import random
 
-import pyspiel  # open_spiel, in the test extra (pip install -e '.[test]')
 import pytest
 
 from referee.rules import Ask, Rng, get_variant, win_shares
@@ -128,6 +127,8 @@ def _play(params: dict, seed: int, rules: object, spiel_game: object) -> int:
 
 @pytest.mark.parametrize(("params", "games"), CASES, ids=[str(sorted(p.items())) for p, _ in CASES])
 def test_go_fish_plays_like_pyspiel(params, games):
+    import pyspiel  # open_spiel, in the test extra (pip install -e '.[test]'); imported here: collection stays light
+
     rules, spiel_game = _rules(params), pyspiel.load_game("go_fish", params)
     steps = [_play(params, seed, rules, spiel_game) for seed in range(1000, 1000 + games)]
     assert sum(s for s in steps if s > 0) > games  # real games, not empty ones

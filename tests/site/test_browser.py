@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from referee.site.archive import pack_folder
 from referee.site.config import load_site
@@ -99,6 +98,8 @@ def _check(page: Any, what: str) -> None:
 
 def test_the_whole_path_in_the_browser(tmp_path: Path, phone: PageProbe) -> None:
     import time
+
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout  # (imported here: collection stays light)
 
     t0 = time.monotonic()
 

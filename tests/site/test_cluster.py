@@ -16,8 +16,6 @@ from referee.site.runtime import SiteRuntime
 from tests.site.conftest import SITE_TOML, write_site
 from tests.site.test_pipeline import FAST, bot_folder, submit
 
-pytest.importorskip("distributed")
-
 
 async def test_the_duel_is_played_on_the_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from referee.league.cluster import Cluster
