@@ -48,13 +48,21 @@ def survivors(tag: str) -> list[int]:
             with open(f"/proc/{name}/cmdline", "rb") as f:
                 if needle not in f.read():
                     continue
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read()
+            state = process_state(int(name))
         except OSError:
             continue
-        if stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] != b"Z":
+        if state != "Z":
             found.append(int(name))
     return found
+
+
+def process_state(pid: int) -> str:
+    """The one-letter state of process ``pid`` (``R``, ``S``, ``T``, ``Z`` ...) from its
+    ``/proc/PID/stat`` (after the last ``)``: the command name may hold one). Raises ``OSError``."""
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        stat = f.read()
+    end = stat.rfind(b")")
+    return stat[end + 2 : end + 3].decode()
 
 
 async def assert_no_survivors(tag: str, within_s: float = 3.0) -> None:

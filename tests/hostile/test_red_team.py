@@ -43,7 +43,17 @@ from referee.runtime import (
 from referee.runtime.gamelog import read_log_bytes
 from tests.sandboxes import SANDBOXES, needs_bwrap
 
-from .conftest import FIRST_TURN_SEAT_1, PYTHON, REPO, ZOO, assert_no_survivors, new_tag, survivors, zoo_command
+from .conftest import (
+    FIRST_TURN_SEAT_1,
+    PYTHON,
+    REPO,
+    ZOO,
+    assert_no_survivors,
+    new_tag,
+    process_state,
+    survivors,
+    zoo_command,
+)
 
 LAYOUT = cgroups.layout()
 needs_cgroup_cpu = pytest.mark.skipif(
@@ -124,15 +134,13 @@ def process_table(pids: list[int]) -> str:
     rows = []
     for pid in pids:
         try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                stat = f.read()
+            state = process_state(pid)
             with open(f"/proc/{pid}/wchan") as f:
                 wchan = f.read()
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 cmd = f.read().replace(b"\0", b" ").decode(errors="replace")[:200]
         except OSError:
             continue
-        state = stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3].decode()
         rows.append(f"{pid} {state} {wchan or '-'} {cmd}")
     return "\n".join(rows) or "no process"
 
@@ -171,10 +179,10 @@ def _kill_referee_and_count(
             return found
 
         deadline = time.monotonic() + 60  # a loaded CI machine can take long to start a sandbox
-        while len(bot()) < 3 and time.monotonic() < deadline:  # the bot and its two children
+        while len(found := bot()) < 3 and time.monotonic() < deadline:  # the bot and its two children
             time.sleep(0.05)
-        if len(bot()) < 3:  # say what was there, and what the referee said, before failing
-            table = process_table(bot())
+        if len(found) < 3:  # say what was there, and what the referee said, before failing
+            table = process_table(found)
             proc.send_signal(signal.SIGKILL)
             proc.wait()
             raise AssertionError(f"the freezer did not start in 60 s: {table}\n{proc.stderr.read().decode()}")
